@@ -1,0 +1,41 @@
+import importlib.util
+import os
+from pathlib import Path
+
+import pytest
+
+from tagger.paths import default_datasplit, default_mpqa, default_reference
+
+ROOT = Path(__file__).resolve().parent.parent
+_spec = importlib.util.spec_from_file_location("make_sample", ROOT / "corpora" / "sample" / "make_sample.py")
+make_sample = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(make_sample)
+
+
+def _need(path: Path) -> Path:
+    if not path.exists():
+        if os.environ.get("CI"):
+            pytest.fail(f"{path} is missing: CI must run with ../shared beside the checkout")
+        pytest.skip(f"{path} not present")
+    return path
+
+
+@pytest.fixture(scope="session")
+def shared_mpqa() -> Path:
+    return _need(default_mpqa())
+
+
+@pytest.fixture(scope="session")
+def shared_reference() -> Path:
+    return _need(default_reference())
+
+
+@pytest.fixture(scope="session")
+def shared_datasplit() -> Path:
+    return _need(default_datasplit())
+
+
+@pytest.fixture
+def sample_mpqa(tmp_path) -> Path:
+    """The invented sample corpus, written afresh (tests may damage it)."""
+    return make_sample.write_sample(tmp_path / "mpqa")
