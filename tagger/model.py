@@ -1,0 +1,109 @@
+"""The network: deep bidirectional recurrent taggers (Keras 3 functional API).
+
+Irsoy & Cardie (2014): every layer is bidirectional and, from the second layer
+up, each direction reads both directions of the layer below (here: the
+concatenated output of a ``Bidirectional`` layer); a softmax over B/I/O per
+token on top.  Cells: ReLU Elman (the paper), LSTM, GRU (cuDNN-compatible
+settings).  Outputs: one head per opinion type, a per-token softmax or a
+linear-chain CRF.
+"""
+
+from __future__ import annotations
+
+import keras
+import numpy as np
+from keras import layers, ops
+
+from tagger.config import TaggerConfig
+from tagger.crf import CRF
+
+N_TAGS = 3  # O, B, I
+
+
+@keras.saving.register_keras_serializable(package="opinion_tagger")
+class WordEmbedding(layers.Layer):
+    """Embedding whose pretrained rows can stay frozen while others train.
+
+    ``frozen`` (non-trainable, 1 = frozen) selects rows whose gradient is
+    stopped: GloVe vectors when not fine-tuning; the unknown-word vector and
+    words without a pretrained vector always train.  Id 0 is padding and
+    produces the mask.
+    """
+
+    def __init__(self, vocab_size: int, dim: int, **kwargs):
+        super().__init__(**kwargs)
+        self.vocab_size, self.dim = vocab_size, dim
+        self.supports_masking = True
+
+    def build(self, input_shape):
+        self.table = self.add_weight(shape=(self.vocab_size, self.dim), initializer="zeros", name="table")
+        self.frozen = self.add_weight(shape=(self.vocab_size,), initializer="zeros", trainable=False,
+                                      name="frozen")
+
+    def call(self, ids):
+        vectors = ops.take(self.table, ids, axis=0)
+        frozen = ops.expand_dims(ops.take(self.frozen, ids, axis=0), -1)
+        return frozen * ops.stop_gradient(vectors) + (1.0 - frozen) * vectors
+
+    def compute_mask(self, ids, mask=None):
+        return ops.not_equal(ids, 0)
+
+    def compute_output_shape(self, input_shape):
+        return (*input_shape, self.dim)
+
+    def get_config(self):
+        return {**super().get_config(), "vocab_size": self.vocab_size, "dim": self.dim}
+
+
+def _recurrent(config: TaggerConfig, name: str) -> layers.Layer:
+    h = config.hidden_size
+    if config.cell == "elman":
+        return layers.SimpleRNN(h, activation="relu", return_sequences=True, name=name)
+    if config.cell == "lstm":  # defaults keep the cuDNN kernel usable on a GPU
+        return layers.LSTM(h, return_sequences=True, name=name)
+    return layers.GRU(h, return_sequences=True, name=name)
+
+
+def build_model(config: TaggerConfig, vocab_size: int, dim: int) -> keras.Model:
+    """The uncompiled network: input ``words`` (int ids, 0 = padding), one output per type.
+
+    Softmax heads output per-token probabilities over O/B/I; CRF heads output
+    per-token emission scores (the CRF layer holds the transitions).
+    """
+    ids = keras.Input(shape=(None,), dtype="int32", name="words")
+    x = WordEmbedding(vocab_size, dim, name="embedding")(ids)
+    x = layers.Dropout(config.input_dropout, name="input_dropout")(x)
+    for k in range(1, config.depth + 1):
+        x = layers.Bidirectional(_recurrent(config, f"rnn_{k}"), merge_mode="concat", name=f"birnn_{k}")(x)
+        x = layers.Dropout(config.dropout, name=f"dropout_{k}")(x)
+    outputs = {}
+    for t in config.types:
+        if config.output == "crf":
+            outputs[t] = CRF(N_TAGS, name=t)(layers.Dense(N_TAGS, name=f"{t}_emissions")(x))
+        else:
+            outputs[t] = layers.Dense(N_TAGS, activation="softmax", name=t)(x)
+    return keras.Model(ids, outputs, name=f"{config.task}_{config.cell}{config.depth}")
+
+
+def set_embeddings(model: keras.Model, matrix: np.ndarray, frozen: np.ndarray) -> None:
+    model.get_layer("embedding").set_weights([matrix, frozen])
+
+
+def compile_model(model: keras.Model, config: TaggerConfig) -> None:
+    if config.optimizer == "adam":
+        opt = keras.optimizers.Adam(config.learning_rate, clipnorm=config.clipnorm)
+    else:
+        opt = keras.optimizers.SGD(config.learning_rate, momentum=config.momentum, clipnorm=config.clipnorm)
+    if config.output == "crf":
+        losses = {t: model.get_layer(t).loss for t in config.types}
+    else:
+        losses = {t: keras.losses.SparseCategoricalCrossentropy() for t in config.types}
+    # XLA cannot differentiate the CRF's scan loop: CRF models train without jit_compile
+    model.compile(optimizer=opt, loss=losses, jit_compile=config.jit_compile and config.output != "crf")
+
+
+def count_parameters(model: keras.Model) -> dict:
+    trainable = int(sum(np.prod(w.shape) for w in model.trainable_weights))
+    emb = model.get_layer("embedding")
+    emb_n = int(np.prod(emb.table.shape))
+    return {"total_trainable": trainable, "embedding": emb_n, "network": trainable - emb_n}

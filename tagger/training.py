@@ -1,0 +1,221 @@
+"""Training: length-bucketed batches, dev-set model selection on proportional
+F1 (the paper's), early stopping, a checkpoint after every epoch and resume.
+
+    out_dir/                 the model bundle (written when training ends)
+    out_dir/checkpoint/      last.keras, optimizer.npz, best.weights.h5,
+                             vocab.txt, state.json (epoch, best score, history)
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import shutil
+import time
+from pathlib import Path
+from typing import Callable, Iterable, Sequence
+
+import numpy as np
+
+from tagger.config import TaggerConfig
+from tagger.data import Sentence
+from tagger.errors import TaggerError
+from tagger.features import (GLOVE_DIM, Vocabulary, batches, build_vocabulary, encode_tags, encode_words,
+                             initial_embeddings)
+from tagger.metrics import span_report
+
+log = logging.getLogger("tagger")
+
+
+def set_seeds(seed: int) -> None:
+    import keras
+
+    keras.utils.set_random_seed(seed)
+
+
+def device_name() -> str:
+    import tensorflow as tf
+
+    gpus = tf.config.list_physical_devices("GPU")
+    return f"GPU ({gpus[0].name})" if gpus else "CPU"
+
+
+def dev_score(report: dict) -> float:
+    """Model selection: mean proportional F1 over the tagged types."""
+    return float(np.mean([r["proportional"]["f1"] for r in report.values()]))
+
+
+def evaluate_tagger(tagger, sentences: Sequence[Sentence]) -> dict:
+    """Binary, proportional and exact scores per type of ``tagger`` on gold ``sentences``."""
+    pred = tagger.predict_tags([s.words for s in sentences])
+    report = {}
+    for t in tagger.types:
+        report.update(span_report([s.tags[t] for s in sentences], pred[t], [t]))
+    return report
+
+
+def _batch_arrays(vocab, config, sentences, idx, pad_to):
+    words = [sentences[i].words for i in idx]
+    x = encode_words(vocab, words)
+    if len(idx) < pad_to:  # full-size batches keep one compiled graph per length bucket
+        x = np.concatenate([x, np.zeros((pad_to - len(idx), x.shape[1]), dtype=x.dtype)])
+    y = {}
+    for t in config.types:
+        tags = encode_tags([sentences[i].tags[t] for i in idx], x.shape[1])
+        if len(idx) < pad_to:
+            tags = np.concatenate([tags, np.zeros((pad_to - len(idx), x.shape[1]), dtype=tags.dtype)])
+        y[t] = tags
+    return x, y
+
+
+class Trainer:
+    """Trains one tagger; ``run`` returns the trained ``Tagger`` and a record."""
+
+    def __init__(self, config: TaggerConfig, out_dir: str | Path, progress: bool = True,
+                 on_epoch: Callable[[dict], None] | None = None):
+        self.config, self.out_dir = config, Path(out_dir)
+        self.ckpt = self.out_dir / "checkpoint"
+        self.progress, self.on_epoch = progress, on_epoch
+
+    # -- set-up -----------------------------------------------------------------
+    def _fresh(self, train: Sequence[Sentence], extra_words: Iterable[str]):
+        from tagger.model import build_model, compile_model, set_embeddings
+
+        cfg = self.config
+        set_seeds(cfg.seed)
+        vocab = build_vocabulary(cfg, (w for s in train for w in s.words), extra_words)
+        matrix, pretrained = initial_embeddings(cfg, vocab)
+        model = build_model(cfg, len(vocab), matrix.shape[1])
+        frozen = np.zeros(len(vocab), "float32") if cfg.fine_tune else pretrained
+        set_embeddings(model, matrix, frozen)
+        compile_model(model, cfg)
+        state = {"epoch": 0, "best_score": None, "best_epoch": 0, "bad_epochs": 0, "history": [],
+                 "train_seconds": 0.0}
+        return model, vocab, state
+
+    def _resume(self):
+        import keras
+
+        from tagger.model import compile_model
+
+        state = json.loads((self.ckpt / "state.json").read_text())
+        saved = TaggerConfig.from_dict(state["config"])
+        if saved.replace(max_epochs=1, patience=1) != self.config.replace(max_epochs=1, patience=1):
+            raise TaggerError(f"{self.ckpt}: the checkpoint was made with another configuration; "
+                              "resume with the same options or train into a new directory")
+        vocab = Vocabulary.load(self.ckpt / "vocab.txt")
+        model = keras.models.load_model(self.ckpt / "last.keras", compile=False, safe_mode=True)
+        compile_model(model, self.config)
+        model.optimizer.build(model.trainable_variables)
+        with np.load(self.ckpt / "optimizer.npz", allow_pickle=False) as saved_opt:
+            values = [saved_opt[f"v{i}"] for i in range(len(saved_opt.files))]
+        if len(values) != len(model.optimizer.variables):
+            raise TaggerError(f"{self.ckpt / 'optimizer.npz'}: optimizer state does not match the model")
+        for var, val in zip(model.optimizer.variables, values):
+            var.assign(val)
+        set_seeds(self.config.seed + state["epoch"])
+        return model, vocab, state
+
+    def _save_checkpoint(self, model, vocab, state):
+        self.ckpt.mkdir(parents=True, exist_ok=True)
+        tmp = self.ckpt / "last.tmp.keras"
+        model.save(tmp)
+        tmp.replace(self.ckpt / "last.keras")
+        np.savez(self.ckpt / "optimizer.tmp.npz",
+                 **{f"v{i}": np.asarray(v) for i, v in enumerate(model.optimizer.variables)})
+        (self.ckpt / "optimizer.tmp.npz").replace(self.ckpt / "optimizer.npz")
+        vocab.save(self.ckpt / "vocab.txt")
+        (self.ckpt / "state.tmp.json").write_text(json.dumps({**state, "config": self.config.to_dict()}, indent=1))
+        (self.ckpt / "state.tmp.json").replace(self.ckpt / "state.json")
+
+    # -- the loop ---------------------------------------------------------------
+    def run(self, train: Sequence[Sentence], dev: Sequence[Sentence], extra_words: Iterable[str] = (),
+            resume: bool = False, record: dict | None = None):
+        from tqdm.auto import tqdm
+
+        from tagger.predict import Tagger
+
+        cfg = self.config
+        if not train:
+            raise TaggerError("no training sentences")
+        if resume and (self.ckpt / "state.json").is_file():
+            model, vocab, state = self._resume()
+            log.warning("resuming from %s after epoch %d", self.ckpt, state["epoch"])
+        else:
+            if (self.ckpt / "state.json").is_file():
+                raise TaggerError(f"{self.ckpt}: a checkpoint exists; pass --resume to continue it "
+                                  "or choose another output directory")
+            model, vocab, state = self._fresh(train, extra_words)
+        lengths = [len(s) for s in train]
+        dev_tagger = Tagger(model, vocab, cfg)
+        stopped = state["bad_epochs"] >= cfg.patience
+        while state["epoch"] < cfg.max_epochs and not stopped:
+            epoch = state["epoch"] + 1
+            rng = np.random.default_rng([cfg.seed, epoch])
+            t0 = time.perf_counter()
+            losses = []
+            bar = tqdm(batches(lengths, cfg.batch_size, rng), desc=f"epoch {epoch}", unit="batch",
+                       disable=not self.progress, leave=False)
+            for idx in bar:
+                x, y = _batch_arrays(vocab, cfg, train, idx, cfg.batch_size)
+                loss = model.train_on_batch(x, y, return_dict=True)["loss"]
+                losses.append(float(loss))
+                bar.set_postfix(loss=f"{np.mean(losses[-50:]):.4f}")
+            seconds = time.perf_counter() - t0
+            if not np.isfinite(np.mean(losses)):
+                raise TaggerError(f"training diverged at epoch {epoch} (loss {np.mean(losses)}); "
+                                  "lower --lr or use another cell")
+            report = evaluate_tagger(dev_tagger, dev) if dev else {}
+            score = dev_score(report) if dev else -float(np.mean(losses))
+            entry = {"epoch": epoch, "loss": float(np.mean(losses)), "seconds": seconds, "dev_score": score,
+                     "dev": report}
+            state["history"].append(entry)
+            state["epoch"] = epoch
+            state["train_seconds"] += seconds
+            if state["best_score"] is None or score > state["best_score"]:
+                state.update(best_score=score, best_epoch=epoch, bad_epochs=0)
+                self.ckpt.mkdir(parents=True, exist_ok=True)
+                model.save_weights(self.ckpt / "best.weights.h5")
+            else:
+                state["bad_epochs"] += 1
+            stopped = state["bad_epochs"] >= cfg.patience
+            self._save_checkpoint(model, vocab, state)
+            msg = f"epoch {epoch}: loss {entry['loss']:.4f}, dev prop F1 {score:.4f}, {seconds:.1f}s"
+            if self.progress:
+                tqdm.write(msg)
+            log.info(msg)
+            if self.on_epoch:
+                self.on_epoch(entry)
+        return self._finish(model, vocab, state, record or {})
+
+    def _finish(self, model, vocab, state, record):
+        from tagger.model import build_model, count_parameters
+        from tagger.predict import Tagger
+
+        cfg = self.config
+        model.load_weights(self.ckpt / "best.weights.h5")
+        dim = model.get_layer("embedding").dim
+        clean = build_model(cfg, len(vocab), dim)  # no optimizer state in the bundle
+        clean.set_weights(model.get_weights())
+        best = state["history"][state["best_epoch"] - 1]
+        meta = {
+            "training": {**record, "epochs": state["epoch"], "best_epoch": state["best_epoch"],
+                         "train_seconds": state["train_seconds"], "device": device_name(),
+                         "parameters": count_parameters(clean), "history": [
+                             {k: v for k, v in h.items() if k != "dev"} for h in state["history"]]},
+            "scores": {"dev": best["dev"]},
+        }
+        tagger = Tagger(clean, vocab, cfg, meta)
+        tagger.save(self.out_dir)
+        return tagger, meta
+
+
+def train(config: TaggerConfig, train: Sequence[Sentence], dev: Sequence[Sentence], out_dir: str | Path,
+          extra_words: Iterable[str] = (), resume: bool = False, progress: bool = True,
+          record: dict | None = None):
+    """Train a tagger and write its bundle to ``out_dir``; returns (Tagger, meta)."""
+    return Trainer(config, out_dir, progress).run(train, dev, extra_words, resume, record)
+
+
+def remove_checkpoint(out_dir: str | Path) -> None:
+    shutil.rmtree(Path(out_dir) / "checkpoint", ignore_errors=True)

@@ -1,0 +1,62 @@
+"""The CRF layer's log-likelihood and the NumPy Viterbi/marginals against brute force."""
+
+import itertools
+
+import numpy as np
+import pytest
+from scipy.special import logsumexp
+
+from tagger.crf import CRF, marginals, viterbi
+
+
+def brute_scores(em, trans, start, end):
+    t_len, k = em.shape
+    seqs = list(itertools.product(range(k), repeat=t_len))
+    scores = []
+    for y in seqs:
+        s = start[y[0]] + end[y[-1]] + sum(em[t, y[t]] for t in range(t_len))
+        s += sum(trans[y[t - 1], y[t]] for t in range(1, t_len))
+        scores.append(s)
+    return seqs, np.array(scores)
+
+
+@pytest.fixture
+def params():
+    rng = np.random.default_rng(0)
+    k = 3
+    return (rng.normal(size=(k, k)).astype("float32"), rng.normal(size=k).astype("float32"),
+            rng.normal(size=k).astype("float32"))
+
+
+def test_viterbi_and_marginals_match_enumeration(params):
+    trans, start, end = params
+    rng = np.random.default_rng(1)
+    for t_len in (1, 2, 4):
+        em = rng.normal(size=(t_len, 3))
+        seqs, scores = brute_scores(em, trans, start, end)
+        assert viterbi(em, trans, start, end) == list(seqs[int(scores.argmax())])
+        probs = np.exp(scores - logsumexp(scores))
+        expect = np.zeros((t_len, 3))
+        for y, p in zip(seqs, probs):
+            for t, tag in enumerate(y):
+                expect[t, tag] += p
+        np.testing.assert_allclose(marginals(em, trans, start, end), expect, atol=1e-6)
+
+
+def test_log_likelihood_matches_enumeration_with_padding(params):
+    trans, start, end = params
+    layer = CRF(3)
+    layer.build((None, None, 3))
+    layer.set_weights([trans, start, end])
+    rng = np.random.default_rng(2)
+    em = rng.normal(size=(2, 4, 3)).astype("float32")
+    mask = np.array([[1, 1, 1, 1], [1, 1, 0, 0]], dtype="float32")
+    tags = np.array([[0, 1, 2, 0], [1, 2, 0, 0]], dtype="int32")
+    out = np.asarray(layer(em, mask=mask.astype(bool)))
+    ll = np.asarray(layer.log_likelihood(tags, out))
+    for b, n in enumerate((4, 2)):
+        seqs, scores = brute_scores(em[b, :n], trans, start, end)
+        gold = scores[seqs.index(tuple(tags[b, :n]))]
+        assert ll[b] == pytest.approx(gold - logsumexp(scores), abs=1e-4)
+    loss = float(layer.loss(tags, out))
+    assert loss == pytest.approx(-ll.mean(), abs=1e-4)

@@ -1,0 +1,147 @@
+"""Tiny models on the invented sample corpus: overfitting, bundles, resume, CLI errors."""
+
+import json
+
+import numpy as np
+import pytest
+
+from tagger.cli import main
+from tagger.config import TaggerConfig
+from tagger.corpus import MPQACorpus, mpqa_sentences
+from tagger.errors import BundleError
+from tagger.predict import Tagger
+from tagger.training import Trainer, evaluate_tagger, train
+
+TINY = dict(depth=2, hidden=12, input_dropout=0.0, dropout=0.0, learning_rate=0.02, batch_size=4,
+            features="random", embedding_dim=12)
+
+
+@pytest.fixture
+def sample_sentences(sample_mpqa):
+    return list(mpqa_sentences(MPQACorpus(sample_mpqa)))
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    from conftest import make_sample
+
+    root = make_sample.write_sample(tmp_path_factory.mktemp("data") / "mpqa")
+    sents = list(mpqa_sentences(MPQACorpus(root)))
+    out = tmp_path_factory.mktemp("model") / "joint"
+    cfg = TaggerConfig(task="joint", cell="elman", max_epochs=40, patience=40, **TINY)
+    tagger, meta = train(cfg, sents, sents, out, progress=False, record={"data": {"source": "test"}})
+    return sents, out, tagger, meta
+
+
+def test_tiny_model_overfits_to_f1_one(trained):
+    sents, _, tagger, meta = trained
+    report = evaluate_tagger(tagger, sents)
+    for t in ("DSE", "ESE"):
+        assert report[t]["proportional"]["f1"] == pytest.approx(1.0)
+        assert report[t]["binary"]["f1"] == pytest.approx(1.0)
+    assert meta["training"]["parameters"]["network"] > 0
+    assert meta["scores"]["dev"]["DSE"]["proportional"]["f1"] == pytest.approx(1.0)
+
+
+def test_save_load_identical_predictions(trained):
+    sents, out, tagger, _ = trained
+    loaded = Tagger.load(out)
+    words = [s.words for s in sents] + [["Unseen", "words", "here"], []]
+    assert loaded.predict(words) == tagger.predict(words)
+    assert loaded.config == tagger.config
+    meta = json.loads((out / "meta.json").read_text())
+    assert meta["format_version"] == 1 and meta["types"] == ["DSE", "ESE"]
+
+
+def test_bundle_errors_name_the_path(trained, tmp_path):
+    with pytest.raises(BundleError, match="not found"):
+        Tagger.load(tmp_path / "nothing")
+    import shutil
+
+    bad = tmp_path / "bad"
+    shutil.copytree(trained[1], bad, ignore=shutil.ignore_patterns("checkpoint"))
+    (bad / "model.keras").write_bytes(b"not a zip file")
+    with pytest.raises(BundleError, match=r"bad/model.keras"):
+        Tagger.load(bad)
+    (bad / "vocab.txt").unlink()
+    with pytest.raises(BundleError, match="vocab.txt"):
+        Tagger.load(bad)
+
+
+def test_resume_continues_from_last_checkpoint(sample_sentences, tmp_path):
+    cfg = TaggerConfig(task="dse", cell="gru", max_epochs=4, patience=10, **TINY)
+    straight = Trainer(cfg, tmp_path / "a", progress=False).run(sample_sentences, sample_sentences)[1]
+
+    class Stop(Exception):
+        pass
+
+    def interrupt(entry):
+        if entry["epoch"] == 2:
+            raise Stop
+
+    with pytest.raises(Stop):
+        Trainer(cfg, tmp_path / "b", progress=False, on_epoch=interrupt).run(sample_sentences, sample_sentences)
+    state = json.loads((tmp_path / "b/checkpoint/state.json").read_text())
+    assert state["epoch"] == 2
+    # a second start without --resume refuses to overwrite
+    from tagger.errors import TaggerError
+
+    with pytest.raises(TaggerError, match="--resume"):
+        Trainer(cfg, tmp_path / "b", progress=False).run(sample_sentences, sample_sentences)
+    seen = []
+    resumed = Trainer(cfg, tmp_path / "b", progress=False, on_epoch=seen.append).run(
+        sample_sentences, sample_sentences, resume=True)[1]
+    assert [e["epoch"] for e in seen] == [3, 4]
+    a = [h["loss"] for h in straight["training"]["history"]]
+    b = [h["loss"] for h in resumed["training"]["history"]]
+    np.testing.assert_allclose(a, b, rtol=1e-4)
+
+
+def test_crf_joint_model_trains_and_reloads(sample_sentences, tmp_path):
+    cfg = TaggerConfig(task="joint", cell="lstm", output="crf", max_epochs=25, patience=25, **TINY)
+    tagger, _ = train(cfg, sample_sentences, sample_sentences, tmp_path / "crf", progress=False)
+    report = evaluate_tagger(tagger, sample_sentences)
+    assert report["DSE"]["proportional"]["f1"] > 0.8
+    words = [s.words for s in sample_sentences]
+    assert Tagger.load(tmp_path / "crf").predict(words) == tagger.predict(words)
+
+
+@pytest.mark.parametrize("argv", [
+    ["train", "--out", "x", "--depth", "9"],
+    ["train", "--out", "x", "--budget", "24k", "--hidden", "10"],
+    ["train", "--out", "x", "--cell", "transformer"],
+    ["train"],
+    ["evaluate"],
+])
+def test_bad_cli_arguments_are_usage_errors(argv, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    assert exc.value.code == 2
+    assert "usage:" in capsys.readouterr().err
+
+
+def test_cli_errors_are_one_line(tmp_path, capsys):
+    assert main(["evaluate", "--model", str(tmp_path / "none")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "none" in err
+    assert main(["train", "--data", "nosuch", str(tmp_path), "--out", str(tmp_path / "m")]) == 2
+    assert "unknown source" in capsys.readouterr().err
+
+
+def test_cli_train_and_evaluate_on_sample(sample_mpqa, tmp_path, capsys):
+    """Fold files made for the sample: train on doc-a, dev is doc-b, test on doc-c."""
+    split = tmp_path / "split"
+    split.mkdir()
+    (split / "doclist.mpqaOriginalSubset").write_text("demo/doc-a\ndemo/doc-b\nother/doc-c\n")
+    (split / "filelist_train0").write_text("demo/doc-a\n")
+    (split / "filelist_test0").write_text("other/doc-c\n")
+    out = tmp_path / "m"
+    rc = main(["train", "--data", "mpqa", str(sample_mpqa), "--datasplit", str(split), "--fold", "0",
+               "--task", "ese", "--cell", "elman", "--depth", "1", "--hidden", "8", "--features", "random",
+               "--max-epochs", "2", "--quiet", "--out", str(out)])
+    assert rc == 0
+    capsys.readouterr()
+    assert main(["evaluate", "--model", str(out), "--datasplit", str(split), "--fold", "0", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert set(report) == {"ESE"} and set(report["ESE"]) == {"binary", "proportional", "exact"}
+    assert 0.0 <= report["ESE"]["proportional"]["f1"] <= 1.0
