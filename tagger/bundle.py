@@ -36,8 +36,8 @@ def save_bundle(path: str | Path, model, vocab: Vocabulary, config: TaggerConfig
     return path
 
 
-def load_bundle(path: str | Path):
-    """(keras model, Vocabulary, TaggerConfig, meta dict) from a bundle directory."""
+def load_bundle_files(path: str | Path):
+    """(Vocabulary, TaggerConfig, meta) of a bundle, checking that every part is there."""
     path = Path(path)
     if not path.is_dir():
         raise BundleError(f"{path}: model bundle not found (expected a directory with {', '.join(FILES)})")
@@ -52,16 +52,21 @@ def load_bundle(path: str | Path):
     if meta.get("format_version") != FORMAT_VERSION:
         raise BundleError(f"{path / 'meta.json'}: bundle format {meta.get('format_version')!r} "
                           f"is not supported (expected {FORMAT_VERSION})")
-    vocab = Vocabulary.load(path / "vocab.txt")
+    return Vocabulary.load(path / "vocab.txt"), config, meta
+
+
+def load_keras_model(path: str | Path, vocab_size: int):
+    """The bundle's Keras model, loaded in safe mode (no arbitrary code)."""
     import keras
 
     import tagger.model  # noqa: F401  (registers the custom layers)
 
+    path = Path(path)
     try:
         model = keras.models.load_model(path / "model.keras", compile=False, safe_mode=True)
     except Exception as exc:  # keras raises many types for a damaged file
         raise BundleError(f"{path / 'model.keras'}: cannot load the model: {str(exc).splitlines()[0]}") from None
-    emb = model.get_layer("embedding")
-    if emb.vocab_size != len(vocab):
-        raise BundleError(f"{path}: vocab.txt has {len(vocab)} words but the model expects {emb.vocab_size}")
-    return model, vocab, config, meta
+    if model.get_layer("embedding").vocab_size != vocab_size:
+        raise BundleError(f"{path}: vocab.txt has {vocab_size} words but the model expects "
+                          f"{model.get_layer('embedding').vocab_size}")
+    return model

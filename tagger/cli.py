@@ -238,6 +238,62 @@ def cmd_evaluate(args) -> int:
     return 0
 
 
+# --------------------------------------------------------------------------- tag
+def cmd_tag(args) -> int:
+    from tqdm.auto import tqdm
+
+    from tagger.annotate import OpinionTagger
+    from tagger.formats import Writer
+    from tagger.inputs import read_records
+
+    if not args.text and not args.input:
+        raise TaggerError("nothing to tag: give TEXT arguments or --input FILE|DIR|-")
+    ot = OpinionTagger.load(args.model, backend=args.backend)
+    out_fh, directory = None, None
+    if args.format == "brat":
+        if args.out is None:
+            raise TaggerError("--format brat writes .txt/.ann files: give --out DIRECTORY")
+        directory = args.out
+        directory.mkdir(parents=True, exist_ok=True)
+    elif args.out is not None:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        out_fh = open(args.out, "w", encoding="utf-8")
+    else:
+        out_fh = sys.stdout
+    writer = Writer(args.format, out_fh, directory)
+    counts = {"tagged": 0, "errors": 0}
+    pending: list = []  # records in input order; errors are written in place
+
+    def flush():
+        good = [(r.id, r.text) for r in pending if r.error is None]
+        tagged = iter(ot.tag_many(good, chunk=len(good) or 1))
+        for r in pending:
+            if r.error is not None:
+                writer.error(r.id, r.error)
+                print(f"opinion-tagger: {r.id}: {r.error}", file=sys.stderr)
+                counts["errors"] += 1
+            else:
+                writer.document(next(tagged))
+                counts["tagged"] += 1
+        pending.clear()
+
+    bar = tqdm(unit="doc", disable=not sys.stderr.isatty() or args.quiet, desc="tagging")
+    try:
+        for rec in read_records(args.text, args.input or (), max_chars=args.max_chars):
+            pending.append(rec)
+            if len(pending) >= args.chunk:
+                flush()
+            bar.update(1)
+        flush()
+    finally:
+        bar.close()
+        writer.close()
+        if args.out is not None and out_fh is not None:
+            out_fh.close()
+    print(f"tagged {counts['tagged']} records, {counts['errors']} errors", file=sys.stderr)
+    return 1 if counts["errors"] else 0
+
+
 # --------------------------------------------------------------------------- parser
 def build_parser() -> argparse.ArgumentParser:
     from tagger.paths import default_reference
@@ -283,6 +339,25 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--split", choices=("dev", "test"), default="test", help="(default: %(default)s)")
     p.add_argument("--json", action="store_true", help="one JSON object on stdout, values as fractions")
     p.set_defaults(func=cmd_evaluate)
+
+    from tagger.formats import FORMATS
+    from tagger.inputs import MAX_CHARS
+
+    p = sub.add_parser("tag", help="tag text, files or directories with a model bundle")
+    p.add_argument("text", nargs="*", help="texts to tag (each one document)")
+    p.add_argument("--input", action="append", metavar="FILE|DIR|-",
+                   help="plain-text file (one document), .jsonl file (a 'text' field per line, 'id' kept), "
+                        "directory, or - for standard input; repeatable")
+    p.add_argument("--model", type=Path, default=None, help="model bundle (default: the bundled model)")
+    p.add_argument("--format", choices=FORMATS, default="jsonl", help="(default: %(default)s)")
+    p.add_argument("--out", type=Path, help="output file (a directory for brat); default: standard output")
+    p.add_argument("--backend", choices=("numpy", "keras"), default="numpy",
+                   help="numpy: exact NumPy forward pass, no TensorFlow start-up (default); keras")
+    p.add_argument("--max-chars", type=int, default=MAX_CHARS,
+                   help="longer records become error records (default: %(default)s)")
+    p.add_argument("--chunk", type=int, default=256, help="records tagged together (default: %(default)s)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=cmd_tag)
     return parser
 
 

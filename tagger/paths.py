@@ -29,3 +29,9 @@ def default_reference() -> Path:
 
 def default_datasplit() -> Path:
     return default_reference() / "datasplit"
+
+
+def default_model() -> Path:
+    """The model bundle shipped inside the package (``$OPINION_TAGGER_MODEL`` overrides it)."""
+    env = os.environ.get("OPINION_TAGGER_MODEL")
+    return Path(env) if env else Path(__file__).resolve().parent / "models" / "default"

@@ -1,4 +1,10 @@
-"""``Tagger``: a loaded model that tags tokenised sentences."""
+"""``Tagger``: a loaded model that tags tokenised sentences.
+
+Two interchangeable back ends compute the network: ``keras`` (the trained
+Keras model; used in training and evaluation) and ``numpy`` (an exact NumPy
+forward pass, ``tagger.runtime``, that avoids importing TensorFlow; the
+default for tagging text).
+"""
 
 from __future__ import annotations
 
@@ -7,36 +13,67 @@ from typing import Sequence
 
 import numpy as np
 
-from tagger.bundle import load_bundle, save_bundle
+from tagger.bundle import load_bundle_files, load_keras_model, save_bundle
 from tagger.config import TaggerConfig
-from tagger.crf import marginals, viterbi
+from tagger.decoding import marginals, viterbi
+from tagger.errors import BundleError
 from tagger.features import Vocabulary, batches, decode_tags, encode_words
+
+BACKENDS = ("numpy", "keras")
+
+
+class KerasNetwork:
+    def __init__(self, model, config: TaggerConfig):
+        self.model, self.config = model, config
+        self._fn = None
+
+    def forward(self, ids: np.ndarray) -> dict[str, np.ndarray]:
+        if self._fn is None:
+            import tensorflow as tf
+
+            self._fn = tf.function(lambda x: self.model(x, training=False),
+                                   input_signature=[tf.TensorSpec([None, None], tf.int32)])
+        out = self._fn(ids)
+        return {t: np.asarray(out[t])[..., :3] for t in self.config.types}
+
+    def crf_params(self, typ: str):
+        crf = self.model.get_layer(typ)
+        return tuple(np.asarray(w) for w in (crf.transitions, crf.start, crf.end))
 
 
 class Tagger:
-    def __init__(self, model, vocab: Vocabulary, config: TaggerConfig, meta: dict | None = None):
-        self.model, self.vocab, self.config, self.meta = model, vocab, config, meta or {}
-        self._predict = None
+    def __init__(self, network, vocab: Vocabulary, config: TaggerConfig, meta: dict | None = None, model=None):
+        self.network, self.vocab, self.config, self.meta = network, vocab, config, meta or {}
+        self.model = model  # the Keras model, when there is one
 
     @property
     def types(self) -> tuple[str, ...]:
         return self.config.types
 
     @classmethod
-    def load(cls, path: str | Path) -> "Tagger":
-        return cls(*load_bundle(path))
+    def from_model(cls, model, vocab: Vocabulary, config: TaggerConfig, meta: dict | None = None) -> "Tagger":
+        return cls(KerasNetwork(model, config), vocab, config, meta, model)
+
+    @classmethod
+    def load(cls, path: str | Path, backend: str = "keras") -> "Tagger":
+        """Load a bundle; ``backend`` "keras" (default) or "numpy" (no TensorFlow import)."""
+        vocab, config, meta = load_bundle_files(path)
+        if backend == "keras":
+            return cls.from_model(load_keras_model(path, len(vocab)), vocab, config, meta)
+        if backend != "numpy":
+            raise ValueError(f"backend must be one of {BACKENDS}")
+        from tagger.runtime import NumpyNetwork
+
+        net = NumpyNetwork.load(path)
+        if net.table.shape[0] != len(vocab):
+            raise BundleError(f"{path}: vocab.txt has {len(vocab)} words but the model expects "
+                              f"{net.table.shape[0]}")
+        return cls(net, vocab, config, meta)
 
     def save(self, path: str | Path) -> Path:
+        if self.model is None:
+            raise BundleError("only a Keras-backed tagger can be saved")
         return save_bundle(path, self.model, self.vocab, self.config, self.meta)
-
-    def _forward(self, ids: np.ndarray) -> dict:
-        if self._predict is None:
-            import tensorflow as tf
-
-            self._predict = tf.function(lambda x: self.model(x, training=False),
-                                        input_signature=[tf.TensorSpec([None, None], tf.int32)])
-        out = self._predict(ids)
-        return {t: np.asarray(out[t]) for t in self.types}
 
     def predict(self, sentences: Sequence[Sequence[str]], batch_size: int = 64
                 ) -> list[dict[str, tuple[list[str], list[float]]]]:
@@ -50,7 +87,7 @@ class Tagger:
                 for i in batch:
                     results[i] = {t: ([], []) for t in self.types}
                 continue
-            out = self._forward(encode_words(self.vocab, words))
+            out = self.network.forward(encode_words(self.vocab, words))
             for row, i in enumerate(batch):
                 n = lengths[i]
                 results[i] = {t: self._decode(out[t][row, :n], t) for t in self.types}
@@ -60,11 +97,9 @@ class Tagger:
         if len(scores) == 0:
             return [], []
         if self.config.output == "crf":
-            crf = self.model.get_layer(typ)
-            trans, start, end = (np.asarray(w) for w in (crf.transitions, crf.start, crf.end))
-            em = scores[:, : crf.n_tags]
-            ids = viterbi(em, trans, start, end)
-            probs = marginals(em, trans, start, end)
+            trans, start, end = self.network.crf_params(typ)
+            ids = viterbi(scores, trans, start, end)
+            probs = marginals(scores, trans, start, end)
         else:
             ids = scores.argmax(-1).tolist()
             probs = scores

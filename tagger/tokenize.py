@@ -13,6 +13,7 @@ def _nlp():
 
     nlp = spacy.blank("en")
     nlp.add_pipe("sentencizer")
+    nlp.max_length = 10**8  # inputs are bounded by the caller (see tagger.inputs)
     return nlp
 
 

@@ -147,7 +147,7 @@ class Trainer:
                                   "or choose another output directory")
             model, vocab, state = self._fresh(train, extra_words)
         lengths = [len(s) for s in train]
-        dev_tagger = Tagger(model, vocab, cfg)
+        dev_tagger = Tagger.from_model(model, vocab, cfg)
         stopped = state["bad_epochs"] >= cfg.patience
         while state["epoch"] < cfg.max_epochs and not stopped:
             epoch = state["epoch"] + 1
@@ -205,7 +205,7 @@ class Trainer:
                              {k: v for k, v in h.items() if k != "dev"} for h in state["history"]]},
             "scores": {"dev": best["dev"]},
         }
-        tagger = Tagger(clean, vocab, cfg, meta)
+        tagger = Tagger.from_model(clean, vocab, cfg, meta)
         tagger.save(self.out_dir)
         return tagger, meta
 

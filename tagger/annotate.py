@@ -1,0 +1,170 @@
+"""Tag raw text: sentence splitting and tokenisation (spaCy), the model, and
+spans with character offsets into the input and a confidence.
+
+    from tagger.annotate import OpinionTagger
+    ot = OpinionTagger.load()                 # the bundled model
+    doc = ot.tag("Officials said the plan was daylight robbery.")
+    doc.spans   # [Span(type='DSE', start=10, end=14, text='said', score=0.93), ...]
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Iterable, Iterator
+
+from tagger.corpus.labels import spans_from_bio
+from tagger.paths import default_model
+from tagger.predict import Tagger
+
+
+@dataclass
+class TaggedToken:
+    text: str
+    start: int
+    end: int
+    tags: dict[str, str]
+
+
+@dataclass
+class TaggedSentence:
+    start: int
+    end: int
+    tokens: list[TaggedToken]
+
+
+@dataclass
+class TaggedSpan:
+    type: str
+    start: int
+    end: int
+    text: str
+    score: float
+
+
+@dataclass
+class TaggedDocument:
+    id: str
+    text: str
+    sentences: list[TaggedSentence] = field(default_factory=list)
+    spans: list[TaggedSpan] = field(default_factory=list)
+    types: tuple[str, ...] = ("DSE", "ESE")
+
+    def to_dict(self) -> dict:
+        """The JSONL record: id, text, sentences with tokens (one tag per type), spans."""
+        return {
+            "id": self.id,
+            "text": self.text,
+            "sentences": [{"start": s.start, "end": s.end,
+                           "tokens": [{"text": t.text, "start": t.start, "end": t.end,
+                                       **{ty: t.tags.get(ty, "O") for ty in self.types}} for t in s.tokens]}
+                          for s in self.sentences],
+            "spans": [asdict(sp) for sp in self.spans],
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict, types: tuple[str, ...] = ("DSE", "ESE")) -> "TaggedDocument":
+        sents = [TaggedSentence(s["start"], s["end"],
+                                [TaggedToken(t["text"], t["start"], t["end"], {ty: t.get(ty, "O") for ty in types})
+                                 for t in s["tokens"]]) for s in data.get("sentences", [])]
+        doc = cls(str(data.get("id", "")), data["text"], sents, [], types)
+        doc.spans = [TaggedSpan(**sp) for sp in data.get("spans", [])] or spans_of(doc)
+        return doc
+
+
+def spans_of(doc: TaggedDocument, confidences: dict | None = None) -> list[TaggedSpan]:
+    """Spans decoded from the tokens' BIO tags (the paper's decoding), with the
+    mean confidence of their tokens (1.0 where none is given, e.g. after a correction)."""
+    out = []
+    for k, sent in enumerate(doc.sentences):
+        for typ in doc.types:
+            tags = [t.tags.get(typ, "O") for t in sent.tokens]
+            conf = (confidences or {}).get((k, typ))
+            for i, j, _ in spans_from_bio(tags):
+                start, end = sent.tokens[i].start, sent.tokens[j - 1].end
+                score = sum(conf[i:j]) / (j - i) if conf else 1.0
+                out.append(TaggedSpan(typ, start, end, doc.text[start:end], round(float(score), 4)))
+    out.sort(key=lambda s: (s.start, s.end, s.type))
+    return out
+
+
+class OpinionTagger:
+    """Text in, tagged documents out; a thin layer over ``Tagger``."""
+
+    def __init__(self, tagger: Tagger, batch_size: int = 128):
+        self.tagger = tagger
+        self.batch_size = batch_size
+
+    @classmethod
+    def load(cls, model: str | Path | None = None, backend: str = "numpy") -> "OpinionTagger":
+        return cls(Tagger.load(model or default_model(), backend=backend))
+
+    @property
+    def types(self) -> tuple[str, ...]:
+        return self.tagger.types
+
+    def tag(self, text: str, id: str = "") -> TaggedDocument:
+        return next(self.tag_many([(id, text)]))
+
+    def tag_many(self, records: Iterable[tuple[str, str] | str], chunk: int = 64) -> Iterator[TaggedDocument]:
+        """Tag ``(id, text)`` pairs (or bare strings) lazily, ``chunk`` documents at a time."""
+        buf: list[tuple[str, str]] = []
+        for n, rec in enumerate(records):
+            buf.append((str(n), rec) if isinstance(rec, str) else (str(rec[0]), rec[1]))
+            if len(buf) >= chunk:
+                yield from self._tag_chunk(buf)
+                buf = []
+        if buf:
+            yield from self._tag_chunk(buf)
+
+    def _tag_chunk(self, records: list[tuple[str, str]]) -> list[TaggedDocument]:
+        from tagger.tokenize import _nlp
+
+        docs, flat = [], []
+        for (rid, text), sdoc in zip(records, _nlp().pipe(t for _, t in records)):
+            doc = TaggedDocument(rid, text, types=self.types)
+            for sent in sdoc.sents:
+                toks = [TaggedToken(t.text, t.idx, t.idx + len(t.text), {}) for t in sent if not t.is_space]
+                if toks:
+                    doc.sentences.append(TaggedSentence(toks[0].start, toks[-1].end, toks))
+                    flat.append(toks)
+            docs.append(doc)
+        preds = self.tagger.predict([[t.text for t in toks] for toks in flat], batch_size=self.batch_size)
+        k = 0
+        for doc in docs:
+            conf = {}
+            for s_i, sent in enumerate(doc.sentences):
+                for typ, (tags, scores) in preds[k].items():
+                    for tok, tag in zip(sent.tokens, tags):
+                        tok.tags[typ] = tag
+                    conf[(s_i, typ)] = scores
+                k += 1
+            doc.spans = spans_of(doc, conf)
+        return docs
+
+
+def apply_tags(doc: TaggedDocument, tags: list[dict[str, str]]) -> TaggedDocument:
+    """A copy of ``doc`` with corrected tags, one ``{type: tag}`` per token in
+    document order.  Spans are decoded again; a span the model also predicted
+    keeps its score, a span made or changed by hand gets score 1.0."""
+    n_tokens = sum(len(s.tokens) for s in doc.sentences)
+    if len(tags) != n_tokens:
+        raise ValueError(f"{len(tags)} tag rows for {n_tokens} tokens")
+    new = TaggedDocument(doc.id, doc.text, types=doc.types)
+    it = iter(tags)
+    for s in doc.sentences:
+        toks = []
+        for t in s.tokens:
+            row = next(it)
+            fixed = {}
+            for ty in doc.types:
+                tag = row.get(ty) or "O"
+                if tag not in ("O", f"B-{ty}", f"I-{ty}"):
+                    raise ValueError(f"token {t.text!r} at {t.start}: {tag!r} is not a {ty} tag")
+                fixed[ty] = tag
+            toks.append(TaggedToken(t.text, t.start, t.end, fixed))
+        new.sentences.append(TaggedSentence(s.start, s.end, toks))
+    old = {(sp.type, sp.start, sp.end): sp.score for sp in doc.spans}
+    new.spans = [TaggedSpan(sp.type, sp.start, sp.end, sp.text, old.get((sp.type, sp.start, sp.end), 1.0))
+                 for sp in spans_of(new)]
+    return new

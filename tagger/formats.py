@@ -1,0 +1,126 @@
+"""Output formats for tagged documents: JSONL, CoNLL, BRAT standoff and HTML.
+
+Every writer takes documents and error records one at a time, so batch
+tagging streams.  HTML escapes all text.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from pathlib import Path
+from typing import TextIO
+
+from tagger.annotate import TaggedDocument
+
+FORMATS = ("jsonl", "conll", "brat", "html")
+COLORS = {"DSE": "#ffd36b", "ESE": "#9fd3ff"}
+
+
+def conll_lines(doc: TaggedDocument) -> str:
+    """``# id``/``# text`` comments, then per sentence ``token start end DSE ESE`` lines."""
+    out = [f"# id = {doc.id}"]
+    for s in doc.sentences:
+        out.append(f"# text = {doc.text[s.start:s.end].replace(chr(10), ' ').replace(chr(13), ' ')}")
+        for t in s.tokens:
+            out.append("\t".join([t.text, str(t.start), str(t.end), *(t.tags.get(ty, "O") for ty in doc.types)]))
+        out.append("")
+    return "\n".join(out) + "\n"
+
+
+def brat_ann(doc: TaggedDocument) -> str:
+    """BRAT standoff: ``T1<TAB>DSE 10 14<TAB>said``; offsets into the document text.
+    A span text with a line break is written as fragments (``start end;start end``)."""
+    lines = []
+    for n, sp in enumerate(doc.spans, 1):
+        frags, pos = [], sp.start
+        for part in re.split(r"(\n)", doc.text[sp.start:sp.end]):
+            if part and part != "\n":
+                frags.append(f"{pos} {pos + len(part)}")
+            pos += len(part)
+        text = doc.text[sp.start:sp.end].replace("\n", " ")
+        lines.append(f"T{n}\t{sp.type} {';'.join(frags)}\t{text}")
+    return "\n".join(lines) + ("\n" if lines else "")
+
+
+def render_html(doc: TaggedDocument) -> str:
+    """One document's text with spans highlighted (``<mark>``), every character escaped.
+    Overlapping DSE/ESE spans nest as far as they can; a span's title gives type and score."""
+    events = sorted({p for sp in doc.spans for p in (sp.start, sp.end)} | {0, len(doc.text)})
+    parts = []
+    for a, b in zip(events, events[1:]):
+        covering = [sp for sp in doc.spans if sp.start <= a and b <= sp.end]
+        piece = html.escape(doc.text[a:b]).replace("\n", "<br>")
+        for sp in sorted(covering, key=lambda s: s.type, reverse=True):
+            title = html.escape(f"{sp.type} {sp.score:.2f}")
+            piece = (f'<mark class="{sp.type.lower()}" style="background:{COLORS.get(sp.type, "#ddd")}" '
+                     f'title="{title}">{piece}</mark>')
+        parts.append(piece)
+    return "".join(parts)
+
+
+HTML_HEAD = """<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>opinion-tagger output</title>
+<style>
+body {{ font-family: sans-serif; max-width: 60em; margin: 2em auto; line-height: 1.6; }}
+mark {{ padding: 0 2px; border-radius: 3px; }}
+mark.dse {{ border-bottom: 2px solid #b8860b; }}
+.legend span {{ padding: 0 6px; margin-right: 1em; border-radius: 3px; }}
+.doc {{ border-top: 1px solid #ccc; padding: 0.5em 0; }}
+.error {{ color: #a00; }}
+</style></head><body>
+<h1>opinion-tagger</h1>
+<p class="legend"><span style="background:{dse}">DSE: direct subjective expression</span>
+<span style="background:{ese}">ESE: expressive subjective element</span></p>
+""".format(dse=COLORS["DSE"], ese=COLORS["ESE"])
+
+
+class Writer:
+    """Writes documents and error records in one format to a stream or directory (BRAT)."""
+
+    def __init__(self, fmt: str, stream: TextIO | None = None, directory: Path | None = None):
+        if fmt not in FORMATS:
+            raise ValueError(f"unknown format {fmt!r}")
+        self.fmt, self.stream, self.directory = fmt, stream, directory
+        self.names: set[str] = set()
+        if fmt == "html":
+            self.stream.write(HTML_HEAD)
+
+    def _safe_name(self, rid: str) -> str:
+        base = re.sub(r"[^A-Za-z0-9._-]+", "_", rid).strip("._") or "doc"
+        name, k = base, 1
+        while name in self.names:
+            k += 1
+            name = f"{base}_{k}"
+        self.names.add(name)
+        return name
+
+    def document(self, doc: TaggedDocument) -> None:
+        if self.fmt == "jsonl":
+            self.stream.write(json.dumps(doc.to_dict(), ensure_ascii=False) + "\n")
+        elif self.fmt == "conll":
+            self.stream.write(conll_lines(doc) + "\n")
+        elif self.fmt == "brat":
+            name = self._safe_name(doc.id)
+            (self.directory / f"{name}.txt").write_text(doc.text, encoding="utf-8")
+            (self.directory / f"{name}.ann").write_text(brat_ann(doc), encoding="utf-8")
+        else:
+            self.stream.write(f'<div class="doc"><h2>{html.escape(doc.id)}</h2><p>{render_html(doc)}</p></div>\n')
+
+    def error(self, rid: str, reason: str) -> None:
+        if self.fmt == "jsonl":
+            self.stream.write(json.dumps({"id": rid, "error": reason}, ensure_ascii=False) + "\n")
+        elif self.fmt == "conll":
+            self.stream.write(f"# id = {rid}\n# error = {reason}\n\n")
+        elif self.fmt == "brat":
+            (self.directory / f"{self._safe_name(rid)}.error.txt").write_text(reason + "\n", encoding="utf-8")
+        else:
+            self.stream.write(f'<div class="doc error"><h2>{html.escape(rid)}</h2>'
+                              f"<p>error: {html.escape(reason)}</p></div>\n")
+
+    def close(self) -> None:
+        if self.fmt == "html":
+            self.stream.write("</body></html>\n")
+        if self.stream is not None:
+            self.stream.flush()

@@ -1,0 +1,150 @@
+"""Tagging text: the Python API, the inputs (error records), every output format, the tag CLI."""
+
+import json
+import re
+
+import pytest
+
+from tagger.annotate import OpinionTagger, TaggedDocument, apply_tags
+from tagger.cli import main
+from tagger.config import TaggerConfig
+from tagger.corpus import MPQACorpus, mpqa_sentences
+from tagger.formats import brat_ann, conll_lines, render_html
+from tagger.inputs import read_records, records_from_bytes
+from tagger.training import train
+
+
+@pytest.fixture(scope="module")
+def model_dir(tmp_path_factory):
+    from conftest import make_sample
+
+    root = make_sample.write_sample(tmp_path_factory.mktemp("data") / "mpqa")
+    sents = list(mpqa_sentences(MPQACorpus(root)))
+    out = tmp_path_factory.mktemp("model") / "joint"
+    cfg = TaggerConfig(task="joint", cell="elman", depth=1, hidden=16, features="random", embedding_dim=16,
+                       input_dropout=0, dropout=0, learning_rate=0.03, batch_size=4, max_epochs=40, patience=40,
+                       jit_compile=False)
+    train(cfg, sents, sents, out, progress=False)
+    return out
+
+
+@pytest.fixture(scope="module")
+def ot(model_dir):
+    return OpinionTagger.load(model_dir)
+
+
+TEXT = "Officials said the vote was as usual a daylight robbery.\n\nRain fell on Tuesday."
+
+
+def test_tag_returns_offsets_into_the_input(ot):
+    doc = ot.tag(TEXT, id="d1")
+    assert doc.id == "d1" and len(doc.sentences) == 2
+    for s in doc.sentences:
+        for t in s.tokens:
+            assert TEXT[t.start:t.end] == t.text
+            assert set(t.tags) == {"DSE", "ESE"}
+    assert doc.spans, "the tiny model learnt 'said' as a DSE"
+    for sp in doc.spans:
+        assert TEXT[sp.start:sp.end] == sp.text and 0.0 <= sp.score <= 1.0
+    assert ("DSE", "said") in {(s.type, s.text) for s in doc.spans}
+
+
+def test_tag_many_streams_in_order(ot):
+    texts = [f"Officials said thing number {k}." for k in range(10)] + ["Rain fell."]
+    docs = list(ot.tag_many(((str(k), t) for k, t in enumerate(texts)), chunk=3))
+    assert [d.id for d in docs] == [str(k) for k in range(11)]
+    assert [d.text for d in docs] == texts
+
+
+def test_dict_roundtrip_and_corrections(ot):
+    doc = ot.tag(TEXT)
+    back = TaggedDocument.from_dict(json.loads(json.dumps(doc.to_dict())))
+    assert back.to_dict() == doc.to_dict()
+    tags = [dict(t.tags) for s in doc.sentences for t in s.tokens]
+    tags = [{"DSE": "O", "ESE": "O"} for _ in tags]
+    tags[-2] = {"DSE": "O", "ESE": "B-ESE"}  # "Tuesday"
+    fixed = apply_tags(doc, tags)
+    assert [(s.type, s.text, s.score) for s in fixed.spans] == [("ESE", "Tuesday", 1.0)]
+    with pytest.raises(ValueError, match="not a DSE tag"):
+        apply_tags(doc, [{"DSE": "B-ESE", "ESE": "O"}] * len(tags))
+
+
+def test_error_records(tmp_path):
+    (tmp_path / "empty.txt").write_text("   \n")
+    (tmp_path / "binary.txt").write_bytes(b"\x00\x01\x02 data")
+    (tmp_path / "latin1.txt").write_bytes("caf\xe9".encode("latin-1"))
+    (tmp_path / "ok.txt").write_text("Fine text.")
+    (tmp_path / "recs.jsonl").write_text('{"id": "a", "text": "Hello."}\nnot json\n{"text": 5}\n'
+                                         + json.dumps({"text": "x" * 1_000_000}) + "\n")
+    recs = list(read_records(inputs=[str(tmp_path), str(tmp_path / "missing.txt")]))
+    by_id = {r.id.split("/")[-1]: r for r in recs}
+    assert by_id["empty.txt"].error == "empty text"
+    assert "binary" in by_id["binary.txt"].error
+    assert "UTF-8" in by_id["latin1.txt"].error
+    assert by_id["ok.txt"].text == "Fine text."
+    assert by_id["a"].text == "Hello."
+    assert "invalid JSON" in by_id["recs.jsonl:2"].error
+    assert '"text"' in by_id["recs.jsonl:3"].error
+    assert "over-long" in by_id["recs.jsonl:4"].error
+    assert "no such file" in by_id["missing.txt"].error
+    assert len(recs) == 9  # every input record yields a record
+    assert records_from_bytes("u.txt", b"")[0].error == "empty text"
+
+
+def test_formats(ot):
+    doc = ot.tag('He said <script>alert("x")</script> & left.', id="<b>id</b>")
+    page = render_html(doc)
+    assert "<script" not in page and "</script" not in page
+    assert "&lt;/script&gt; &amp; left." in page
+    conll = conll_lines(doc)
+    assert conll.startswith("# id = <b>id</b>\n# text = He said")
+    first = conll.splitlines()[2].split("\t")
+    assert first[:3] == ["He", "0", "2"] and len(first) == 5
+    for line in brat_ann(doc).splitlines():
+        tid, typ_span, text = line.split("\t")
+        typ, start, end = typ_span.split(" ")
+        assert doc.text[int(start):int(end)] == text and typ in ("DSE", "ESE")
+
+
+def test_brat_fragments_across_lines():
+    from tagger.annotate import TaggedSpan
+
+    doc = TaggedDocument("x", "a b\nc d", spans=[TaggedSpan("ESE", 2, 5, "b\nc", 0.5)])
+    assert brat_ann(doc) == "T1\tESE 2 3;4 5\tb c\n"
+
+
+def test_cli_tag_formats_and_exit_status(model_dir, tmp_path, capsys):
+    inp = tmp_path / "in.jsonl"
+    inp.write_text('{"id": "r1", "text": "Officials said no."}\n{"id": "r2", "text": ""}\n')
+    out = tmp_path / "out.jsonl"
+    rc = main(["tag", "--model", str(model_dir), "--input", str(inp), "--out", str(out), "--quiet"])
+    assert rc == 1  # one record failed
+    lines = [json.loads(x) for x in out.read_text().splitlines()]
+    assert [x["id"] for x in lines] == ["r1", "r2"]
+    assert lines[1] == {"id": "r2", "error": "empty text"}
+    assert set(lines[0]) == {"id", "text", "sentences", "spans"}
+    tok = lines[0]["sentences"][0]["tokens"][0]
+    assert set(tok) == {"text", "start", "end", "DSE", "ESE"}
+    assert "r2: empty text" in capsys.readouterr().err
+
+    assert main(["tag", "--model", str(model_dir), "Rain fell.", "--format", "conll", "--quiet"]) == 0
+    assert capsys.readouterr().out.startswith("# id = arg:0\n# text = Rain fell.\nRain\t0\t4\tO\tO\n")
+    html_out = tmp_path / "o.html"
+    assert main(["tag", "--model", str(model_dir), "<i>x</i> said.", "--format", "html", "--out",
+                 str(html_out), "--quiet"]) == 0
+    page = html_out.read_text()
+    assert page.startswith("<!DOCTYPE html>") and "<i>" not in page and "</i>" not in page
+    assert "&lt;i&gt;x&lt;/i&gt; said." in re.sub(r"</?mark[^>]*>", "", page)
+    brat = tmp_path / "brat"
+    assert main(["tag", "--model", str(model_dir), "Officials said no.", "--format", "brat", "--out",
+                 str(brat), "--quiet"]) == 0
+    assert (brat / "arg_0.txt").read_text() == "Officials said no."
+    assert main(["tag", "--model", str(model_dir), "x", "--format", "brat"]) == 2  # needs --out
+
+
+def test_keras_and_numpy_backends_agree_on_text(model_dir):
+    a = OpinionTagger.load(model_dir, backend="numpy").tag(TEXT).to_dict()
+    b = OpinionTagger.load(model_dir, backend="keras").tag(TEXT).to_dict()
+    assert [s["tokens"] for s in a["sentences"]] == [s["tokens"] for s in b["sentences"]]
+    assert [(s["type"], s["start"], s["end"]) for s in a["spans"]] == [(s["type"], s["start"], s["end"])
+                                                                      for s in b["spans"]]
