@@ -23,7 +23,8 @@ from tagger.corpus.split import load_split
 from tagger.paths import default_datasplit, default_model, default_mpqa
 from tagger.predict import Tagger
 from tagger.provenance import git_commit
-from tagger.training import evaluate_tagger, remove_checkpoint, train
+from tagger.evaluation import evaluate_tagger
+from tagger.training import remove_checkpoint, train
 
 CONFIG = TaggerConfig(task="joint", cell="elman", depth=3, budget="200k", features="glove",
                       glove_vocab=20000, max_epochs=15, patience=100, seed=1)

@@ -213,7 +213,7 @@ def cmd_evaluate(args) -> int:
     from tagger.corpus.dataset import select
     from tagger.corpus.split import load_split
     from tagger.predict import Tagger
-    from tagger.training import evaluate_tagger
+    from tagger.evaluation import evaluate_tagger
 
     tagger = Tagger.load(args.model)
     if args.data:

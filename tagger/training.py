@@ -22,7 +22,7 @@ from tagger.data import Sentence
 from tagger.errors import TaggerError
 from tagger.features import (GLOVE_DIM, Vocabulary, batches, build_vocabulary, encode_tags, encode_words,
                              initial_embeddings)
-from tagger.metrics import span_report
+from tagger.evaluation import evaluate_tagger
 
 log = logging.getLogger("tagger")
 
@@ -43,15 +43,6 @@ def device_name() -> str:
 def dev_score(report: dict) -> float:
     """Model selection: mean proportional F1 over the tagged types."""
     return float(np.mean([r["proportional"]["f1"] for r in report.values()]))
-
-
-def evaluate_tagger(tagger, sentences: Sequence[Sentence]) -> dict:
-    """Binary, proportional and exact scores per type of ``tagger`` on gold ``sentences``."""
-    pred = tagger.predict_tags([s.words for s in sentences])
-    report = {}
-    for t in tagger.types:
-        report.update(span_report([s.tags[t] for s in sentences], pred[t], [t]))
-    return report
 
 
 def _batch_arrays(vocab, config, sentences, idx, pad_to):

@@ -10,7 +10,8 @@ from tagger.config import TaggerConfig
 from tagger.corpus import MPQACorpus, mpqa_sentences
 from tagger.errors import BundleError
 from tagger.predict import Tagger
-from tagger.training import Trainer, evaluate_tagger, train
+from tagger.evaluation import evaluate_tagger
+from tagger.training import Trainer, train
 
 TINY = dict(depth=2, hidden=12, input_dropout=0.0, dropout=0.0, learning_rate=0.02, batch_size=4,
             features="random", embedding_dim=12)

@@ -1,0 +1,28 @@
+"""Regenerate experiments/REPORT.md and its plots from experiments/results/*.json.
+
+    python experiments/make_report.py [--results DIR] [--out experiments/REPORT.md]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from tagger.experiment import RESULTS, load_results
+from tagger.report import write_report
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--results", default=str(RESULTS))
+    ap.add_argument("--out", default=str(Path(__file__).parent / "REPORT.md"))
+    args = ap.parse_args(argv)
+    out = Path(args.out)
+    write_report(load_results(Path(args.results)), out, out.parent / "report")
+    print(f"wrote {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,48 @@
+"""Run cross-validation experiments (resumable; finished folds are skipped).
+
+    python experiments/run_cv.py experiments/configs/paper.yaml [--only NAME ...] [--folds 0 1 2]
+
+Results: experiments/results/<name>/fold<k>.json; checkpoints: experiments/runs/ (git-ignored).
+Stop it at any time; the next start continues where it stopped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+
+from tagger.errors import TaggerError
+from tagger.experiment import RESULTS, RUNS, load_experiments, run_experiment
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("configs", nargs="+", help="YAML configuration files")
+    ap.add_argument("--only", nargs="*", help="run only the experiments with these names")
+    ap.add_argument("--folds", nargs="*", type=int, help="folds to run (default: the configuration's)")
+    ap.add_argument("--results", default=str(RESULTS))
+    ap.add_argument("--runs", default=str(RUNS))
+    ap.add_argument("--datasplit", default=None)
+    ap.add_argument("--list", action="store_true", help="list the experiments and their finished folds")
+    args = ap.parse_args(argv)
+    logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(message)s")
+    from pathlib import Path
+
+    try:
+        exps = [e for c in args.configs for e in load_experiments(c) if not args.only or e.name in args.only]
+        for e in exps:
+            if args.list:
+                done = sorted(int(p.stem[4:]) for p in (Path(args.results) / e.name).glob("fold*.json"))
+                print(f"{e.name}: {len(done)}/{len(e.folds)} folds done {done}")
+                continue
+            run_experiment(e, args.folds, Path(args.results), Path(args.runs), args.datasplit,
+                           progress=sys.stderr.isatty())
+    except TaggerError as exc:
+        print(f"run_cv: error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,196 @@
+"""Cross-validation experiments: configurations, the resumable runner, results.
+
+A configuration file (YAML) in ``experiments/configs/``::
+
+    name: paper-elman              # results go to experiments/results/<name>[-<grid values>]/
+    kind: rnn                      # rnn | crf (the paper's CRF baseline)
+    data: {source: reference}      # reference | mpqa | conll; optional path
+    folds: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]
+    model: {cell: elman, ...}      # TaggerConfig fields (rnn) or c1/c2/max_iterations (crf)
+    grid: {task: [dse, ese], depth: [1, 3], budget: [24k, 200k]}   # optional: one run per combination
+    choices: "how each value was chosen (dev set only)"
+
+One JSON result per (configuration, fold) holds the full configuration, seed,
+git commit, data source and split, dev and test scores (binary, proportional,
+exact), epochs, training seconds and device.  Finished runs are skipped; an
+interrupted run resumes from its checkpoint under ``experiments/runs/``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import logging
+import shutil
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from tagger.config import TaggerConfig
+from tagger.errors import TaggerError
+from tagger.paths import REPO_ROOT, default_datasplit, default_mpqa, default_reference
+
+log = logging.getLogger("tagger")
+RESULTS = REPO_ROOT / "experiments" / "results"
+RUNS = REPO_ROOT / "experiments" / "runs"
+
+
+@dataclass
+class Experiment:
+    name: str
+    kind: str = "rnn"
+    data: dict = field(default_factory=lambda: {"source": "reference"})
+    folds: list[int] = field(default_factory=lambda: list(range(10)))
+    model: dict = field(default_factory=dict)
+    choices: str = ""
+
+    def config(self) -> TaggerConfig:
+        return TaggerConfig.from_dict(self.model)
+
+    @property
+    def types(self) -> tuple[str, ...]:
+        from tagger.config import TASKS
+
+        return TASKS[self.model.get("task", "dse")]
+
+
+def _grid_suffix(values: dict) -> str:
+    parts = []
+    for k, v in values.items():
+        if k == "task":
+            parts.append(str(v))
+        elif k == "depth":
+            parts.append(f"d{v}")
+        else:
+            parts.append(str(v) if k in ("budget", "cell", "output") else f"{k}{v}")
+    return "-".join(parts)
+
+
+def load_experiments(path: str | Path) -> list[Experiment]:
+    """The experiments of a configuration file (one per grid combination)."""
+    path = Path(path)
+    if not path.is_file():
+        raise TaggerError(f"{path}: experiment configuration not found")
+    try:
+        spec = yaml.safe_load(path.read_text()) or {}
+    except yaml.YAMLError as exc:
+        raise TaggerError(f"{path}: invalid YAML: {exc}") from None
+    known = {"name", "kind", "data", "folds", "model", "grid", "choices"}
+    if set(spec) - known:
+        raise TaggerError(f"{path}: unknown keys {', '.join(sorted(set(spec) - known))}")
+    if "name" not in spec:
+        raise TaggerError(f"{path}: a configuration needs a name")
+    if spec.get("kind", "rnn") not in ("rnn", "crf"):
+        raise TaggerError(f"{path}: kind must be rnn or crf")
+    grid = spec.get("grid") or {}
+    keys = list(grid)
+    out = []
+    for combo in itertools.product(*(grid[k] for k in keys)) if keys else [()]:
+        values = dict(zip(keys, combo))
+        model = {**(spec.get("model") or {}), **values}
+        if "hidden" in values:
+            model["budget"] = None
+        name = spec["name"] + (f"-{_grid_suffix(values)}" if values else "")
+        exp = Experiment(name, spec.get("kind", "rnn"), dict(spec.get("data") or {"source": "reference"}),
+                         list(spec.get("folds", range(10))), model, spec.get("choices", ""))
+        if exp.kind == "rnn":
+            try:
+                exp.config()
+            except (ValueError, TypeError) as exc:
+                raise TaggerError(f"{path}: {name}: {exc}") from None
+        out.append(exp)
+    return out
+
+
+def _data_path(data: dict) -> str:
+    if data.get("path"):
+        return str(data["path"])
+    return str({"reference": default_reference(), "mpqa": default_mpqa()}.get(data["source"], ""))
+
+
+def result_path(results: Path, name: str, fold: int) -> Path:
+    return results / name / f"fold{fold}.json"
+
+
+def run_experiment(exp: Experiment, folds: list[int] | None = None, results: Path = RESULTS, runs: Path = RUNS,
+                   datasplit: str | Path | None = None, progress: bool = True, docs=None) -> list[Path]:
+    """Train and score ``exp`` on each fold that has no result yet; returns the result files written."""
+    from tagger.corpus.dataset import load_documents, select
+    from tagger.corpus.split import load_split
+    from tagger.evaluation import evaluate_tagger, score_predictions
+    from tagger.provenance import git_commit, machine
+    from tagger.training import device_name, remove_checkpoint, train
+
+    datasplit = Path(datasplit or default_datasplit())
+    written = []
+    todo = [k for k in (folds if folds is not None else exp.folds) if not result_path(results, exp.name, k).exists()]
+    if not todo:
+        return written
+    path = _data_path(exp.data)
+    if docs is None:
+        docs = load_documents(exp.data["source"], path)
+    extra = {w for sents in docs.values() for s in sents for w in s.words}
+    for fold in todo:
+        split = load_split(datasplit, fold)
+        train_s, dev_s, test_s = (select(docs, split.part(p)) for p in ("train", "dev", "test"))
+        t0 = time.perf_counter()
+        if exp.kind == "crf":
+            from tagger.crf_baseline import CRFBaseline
+
+            model = CRFBaseline(exp.types, **exp.model.get("crf", {})).fit(train_s)
+            dev = score_predictions(dev_s, model.predict_tags(dev_s))
+            test = score_predictions(test_s, model.predict_tags(test_s))
+            training = {"train_seconds": model.train_seconds, "epochs": None, "best_epoch": None,
+                        "device": "CPU"}
+            config = {"task": exp.model.get("task", "dse"), **exp.model}
+            seed = None
+        else:
+            cfg = exp.config()
+            run_dir = runs / exp.name / f"fold{fold}"
+            resume = (run_dir / "checkpoint" / "state.json").is_file()
+            tagger, meta = train(cfg, train_s, dev_s, run_dir, extra_words=extra, resume=resume,
+                                 progress=progress)
+            dev = meta["scores"]["dev"]
+            test = evaluate_tagger(tagger, test_s)
+            t = meta["training"]
+            training = {k: t[k] for k in ("train_seconds", "epochs", "best_epoch", "device", "parameters",
+                                          "history")}
+            config = cfg.to_dict()
+            seed = cfg.seed
+            remove_checkpoint(run_dir)
+        record = {
+            "name": exp.name, "kind": exp.kind, "fold": fold, "config": config, "seed": seed,
+            "git_commit": git_commit(), "choices": exp.choices,
+            "data": {"source": exp.data["source"], "path": Path(path).name, "datasplit": datasplit.name,
+                     "documents": {"train": len(split.train), "dev": len(split.dev), "test": len(split.test)},
+                     "sentences": {"train": len(train_s), "dev": len(dev_s), "test": len(test_s)}},
+            "scores": {"dev": dev, "test": test},
+            **training,
+            "wall_seconds": time.perf_counter() - t0, "machine": machine(),
+            "finished_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        }
+        out = result_path(results, exp.name, fold)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp = out.with_suffix(".tmp")
+        tmp.write_text(json.dumps(record, indent=1) + "\n")
+        tmp.replace(out)
+        written.append(out)
+        log.warning("%s fold %d: test %s", exp.name, fold, {
+            t: round(r["proportional"]["f1"], 4) for t, r in test.items()})
+    return written
+
+
+def load_results(results: Path = RESULTS) -> list[dict]:
+    out = []
+    for p in sorted(results.glob("*/fold*.json")):
+        try:
+            out.append(json.loads(p.read_text()))
+        except json.JSONDecodeError as exc:
+            raise TaggerError(f"{p}: corrupt result file: {exc}") from None
+    return out
+
+
+def clean_run(runs: Path, name: str) -> None:
+    shutil.rmtree(runs / name, ignore_errors=True)

@@ -1,0 +1,96 @@
+"""The CV runner and the report generator on a tiny configuration and corpus (seconds)."""
+
+import json
+
+import pytest
+
+from tagger.config import TaggerConfig
+from tagger.corpus.dataset import load_documents, select
+from tagger.corpus.split import load_split
+from tagger.errors import TaggerError
+from tagger.experiment import load_experiments, load_results, run_experiment
+from tagger.report import write_report
+from tagger.training import Trainer
+
+
+@pytest.fixture
+def setup(sample_mpqa, tmp_path):
+    split = tmp_path / "split"
+    split.mkdir()
+    (split / "doclist.mpqaOriginalSubset").write_text("demo/doc-a\ndemo/doc-b\nother/doc-c\n")
+    for k in (0, 1):
+        (split / f"filelist_train{k}").write_text("demo/doc-a\n" if k == 0 else "other/doc-c\n")
+        (split / f"filelist_test{k}").write_text("other/doc-c\n" if k == 0 else "demo/doc-a\n")
+    cfg = tmp_path / "tiny.yaml"
+    cfg.write_text(f"""
+name: tiny
+kind: rnn
+data: {{source: mpqa, path: {sample_mpqa}}}
+folds: [0, 1]
+model: {{cell: gru, hidden: 6, features: random, embedding_dim: 6, max_epochs: 3, patience: 3, batch_size: 4,
+        jit_compile: false}}
+grid: {{task: [dse, ese], depth: [1]}}
+choices: tiny test settings
+""")
+    crf = tmp_path / "crf.yaml"
+    crf.write_text(f"""
+name: crfb
+kind: crf
+data: {{source: mpqa, path: {sample_mpqa}}}
+folds: [0]
+model: {{task: joint, crf: {{max_iterations: 20}}}}
+""")
+    return split, cfg, crf, tmp_path
+
+
+def test_grid_expansion_and_errors(setup, tmp_path):
+    _, cfg, _, _ = setup
+    exps = load_experiments(cfg)
+    assert [e.name for e in exps] == ["tiny-dse-d1", "tiny-ese-d1"]
+    assert exps[0].config().task == "dse" and exps[0].config().depth == 1
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("name: x\nmodel: {cell: transformer}\n")
+    with pytest.raises(TaggerError, match="cell must be"):
+        load_experiments(bad)
+
+
+def test_runner_writes_results_skips_and_resumes(setup):
+    split, cfg, crf, tmp = setup
+    results, runs = tmp / "results", tmp / "runs"
+    exp = load_experiments(cfg)[0]
+    # an interrupted fold 0: a checkpoint after epoch 1 in the runner's run directory
+    docs = load_documents("mpqa", exp.data["path"])
+    sp = load_split(split, 0)
+
+    class Stop(Exception):
+        pass
+
+    def stop(entry):
+        raise Stop
+
+    with pytest.raises(Stop):
+        Trainer(exp.config(), runs / exp.name / "fold0", progress=False, on_epoch=stop).run(
+            select(docs, sp.train), select(docs, sp.dev))
+    written = run_experiment(exp, None, results, runs, split, progress=False)
+    assert [p.name for p in written] == ["fold0.json", "fold1.json"]
+    r0 = json.loads(written[0].read_text())
+    assert r0["epochs"] == 3 and len(r0["history"]) == 3  # resumed: epochs 2, 3 added to epoch 1
+    assert r0["config"] == TaggerConfig.from_dict(exp.model).to_dict()
+    assert r0["seed"] == 1 and r0["git_commit"] and r0["data"]["source"] == "mpqa"
+    assert set(r0["scores"]) == {"dev", "test"}
+    assert set(r0["scores"]["test"]["DSE"]) >= {"binary", "proportional", "exact"}
+    assert not (runs / exp.name / "fold0" / "checkpoint").exists()
+    # finished runs are skipped
+    assert run_experiment(exp, None, results, runs, split, progress=False) == []
+    # the CRF baseline
+    written = run_experiment(load_experiments(crf)[0], None, results, runs, split, progress=False)
+    assert set(json.loads(written[0].read_text())["scores"]["test"]) == {"DSE", "ESE"}
+
+    # the report
+    out = write_report(load_results(results), tmp / "REPORT.md", tmp / "report")
+    text = out.read_text()
+    assert "## DSE" in text and "`tiny-dse-d1`" in text and "`crfb`" in text
+    assert "| 2 |" in text  # two folds for tiny-dse-d1
+    assert "Cells with fewer than 10 folds" in text
+    assert (tmp / "report" / "f1_vs_depth.png").stat().st_size > 1000
+    assert (tmp / "report" / "precision_recall.png").stat().st_size > 1000
