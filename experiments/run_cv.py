@@ -30,7 +30,13 @@ def main(argv=None) -> int:
     from pathlib import Path
 
     try:
-        exps = [e for c in args.configs for e in load_experiments(c) if not args.only or e.name in args.only]
+        exps = [e for c in args.configs for e in load_experiments(c)]
+        if args.only:  # in the order given
+            by_name = {e.name: e for e in exps}
+            missing = [n for n in args.only if n not in by_name]
+            if missing:
+                raise TaggerError(f"no experiment named {', '.join(missing)}")
+            exps = [by_name[n] for n in args.only]
         for e in exps:
             if args.list:
                 done = sorted(int(p.stem[4:]) for p in (Path(args.results) / e.name).glob("fold*.json"))
