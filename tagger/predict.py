@@ -27,13 +27,19 @@ class KerasNetwork:
         self.model, self.config = model, config
         self._fn = None
 
-    def forward(self, ids: np.ndarray) -> dict[str, np.ndarray]:
-        if self._fn is None:
-            import tensorflow as tf
+    def forward(self, ids: np.ndarray, context: np.ndarray | None = None) -> dict[str, np.ndarray]:
+        import tensorflow as tf
 
-            self._fn = tf.function(lambda x: self.model(x, training=False),
-                                   input_signature=[tf.TensorSpec([None, None], tf.int32)])
-        out = self._fn(ids)
+        if self._fn is None:
+            if self.config.contextual:
+                self._fn = tf.function(
+                    lambda x, c: self.model({"words": x, "context": c}, training=False),
+                    input_signature=[tf.TensorSpec([None, None], tf.int32),
+                                     tf.TensorSpec([None, None, None], tf.float32)])
+            else:
+                self._fn = tf.function(lambda x: self.model(x, training=False),
+                                       input_signature=[tf.TensorSpec([None, None], tf.int32)])
+        out = self._fn(ids, context) if self.config.contextual else self._fn(ids)
         return {t: np.asarray(out[t])[..., :3] for t in self.config.types}
 
     def crf_params(self, typ: str):
@@ -45,6 +51,7 @@ class Tagger:
     def __init__(self, network, vocab: Vocabulary, config: TaggerConfig, meta: dict | None = None, model=None):
         self.network, self.vocab, self.config, self.meta = network, vocab, config, meta or {}
         self.model = model  # the Keras model, when there is one
+        self.encoder = None  # contextual features (MiniLM), created when first needed
 
     @property
     def types(self) -> tuple[str, ...]:
@@ -62,6 +69,8 @@ class Tagger:
             return cls.from_model(load_keras_model(path, len(vocab)), vocab, config, meta)
         if backend != "numpy":
             raise ValueError(f"backend must be one of {BACKENDS}")
+        if config.contextual:
+            raise BundleError(f"{path}: a model with contextual features runs on the keras backend only")
         from tagger.runtime import NumpyNetwork
 
         net = NumpyNetwork.load(path)
@@ -87,11 +96,24 @@ class Tagger:
                 for i in batch:
                     results[i] = {t: ([], []) for t in self.types}
                 continue
-            out = self.network.forward(encode_words(self.vocab, words))
+            ids = encode_words(self.vocab, words)
+            if self.config.contextual:
+                from tagger.training import pad_context
+
+                out = self.network.forward(ids, pad_context(self._context(words), ids.shape))
+            else:
+                out = self.network.forward(ids)
             for row, i in enumerate(batch):
                 n = lengths[i]
                 results[i] = {t: self._decode(out[t][row, :n], t) for t in self.types}
         return results
+
+    def _context(self, words):
+        if self.encoder is None:
+            from tagger.contextual import MiniLMEncoder
+
+            self.encoder = MiniLMEncoder(self.config.context_pooling)
+        return self.encoder.encode(words)
 
     def _decode(self, scores: np.ndarray, typ: str) -> tuple[list[str], list[float]]:
         if len(scores) == 0:

@@ -45,26 +45,39 @@ def dev_score(report: dict) -> float:
     return float(np.mean([r["proportional"]["f1"] for r in report.values()]))
 
 
-def _batch_arrays(vocab, config, sentences, idx, pad_to):
+def _batch_arrays(vocab, config, sentences, idx, pad_to, context=None):
+    """Inputs and targets of one batch, padded to ``pad_to`` rows (full-size batches
+    keep one compiled graph per length bucket)."""
     words = [sentences[i].words for i in idx]
     x = encode_words(vocab, words)
-    if len(idx) < pad_to:  # full-size batches keep one compiled graph per length bucket
-        x = np.concatenate([x, np.zeros((pad_to - len(idx), x.shape[1]), dtype=x.dtype)])
+    pad = pad_to - len(idx)
+    x = np.concatenate([x, np.zeros((pad, x.shape[1]), dtype=x.dtype)]) if pad > 0 else x
     y = {}
     for t in config.types:
         tags = encode_tags([sentences[i].tags[t] for i in idx], x.shape[1])
-        if len(idx) < pad_to:
-            tags = np.concatenate([tags, np.zeros((pad_to - len(idx), x.shape[1]), dtype=tags.dtype)])
-        y[t] = tags
+        y[t] = np.concatenate([tags, np.zeros((pad, x.shape[1]), dtype=tags.dtype)]) if pad > 0 else tags
+    if context is not None:
+        return {"words": x, "context": pad_context([context[i] for i in idx], x.shape)}, y
     return x, y
+
+
+def pad_context(vectors, shape) -> np.ndarray:
+    """Per-sentence [n_words, D] arrays -> one zero-padded [B, T, D] array."""
+    dim = vectors[0].shape[1] if vectors else 0
+    out = np.zeros((shape[0], shape[1], dim), dtype="float32")
+    for k, v in enumerate(vectors):
+        n = min(len(v), shape[1])
+        out[k, :n] = v[:n]
+    return out
 
 
 class Trainer:
     """Trains one tagger; ``run`` returns the trained ``Tagger`` and a record."""
 
     def __init__(self, config: TaggerConfig, out_dir: str | Path, progress: bool = True,
-                 on_epoch: Callable[[dict], None] | None = None):
+                 on_epoch: Callable[[dict], None] | None = None, context_cache: str | Path | None = None):
         self.config, self.out_dir = config, Path(out_dir)
+        self.context_cache = context_cache
         self.ckpt = self.out_dir / "checkpoint"
         self.progress, self.on_epoch = progress, on_epoch
 
@@ -139,6 +152,13 @@ class Trainer:
             model, vocab, state = self._fresh(train, extra_words)
         lengths = [len(s) for s in train]
         dev_tagger = Tagger.from_model(model, vocab, cfg)
+        context = None
+        if cfg.contextual:
+            from tagger.contextual import MiniLMEncoder
+
+            dev_tagger.encoder = MiniLMEncoder(cfg.context_pooling, self.context_cache)
+            context = dev_tagger.encoder.encode([s.words for s in train], progress=self.progress)
+            dev_tagger.encoder.encode([s.words for s in dev], progress=self.progress)
         stopped = state["bad_epochs"] >= cfg.patience
         while state["epoch"] < cfg.max_epochs and not stopped:
             epoch = state["epoch"] + 1
@@ -148,7 +168,7 @@ class Trainer:
             bar = tqdm(batches(lengths, cfg.batch_size, rng), desc=f"epoch {epoch}", unit="batch",
                        disable=not self.progress, leave=False)
             for idx in bar:
-                x, y = _batch_arrays(vocab, cfg, train, idx, cfg.batch_size)
+                x, y = _batch_arrays(vocab, cfg, train, idx, cfg.batch_size, context)
                 loss = model.train_on_batch(x, y, return_dict=True)["loss"]
                 losses.append(float(loss))
                 bar.set_postfix(loss=f"{np.mean(losses[-50:]):.4f}")
@@ -203,9 +223,11 @@ class Trainer:
 
 def train(config: TaggerConfig, train: Sequence[Sentence], dev: Sequence[Sentence], out_dir: str | Path,
           extra_words: Iterable[str] = (), resume: bool = False, progress: bool = True,
-          record: dict | None = None):
-    """Train a tagger and write its bundle to ``out_dir``; returns (Tagger, meta)."""
-    return Trainer(config, out_dir, progress).run(train, dev, extra_words, resume, record)
+          record: dict | None = None, context_cache: str | Path | None = None):
+    """Train a tagger and write its bundle to ``out_dir``; returns (Tagger, meta).
+    ``context_cache``: a file that keeps contextual vectors between runs."""
+    return Trainer(config, out_dir, progress, context_cache=context_cache).run(train, dev, extra_words, resume,
+                                                                                 record)
 
 
 def remove_checkpoint(out_dir: str | Path) -> None:

