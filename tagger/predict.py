@@ -96,7 +96,7 @@ class Tagger:
                 for i in batch:
                     results[i] = {t: ([], []) for t in self.types}
                 continue
-            ids = encode_words(self.vocab, words)
+            ids = encode_words(self.vocab, words, length=max(len(w) for w in words))
             if self.config.contextual:
                 from tagger.training import pad_context
 

@@ -23,6 +23,9 @@ from tagger.config import TaggerConfig
 from tagger.errors import BundleError
 
 
+_BLAS = None  # threadpoolctl controller, made on first use
+
+
 def _snake(name: str) -> str:
     name = re.sub(r"(.)([A-Z][a-z]+)", r"\1_\2", name)
     return re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name).lower()
@@ -81,6 +84,15 @@ class NumpyNetwork:
                 self.crf = {}
         except KeyError as exc:
             raise BundleError(f"model weights lack layer {exc}") from None
+        # both directions' weights stacked, so one matmul a step serves both
+        self.stacked = []
+        for fwd, bwd in self.layers:
+            if config.cell == "gru":
+                bias_x = np.stack([fwd[2][0], bwd[2][0]])
+                bias_h = np.stack([fwd[2][1], bwd[2][1]])[:, None, :]
+            else:
+                bias_x, bias_h = np.stack([fwd[2], bwd[2]]), None
+            self.stacked.append((np.stack([fwd[0], bwd[0]]), np.stack([fwd[1], bwd[1]]), bias_x, bias_h))
 
     @classmethod
     def load(cls, bundle: str | Path) -> "NumpyNetwork":
@@ -88,39 +100,60 @@ class NumpyNetwork:
         return cls(TaggerConfig.load(bundle / "config.json"), read_keras_weights(bundle / "model.keras"))
 
     def _run(self, xw: np.ndarray, recurrent: np.ndarray, bias_h: np.ndarray | None) -> np.ndarray:
-        """One direction over time; ``xw`` = inputs already multiplied by the kernel (+ bias)."""
-        b, t_len, _ = xw.shape
-        h_dim = recurrent.shape[0]
-        h = np.zeros((b, h_dim), dtype=xw.dtype)
+        """Both directions over time at once: ``xw`` [T, 2, B, G] = inputs times kernel (+ bias),
+        ``recurrent`` [2, H, G]; returns hidden states [T, 2, B, H]."""
+        t_len, _, b, _ = xw.shape
+        h_dim = recurrent.shape[1]
+        h = np.zeros((2, b, h_dim), dtype=xw.dtype)
         c = np.zeros_like(h)
-        out = np.empty((b, t_len, h_dim), dtype=xw.dtype)
+        out = np.empty((t_len, 2, b, h_dim), dtype=xw.dtype)
         cell = self.config.cell
         for t in range(t_len):
             if cell == "elman":
-                h = np.maximum(xw[:, t] + h @ recurrent, 0.0)
+                z = np.matmul(h, recurrent)
+                z += xw[t]
+                h = np.maximum(z, 0.0, out=z)
             elif cell == "lstm":
-                z = xw[:, t] + h @ recurrent
-                i, f, g, o = np.split(z, 4, axis=1)
+                z = np.matmul(h, recurrent)
+                z += xw[t]
+                i, f, g, o = np.split(z, 4, axis=2)
                 c = _sigmoid(f) * c + _sigmoid(i) * np.tanh(g)
                 h = _sigmoid(o) * np.tanh(c)
             else:  # gru, reset_after=True (Keras default)
-                inner = h @ recurrent + bias_h
-                x_z, x_r, x_h = np.split(xw[:, t], 3, axis=1)
-                r_z, r_r, r_h = np.split(inner, 3, axis=1)
+                inner = np.matmul(h, recurrent) + bias_h
+                x_z, x_r, x_h = np.split(xw[t], 3, axis=2)
+                r_z, r_r, r_h = np.split(inner, 3, axis=2)
                 z = _sigmoid(x_z + r_z)
                 r = _sigmoid(x_r + r_r)
                 h = z * h + (1.0 - z) * np.tanh(x_h + r * r_h)
-            out[:, t] = h
+            out[t] = h
         return out
 
-    def _direction(self, x: np.ndarray, weights: list[np.ndarray]) -> np.ndarray:
-        kernel, recurrent, bias = weights
-        if self.config.cell == "gru":
-            return self._run(x @ kernel + bias[0], recurrent, bias[1])
-        return self._run(x @ kernel + bias, recurrent, None)
+    def _layer(self, x: np.ndarray, k: int, rows: np.ndarray, rev: np.ndarray) -> np.ndarray:
+        """One bidirectional layer: [B, T, D] -> [B, T, 2H] (forward states, then backward)."""
+        kernel, recurrent, bias_x, bias_h = self.stacked[k]
+        both = np.stack([x, x[rows, rev]])  # the backward direction reads each row reversed
+        b, t_len, d = x.shape
+        xw = np.matmul(both.reshape(2, b * t_len, d), kernel).reshape(2, b, t_len, -1)
+        xw += bias_x[:, None, None, :]  # [2, B, T, G]
+        states = self._run(np.ascontiguousarray(xw.transpose(2, 0, 1, 3)), recurrent, bias_h)
+        fwd = states[:, 0].transpose(1, 0, 2)
+        bwd = states[:, 1].transpose(1, 0, 2)[rows, rev]
+        return np.concatenate([fwd, bwd], axis=-1)
 
     def forward(self, ids: np.ndarray) -> dict[str, np.ndarray]:
         """Per-type scores [B, T, 3]: softmax probabilities, or CRF emissions."""
+        # The matrices are small: one BLAS thread is several times faster than a pool
+        # (measured 0.4 s vs 7 s for the recurrences of 150 documents on 2 busy cores).
+        global _BLAS
+        if _BLAS is None:
+            from threadpoolctl import ThreadpoolController
+
+            _BLAS = ThreadpoolController()
+        with _BLAS.limit(limits=1, user_api="blas"):
+            return self._forward(ids)
+
+    def _forward(self, ids: np.ndarray) -> dict[str, np.ndarray]:
         ids = np.asarray(ids)
         lengths = (ids != 0).sum(1)
         t_idx = np.arange(ids.shape[1])
@@ -128,10 +161,8 @@ class NumpyNetwork:
         rev = np.where(t_idx[None, :] < lengths[:, None], lengths[:, None] - 1 - t_idx[None, :], t_idx[None, :])
         rows = np.arange(ids.shape[0])[:, None]
         x = self.table[ids]
-        for fwd, bwd in self.layers:
-            f = self._direction(x, fwd)
-            b = self._direction(x[rows, rev], bwd)[rows, rev]
-            x = np.concatenate([f, b], axis=-1)
+        for k in range(len(self.layers)):
+            x = self._layer(x, k, rows, rev)
         out = {}
         for t, (w, bias) in self.heads.items():
             z = x @ w + bias
