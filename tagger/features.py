@@ -147,3 +147,13 @@ def batches(lengths: Sequence[int], batch_size: int, rng: np.random.Generator | 
     if rng is not None:
         out = [out[i] for i in rng.permutation(len(out))]
     return out
+
+
+def pad_context(vectors: Sequence[np.ndarray], shape: tuple[int, int]) -> np.ndarray:
+    """Per-sentence [n_words, D] feature arrays -> one zero-padded [B, T, D] array."""
+    dim = vectors[0].shape[1] if len(vectors) else 0
+    out = np.zeros((shape[0], shape[1], dim), dtype="float32")
+    for k, v in enumerate(vectors):
+        n = min(len(v), shape[1])
+        out[k, :n] = v[:n]
+    return out

@@ -105,7 +105,11 @@ def _stdin_records(stream: BinaryIO, max_chars: int) -> Iterator[Record]:
 
         yield from _jsonl_records("stdin", itertools.chain([first], stream), max_chars)
     else:
-        rest = stream.read(4 * max_chars + 1000)
+        limit = 4 * max_chars + 1000
+        rest = stream.read(limit)
+        if stream.read(1):
+            yield Record("stdin", error=f"over-long input: more than {limit} bytes (limit {max_chars} characters)")
+            return
         yield check_text("stdin", first + rest, max_chars)
 
 

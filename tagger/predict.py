@@ -17,7 +17,7 @@ from tagger.bundle import load_bundle_files, load_keras_model, save_bundle
 from tagger.config import TaggerConfig
 from tagger.decoding import marginals, viterbi
 from tagger.errors import BundleError
-from tagger.features import Vocabulary, batches, decode_tags, encode_words
+from tagger.features import Vocabulary, batches, decode_tags, encode_words, pad_context
 
 BACKENDS = ("numpy", "keras")
 
@@ -98,8 +98,6 @@ class Tagger:
                 continue
             ids = encode_words(self.vocab, words, length=max(len(w) for w in words))
             if self.config.contextual:
-                from tagger.training import pad_context
-
                 out = self.network.forward(ids, pad_context(self._context(words), ids.shape))
             else:
                 out = self.network.forward(ids)

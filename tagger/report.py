@@ -154,8 +154,9 @@ def _plots(summaries: dict, plot_dir: Path) -> list[tuple[str, str]]:
             ax = axes[row][col]
             depths = list(range(1, 6))
             for k, metric in enumerate(("proportional", "binary")):
-                ax.plot(depths, [PAPER[(t, d, budget)][k] for d in depths], "--", marker="o", alpha=0.6,
-                        label=f"paper {metric[:4]}")
+                short, color = ("prop", "C0") if k == 0 else ("bin", "C1")
+                ax.plot(depths, [PAPER[(t, d, budget)][k] for d in depths], "--", marker="o", alpha=0.5,
+                        color=color, label=f"paper {short}")
                 ours = {}
                 for s in summaries.values():
                     key = paper_key(s)
@@ -164,7 +165,7 @@ def _plots(summaries: dict, plot_dir: Path) -> list[tuple[str, str]]:
                 if ours:
                     ds = sorted(ours)
                     ax.errorbar(ds, [ours[d][0] for d in ds], yerr=[ours[d][1] for d in ds], marker="s",
-                                capsize=3, label=f"ours {metric[:4]}")
+                                capsize=3, color=color, label=f"ours {short}")
             ax.set_title(f"{t}, {budget}")
             ax.set_xticks(depths)
             ax.grid(alpha=0.3)

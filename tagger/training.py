@@ -20,8 +20,8 @@ import numpy as np
 from tagger.config import TaggerConfig
 from tagger.data import Sentence
 from tagger.errors import TaggerError
-from tagger.features import (GLOVE_DIM, Vocabulary, batches, build_vocabulary, encode_tags, encode_words,
-                             initial_embeddings)
+from tagger.features import (Vocabulary, batches, build_vocabulary, encode_tags, encode_words, initial_embeddings,
+                             pad_context)
 from tagger.evaluation import evaluate_tagger
 
 log = logging.getLogger("tagger")
@@ -59,16 +59,6 @@ def _batch_arrays(vocab, config, sentences, idx, pad_to, context=None):
     if context is not None:
         return {"words": x, "context": pad_context([context[i] for i in idx], x.shape)}, y
     return x, y
-
-
-def pad_context(vectors, shape) -> np.ndarray:
-    """Per-sentence [n_words, D] arrays -> one zero-padded [B, T, D] array."""
-    dim = vectors[0].shape[1] if vectors else 0
-    out = np.zeros((shape[0], shape[1], dim), dtype="float32")
-    for k, v in enumerate(vectors):
-        n = min(len(v), shape[1])
-        out[k, :n] = v[:n]
-    return out
 
 
 class Trainer:

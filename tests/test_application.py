@@ -148,3 +148,14 @@ def test_keras_and_numpy_backends_agree_on_text(model_dir):
     assert [s["tokens"] for s in a["sentences"]] == [s["tokens"] for s in b["sentences"]]
     assert [(s["type"], s["start"], s["end"]) for s in a["spans"]] == [(s["type"], s["start"], s["end"])
                                                                       for s in b["spans"]]
+
+
+def test_stdin_plain_text_and_overlong(tmp_path):
+    import io
+
+    recs = list(read_records(inputs=["-"], stdin=io.BytesIO(b"Plain text\nover two lines.\n")))
+    assert [(r.id, r.text) for r in recs] == [("stdin", "Plain text\nover two lines.\n")]
+    recs = list(read_records(inputs=["-"], max_chars=10, stdin=io.BytesIO(b"x" * 5000)))
+    assert recs[0].error.startswith("over-long input")
+    recs = list(read_records(inputs=["-"], stdin=io.BytesIO(b'{"id": 7, "text": "A."}\n{"text": "B."}\n')))
+    assert [(r.id, r.text) for r in recs] == [("7", "A."), ("stdin:2", "B.")]
