@@ -7,6 +7,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from tagger.annotate import OpinionTagger
+
 APP = str(Path(__file__).resolve().parent.parent / "streamlit_app.py")
 
 
@@ -20,16 +22,19 @@ def app():
 
 def test_paste_and_tag_shows_escaped_highlights(app):
     assert app.sidebar.success, "the bundled model loads"
-    app.text_area(key="text").input("Officials said the plan was <b>daylight robbery</b>, as usual.").run()
+    text = "The minister fears the worst and criticized the <b>absurd</b> plan."
+    app.text_area(key="text").input(text).run()
     app.button[0].click().run()
     assert not app.exception
     page = "\n".join(m.value for m in app.markdown)
-    assert "<mark" in page, "at least one span is highlighted"
+    expected = OpinionTagger.load().tag(text).spans  # what the bundled model finds, through the library
+    assert expected, "the bundled model finds opinion expressions here"
+    assert page.count("<mark") == len(expected)
     assert "<b>" not in page and "</b>" not in page
-    assert "&lt;b&gt;daylight robbery&lt;/b&gt;" in re.sub(r"</?mark[^>]*>", "", page)
+    assert "&lt;b&gt;absurd&lt;/b&gt; plan." in re.sub(r"</?mark[^>]*>", "", page)
     table = app.data_editor[0].value
     assert list(table.columns) == ["sentence", "token", "start", "end", "DSE", "ESE"]
-    assert "said" in list(table["token"])
+    assert "criticized" in list(table["token"])
 
 
 def test_correction_changes_spans_and_export(app):
