@@ -121,7 +121,7 @@ def run_experiment(exp: Experiment, folds: list[int] | None = None, results: Pat
     from tagger.corpus.split import load_split
     from tagger.evaluation import evaluate_tagger, score_predictions
     from tagger.provenance import git_commit, machine
-    from tagger.training import device_name, remove_checkpoint, train
+    from tagger.training import remove_checkpoint, train
 
     datasplit = Path(datasplit or default_datasplit())
     written = []
