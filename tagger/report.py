@@ -76,8 +76,8 @@ def _describe(s: dict) -> str:
     return ", ".join(bits)
 
 
-def _fmt(mean_std: tuple[float, float]) -> str:
-    return f"{mean_std[0]:.2f} ± {mean_std[1]:.2f}"
+def _fmt(mean_std: tuple[float, float], n: int = 2) -> str:
+    return f"{mean_std[0]:.2f} ± {mean_std[1]:.2f}" if n > 1 else f"{mean_std[0]:.2f}"
 
 
 def write_report(results: list[dict], out_md: Path, plot_dir: Path) -> Path:
@@ -102,10 +102,11 @@ def write_report(results: list[dict], out_md: Path, plot_dir: Path) -> Path:
             paper = PAPER.get(key) if key else None
             if s["kind"] == "crf":
                 paper = PAPER_BASELINES.get((t, "CRF"))
-            m = s["metric"]
+            m, n = s["metric"], len(s["folds"])
             lines.append(
                 f"| `{s['name']}`: {_describe(s)} | {s['data']} | {len(s['folds'])} | "
-                f"{_fmt(m[('proportional', 'f1')])} | {_fmt(m[('binary', 'f1')])} | {_fmt(m[('exact', 'f1')])} | "
+                f"{_fmt(m[('proportional', 'f1')], n)} | {_fmt(m[('binary', 'f1')], n)} | "
+                f"{_fmt(m[('exact', 'f1')], n)} | "
                 f"{f'{paper[0]:.2f} / {paper[1]:.2f}' if paper else '–'} | "
                 f"{s['train_seconds'] / 60:.0f} min on {', '.join(s['devices'])} |")
         if not rows:
