@@ -16,6 +16,7 @@ import json
 import shutil
 import sys
 import time
+from pathlib import Path
 
 from tagger.config import TaggerConfig
 from tagger.corpus.dataset import load_documents, select
@@ -49,14 +50,13 @@ def main() -> int:
               "seed": config.seed, "git_commit": git_commit()}
     shutil.rmtree(args.out, ignore_errors=True)
     t0 = time.perf_counter()
-    tagger, meta = train(config, train_s, [], args.out, progress=sys.stderr.isatty(), record=record)
+    train(config, train_s, [], args.out, progress=sys.stderr.isatty(), record=record)
     remove_checkpoint(args.out)
     report = evaluate_tagger(Tagger.load(args.out, backend="numpy"), test_s)
-    meta["scores"] = {"fold0_test": report}
-    path = f"{args.out}/meta.json"
-    stored = json.load(open(path))
-    stored["scores"] = meta["scores"]
-    json.dump(stored, open(path, "w"), indent=2)
+    path = Path(args.out) / "meta.json"  # the bundle's meta gets the held-out scores
+    stored = json.loads(path.read_text())
+    stored["scores"] = {"fold0_test": report}
+    path.write_text(json.dumps(stored, indent=2) + "\n")
     print(f"trained in {time.perf_counter() - t0:.0f}s")
     for t, r in report.items():
         print(f"{t} fold-0 test: proportional F1 {100 * r['proportional']['f1']:.2f}, "

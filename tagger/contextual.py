@@ -78,7 +78,7 @@ class MiniLMEncoder:
 
     def _pieces(self, words: Sequence[str]) -> list[list[int]]:
         _, tok = self._load()
-        ids = tok([w for w in words]) if words else []
+        ids = tok(list(words)) if words else []
         return [[int(i) for i in (np.asarray(p).tolist() or [self._unk])] for p in ids]
 
     def _encode_batch(self, batch: list[Sequence[str]]) -> list[np.ndarray]:

@@ -60,8 +60,7 @@ def _jsonl_records(name: str, fh: BinaryIO, max_chars: int) -> Iterator[Record]:
         if not isinstance(obj, dict) or not isinstance(obj.get("text"), str):
             yield Record(rid, error='a JSON object with a string "text" field is expected')
             continue
-        rec = check_text(str(obj.get("id", rid)), obj["text"], max_chars)
-        yield rec
+        yield check_text(str(obj.get("id", rid)), obj["text"], max_chars)
 
 
 def _file_records(path: Path, max_chars: int) -> Iterator[Record]:
