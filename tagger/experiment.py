@@ -110,6 +110,11 @@ def _data_path(data: dict) -> str:
     return str({"reference": default_reference(), "mpqa": default_mpqa()}.get(data["source"], ""))
 
 
+def context_cache_path(runs: Path, cfg, source: str) -> Path:
+    """Where contextual vectors for ``source`` are cached (shared by all folds and experiments)."""
+    return runs.parent / "cache" / f"{cfg.contextual}-{cfg.context_pooling}-{source}.npz"
+
+
 def result_path(results: Path, name: str, fold: int) -> Path:
     return results / name / f"fold{fold}.json"
 
@@ -150,8 +155,7 @@ def run_experiment(exp: Experiment, folds: list[int] | None = None, results: Pat
             cfg = exp.config()
             run_dir = runs / exp.name / f"fold{fold}"
             resume = (run_dir / "checkpoint" / "state.json").is_file()
-            cache = (runs.parent / "cache" / f"{cfg.contextual}-{cfg.context_pooling}-{exp.data['source']}.npz"
-                     if cfg.contextual else None)
+            cache = context_cache_path(runs, cfg, exp.data["source"]) if cfg.contextual else None
             tagger, meta = train(cfg, train_s, dev_s, run_dir, extra_words=extra, resume=resume,
                                  progress=progress, context_cache=cache)
             dev = meta["scores"]["dev"]

@@ -36,7 +36,7 @@ def summarise(results: list[dict]) -> dict:
     groups: dict[tuple[str, str], list[dict]] = defaultdict(list)
     for r in results:
         for t, s in r["scores"]["test"].items():
-            groups[(r["name"], t)].append({"r": r, "s": s})
+            groups[(r["name"], t)].append({"r": r, "s": s, "dev": r["scores"]["dev"].get(t)})
     out = {}
     for (name, t), rows in groups.items():
         r0 = rows[0]["r"]
@@ -44,6 +44,8 @@ def summarise(results: list[dict]) -> dict:
         for m in ("proportional", "binary", "exact"):
             for k in ("precision", "recall", "f1"):
                 metric[(m, k)] = _stats([100 * x["s"][m][k] for x in rows])
+        dev = [100 * x["dev"]["proportional"]["f1"] for x in rows if x["dev"]]
+        metric[("dev", "f1")] = _stats(dev) if dev else (float("nan"), 0.0)
         secs = [x["r"].get("train_seconds") or 0 for x in rows]
         out[(name, t)] = {"name": name, "type": t, "kind": r0["kind"], "config": r0["config"],
                           "data": r0["data"]["source"], "folds": sorted(x["r"]["fold"] for x in rows),
@@ -69,6 +71,8 @@ def _describe(s: dict) -> str:
         return "CRF baseline (crfsuite, token features)"
     size = c["budget"] or f"h{c['hidden']}"
     bits = [c["cell"], f"depth {c['depth']}", size, c["features"] + (" fine-tuned" if c.get("fine_tune") else "")]
+    if c.get("contextual"):
+        bits.append(f"+ {c['contextual']} ({c.get('context_pooling', 'first')} wordpiece)")
     if c.get("output") == "crf":
         bits.append("CRF output")
     if c.get("task") == "joint":
@@ -88,15 +92,17 @@ def write_report(results: list[dict], out_md: Path, plot_dir: Path) -> Path:
              "`experiments/results/` (one file per configuration and fold). Do not edit by hand.", "",
              "Scores are test-fold F1 in percent, mean ± standard deviation over the folds that have results "
              "(column *folds*), as proportional / binary overlap (Irsoy & Cardie's metrics, "
-             "`tagger/metrics.py`). Paper numbers are 10-fold means from Irsoy & Cardie (2014). "
+             "`tagger/metrics.py`); *dev prop F1* is the score on the fold's 135 dev documents at the "
+             "selected epoch, the only score any choice was made on. Paper numbers are 10-fold means from Irsoy & Cardie (2014). "
              "Differences from the paper's set-up: GloVe 6B 50-d vectors (the paper: 300-d word2vec), "
              "Adam instead of SGD with momentum, dropout.", ""]
     for t in ("DSE", "ESE"):
         rows = sorted((s for (n, ty), s in summaries.items() if ty == t),
                       key=lambda s: -s["metric"][("proportional", "f1")][0])
         lines += [f"## {t}", "",
-                  "| configuration | data | folds | prop F1 | bin F1 | exact F1 | paper prop / bin | training time |",
-                  "|---|---|---|---|---|---|---|---|"]
+                  "| configuration | data | folds | prop F1 | bin F1 | exact F1 | dev prop F1 | paper prop / bin "
+                  "| training time |",
+                  "|---|---|---|---|---|---|---|---|---|"]
         for s in rows:
             key = paper_key(s)
             paper = PAPER.get(key) if key else None
@@ -106,11 +112,11 @@ def write_report(results: list[dict], out_md: Path, plot_dir: Path) -> Path:
             lines.append(
                 f"| `{s['name']}`: {_describe(s)} | {s['data']} | {len(s['folds'])} | "
                 f"{_fmt(m[('proportional', 'f1')], n)} | {_fmt(m[('binary', 'f1')], n)} | "
-                f"{_fmt(m[('exact', 'f1')], n)} | "
+                f"{_fmt(m[('exact', 'f1')], n)} | {_fmt(m[('dev', 'f1')], n)} | "
                 f"{f'{paper[0]:.2f} / {paper[1]:.2f}' if paper else '–'} | "
                 f"{s['train_seconds'] / 60:.0f} min on {', '.join(s['devices'])} |")
         if not rows:
-            lines.append("| (no results yet) | | | | | | | |")
+            lines.append("| (no results yet) | | | | | | | | |")
         goal = GOAL[t]
         lines += ["", f"Goal for the best configuration (10-fold means, prop / bin): {goal[0]:.1f} / {goal[1]:.1f}; "
                   f"the paper's best: {PAPER[(t, 3, '200k')][0]:.2f} / {PAPER[(t, 3, '200k')][1]:.2f}; "

@@ -56,3 +56,33 @@ def test_contextual_tagger_trains_and_reloads(sample_mpqa, tmp_path):
     assert Tagger.load(tmp_path / "m").predict(words) == tagger.predict(words)
     with pytest.raises(BundleError, match="keras backend"):
         Tagger.load(tmp_path / "m", backend="numpy")
+
+
+def test_encode_contextual_fills_the_shared_cache(sample_mpqa, tmp_path, capsys):
+    import importlib.util
+    from pathlib import Path
+
+    from tagger.experiment import context_cache_path, load_experiments
+
+    script = Path(__file__).parents[1] / "experiments" / "encode_contextual.py"
+    spec = importlib.util.spec_from_file_location("encode_contextual", script)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    cfg = tmp_path / "ctx.yaml"
+    cfg.write_text(f"""
+name: ctx
+data: {{source: mpqa, path: {sample_mpqa}}}
+model: {{cell: lstm, hidden: 4, features: random, embedding_dim: 4, contextual: minilm}}
+grid: {{task: [dse, ese]}}
+""")
+    runs = tmp_path / "runs"
+    assert mod.main([str(cfg), "--runs", str(runs), "--chunk", "3"]) == 0
+    exp = load_experiments(cfg)[0]
+    cache = context_cache_path(runs, exp.config(), "mpqa")
+    sents = [s.words for s in mpqa_sentences(MPQACorpus(sample_mpqa)) if s.words]
+    with np.load(cache) as data:
+        assert len(data.files) == len({tuple(s) for s in sents})  # one entry per distinct sentence
+    first = capsys.readouterr().out
+    assert f"{len(sents)} sentences" in first and " 0 newly encoded" not in first
+    assert mod.main([str(cfg), "--runs", str(runs)]) == 0  # both grid entries share one cache: encoded once
+    assert " 0 newly encoded" in capsys.readouterr().out

@@ -91,6 +91,9 @@ def test_runner_writes_results_skips_and_resumes(setup):
     text = out.read_text()
     assert "## DSE" in text and "`tiny-dse-d1`" in text and "`crfb`" in text
     assert "| 2 |" in text  # two folds for tiny-dse-d1
+    tiny = [r for r in load_results(results) if r["name"] == "tiny-dse-d1"]
+    dev = [100 * r["scores"]["dev"]["DSE"]["proportional"]["f1"] for r in tiny]
+    assert f"| {sum(dev) / 2:.2f} ± {abs(dev[0] - dev[1]) / 2 ** 0.5:.2f} |" in text  # dev column: mean ± std
     assert "Cells with fewer than 10 folds" in text
     assert (tmp / "report" / "f1_vs_depth.png").stat().st_size > 1000
     assert (tmp / "report" / "precision_recall.png").stat().st_size > 1000
