@@ -21,8 +21,10 @@ from __future__ import annotations
 import itertools
 import json
 import logging
+import os
 import shutil
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -115,6 +117,57 @@ def context_cache_path(runs: Path, cfg, source: str) -> Path:
     return runs.parent / "cache" / f"{cfg.contextual}-{cfg.context_pooling}-{source}.npz"
 
 
+@contextmanager
+def claim_fold(lock: Path):
+    """Hold ``lock`` while one fold runs, so that two jobs started on the same
+    configurations share out its folds instead of both training one.  Yields
+    None when this process holds it, else the pid of the live process that does;
+    a lock left by a process that has died is taken over."""
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    if not _create(lock):
+        owner = _owner(lock)
+        if owner is not None:
+            yield owner
+            return
+        lock.unlink(missing_ok=True)  # stale: its process is gone
+        if not _create(lock):
+            raise TaggerError(f"{lock}: another job took this fold's lock at the same moment")
+    try:
+        yield None
+    finally:
+        lock.unlink(missing_ok=True)
+
+
+def _create(lock: Path) -> bool:
+    """Atomically create ``lock`` holding this pid; False if it exists."""
+    tmp = lock.with_name(f"{lock.name}.{os.getpid()}.tmp")
+    tmp.write_text(str(os.getpid()))
+    try:
+        os.link(tmp, lock)
+        return True
+    except FileExistsError:
+        return False
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def _owner(lock: Path) -> int | None:
+    """The pid in ``lock`` if that process is alive (and not this one)."""
+    try:
+        pid = int(lock.read_text().strip() or 0)
+    except (OSError, ValueError):
+        return None
+    if pid <= 0 or pid == os.getpid():
+        return None
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return None
+    except PermissionError:
+        pass
+    return pid
+
+
 def result_path(results: Path, name: str, fold: int) -> Path:
     return results / name / f"fold{fold}.json"
 
@@ -138,53 +191,59 @@ def run_experiment(exp: Experiment, folds: list[int] | None = None, results: Pat
         docs = load_documents(exp.data["source"], path)
     extra = {w for sents in docs.values() for s in sents for w in s.words}
     for fold in todo:
-        split = load_split(datasplit, fold)
-        train_s, dev_s, test_s = (select(docs, split.part(p)) for p in ("train", "dev", "test"))
-        t0 = time.perf_counter()
-        if exp.kind == "crf":
-            from tagger.crf_baseline import CRFBaseline
+        with claim_fold(runs / exp.name / f"fold{fold}.lock") as owner:
+            if owner is not None:
+                log.warning("%s fold %d: another job (process %d) is running it; skipped", exp.name, fold, owner)
+                continue
+            if result_path(results, exp.name, fold).exists():  # finished by another job meanwhile
+                continue
+            split = load_split(datasplit, fold)
+            train_s, dev_s, test_s = (select(docs, split.part(p)) for p in ("train", "dev", "test"))
+            t0 = time.perf_counter()
+            if exp.kind == "crf":
+                from tagger.crf_baseline import CRFBaseline
 
-            model = CRFBaseline(exp.types, **exp.model.get("crf", {})).fit(train_s)
-            dev = score_predictions(dev_s, model.predict_tags(dev_s))
-            test = score_predictions(test_s, model.predict_tags(test_s))
-            training = {"train_seconds": model.train_seconds, "epochs": None, "best_epoch": None,
-                        "device": "CPU"}
-            config = {"task": exp.model.get("task", "dse"), **exp.model}
-            seed = None
-        else:
-            cfg = exp.config()
-            run_dir = runs / exp.name / f"fold{fold}"
-            resume = (run_dir / "checkpoint" / "state.json").is_file()
-            cache = context_cache_path(runs, cfg, exp.data["source"]) if cfg.contextual else None
-            tagger, meta = train(cfg, train_s, dev_s, run_dir, extra_words=extra, resume=resume,
-                                 progress=progress, context_cache=cache)
-            dev = meta["scores"]["dev"]
-            test = evaluate_tagger(tagger, test_s)
-            t = meta["training"]
-            training = {k: t[k] for k in ("train_seconds", "epochs", "best_epoch", "device", "parameters",
-                                          "history")}
-            config = cfg.to_dict()
-            seed = cfg.seed
-            remove_checkpoint(run_dir)
-        record = {
-            "name": exp.name, "kind": exp.kind, "fold": fold, "config": config, "seed": seed,
-            "git_commit": git_commit(), "choices": exp.choices,
-            "data": {"source": exp.data["source"], "path": Path(path).name, "datasplit": datasplit.name,
-                     "documents": {"train": len(split.train), "dev": len(split.dev), "test": len(split.test)},
-                     "sentences": {"train": len(train_s), "dev": len(dev_s), "test": len(test_s)}},
-            "scores": {"dev": dev, "test": test},
-            **training,
-            "wall_seconds": time.perf_counter() - t0, "machine": machine(),
-            "finished_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        }
-        out = result_path(results, exp.name, fold)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        tmp = out.with_suffix(".tmp")
-        tmp.write_text(json.dumps(record, indent=1) + "\n")
-        tmp.replace(out)
-        written.append(out)
-        log.warning("%s fold %d: test %s", exp.name, fold, {
-            t: round(r["proportional"]["f1"], 4) for t, r in test.items()})
+                model = CRFBaseline(exp.types, **exp.model.get("crf", {})).fit(train_s)
+                dev = score_predictions(dev_s, model.predict_tags(dev_s))
+                test = score_predictions(test_s, model.predict_tags(test_s))
+                training = {"train_seconds": model.train_seconds, "epochs": None, "best_epoch": None,
+                            "device": "CPU"}
+                config = {"task": exp.model.get("task", "dse"), **exp.model}
+                seed = None
+            else:
+                cfg = exp.config()
+                run_dir = runs / exp.name / f"fold{fold}"
+                resume = (run_dir / "checkpoint" / "state.json").is_file()
+                cache = context_cache_path(runs, cfg, exp.data["source"]) if cfg.contextual else None
+                tagger, meta = train(cfg, train_s, dev_s, run_dir, extra_words=extra, resume=resume,
+                                     progress=progress, context_cache=cache)
+                dev = meta["scores"]["dev"]
+                test = evaluate_tagger(tagger, test_s)
+                t = meta["training"]
+                training = {k: t[k] for k in ("train_seconds", "epochs", "best_epoch", "device", "parameters",
+                                              "history")}
+                config = cfg.to_dict()
+                seed = cfg.seed
+                remove_checkpoint(run_dir)
+            record = {
+                "name": exp.name, "kind": exp.kind, "fold": fold, "config": config, "seed": seed,
+                "git_commit": git_commit(), "choices": exp.choices,
+                "data": {"source": exp.data["source"], "path": Path(path).name, "datasplit": datasplit.name,
+                         "documents": {"train": len(split.train), "dev": len(split.dev), "test": len(split.test)},
+                         "sentences": {"train": len(train_s), "dev": len(dev_s), "test": len(test_s)}},
+                "scores": {"dev": dev, "test": test},
+                **training,
+                "wall_seconds": time.perf_counter() - t0, "machine": machine(),
+                "finished_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            }
+            out = result_path(results, exp.name, fold)
+            out.parent.mkdir(parents=True, exist_ok=True)
+            tmp = out.with_suffix(".tmp")
+            tmp.write_text(json.dumps(record, indent=1) + "\n")
+            tmp.replace(out)
+            written.append(out)
+            log.warning("%s fold %d: test %s", exp.name, fold, {
+                t: round(r["proportional"]["f1"], 4) for t, r in test.items()})
     return written
 
 

@@ -97,3 +97,35 @@ def test_runner_writes_results_skips_and_resumes(setup):
     assert "Cells with fewer than 10 folds" in text
     assert (tmp / "report" / "f1_vs_depth.png").stat().st_size > 1000
     assert (tmp / "report" / "precision_recall.png").stat().st_size > 1000
+
+
+def test_fold_lock_shares_folds_between_jobs(setup):
+    import os
+    import subprocess
+    import sys
+
+    from tagger.experiment import claim_fold, result_path
+
+    split, cfg, _, tmp = setup
+    lock = tmp / "runs" / "x" / "fold0.lock"
+    with claim_fold(lock) as owner:
+        assert owner is None and lock.read_text() == str(os.getpid())
+    assert not lock.exists()
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    lock.write_text(str(dead.pid))  # left by a job that died: taken over
+    with claim_fold(lock) as owner:
+        assert owner is None and lock.read_text() == str(os.getpid())
+    live = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        exp = load_experiments(cfg)[0]
+        results, runs = tmp / "results", tmp / "runs"
+        (runs / exp.name).mkdir(parents=True)
+        (runs / exp.name / "fold0.lock").write_text(str(live.pid))  # another job is on fold 0
+        written = run_experiment(exp, [0, 1], results, runs, split, progress=False)
+        assert written == [result_path(results, exp.name, 1)]
+        assert not result_path(results, exp.name, 0).exists()
+        assert (runs / exp.name / "fold0.lock").read_text() == str(live.pid)  # not touched
+    finally:
+        live.kill()
+        live.wait()
