@@ -133,7 +133,15 @@ def encode_tags(tag_lists: Sequence[Sequence[str]], length: int) -> np.ndarray:
 
 
 def decode_tags(ids: Sequence[int], typ: str) -> list[str]:
-    return ["O" if i == 0 else f"{TAG_NAMES[i]}-{typ}" for i in ids]
+    """0/1/2 -> O/B-typ/I-typ as valid IOB2: an I that follows O (or starts the
+    sentence), which a per-token softmax can output, begins a span and becomes B
+    (the span it marks is unchanged; the overlap metrics read it the same way)."""
+    out, prev = [], 0
+    for i in ids:
+        i = 1 if i == 2 and prev == 0 else i
+        out.append("O" if i == 0 else f"{TAG_NAMES[i]}-{typ}")
+        prev = i
+    return out
 
 
 def batches(lengths: Sequence[int], batch_size: int, rng: np.random.Generator | None = None) -> list[list[int]]:

@@ -146,3 +146,12 @@ def test_cli_train_and_evaluate_on_sample(sample_mpqa, tmp_path, capsys):
     report = json.loads(capsys.readouterr().out)
     assert set(report) == {"ESE"} and set(report["ESE"]) == {"binary", "proportional", "exact"}
     assert 0.0 <= report["ESE"]["proportional"]["f1"] <= 1.0
+
+
+def test_decoded_tags_are_valid_iob2():
+    from tagger.features import decode_tags
+
+    # a stray I (after O, or first in the sentence) begins a span: B
+    assert decode_tags([2, 2, 0, 2, 1, 2, 0], "ESE") == [
+        "B-ESE", "I-ESE", "O", "B-ESE", "B-ESE", "I-ESE", "O"]
+    assert decode_tags([], "DSE") == []
