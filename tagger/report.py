@@ -69,7 +69,7 @@ def _describe(s: dict) -> str:
     c = s["config"]
     if s["kind"] == "crf":
         return "CRF baseline (crfsuite, token features)"
-    size = c["budget"] or f"h{c['hidden']}"
+    size = f"{c['hidden']} units" if c.get("hidden") else c["budget"]  # hidden overrides the budget
     bits = [c["cell"], f"depth {c['depth']}", size, c["features"] + (" fine-tuned" if c.get("fine_tune") else "")]
     if c.get("contextual"):
         bits.append(f"+ {c['contextual']} ({c.get('context_pooling', 'first')} wordpiece)")
