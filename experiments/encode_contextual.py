@@ -14,7 +14,7 @@ import argparse
 import sys
 
 from tagger.errors import TaggerError
-from tagger.experiment import RUNS, _data_path, context_cache_path, load_experiments
+from tagger.experiment import RUNS, data_path, context_cache_path, load_experiments
 
 
 def main(argv=None) -> int:
@@ -39,7 +39,7 @@ def main(argv=None) -> int:
                 continue
             done.add(key)
             cache = context_cache_path(Path(args.runs), cfg, exp.data["source"])
-            docs = load_documents(exp.data["source"], _data_path(exp.data))
+            docs = load_documents(exp.data["source"], data_path(exp.data))
             sentences = [s.words for sents in docs.values() for s in sents]
             encoder = MiniLMEncoder(cfg.context_pooling, cache)
             before = len(encoder.cache)

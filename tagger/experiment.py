@@ -106,7 +106,8 @@ def load_experiments(path: str | Path) -> list[Experiment]:
     return out
 
 
-def _data_path(data: dict) -> str:
+def data_path(data: dict) -> str:
+    """The corpus path of an experiment's data: its own ``path``, else the default for its source."""
     if data.get("path"):
         return str(data["path"])
     return str({"reference": default_reference(), "mpqa": default_mpqa()}.get(data["source"], ""))
@@ -186,7 +187,7 @@ def run_experiment(exp: Experiment, folds: list[int] | None = None, results: Pat
     todo = [k for k in (folds if folds is not None else exp.folds) if not result_path(results, exp.name, k).exists()]
     if not todo:
         return written
-    path = _data_path(exp.data)
+    path = data_path(exp.data)
     if docs is None:
         docs = load_documents(exp.data["source"], path)
     extra = {w for sents in docs.values() for s in sents for w in s.words}
