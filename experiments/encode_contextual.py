@@ -14,7 +14,7 @@ import argparse
 import sys
 
 from tagger.errors import TaggerError
-from tagger.experiment import RUNS, data_path, context_cache_path, load_experiments
+from tagger.experiment import RUNS, context_cache_path, data_path, load_experiments
 
 
 def main(argv=None) -> int:
