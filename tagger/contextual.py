@@ -8,6 +8,11 @@ sentence is encoded once, and each word gets the vector of its first wordpiece
 (or the mean of its wordpieces).  Vectors are cached per sentence, in memory
 and optionally on disk (float16), since the same corpus is encoded for every
 fold.
+
+With ``context_fine_tune`` the encoder is part of the network instead
+(``tagger.model``) and is trained with it; ``WordPieces`` turns a batch of
+sentences into its inputs (wordpiece ids, padding mask and the index of each
+word's first wordpiece).
 """
 
 from __future__ import annotations
@@ -48,6 +53,82 @@ def sentence_key(words: Sequence[str]) -> str:
     return hashlib.sha1("\x1f".join(words).encode("utf-8")).hexdigest()
 
 
+def load_minilm(weights: bool = True, **kwargs):
+    """(BertBackbone, BertTokenizer) of the pinned MiniLM-L6; ``weights=False``
+    builds the architecture only (to be filled from a saved model); ``kwargs``
+    go to the backbone (e.g. ``name``)."""
+    import keras_hub
+
+    path = minilm_path()
+    if weights:
+        check_weights(path)
+    backbone = keras_hub.models.BertBackbone.from_preset(str(path), load_weights=weights, **kwargs)
+    return backbone, keras_hub.tokenizers.BertTokenizer.from_preset(str(path))
+
+
+class WordPieces:
+    """Words -> MiniLM wordpieces: ``[CLS] pieces... [SEP]``, at most 512, each
+    word keeping the span of its pieces (a word cut off by truncation keeps none)."""
+
+    def __init__(self, tokenizer=None):
+        self._tokenizer = tokenizer
+        self._cache: dict[tuple[str, ...], tuple[list[int], list[tuple[int, int]]]] = {}
+
+    @property
+    def tokenizer(self):
+        if self._tokenizer is None:
+            import keras_hub
+
+            self._tokenizer = keras_hub.tokenizers.BertTokenizer.from_preset(str(minilm_path()))
+        return self._tokenizer
+
+    def _special(self):
+        vocab = self.tokenizer.get_vocabulary()
+        self._cls, self._sep, self._unk = (vocab.index(t) for t in ("[CLS]", "[SEP]", "[UNK]"))
+
+    def pieces(self, words: Sequence[str]) -> list[list[int]]:
+        """Wordpiece ids of each word (an unknown or empty word gets [UNK])."""
+        if not hasattr(self, "_unk"):
+            self._special()
+        ids = self.tokenizer(list(words)) if words else []
+        return [[int(i) for i in (np.asarray(p).tolist() or [self._unk])] for p in ids]
+
+    def sequence(self, words: Sequence[str]) -> tuple[list[int], list[tuple[int, int]]]:
+        """The sentence's wordpiece ids and each word's (start, end) in them; cached."""
+        key = tuple(words)
+        if key not in self._cache:
+            pieces = self.pieces(words)  # also looks up [CLS]/[SEP]
+            flat, spans = [self._cls], []
+            for p in pieces:
+                a = min(len(flat), MAX_PIECES - 1)
+                spans.append((a, min(len(flat) + len(p), MAX_PIECES - 1)))
+                flat.extend(p)
+            self._cache[key] = (flat[: MAX_PIECES - 1] + [self._sep], spans)
+        return self._cache[key]
+
+    def batch(self, sentences: Sequence[Sequence[str]], shape: tuple[int, int] | None = None,
+              length: int | None = None) -> tuple[dict[str, np.ndarray], list[list[tuple[int, int]]]]:
+        """Backbone inputs for a batch (``token_ids``, ``segment_ids``, ``padding_mask``,
+        and ``word_starts`` [rows, words]: each word's first wordpiece, 0 for padding and
+        truncated words), plus each sentence's word spans.  ``shape`` (rows, words) pads
+        to the word-id array's shape; ``length`` fixes the wordpiece length."""
+        from tagger.features import bucket_length
+
+        seqs = [self.sequence(w) for w in sentences]
+        rows, n_words = shape or (len(seqs), max((len(w) for w in sentences), default=1))
+        length = length or min(bucket_length(max((len(s) for s, _ in seqs), default=2)), MAX_PIECES)
+        token_ids = np.zeros((rows, length), dtype="int32")
+        mask = np.zeros((rows, length), dtype="int32")
+        starts = np.zeros((rows, n_words), dtype="int32")
+        for k, (flat, spans) in enumerate(seqs):
+            token_ids[k, : len(flat)] = flat
+            mask[k, : len(flat)] = 1
+            firsts = [a if a < b else 0 for a, b in spans[:n_words]]
+            starts[k, : len(firsts)] = firsts
+        return ({"token_ids": token_ids, "segment_ids": np.zeros_like(token_ids), "padding_mask": mask,
+                 "word_starts": starts}, [spans for _, spans in seqs])
+
+
 class MiniLMEncoder:
     """Frozen MiniLM-L6 vectors per word, cached per sentence."""
 
@@ -59,57 +140,29 @@ class MiniLMEncoder:
         self.pooling, self.batch_size = pooling, batch_size
         self.cache_file = Path(cache_file) if cache_file else None
         self.cache: dict[str, np.ndarray] = {}
-        self._backbone = self._tokenizer = None
+        self._backbone = None
+        self.wordpieces = WordPieces()
         if self.cache_file and self.cache_file.is_file():
             with np.load(self.cache_file, allow_pickle=False) as data:
                 self.cache = {k: data[k] for k in data.files}
 
     def _load(self):
         if self._backbone is None:
-            import keras_hub
-
-            path = minilm_path()
-            check_weights(path)
-            self._backbone = keras_hub.models.BertBackbone.from_preset(str(path))
-            self._tokenizer = keras_hub.tokenizers.BertTokenizer.from_preset(str(path))
-            vocab = self._tokenizer.get_vocabulary()
-            self._cls, self._sep, self._unk = (vocab.index(t) for t in ("[CLS]", "[SEP]", "[UNK]"))
-        return self._backbone, self._tokenizer
-
-    def _pieces(self, words: Sequence[str]) -> list[list[int]]:
-        _, tok = self._load()
-        ids = tok(list(words)) if words else []
-        return [[int(i) for i in (np.asarray(p).tolist() or [self._unk])] for p in ids]
+            self._backbone, tokenizer = load_minilm()
+            self.wordpieces = WordPieces(tokenizer)
+        return self._backbone
 
     def _encode_batch(self, batch: list[Sequence[str]]) -> list[np.ndarray]:
-        backbone, _ = self._load()
-        seqs, spans = [], []
-        for words in batch:
-            pieces = self._pieces(words)
-            flat, starts = [self._cls], []
-            for p in pieces:
-                starts.append((len(flat), len(flat) + len(p)))
-                flat.extend(p)
-            flat = flat[: MAX_PIECES - 1] + [self._sep]
-            seqs.append(flat)
-            spans.append(starts)
-        length = max(len(s) for s in seqs)
-        token_ids = np.zeros((len(seqs), length), dtype="int32")
-        mask = np.zeros((len(seqs), length), dtype="int32")
-        for k, s in enumerate(seqs):
-            token_ids[k, : len(s)] = s
-            mask[k, : len(s)] = 1
-        out = backbone({"token_ids": token_ids, "segment_ids": np.zeros_like(token_ids),
-                        "padding_mask": mask}, training=False)
-        hidden = np.asarray(out["sequence_output"], dtype="float32")
+        backbone = self._load()
+        inputs, spans = self.wordpieces.batch(batch, length=max(len(self.wordpieces.sequence(w)[0]) for w in batch))
+        inputs.pop("word_starts")
+        hidden = np.asarray(backbone(inputs, training=False)["sequence_output"], dtype="float32")
         result = []
-        for k, starts in enumerate(spans):
-            vecs = np.zeros((len(starts), self.dim), dtype="float32")
-            for w, (a, b) in enumerate(starts):
-                if a >= MAX_PIECES - 1:  # truncated away: keep zeros
-                    continue
-                b = min(b, MAX_PIECES - 1)
-                vecs[w] = hidden[k, a] if self.pooling == "first" else hidden[k, a:b].mean(0)
+        for k, word_spans in enumerate(spans):
+            vecs = np.zeros((len(word_spans), self.dim), dtype="float32")
+            for w, (a, b) in enumerate(word_spans):
+                if a < b:  # a word cut off by truncation keeps zeros
+                    vecs[w] = hidden[k, a] if self.pooling == "first" else hidden[k, a:b].mean(0)
             result.append(vecs)
         return result
 

@@ -165,3 +165,17 @@ def pad_context(vectors: Sequence[np.ndarray], shape: tuple[int, int]) -> np.nda
         n = min(len(v), shape[1])
         out[k, :n] = v[:n]
     return out
+
+
+def network_inputs(ids: np.ndarray, words: Sequence[Sequence[str]], context: Sequence[np.ndarray] | None = None,
+                   pieces=None):
+    """What the network reads for a batch: the word-id array alone, or a dict that
+    adds frozen contextual vectors (``context``: one [n_words, D] array per sentence)
+    or a fine-tuned encoder's wordpiece inputs (``pieces``: a ``tagger.contextual.WordPieces``).
+    ``ids`` may have more rows than ``words`` (padding rows)."""
+    if context is not None:
+        return {"words": ids, "context": pad_context(context, ids.shape)}
+    if pieces is not None:
+        return {"words": ids, **pieces.batch(words, ids.shape)[0]}
+    return ids
+

@@ -5,7 +5,10 @@ up, each direction reads both directions of the layer below (here: the
 concatenated output of a ``Bidirectional`` layer); a softmax over B/I/O per
 token on top.  Cells: ReLU Elman (the paper), LSTM, GRU (cuDNN-compatible
 settings).  Outputs: one head per opinion type, a per-token softmax or a
-linear-chain CRF.
+linear-chain CRF.  Contextual features (MiniLM-L6) come either as frozen,
+precomputed vectors (input ``context``) or from the encoder inside the network,
+trained with it (``context_fine_tune``; inputs: wordpieces and each word's
+first wordpiece).
 """
 
 from __future__ import annotations
@@ -55,6 +58,18 @@ class WordEmbedding(layers.Layer):
         return {**super().get_config(), "vocab_size": self.vocab_size, "dim": self.dim}
 
 
+@keras.saving.register_keras_serializable(package="opinion_tagger")
+class WordGather(layers.Layer):
+    """Per-word vectors from per-wordpiece ones: ``sequence`` [B, P, D] at
+    ``starts`` [B, T] (each word's first wordpiece) -> [B, T, D]."""
+
+    def call(self, sequence, starts):
+        return ops.take_along_axis(sequence, ops.expand_dims(starts, -1), axis=1)
+
+    def compute_output_shape(self, sequence_shape, starts_shape):
+        return (*starts_shape, sequence_shape[-1])
+
+
 def _recurrent(config: TaggerConfig, name: str) -> layers.Layer:
     h = config.hidden_size
     if config.cell == "elman":
@@ -64,9 +79,13 @@ def _recurrent(config: TaggerConfig, name: str) -> layers.Layer:
     return layers.GRU(h, return_sequences=True, name=name)
 
 
-def build_model(config: TaggerConfig, vocab_size: int, dim: int) -> keras.Model:
+def build_model(config: TaggerConfig, vocab_size: int, dim: int, pretrained: bool = True) -> keras.Model:
     """The uncompiled network: input ``words`` (int ids, 0 = padding), one output per type.
-    With contextual features the input is a dict ``{"words", "context"}`` (context: [B, T, 384]).
+    With frozen contextual features the input is a dict ``{"words", "context"}`` (context:
+    [B, T, 384]); with a fine-tuned encoder ``{"words", "token_ids", "segment_ids",
+    "padding_mask", "word_starts"}`` (``tagger.contextual.WordPieces``), and the encoder
+    starts from the pinned MiniLM weights (``pretrained=False``: uninitialised, for
+    copying trained weights into).
 
     Softmax heads output per-token probabilities over O/B/I; CRF heads output
     per-token emission scores (the CRF layer holds the transitions).
@@ -74,7 +93,17 @@ def build_model(config: TaggerConfig, vocab_size: int, dim: int) -> keras.Model:
     ids = keras.Input(shape=(None,), dtype="int32", name="words")
     x = WordEmbedding(vocab_size, dim, name="embedding")(ids)
     inputs = ids
-    if config.contextual:
+    if config.context_fine_tune:
+        from tagger.contextual import load_minilm
+
+        pieces = {k: keras.Input(shape=(None,), dtype="int32", name=k)
+                  for k in ("token_ids", "segment_ids", "padding_mask", "word_starts")}
+        encoder, _ = load_minilm(weights=pretrained, name="minilm")
+        encoder.get_layer("pooled_dense").trainable = False  # the [CLS] pooler is not used
+        sequence = encoder({k: pieces[k] for k in ("token_ids", "segment_ids", "padding_mask")})["sequence_output"]
+        x = layers.Concatenate(name="features")([x, WordGather(name="word_pieces")(sequence, pieces["word_starts"])])
+        inputs = {"words": ids, **pieces}
+    elif config.contextual:
         from tagger.contextual import MINILM_DIM
 
         ctx = keras.Input(shape=(None, MINILM_DIM), dtype="float32", name="context")
@@ -97,11 +126,24 @@ def set_embeddings(model: keras.Model, matrix: np.ndarray, frozen: np.ndarray) -
     model.get_layer("embedding").set_weights([matrix, frozen])
 
 
-def compile_model(model: keras.Model, config: TaggerConfig) -> None:
+def learning_rate(config: TaggerConfig, steps_per_epoch: int):
+    """A constant rate, or (``lr_schedule: cosine``) a linear warm-up over the first
+    tenth of ``max_epochs`` then cosine decay to zero at ``max_epochs``."""
+    if config.lr_schedule == "constant":
+        return config.learning_rate
+    total = max(1, config.max_epochs * steps_per_epoch)
+    warm = max(1, total // 10)
+    return keras.optimizers.schedules.CosineDecay(0.0, max(1, total - warm), warmup_target=config.learning_rate,
+                                                  warmup_steps=warm)
+
+
+def compile_model(model: keras.Model, config: TaggerConfig, steps_per_epoch: int = 1) -> None:
+    """``steps_per_epoch``: batches per epoch, for a learning-rate schedule."""
+    lr = learning_rate(config, steps_per_epoch)
     if config.optimizer == "adam":
-        opt = keras.optimizers.Adam(config.learning_rate, clipnorm=config.clipnorm)
+        opt = keras.optimizers.Adam(lr, clipnorm=config.clipnorm)
     else:
-        opt = keras.optimizers.SGD(config.learning_rate, momentum=config.momentum, clipnorm=config.clipnorm)
+        opt = keras.optimizers.SGD(lr, momentum=config.momentum, clipnorm=config.clipnorm)
     if config.output == "crf":
         losses = {t: model.get_layer(t).loss for t in config.types}
     else:

@@ -17,7 +17,7 @@ from tagger.bundle import load_bundle_files, load_keras_model, save_bundle
 from tagger.config import TaggerConfig
 from tagger.decoding import marginals, viterbi
 from tagger.errors import BundleError
-from tagger.features import Vocabulary, batches, decode_tags, encode_words, pad_context
+from tagger.features import Vocabulary, batches, decode_tags, encode_words, network_inputs
 
 BACKENDS = ("numpy", "keras")
 
@@ -27,19 +27,15 @@ class KerasNetwork:
         self.model, self.config = model, config
         self._fn = None
 
-    def forward(self, ids: np.ndarray, context: np.ndarray | None = None) -> dict[str, np.ndarray]:
+    def forward(self, inputs) -> dict[str, np.ndarray]:
+        """``inputs``: the word-id array, or a dict of arrays (``features.network_inputs``)."""
         import tensorflow as tf
 
         if self._fn is None:
-            if self.config.contextual:
-                self._fn = tf.function(
-                    lambda x, c: self.model({"words": x, "context": c}, training=False),
-                    input_signature=[tf.TensorSpec([None, None], tf.int32),
-                                     tf.TensorSpec([None, None, None], tf.float32)])
-            else:
-                self._fn = tf.function(lambda x: self.model(x, training=False),
-                                       input_signature=[tf.TensorSpec([None, None], tf.int32)])
-        out = self._fn(ids, context) if self.config.contextual else self._fn(ids)
+            spec = (lambda a: tf.TensorSpec([None] * a.ndim, tf.as_dtype(a.dtype)))
+            sig = {k: spec(v) for k, v in inputs.items()} if isinstance(inputs, dict) else spec(inputs)
+            self._fn = tf.function(lambda x: self.model(x, training=False), input_signature=[sig])
+        out = self._fn(inputs)
         return {t: np.asarray(out[t])[..., :3] for t in self.config.types}
 
     def crf_params(self, typ: str):
@@ -97,21 +93,23 @@ class Tagger:
                     results[i] = {t: ([], []) for t in self.types}
                 continue
             ids = encode_words(self.vocab, words, length=max(len(w) for w in words))
-            if self.config.contextual:
-                out = self.network.forward(ids, pad_context(self._context(words), ids.shape))
-            else:
-                out = self.network.forward(ids)
+            out = self.network.forward(self._inputs(ids, words))
             for row, i in enumerate(batch):
                 n = lengths[i]
                 results[i] = {t: self._decode(out[t][row, :n], t) for t in self.types}
         return results
 
-    def _context(self, words):
-        if self.encoder is None:
-            from tagger.contextual import MiniLMEncoder
+    def _inputs(self, ids, words):
+        """The network's inputs for a batch; contextual features are made here."""
+        if not self.config.contextual:
+            return ids
+        from tagger.contextual import MiniLMEncoder, WordPieces
 
-            self.encoder = MiniLMEncoder(self.config.context_pooling)
-        return self.encoder.encode(words)
+        if self.encoder is None:  # created when first needed
+            self.encoder = WordPieces() if self.config.context_fine_tune else MiniLMEncoder(self.config.context_pooling)
+        if isinstance(self.encoder, WordPieces):
+            return network_inputs(ids, words, pieces=self.encoder)
+        return network_inputs(ids, words, context=self.encoder.encode(words))
 
     def _decode(self, scores: np.ndarray, typ: str) -> tuple[list[str], list[float]]:
         if len(scores) == 0:

@@ -70,8 +70,12 @@ def _describe(s: dict) -> str:
     if s["kind"] == "crf":
         return "CRF baseline (crfsuite, token features)"
     size = f"{c['hidden']} units" if c.get("hidden") else c["budget"]  # hidden overrides the budget
-    bits = [c["cell"], f"depth {c['depth']}", size, c["features"] + (" fine-tuned" if c.get("fine_tune") else "")]
-    if c.get("contextual"):
+    words = c["features"] + (" fine-tuned" if c.get("fine_tune") else "")
+    bits = [c["cell"], f"depth {c['depth']}", size, words] if c["depth"] else ["no recurrent layer", words]
+    if c.get("context_fine_tune"):
+        bits.append(f"+ {c['contextual']} fine-tuned (first wordpiece, {c.get('lr_schedule', 'constant')} lr "
+                    f"{c['learning_rate']:g})")
+    elif c.get("contextual"):
         bits.append(f"+ {c['contextual']} ({c.get('context_pooling', 'first')} wordpiece)")
     if c.get("output") == "crf":
         bits.append("CRF output")

@@ -21,7 +21,7 @@ from tagger.config import TaggerConfig
 from tagger.data import Sentence
 from tagger.errors import TaggerError
 from tagger.features import (Vocabulary, batches, build_vocabulary, encode_tags, encode_words, initial_embeddings,
-                             pad_context)
+                             network_inputs)
 from tagger.evaluation import evaluate_tagger
 
 log = logging.getLogger("tagger")
@@ -45,7 +45,7 @@ def dev_score(report: dict) -> float:
     return float(np.mean([r["proportional"]["f1"] for r in report.values()]))
 
 
-def _batch_arrays(vocab, config, sentences, idx, pad_to, context=None):
+def _batch_arrays(vocab, config, sentences, idx, pad_to, context=None, pieces=None):
     """Inputs and targets of one batch, padded to ``pad_to`` rows (full-size batches
     keep one compiled graph per length bucket)."""
     words = [sentences[i].words for i in idx]
@@ -56,9 +56,7 @@ def _batch_arrays(vocab, config, sentences, idx, pad_to, context=None):
     for t in config.types:
         tags = encode_tags([sentences[i].tags[t] for i in idx], x.shape[1])
         y[t] = np.concatenate([tags, np.zeros((pad, x.shape[1]), dtype=tags.dtype)]) if pad > 0 else tags
-    if context is not None:
-        return {"words": x, "context": pad_context([context[i] for i in idx], x.shape)}, y
-    return x, y
+    return network_inputs(x, words, [context[i] for i in idx] if context is not None else None, pieces), y
 
 
 class Trainer:
@@ -72,6 +70,9 @@ class Trainer:
         self.progress, self.on_epoch = progress, on_epoch
 
     # -- set-up -----------------------------------------------------------------
+    def _steps(self, train: Sequence[Sentence]) -> int:
+        return -(-len(train) // self.config.batch_size)  # batches per epoch
+
     def _fresh(self, train: Sequence[Sentence], extra_words: Iterable[str]):
         from tagger.model import build_model, compile_model, set_embeddings
 
@@ -82,12 +83,12 @@ class Trainer:
         model = build_model(cfg, len(vocab), matrix.shape[1])
         frozen = np.zeros(len(vocab), "float32") if cfg.fine_tune else pretrained
         set_embeddings(model, matrix, frozen)
-        compile_model(model, cfg)
+        compile_model(model, cfg, self._steps(train))
         state = {"epoch": 0, "best_score": None, "best_epoch": 0, "bad_epochs": 0, "history": [],
                  "train_seconds": 0.0}
         return model, vocab, state
 
-    def _resume(self):
+    def _resume(self, train: Sequence[Sentence]):
         import keras
 
         from tagger.model import compile_model
@@ -98,8 +99,10 @@ class Trainer:
             raise TaggerError(f"{self.ckpt}: the checkpoint was made with another configuration; "
                               "resume with the same options or train into a new directory")
         vocab = Vocabulary.load(self.ckpt / "vocab.txt")
+        if self.config.context_fine_tune:
+            import keras_hub  # noqa: F401  (registers the encoder's layers for loading)
         model = keras.models.load_model(self.ckpt / "last.keras", compile=False, safe_mode=True)
-        compile_model(model, self.config)
+        compile_model(model, self.config, self._steps(train))
         model.optimizer.build(model.trainable_variables)
         with np.load(self.ckpt / "optimizer.npz", allow_pickle=False) as saved_opt:
             values = [saved_opt[f"v{i}"] for i in range(len(saved_opt.files))]
@@ -133,7 +136,7 @@ class Trainer:
         if not train:
             raise TaggerError("no training sentences")
         if resume and (self.ckpt / "state.json").is_file():
-            model, vocab, state = self._resume()
+            model, vocab, state = self._resume(train)
             log.warning("resuming from %s after epoch %d", self.ckpt, state["epoch"])
         else:
             if (self.ckpt / "state.json").is_file():
@@ -142,8 +145,12 @@ class Trainer:
             model, vocab, state = self._fresh(train, extra_words)
         lengths = [len(s) for s in train]
         dev_tagger = Tagger.from_model(model, vocab, cfg)
-        context = None
-        if cfg.contextual:
+        context = pieces = None
+        if cfg.context_fine_tune:
+            from tagger.contextual import WordPieces
+
+            pieces = dev_tagger.encoder = WordPieces()
+        elif cfg.contextual:
             from tagger.contextual import MiniLMEncoder
 
             dev_tagger.encoder = MiniLMEncoder(cfg.context_pooling, self.context_cache)
@@ -158,7 +165,7 @@ class Trainer:
             bar = tqdm(batches(lengths, cfg.batch_size, rng), desc=f"epoch {epoch}", unit="batch",
                        disable=not self.progress, leave=False)
             for idx in bar:
-                x, y = _batch_arrays(vocab, cfg, train, idx, cfg.batch_size, context)
+                x, y = _batch_arrays(vocab, cfg, train, idx, cfg.batch_size, context, pieces)
                 loss = model.train_on_batch(x, y, return_dict=True)["loss"]
                 losses.append(float(loss))
                 bar.set_postfix(loss=f"{np.mean(losses[-50:]):.4f}")
@@ -196,7 +203,7 @@ class Trainer:
         cfg = self.config
         model.load_weights(self.ckpt / "best.weights.h5")
         dim = model.get_layer("embedding").dim
-        clean = build_model(cfg, len(vocab), dim)  # no optimizer state in the bundle
+        clean = build_model(cfg, len(vocab), dim, pretrained=False)  # no optimizer state in the bundle
         clean.set_weights(model.get_weights())
         best = state["history"][state["best_epoch"] - 1]
         meta = {

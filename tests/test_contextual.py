@@ -23,12 +23,11 @@ def test_one_vector_per_word_and_pooling(encoder, tmp_path):
     words = ["Officials", "said", "the", "plan", "was", "unbelievably", "daylight", "robbery", "."]
     first = encoder.encode([words])[0]
     assert first.shape == (9, 384) and np.isfinite(first).all()
-    pieces = encoder._pieces(words)
+    pieces = encoder.wordpieces.pieces(words)
     multi = [k for k, p in enumerate(pieces) if len(p) > 1]
     assert multi, "some word splits into several wordpieces"
     mean = MiniLMEncoder("mean")
-    mean._backbone, mean._tokenizer = encoder._backbone, encoder._tokenizer
-    mean._cls, mean._sep, mean._unk = encoder._cls, encoder._sep, encoder._unk
+    mean._backbone, mean.wordpieces = encoder._backbone, encoder.wordpieces
     m = mean.encode([words])[0]
     single = [k for k, p in enumerate(pieces) if len(p) == 1]
     np.testing.assert_allclose(m[single], first[single], atol=2e-3)  # float16 cache
@@ -38,8 +37,7 @@ def test_one_vector_per_word_and_pooling(encoder, tmp_path):
     assert not np.allclose(a[0][1], a[1][2], atol=1e-2)
     # the disk cache round-trips
     cached = MiniLMEncoder("first", tmp_path / "c.npz")
-    cached._backbone, cached._tokenizer = encoder._backbone, encoder._tokenizer
-    cached._cls, cached._sep, cached._unk = encoder._cls, encoder._sep, encoder._unk
+    cached._backbone, cached.wordpieces = encoder._backbone, encoder.wordpieces
     v = cached.encode([words])[0]
     again = MiniLMEncoder("first", tmp_path / "c.npz")
     assert again._backbone is None
@@ -86,3 +84,43 @@ grid: {{task: [dse, ese]}}
     assert f"{len(sents)} sentences" in first and " 0 newly encoded" not in first
     assert mod.main([str(cfg), "--runs", str(runs)]) == 0  # both grid entries share one cache: encoded once
     assert " 0 newly encoded" in capsys.readouterr().out
+
+
+def test_wordpiece_inputs_point_at_each_words_first_piece(encoder):
+    from tagger.contextual import WordPieces
+
+    pieces = WordPieces(encoder.wordpieces.tokenizer)
+    sents = [["Officials", "said", "unbelievably"], ["No"]]
+    inputs, spans = pieces.batch(sents, shape=(3, 4))  # one padding row, one padding word
+    per_word = pieces.pieces(sents[0])
+    n = 1 + sum(len(p) for p in per_word) + 1  # [CLS] ... [SEP]
+    assert inputs["token_ids"].shape[0] == 3 and inputs["token_ids"].shape[1] >= n
+    assert inputs["padding_mask"][0].sum() == n and inputs["padding_mask"][2].sum() == 0
+    assert inputs["token_ids"][0, 0] == pieces._cls and inputs["token_ids"][0, n - 1] == pieces._sep
+    expected = [1, 1 + len(per_word[0]), 1 + len(per_word[0]) + len(per_word[1]), 0]
+    assert inputs["word_starts"][0].tolist() == expected
+    assert inputs["word_starts"][1].tolist() == [1, 0, 0, 0] and inputs["word_starts"][2].tolist() == [0] * 4
+    assert [list(range(a, b)) for a, b in spans[0]][2] == list(range(expected[2], n - 1))
+    # a sentence longer than 512 wordpieces is cut: the words past the cut point at [CLS] (index 0)
+    long = ["word"] * 600
+    inputs, spans = pieces.batch([long])
+    assert inputs["token_ids"].shape[1] == 512 and inputs["word_starts"][0, 509] == 510
+    assert inputs["word_starts"][0, 510] == 0 and spans[0][510] == (511, 511)
+
+
+def test_fine_tuned_encoder_trains_saves_and_reloads(sample_mpqa, tmp_path):
+    sents = list(mpqa_sentences(MPQACorpus(sample_mpqa)))
+    cfg = TaggerConfig(task="joint", depth=0, features="random", embedding_dim=4, contextual="minilm",
+                       context_fine_tune=True, learning_rate=5e-5, lr_schedule="cosine", max_epochs=2,
+                       batch_size=4, jit_compile=False)
+    tagger, meta = train(cfg, sents, sents, tmp_path / "m", progress=False)
+    from tagger.contextual import load_minilm
+
+    pretrained = load_minilm()[0].get_layer("token_embedding").get_weights()[0]
+    trained = tagger.model.get_layer("minilm").get_layer("token_embedding").get_weights()[0]
+    assert not np.allclose(pretrained, trained)  # the encoder itself was trained
+    assert meta["training"]["epochs"] == 2
+    words = [s.words for s in sents]
+    loaded = Tagger.load(tmp_path / "m")
+    assert loaded.config.context_fine_tune
+    assert loaded.predict(words) == tagger.predict(words)
