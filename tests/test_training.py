@@ -155,3 +155,25 @@ def test_decoded_tags_are_valid_iob2():
     assert decode_tags([2, 2, 0, 2, 1, 2, 0], "ESE") == [
         "B-ESE", "I-ESE", "O", "B-ESE", "B-ESE", "I-ESE", "O"]
     assert decode_tags([], "DSE") == []
+
+
+def test_cosine_schedule_warms_up_then_decays_to_zero():
+    from tagger.model import learning_rate
+
+    assert learning_rate(TaggerConfig(learning_rate=0.01), 7) == 0.01  # constant: the number itself
+    sched = learning_rate(TaggerConfig(learning_rate=0.01, lr_schedule="cosine", max_epochs=2), 50)
+    # 100 steps: warm-up over the first 10 (0 -> 0.01), then cosine decay over the other 90
+    rate = {s: float(sched(s)) for s in (0, 5, 10, 55, 100)}
+    assert rate[0] == pytest.approx(0.0) and rate[5] == pytest.approx(0.005) and rate[10] == pytest.approx(0.01)
+    assert rate[55] == pytest.approx(0.005) and rate[100] == pytest.approx(0.0, abs=1e-9)
+
+
+@pytest.mark.parametrize("values, message", [
+    (dict(depth=0), "needs contextual"),
+    (dict(context_fine_tune=True), "needs contextual"),
+    (dict(contextual="minilm", context_fine_tune=True, context_pooling="mean"), "first wordpiece"),
+    (dict(lr_schedule="linear"), "lr_schedule"),
+])
+def test_config_rejects_inconsistent_contextual_settings(values, message):
+    with pytest.raises(ValueError, match=message):
+        TaggerConfig(**values)
