@@ -99,7 +99,6 @@ def build_model(config: TaggerConfig, vocab_size: int, dim: int, pretrained: boo
         pieces = {k: keras.Input(shape=(None,), dtype="int32", name=k)
                   for k in ("token_ids", "segment_ids", "padding_mask", "word_starts")}
         encoder, _ = load_minilm(weights=pretrained, name="minilm")
-        encoder.get_layer("pooled_dense").trainable = False  # the [CLS] pooler is not used
         sequence = encoder({k: pieces[k] for k in ("token_ids", "segment_ids", "padding_mask")})["sequence_output"]
         x = layers.Concatenate(name="features")([x, WordGather(name="word_pieces")(sequence, pieces["word_starts"])])
         inputs = {"words": ids, **pieces}
@@ -139,6 +138,8 @@ def learning_rate(config: TaggerConfig, steps_per_epoch: int):
 
 def compile_model(model: keras.Model, config: TaggerConfig, steps_per_epoch: int = 1) -> None:
     """``steps_per_epoch``: batches per epoch, for a learning-rate schedule."""
+    if config.context_fine_tune:  # the encoder's [CLS] pooler is unused; keras-hub rebuilds it trainable on loading
+        model.get_layer("minilm").get_layer("pooled_dense").trainable = False
     lr = learning_rate(config, steps_per_epoch)
     if config.optimizer == "adam":
         opt = keras.optimizers.Adam(lr, clipnorm=config.clipnorm)

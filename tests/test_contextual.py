@@ -111,9 +111,12 @@ def test_wordpiece_inputs_point_at_each_words_first_piece(encoder):
 def test_fine_tuned_encoder_trains_saves_and_reloads(sample_mpqa, tmp_path):
     sents = list(mpqa_sentences(MPQACorpus(sample_mpqa)))
     cfg = TaggerConfig(task="joint", depth=0, features="random", embedding_dim=4, contextual="minilm",
-                       context_fine_tune=True, learning_rate=5e-5, lr_schedule="cosine", max_epochs=2,
+                       context_fine_tune=True, learning_rate=5e-5, lr_schedule="cosine", max_epochs=1,
                        batch_size=4, jit_compile=False)
-    tagger, meta = train(cfg, sents, sents, tmp_path / "m", progress=False)
+    train(cfg, sents, sents, tmp_path / "m", progress=False)
+    # an interrupted run resumes from its checkpoint (encoder and optimizer state included)
+    tagger, meta = train(cfg.replace(max_epochs=2), sents, sents, tmp_path / "m", progress=False, resume=True)
+    assert [h["epoch"] for h in meta["training"]["history"]] == [1, 2]
     from tagger.contextual import load_minilm
 
     pretrained = load_minilm()[0].get_layer("token_embedding").get_weights()[0]
