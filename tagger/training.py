@@ -106,7 +106,7 @@ class Trainer:
         model.optimizer.build(model.trainable_variables)
         with np.load(self.ckpt / "optimizer.npz", allow_pickle=False) as saved_opt:
             values = [saved_opt[f"v{i}"] for i in range(len(saved_opt.files))]
-        if len(values) != len(model.optimizer.variables):
+        if [v.shape for v in values] != [tuple(v.shape) for v in model.optimizer.variables]:
             raise TaggerError(f"{self.ckpt / 'optimizer.npz'}: optimizer state does not match the model")
         for var, val in zip(model.optimizer.variables, values):
             var.assign(val)

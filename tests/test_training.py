@@ -89,6 +89,16 @@ def test_resume_continues_from_last_checkpoint(sample_sentences, tmp_path):
 
     with pytest.raises(TaggerError, match="--resume"):
         Trainer(cfg, tmp_path / "b", progress=False).run(sample_sentences, sample_sentences)
+    # optimizer state is matched to the model's variables one by one (count and shapes)
+    opt = tmp_path / "b/checkpoint/optimizer.npz"
+    good = opt.read_bytes()
+    with np.load(opt) as saved:
+        arrays = {k: saved[k] for k in saved.files}
+    arrays["v2"], arrays["v3"] = arrays["v3"], np.zeros((1, 1), "float32")
+    np.savez(opt, **arrays)
+    with pytest.raises(TaggerError, match="optimizer state does not match"):
+        Trainer(cfg, tmp_path / "b", progress=False).run(sample_sentences, sample_sentences, resume=True)
+    opt.write_bytes(good)
     seen = []
     resumed = Trainer(cfg, tmp_path / "b", progress=False, on_epoch=seen.append).run(
         sample_sentences, sample_sentences, resume=True)[1]
