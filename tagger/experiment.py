@@ -201,6 +201,7 @@ def run_experiment(exp: Experiment, folds: list[int] | None = None, results: Pat
             split = load_split(datasplit, fold)
             train_s, dev_s, test_s = (select(docs, split.part(p)) for p in ("train", "dev", "test"))
             t0 = time.perf_counter()
+            commit = git_commit()  # the code the fold starts with (a fold can outlast a commit)
             if exp.kind == "crf":
                 from tagger.crf_baseline import CRFBaseline
 
@@ -228,7 +229,7 @@ def run_experiment(exp: Experiment, folds: list[int] | None = None, results: Pat
                 remove_checkpoint(run_dir)
             record = {
                 "name": exp.name, "kind": exp.kind, "fold": fold, "config": config, "seed": seed,
-                "git_commit": git_commit(), "choices": exp.choices,
+                "git_commit": commit, "choices": exp.choices,
                 "data": {"source": exp.data["source"], "path": Path(path).name, "datasplit": datasplit.name,
                          "documents": {"train": len(split.train), "dev": len(split.dev), "test": len(split.test)},
                          "sentences": {"train": len(train_s), "dev": len(dev_s), "test": len(test_s)}},
