@@ -70,8 +70,10 @@ class WordPieces:
     """Words -> MiniLM wordpieces: ``[CLS] pieces... [SEP]``, at most 512, each
     word keeping the span of its pieces (a word cut off by truncation keeps none)."""
 
-    def __init__(self, tokenizer=None):
-        self._tokenizer = tokenizer
+    def __init__(self, tokenizer=None, cache: bool = True):
+        """``cache``: keep each sentence's wordpieces (training reads the same sentences every
+        epoch; tagging a stream of new text should not)."""
+        self._tokenizer, self._keep = tokenizer, cache
         self._cache: dict[tuple[str, ...], tuple[list[int], list[tuple[int, int]]]] = {}
 
     @property
@@ -96,15 +98,18 @@ class WordPieces:
     def sequence(self, words: Sequence[str]) -> tuple[list[int], list[tuple[int, int]]]:
         """The sentence's wordpiece ids and each word's (start, end) in them; cached."""
         key = tuple(words)
-        if key not in self._cache:
-            pieces = self.pieces(words)  # also looks up [CLS]/[SEP]
-            flat, spans = [self._cls], []
-            for p in pieces:
-                a = min(len(flat), MAX_PIECES - 1)
-                spans.append((a, min(len(flat) + len(p), MAX_PIECES - 1)))
-                flat.extend(p)
-            self._cache[key] = (flat[: MAX_PIECES - 1] + [self._sep], spans)
-        return self._cache[key]
+        if key in self._cache:
+            return self._cache[key]
+        pieces = self.pieces(words)  # also looks up [CLS]/[SEP]
+        flat, spans = [self._cls], []
+        for p in pieces:
+            a = min(len(flat), MAX_PIECES - 1)
+            spans.append((a, min(len(flat) + len(p), MAX_PIECES - 1)))
+            flat.extend(p)
+        out = (flat[: MAX_PIECES - 1] + [self._sep], spans)
+        if self._keep:
+            self._cache[key] = out
+        return out
 
     def batch(self, sentences: Sequence[Sequence[str]], shape: tuple[int, int] | None = None,
               length: int | None = None) -> tuple[dict[str, np.ndarray], list[list[tuple[int, int]]]]:
@@ -154,7 +159,8 @@ class MiniLMEncoder:
 
     def _encode_batch(self, batch: list[Sequence[str]]) -> list[np.ndarray]:
         backbone = self._load()
-        inputs, spans = self.wordpieces.batch(batch, length=max(len(self.wordpieces.sequence(w)[0]) for w in batch))
+        longest = max(len(self.wordpieces.sequence(w)[0]) for w in batch)  # no padding beyond the batch's longest
+        inputs, spans = self.wordpieces.batch(batch, length=longest)
         inputs.pop("word_starts")
         hidden = np.asarray(backbone(inputs, training=False)["sequence_output"], dtype="float32")
         result = []

@@ -178,4 +178,3 @@ def network_inputs(ids: np.ndarray, words: Sequence[Sequence[str]], context: Seq
     if pieces is not None:
         return {"words": ids, **pieces.batch(words, ids.shape)[0]}
     return ids
-

@@ -106,7 +106,8 @@ class Tagger:
         from tagger.contextual import MiniLMEncoder, WordPieces
 
         if self.encoder is None:  # created when first needed
-            self.encoder = WordPieces() if self.config.context_fine_tune else MiniLMEncoder(self.config.context_pooling)
+            fine_tuned = self.config.context_fine_tune
+            self.encoder = WordPieces(cache=False) if fine_tuned else MiniLMEncoder(self.config.context_pooling)
         if isinstance(self.encoder, WordPieces):
             return network_inputs(ids, words, pieces=self.encoder)
         return network_inputs(ids, words, context=self.encoder.encode(words))
