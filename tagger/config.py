@@ -53,7 +53,7 @@ class TaggerConfig:
     max_epochs: int = 30
     patience: int = 5  # epochs without a better dev proportional F1 before stopping
     seed: int = 1
-    jit_compile: bool = True
+    jit_compile: bool = True  # XLA on the TensorFlow backend (the JAX backend always compiles)
 
     def __post_init__(self):
         self.validate()

@@ -149,8 +149,11 @@ def compile_model(model: keras.Model, config: TaggerConfig, steps_per_epoch: int
         losses = {t: model.get_layer(t).loss for t in config.types}
     else:
         losses = {t: keras.losses.SparseCategoricalCrossentropy() for t in config.types}
-    # XLA cannot differentiate the CRF's scan loop: CRF models train without jit_compile
-    model.compile(optimizer=opt, loss=losses, jit_compile=config.jit_compile and config.output != "crf")
+    # jit_compile is TensorFlow's XLA switch; on the JAX backend "off" would mean op-by-op eager
+    # execution, so JAX always compiles.  XLA cannot differentiate the CRF's scan loop: CRF models
+    # train without it.
+    jit = config.jit_compile or keras.backend.backend() == "jax"
+    model.compile(optimizer=opt, loss=losses, jit_compile=jit and config.output != "crf")
 
 
 def count_parameters(model: keras.Model) -> dict:

@@ -20,6 +20,7 @@ from tagger.errors import BundleError
 from tagger.features import Vocabulary, batches, decode_tags, encode_words, network_inputs
 
 BACKENDS = ("numpy", "keras")
+WORD_ALIGNED = ("words", "word_starts", "context")  # network inputs with one row per word
 
 
 class KerasNetwork:
@@ -29,6 +30,10 @@ class KerasNetwork:
 
     def forward(self, inputs) -> dict[str, np.ndarray]:
         """``inputs``: the word-id array, or a dict of arrays (``features.network_inputs``)."""
+        import keras
+
+        if keras.backend.backend() != "tensorflow":  # jax compiles one function per input shape:
+            return self._forward_padded(inputs)  # pad the words to a few lengths
         import tensorflow as tf
 
         if self._fn is None:
@@ -37,6 +42,22 @@ class KerasNetwork:
             self._fn = tf.function(lambda x: self.model(x, training=False), input_signature=[sig])
         out = self._fn(inputs)
         return {t: np.asarray(out[t])[..., :3] for t in self.config.types}
+
+    def _forward_padded(self, inputs) -> dict[str, np.ndarray]:
+        from tagger.features import bucket_length
+
+        words = inputs["words"] if isinstance(inputs, dict) else inputs
+        n = words.shape[1]
+        extra = bucket_length(n) - n
+
+        def pad(a):
+            return np.pad(a, [(0, 0), (0, extra)] + [(0, 0)] * (a.ndim - 2))
+
+        if extra:  # padding words are masked (id 0), so the real words' outputs do not change
+            inputs = ({k: pad(v) if k in WORD_ALIGNED else v for k, v in inputs.items()}
+                      if isinstance(inputs, dict) else pad(inputs))
+        out = self.model.predict_on_batch(inputs)
+        return {t: np.asarray(out[t])[:, :n, :3] for t in self.config.types}
 
     def crf_params(self, typ: str):
         crf = self.model.get_layer(typ)

