@@ -129,3 +129,15 @@ def test_fold_lock_shares_folds_between_jobs(setup):
     finally:
         live.kill()
         live.wait()
+
+
+def test_git_commit_outside_git(tmp_path, monkeypatch):
+    """A copy of the tree without .git records the commit it is told, marked as a copy."""
+    from tagger import provenance
+
+    monkeypatch.setattr(provenance, "REPO_ROOT", tmp_path)
+    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path.parent))
+    monkeypatch.delenv("OPINION_TAGGER_GIT_COMMIT", raising=False)
+    assert provenance.git_commit() == "unknown"
+    monkeypatch.setenv("OPINION_TAGGER_GIT_COMMIT", "8a02e7a")
+    assert provenance.git_commit() == "8a02e7a (copy)"
