@@ -33,7 +33,10 @@ case "$1" in
     sleep 60; tail -n 3 "$W"/fold*.log ;;
   collect)
     sleep "${2:-0}"
-    for log in "$W"/fold*.log; do echo "== $log"; grep -v "cudart\|absl\|tpu" "$log" | tail -n 4; done
+    for log in "$W"/fold*.log; do echo "== $log"; grep -v "cudart\|absl\|tpu" "$log" | tail -n 4 || true; done
+    for state in "$W"/runs/*/fold*/checkpoint/state.json; do  # logs stay empty until a fold ends
+      [ -f "$state" ] && python3 -c "import json, sys; s = json.load(open(sys.argv[1])); print(sys.argv[1], 'epoch', s['epoch'], 'best', s['best_epoch'])" "$state"
+    done
     nvidia-smi --query-gpu=utilization.gpu,memory.used --format=csv,noheader
     find "$W/results" -name 'fold*.json' -exec cp {} "$OUT/" \; 2>/dev/null || true
     ls "$OUT" ;;
