@@ -17,7 +17,7 @@ from tagger.bundle import load_bundle_files, load_keras_model, save_bundle
 from tagger.config import TaggerConfig
 from tagger.decoding import marginals, viterbi
 from tagger.errors import BundleError
-from tagger.features import Vocabulary, batches, decode_tags, encode_words, network_inputs
+from tagger.features import Vocabulary, batches, bucket_length, decode_tags, encode_words, network_inputs
 
 BACKENDS = ("numpy", "keras")
 WORD_ALIGNED = ("words", "word_starts", "context")  # network inputs with one row per word
@@ -44,8 +44,6 @@ class KerasNetwork:
         return {t: np.asarray(out[t])[..., :3] for t in self.config.types}
 
     def _forward_padded(self, inputs) -> dict[str, np.ndarray]:
-        from tagger.features import bucket_length
-
         words = inputs["words"] if isinstance(inputs, dict) else inputs
         n = words.shape[1]
         extra = bucket_length(n) - n
