@@ -26,7 +26,7 @@ def main(argv=None) -> int:
     ap.add_argument("--datasplit", default=None)
     ap.add_argument("--list", action="store_true", help="list the experiments and their finished folds")
     args = ap.parse_args(argv)
-    logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(message)s")
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     from pathlib import Path
 
     try:

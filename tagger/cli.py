@@ -104,7 +104,7 @@ def cmd_corpus_agreement(args) -> int:
 # --------------------------------------------------------------------------- train / evaluate
 def _config_args(p: argparse.ArgumentParser) -> None:
     """One option per TaggerConfig field, defaults shown by --help."""
-    from tagger.config import BUDGETS, CELLS, FEATURES, LR_SCHEDULES, OPTIMIZERS, TASKS, TaggerConfig
+    from tagger.config import BUDGETS, CELLS, FEATURES, INITS, LR_SCHEDULES, OPTIMIZERS, TASKS, TRAINERS, TaggerConfig
 
     d = TaggerConfig()
     g = p.add_argument_group("model and training configuration")
@@ -137,6 +137,24 @@ def _config_args(p: argparse.ArgumentParser) -> None:
                    "(first wordpiece; use a small --lr such as 5e-5)")
     g.add_argument("--no-jit", action="store_const", const=False, dest="jit_compile",
                    help="do not compile the training step with XLA")
+    g.add_argument("--init", choices=INITS, help="uniform: every recurrent and output weight from "
+                   f"U(-init_scale, init_scale), as the authors' code (default: {d.init})")
+    r = p.add_argument_group("training recipe", "the authors' released trainer (oir/deep-recurrent) uses "
+                             "--trainer fast --optimizer sgd --momentum 0.7 --lr 0.001 --lr-decay 0.999 --batch-size 80 "
+                             "--loss-sum --o-weight 0.5 --output-lr-scale 0.1 --l2 1e-4 --activation-l2 1e-4 "
+                             "--init uniform --clipnorm 0 --dropout 0 --input-dropout 0 --eval-every 5")
+    r.add_argument("--trainer", choices=TRAINERS, help="fast: a JAX training loop (Elman cells, softmax "
+                   f"output; needs pip install -e '.[fast]'), the only one with the options below (default: {d.trainer})")
+    r.add_argument("--loss-sum", action="store_const", const=True, dest="loss_sum",
+                   help="sum token losses over a batch instead of averaging them")
+    for name, typ, what in (("init_scale", float, "range of --init uniform"),
+                            ("o_weight", float, "loss weight of tokens whose gold tag is O"),
+                            ("output_lr_scale", float, "learning-rate multiplier of the output layer"),
+                            ("lr_decay", float, "learning rate multiplied by this after every update"),
+                            ("l2", float, "L2 penalty on network weights, l2/2 ||w||^2 per batch"),
+                            ("activation_l2", float, "L2 penalty on hidden activations per batch"),
+                            ("eval_every", int, "epochs between dev evaluations (--patience counts these)")):
+        r.add_argument("--" + name.replace("_", "-"), type=typ, dest=name, help=f"{what} (default: {getattr(d, name)})")
 
 
 def config_from_args(args):

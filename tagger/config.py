@@ -20,6 +20,11 @@ OUTPUTS = ("softmax", "crf")
 FEATURES = ("glove", "random")
 OPTIMIZERS = ("adam", "sgd")
 LR_SCHEDULES = ("constant", "cosine")
+TRAINERS = ("keras", "fast")
+INITS = ("keras", "uniform")
+# Training options that only the fast (JAX) trainer implements, with their neutral values.
+FAST_ONLY = {"o_weight": 1.0, "loss_sum": False, "output_lr_scale": 1.0, "lr_decay": 1.0, "l2": 0.0,
+             "activation_l2": 0.0, "eval_every": 1}
 
 
 @dataclass
@@ -48,12 +53,23 @@ class TaggerConfig:
     learning_rate: float = 0.001
     lr_schedule: str = "constant"  # constant | cosine (warm-up over the first tenth of max_epochs, then decay)
     momentum: float = 0.9
-    clipnorm: float = 5.0
+    clipnorm: float = 5.0  # largest norm of each weight's gradient (0: no clipping)
     batch_size: int = 32
     max_epochs: int = 30
-    patience: int = 5  # epochs without a better dev proportional F1 before stopping
+    patience: int = 5  # dev evaluations without a better dev proportional F1 before stopping (0: never stop)
     seed: int = 1
     jit_compile: bool = True  # XLA on the TensorFlow backend (the JAX backend always compiles)
+    init: str = "keras"  # keras (Glorot / orthogonal / zero biases) | uniform: U(-init_scale, init_scale), the authors'
+    init_scale: float = 0.01
+    # --- the authors' released recipe (oir/deep-recurrent, drnt.cpp); the fast trainer implements these
+    trainer: str = "keras"  # keras (Keras train_on_batch loop) | fast (JAX loop, Elman cells and softmax output)
+    o_weight: float = 1.0  # loss weight of tokens whose gold tag is O (the authors: 0.5)
+    loss_sum: bool = False  # sum token losses over the batch (the authors) instead of averaging over tokens
+    output_lr_scale: float = 1.0  # learning-rate multiplier of the output layer (the authors: 0.1)
+    lr_decay: float = 1.0  # learning rate multiplied by this after every update (the authors: 0.999)
+    l2: float = 0.0  # penalty l2/2 * ||w||^2 per batch on recurrent and output weights and biases (the authors: 1e-4)
+    activation_l2: float = 0.0  # penalty activation_l2/2 * ||h||^2 per batch on hidden activations (the authors: 1e-4)
+    eval_every: int = 1  # epochs between dev evaluations (the authors: 5)
 
     def __post_init__(self):
         self.validate()
@@ -93,6 +109,19 @@ class TaggerConfig:
         check(self.optimizer in OPTIMIZERS, f"optimizer must be one of {', '.join(OPTIMIZERS)}")
         check(0 <= self.input_dropout < 1 and 0 <= self.dropout < 1, "dropout must be in [0, 1)")
         check(self.batch_size > 0 and self.max_epochs > 0 and self.learning_rate > 0, "sizes must be positive")
+        check(self.trainer in TRAINERS, f"trainer must be one of {', '.join(TRAINERS)}, got {self.trainer!r}")
+        check(self.init in INITS, f"init must be one of {', '.join(INITS)}, got {self.init!r}")
+        check(self.init_scale > 0, "init_scale must be positive")
+        check(self.o_weight > 0 and self.output_lr_scale > 0, "o_weight and output_lr_scale must be positive")
+        check(0 < self.lr_decay <= 1, f"lr_decay must be in (0, 1], got {self.lr_decay}")
+        check(self.l2 >= 0 and self.activation_l2 >= 0 and self.clipnorm >= 0, "penalties and clipnorm must be >= 0")
+        check(self.eval_every >= 1 and self.patience >= 0, "eval_every must be >= 1 and patience >= 0")
+        if self.trainer == "keras":
+            changed = sorted(k for k, v in FAST_ONLY.items() if getattr(self, k) != v)
+            check(not changed, f"{', '.join(changed)} need trainer: fast")
+        else:
+            check(self.cell == "elman" and self.output == "softmax" and not self.contextual and self.depth > 0,
+                  "trainer fast trains Elman cells with softmax output on word features (no contextual)")
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)

@@ -70,13 +70,27 @@ class WordGather(layers.Layer):
         return (*starts_shape, sequence_shape[-1])
 
 
+def _initializers(config: TaggerConfig, name: str, *kinds: str) -> dict:
+    """``init: uniform``: U(-init_scale, init_scale) for every weight of a layer (the authors' code);
+    each weight gets its own seed, derived from the configuration's seed and the layer's name."""
+    if config.init == "keras":
+        return {}
+    import zlib
+
+    base = config.seed * 1000 + zlib.crc32(name.encode()) % 1000
+    return {f"{k}_initializer": keras.initializers.RandomUniform(-config.init_scale, config.init_scale,
+                                                                   seed=base * 7 + i)
+            for i, k in enumerate(kinds)}
+
+
 def _recurrent(config: TaggerConfig, name: str) -> layers.Layer:
     h = config.hidden_size
+    init = _initializers(config, name, "kernel", "recurrent", "bias")
     if config.cell == "elman":
-        return layers.SimpleRNN(h, activation="relu", return_sequences=True, name=name)
+        return layers.SimpleRNN(h, activation="relu", return_sequences=True, name=name, **init)
     if config.cell == "lstm":  # defaults keep the cuDNN kernel usable on a GPU
-        return layers.LSTM(h, return_sequences=True, name=name)
-    return layers.GRU(h, return_sequences=True, name=name)
+        return layers.LSTM(h, return_sequences=True, name=name, **init)
+    return layers.GRU(h, return_sequences=True, name=name, **init)
 
 
 def build_model(config: TaggerConfig, vocab_size: int, dim: int, pretrained: bool = True) -> keras.Model:
@@ -117,7 +131,8 @@ def build_model(config: TaggerConfig, vocab_size: int, dim: int, pretrained: boo
         if config.output == "crf":
             outputs[t] = CRF(N_TAGS, name=t)(layers.Dense(N_TAGS, name=f"{t}_emissions")(x))
         else:
-            outputs[t] = layers.Dense(N_TAGS, activation="softmax", name=t)(x)
+            outputs[t] = layers.Dense(N_TAGS, activation="softmax", name=t,
+                                      **_initializers(config, t, "kernel", "bias"))(x)
     return keras.Model(inputs, outputs, name=f"{config.task}_{config.cell}{config.depth}")
 
 
@@ -142,9 +157,9 @@ def compile_model(model: keras.Model, config: TaggerConfig, steps_per_epoch: int
         model.get_layer("minilm").get_layer("pooled_dense").trainable = False
     lr = learning_rate(config, steps_per_epoch)
     if config.optimizer == "adam":
-        opt = keras.optimizers.Adam(lr, clipnorm=config.clipnorm)
+        opt = keras.optimizers.Adam(lr, clipnorm=config.clipnorm or None)
     else:
-        opt = keras.optimizers.SGD(lr, momentum=config.momentum, clipnorm=config.clipnorm)
+        opt = keras.optimizers.SGD(lr, momentum=config.momentum, clipnorm=config.clipnorm or None)
     if config.output == "crf":
         losses = {t: model.get_layer(t).loss for t in config.types}
     else:

@@ -169,7 +169,7 @@ class Trainer:
             dev_tagger.encoder = MiniLMEncoder(cfg.context_pooling, self.context_cache)
             context = dev_tagger.encoder.encode([s.words for s in train], progress=self.progress)
             dev_tagger.encoder.encode([s.words for s in dev], progress=self.progress)
-        stopped = state["bad_epochs"] >= cfg.patience
+        stopped = bool(cfg.patience) and state["bad_epochs"] >= cfg.patience
         while state["epoch"] < cfg.max_epochs and not stopped:
             epoch = state["epoch"] + 1
             rng = np.random.default_rng([cfg.seed, epoch])
@@ -199,7 +199,7 @@ class Trainer:
                 model.save_weights(self.ckpt / "best.weights.h5")
             else:
                 state["bad_epochs"] += 1
-            stopped = state["bad_epochs"] >= cfg.patience
+            stopped = bool(cfg.patience) and state["bad_epochs"] >= cfg.patience
             self._save_checkpoint(model, vocab, state)
             msg = f"epoch {epoch}: loss {entry['loss']:.4f}, dev prop F1 {score:.4f}, {seconds:.1f}s"
             if self.progress:
@@ -235,7 +235,13 @@ def train(config: TaggerConfig, train: Sequence[Sentence], dev: Sequence[Sentenc
           extra_words: Iterable[str] = (), resume: bool = False, progress: bool = True,
           record: dict | None = None, context_cache: str | Path | None = None):
     """Train a tagger and write its bundle to ``out_dir``; returns (Tagger, meta).
-    ``context_cache``: a file that keeps contextual vectors between runs."""
+    ``context_cache``: a file that keeps contextual vectors between runs.  ``trainer: fast``
+    configurations train with the JAX loop of ``tagger.fast_training`` (which has no checkpoints:
+    an interrupted run starts again)."""
+    if config.trainer == "fast":
+        from tagger.fast_training import train_fast
+
+        return train_fast(config, train, dev, out_dir, extra_words, progress, record)
     return Trainer(config, out_dir, progress, context_cache=context_cache).run(train, dev, extra_words, resume,
                                                                                  record)
 

@@ -1,0 +1,209 @@
+"""The fast (JAX) trainer against the Keras network it trains, and its recipe options by hand."""
+
+import numpy as np
+import pytest
+
+jax = pytest.importorskip("jax")
+pytest.importorskip("optax")
+
+import jax.numpy as jnp  # noqa: E402
+import keras  # noqa: E402
+
+from tagger import fast_training as ft  # noqa: E402
+from tagger.config import TaggerConfig  # noqa: E402
+from tagger.data import Sentence, Token  # noqa: E402
+from tagger.model import build_model  # noqa: E402
+
+VOCAB = 12
+
+
+def _model(cfg, seed=3):
+    keras.utils.set_random_seed(seed)
+    model = build_model(cfg, VOCAB, 5)
+    rng = np.random.default_rng(seed)
+    frozen = (rng.random(VOCAB) < 0.5).astype("float32")  # half the rows frozen, half trainable
+    model.get_layer("embedding").set_weights([rng.normal(size=(VOCAB, 5)).astype("float32"), frozen])
+    for layer in model.layers:  # larger weights than the defaults' so that ReLUs are not all zero
+        if layer.name.startswith("birnn") or layer.name in cfg.types:
+            layer.set_weights([w + rng.normal(0, 0.3, w.shape).astype("float32") for w in layer.get_weights()])
+    return model
+
+
+def _batch():
+    ids = np.array([[2, 5, 7, 3, 9, 4], [6, 2, 11, 0, 0, 0], [8, 0, 0, 0, 0, 0]], dtype="int32")
+    rng = np.random.default_rng(7)
+    tags = {t: (rng.integers(0, 3, ids.shape) * (ids != 0)).astype("int32") for t in ("DSE", "ESE")}
+    return ids, tags
+
+
+def _keras_loss_and_grads(model, cfg, ids, tags, weighted_sum=False):
+    """Keras's own loss (masked, mean over real tokens per head, summed over heads) and its gradients."""
+    import tensorflow as tf
+
+    with tf.GradientTape() as tape:
+        out = model(ids, training=False)
+        total = 0.0
+        for t in cfg.types:
+            if weighted_sum:  # O-weighted token losses summed (sample weights + reduction "sum")
+                loss = keras.losses.SparseCategoricalCrossentropy(reduction="sum")
+                w = np.where(tags[t] == 0, cfg.o_weight, 1.0).astype("float32")
+                total += loss(tags[t], out[t], sample_weight=w)
+            else:
+                total += keras.losses.SparseCategoricalCrossentropy()(tags[t], out[t])
+    grads = tape.gradient(total, model.trainable_weights)
+    return float(total), {v.path: tf.convert_to_tensor(g) for v, g in zip(model.trainable_weights, grads)}
+
+
+def _fast_loss_and_grads(model, cfg, ids, tags):
+    params, frozen = ft.params_from_model(model, cfg)
+    loss, grads = jax.value_and_grad(lambda p: ft.loss_fn(p, frozen, ids, tags, cfg))(params)
+    return float(loss), grads
+
+
+def _compare_grads(model, cfg, kgrads, fgrads):
+    """Each Keras weight's gradient against the fast path's (same layout as params_from_model)."""
+    emb = model.get_layer("embedding")
+    np.testing.assert_allclose(np.asarray(fgrads["emb"]), np.asarray(kgrads[emb.table.path]), rtol=1e-4, atol=1e-6)
+    for k in range(cfg.depth):
+        bi = model.get_layer(f"birnn_{k + 1}")
+        for d, cell in enumerate((bi.forward_layer.cell, bi.backward_layer.cell)):
+            for name, var in (("W", cell.kernel), ("U", cell.recurrent_kernel), ("b", cell.bias)):
+                np.testing.assert_allclose(np.asarray(fgrads["layers"][k][name][d]), np.asarray(kgrads[var.path]),
+                                           rtol=1e-4, atol=1e-6, err_msg=f"layer {k + 1} dir {d} {name}")
+    for t in cfg.types:
+        head = model.get_layer(t)
+        np.testing.assert_allclose(np.asarray(fgrads["heads"][t]["W"]), np.asarray(kgrads[head.kernel.path]),
+                                   rtol=1e-4, atol=1e-6)
+        np.testing.assert_allclose(np.asarray(fgrads["heads"][t]["b"]), np.asarray(kgrads[head.bias.path]),
+                                   rtol=1e-4, atol=1e-6)
+
+
+@pytest.mark.parametrize("depth", [1, 2])
+def test_loss_and_gradients_equal_the_keras_model(depth):
+    cfg = TaggerConfig(task="joint", depth=depth, hidden=4, budget=None, trainer="fast", features="random",
+                       input_dropout=0, dropout=0)
+    model = _model(cfg)
+    ids, tags = _batch()
+    k_loss, k_grads = _keras_loss_and_grads(model, cfg, ids, tags)
+    f_loss, f_grads = _fast_loss_and_grads(model, cfg, ids, tags)
+    assert f_loss == pytest.approx(k_loss, rel=1e-5)
+    _compare_grads(model, cfg, k_grads, f_grads)
+    assert np.abs(np.asarray(f_grads["layers"][0]["U"])).sum() > 0  # the recurrence is exercised
+
+
+def test_o_weight_and_summed_loss_equal_keras_sample_weights():
+    cfg = TaggerConfig(task="joint", depth=2, hidden=4, budget=None, trainer="fast", features="random",
+                       input_dropout=0, dropout=0, o_weight=0.5, loss_sum=True)
+    model = _model(cfg)
+    ids, tags = _batch()
+    k_loss, k_grads = _keras_loss_and_grads(model, cfg, ids, tags, weighted_sum=True)
+    f_loss, f_grads = _fast_loss_and_grads(model, cfg, ids, tags)
+    assert f_loss == pytest.approx(k_loss, rel=1e-5)
+    _compare_grads(model, cfg, k_grads, f_grads)
+
+
+def test_o_weight_by_hand():
+    """One token per class, uniform predictions (zero output weights): each token loses log 3."""
+    cfg = TaggerConfig(task="dse", depth=1, hidden=2, budget=None, trainer="fast", features="random",
+                       input_dropout=0, dropout=0, o_weight=0.5, loss_sum=True)
+    model = _model(cfg)
+    model.get_layer("DSE").set_weights([np.zeros((4, 3), "float32"), np.zeros(3, "float32")])
+    params, frozen = ft.params_from_model(model, cfg)
+    ids = np.array([[2, 3, 4]], dtype="int32")
+    tags = {"DSE": np.array([[0, 1, 2]], dtype="int32")}  # O (weight 0.5), B, I
+    assert float(ft.loss_fn(params, frozen, ids, tags, cfg)) == pytest.approx(2.5 * np.log(3), rel=1e-6)
+    mean = cfg.replace(loss_sum=False)  # averaged over the 3 real tokens
+    assert float(ft.loss_fn(params, frozen, ids, tags, mean)) == pytest.approx(2.5 * np.log(3) / 3, rel=1e-6)
+
+
+def test_penalties_by_hand():
+    cfg = TaggerConfig(task="dse", depth=2, hidden=3, budget=None, trainer="fast", features="random",
+                       input_dropout=0, dropout=0)
+    model = _model(cfg)
+    params, frozen = ft.params_from_model(model, cfg)
+    ids, tags = _batch()
+    tags = {"DSE": tags["DSE"]}
+    base = float(ft.loss_fn(params, frozen, ids, tags, cfg))
+    weights = [w for k in range(1, 3) for w in model.get_layer(f"birnn_{k}").get_weights()]
+    weights += model.get_layer("DSE").get_weights()  # the embedding is not penalised
+    l2 = float(ft.loss_fn(params, frozen, ids, tags, cfg.replace(l2=0.01)))
+    assert l2 - base == pytest.approx(0.005 * sum(float((w.astype("float64") ** 2).sum()) for w in weights), rel=1e-4)
+    # activation penalty: the Keras layers' outputs at the real tokens
+    sub = keras.Model(model.inputs[0], [model.get_layer("birnn_1").output, model.get_layer("birnn_2").output])
+    mask = (ids != 0)[..., None]
+    squares = sum(float((np.asarray(h, "float64") ** 2 * mask).sum()) for h in sub(ids))
+    act = float(ft.loss_fn(params, frozen, ids, tags, cfg.replace(activation_l2=0.02)))
+    assert act - base == pytest.approx(0.01 * squares, rel=1e-4)
+
+
+def test_optimizer_steps_by_hand():
+    """SGD: v = lr_k g + momentum v, w -= v; lr_k = lr * decay^k; the output layer at output_lr_scale."""
+    cfg = TaggerConfig(trainer="fast", optimizer="sgd", learning_rate=0.1, momentum=0.5, lr_decay=0.9,
+                       output_lr_scale=0.1, clipnorm=0)
+    opt = ft.optimizer(cfg)
+    params = {"emb": jnp.zeros(2), "layers": [{"W": jnp.ones(2)}], "heads": {"DSE": {"W": jnp.ones(1)}}}
+    state = opt.init(params)
+    g1 = {"emb": jnp.array([1.0, 0.0]), "layers": [{"W": jnp.array([1.0, 2.0])}], "heads": {"DSE": {"W": jnp.array([4.0])}}}
+    g2 = {"emb": jnp.array([0.0, 0.0]), "layers": [{"W": jnp.array([2.0, 0.0])}], "heads": {"DSE": {"W": jnp.array([1.0])}}}
+    u1, state = opt.update(g1, state, params)
+    u2, state = opt.update(g2, state, params)
+    # step 1: v1 = 0.1 g1; step 2: v2 = 0.09 g2 + 0.5 v1; updates are -v
+    np.testing.assert_allclose(u1["layers"][0]["W"], [-0.1, -0.2], rtol=1e-6)
+    np.testing.assert_allclose(u2["layers"][0]["W"], [-(0.09 * 2 + 0.5 * 0.1), -(0.5 * 0.2)], rtol=1e-6)
+    np.testing.assert_allclose(u1["heads"]["DSE"]["W"], [-0.04], rtol=1e-6)
+    np.testing.assert_allclose(u2["heads"]["DSE"]["W"], [-(0.009 * 1 + 0.5 * 0.04)], rtol=1e-6)
+    np.testing.assert_allclose(u2["emb"], [-0.05, 0.0], rtol=1e-6)
+
+
+def test_clipnorm_clips_each_weight():
+    cfg = TaggerConfig(trainer="fast", optimizer="sgd", learning_rate=1.0, momentum=0.0, clipnorm=1.0)
+    opt = ft.optimizer(cfg)
+    params = {"emb": jnp.zeros(2), "layers": [{"W": jnp.zeros(2)}], "heads": {"DSE": {"W": jnp.zeros(1)}}}
+    grads = {"emb": jnp.array([3.0, 4.0]), "layers": [{"W": jnp.array([0.3, 0.4])}], "heads": {"DSE": {"W": jnp.array([-2.0])}}}
+    u, _ = opt.update(grads, opt.init(params), params)
+    np.testing.assert_allclose(u["emb"], [-0.6, -0.8], rtol=1e-6)  # norm 5 -> 1
+    np.testing.assert_allclose(u["layers"][0]["W"], [-0.3, -0.4], rtol=1e-6)  # under the limit: unchanged
+    np.testing.assert_allclose(u["heads"]["DSE"]["W"], [1.0], rtol=1e-6)
+
+
+@pytest.mark.slow
+def test_fast_training_writes_a_bundle_that_tags_like_the_fast_path(tmp_path):
+    """A tiny run: the bundle's own tagging (NumPy runtime) reproduces the dev scores the fast path
+    recorded for the best epoch, and a second run with the same seed gives the same scores."""
+    from tagger.evaluation import evaluate_tagger
+    from tagger.predict import Tagger
+    from tagger.training import dev_score, train
+
+    rng = np.random.default_rng(0)
+    words = ["said", "the", "plan", "was", "robbery", "as", "usual", "fears", "he", "good"]
+
+    def sent(k):
+        n = int(rng.integers(3, 12))
+        ws = [words[i] for i in rng.integers(0, len(words), n)]
+        tags = ["B-DSE" if w in ("said", "fears") else "O" for w in ws]
+        return Sentence([Token(w, 0, len(w)) for w in ws], {"DSE": tags}, doc=f"d{k}", index=k)
+
+    train_s, dev_s = [sent(k) for k in range(60)], [sent(100 + k) for k in range(20)]
+    cfg = TaggerConfig(task="dse", depth=2, hidden=6, budget=None, trainer="fast", features="random",
+                       optimizer="adam", learning_rate=0.02, o_weight=0.5, l2=1e-4, activation_l2=1e-4,
+                       batch_size=8, max_epochs=6, eval_every=2, patience=0)
+    _, meta = train(cfg, train_s, dev_s, tmp_path / "a", progress=False)
+    for backend in ("keras", "numpy"):
+        tagger = Tagger.load(tmp_path / "a", backend=backend)
+        assert dev_score(evaluate_tagger(tagger, dev_s)) == pytest.approx(dev_score(meta["scores"]["dev"]), abs=1e-12)
+    assert dev_score(meta["scores"]["dev"]) > 0.5  # it learned the two opinion words
+    assert [h["epoch"] for h in meta["training"]["history"] if "dev_score" in h] == [2, 4, 6]
+    assert meta["training"]["device"].endswith("fast JAX trainer")
+    _, again = train(cfg, train_s, dev_s, tmp_path / "b", progress=False)
+    assert [h.get("dev_score") for h in again["training"]["history"]] == [
+        h.get("dev_score") for h in meta["training"]["history"]]
+
+
+def test_config_rules():
+    with pytest.raises(ValueError, match="o_weight.*need trainer: fast"):
+        TaggerConfig(o_weight=0.5)
+    with pytest.raises(ValueError, match="Elman cells"):
+        TaggerConfig(trainer="fast", cell="lstm")
+    with pytest.raises(ValueError, match="lr_decay"):
+        TaggerConfig(trainer="fast", lr_decay=1.5)
+    assert TaggerConfig(trainer="fast", patience=0).patience == 0
