@@ -39,6 +39,11 @@ SETTINGS = dict(deadline=None, database=None, phases=[Phase.generate],
                 suppress_health_check=list(HealthCheck))
 
 
+def _run(check, strategy, examples: int, at_seed: int) -> None:
+    """``check`` on ``examples`` values of ``strategy`` (a fresh function: hypothesis decorates it)."""
+    given(strategy)(settings(max_examples=examples, **SETTINGS)(seed(at_seed)(lambda value: check(value))))()
+
+
 def fuzz_cli(target: int, first_seed: int, work: Path) -> Counter:
     c = Counter()
     inp, out = work / "in.jsonl", work / "out.jsonl"
@@ -70,7 +75,7 @@ def fuzz_cli(target: int, first_seed: int, work: Path) -> Counter:
 
     k = 0
     while c["records"] < target:
-        given(jsonl_files(max_lines=30))(settings(max_examples=50, **SETTINGS)(seed(first_seed + k)(one)))()
+        _run(one, jsonl_files(max_lines=30), 50, first_seed + k)
         k += 1
     return c
 
@@ -102,7 +107,7 @@ def fuzz_api(target: int, first_seed: int) -> Counter:
 
     k = 0
     while c["records"] < target:
-        given(api_inputs)(settings(max_examples=100, **SETTINGS)(seed(first_seed + k)(one)))()
+        _run(one, api_inputs, 100, first_seed + k)
         k += 1
     return c
 

@@ -16,8 +16,13 @@ from hypothesis import strategies as st
 SPECIAL = ["\ud800", "\udfff", "\udc80", "\x00", "\x01", "\x1b", "\x7f", "\x85", "\x9f", "\u200b", "\u200d",
            "\ufeff", "\u2028", "\u2029", "\ufffe", "\U0010ffff", "\r", "\n", "\t", "\x0b", "\x0c", " ",
            "\u0301", "\U0001f600", "said", "fears", ".", "...", "\"", "\\", "<b>", "&"]
-chars = st.one_of(st.characters(exclude_categories=()), st.sampled_from(SPECIAL))
-texts = st.lists(chars, max_size=40).map("".join)
+WORDS = ["Officials", "said", "the", "plan", "was", "as", "usual", "daylight", "robbery", "fears", "."]
+# texts that should be tagged (any character but surrogates, words the model knows) and hostile ones
+plain_texts = st.lists(st.one_of(st.characters(exclude_categories=("Cs",)), st.sampled_from(WORDS + [" "] * 3)),
+                       min_size=3, max_size=40).map("".join)
+hostile_texts = st.lists(st.one_of(st.characters(exclude_categories=()), st.sampled_from(SPECIAL)),
+                         min_size=3, max_size=40).map("".join)
+texts = plain_texts | hostile_texts
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats() | texts,
@@ -34,10 +39,10 @@ def _dump(obj, ascii_only: bool) -> bytes:
 @st.composite
 def jsonl_line(draw, index: int) -> tuple[bytes, str | None]:
     """One JSONL line (no line feed) and the id it declares."""
-    kind = draw(st.sampled_from(["record", "record", "value", "bytes", "deep", "blank", "bom"]))
+    kind = draw(st.sampled_from(["record"] * 4 + ["value", "bytes", "deep", "blank", "bom"]))
     if kind in ("record", "bom"):
         rid = draw(st.sampled_from([f"r{index}", None]))
-        text = draw(texts | json_values)
+        text = draw(st.one_of(plain_texts, plain_texts, hostile_texts, json_values))
         obj = {"text": text} if rid is None else {"id": rid, "text": text}
         line = _dump(obj, draw(st.booleans()))
         if kind == "bom":
