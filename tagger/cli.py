@@ -360,7 +360,7 @@ def build_parser() -> argparse.ArgumentParser:
     from tagger.paths import default_reference
 
     parser = _Parser(prog="opinion-tagger",
-                                     description="Find opinion expressions (DSE, ESE) with deep bidirectional RNNs.")
+                     description="Find opinion expressions (DSE, ESE) with deep bidirectional RNNs.")
     parser.add_argument("-v", "--verbose", action="store_true", help="print every skipped item")
     sub = parser.add_subparsers(dest="command", required=True)
 

@@ -47,6 +47,11 @@ def test_brat_out_is_an_existing_file(tmp_path, capsys):
     assert f.read_text() == "x"
 
 
+def test_any_other_os_error_is_one_line(sample_mpqa, tmp_path, capsys):
+    assert main(["corpus", "convert", "--mpqa", str(sample_mpqa), "--out", str(tmp_path)]) == 2
+    one_line_error(capsys, str(tmp_path), "Is a directory")
+
+
 @pytest.mark.parametrize("args, option", [(["--chunk", "0"], "--chunk"), (["--chunk", "-5"], "--chunk"),
                                           (["--chunk", "x"], "--chunk"), (["--max-chars", "0"], "--max-chars")])
 def test_numeric_options_rejected_by_the_parser(args, option, capsys):
