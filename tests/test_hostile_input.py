@@ -103,7 +103,7 @@ def test_api_tag_raises_a_clear_error_and_tag_many_keeps_going(ot):
     assert docs[1].to_dict() == {"id": "x", "error": "not valid Unicode: lone surrogate U+D800 at character 0"}
 
 
-@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(values=api_inputs)
 def test_property_api_one_document_per_input(ot, values):
     records = api_records(values)
@@ -139,7 +139,7 @@ def test_cli_surrogate_record_loses_nothing(tmp_path, capsys):
 _tmp = Path(tempfile.mkdtemp(prefix="hostile-"))
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(sample=jsonl_files())
 def test_property_cli_batch_one_output_line_per_input_line(sample):
     data, declared = sample
