@@ -25,9 +25,9 @@ def load_tagger(path: str) -> OpinionTagger:
 
 
 def tag_records(ot: OpinionTagger, records) -> None:
-    good = [(r.id, r.text) for r in records if r.error is None]
-    st.session_state.docs = [d.to_dict() for d in ot.tag_many(good)]
-    st.session_state.errors = [(r.id, r.error) for r in records if r.error is not None]
+    docs = list(ot.tag_many(records))  # one document per record; those not tagged carry an error
+    st.session_state.docs = [d.to_dict() for d in docs if d.error is None]
+    st.session_state.errors = [(d.id, d.error) for d in docs if d.error is not None]
     st.session_state.types = list(ot.types)
 
 

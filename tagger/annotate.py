@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import Iterable, Iterator
 
 from tagger.corpus.labels import spans_from_bio
+from tagger.errors import TaggerError
+from tagger.inputs import Record, check_text
 from tagger.paths import default_model
 from tagger.predict import Tagger
 
@@ -49,9 +51,13 @@ class TaggedDocument:
     sentences: list[TaggedSentence] = field(default_factory=list)
     spans: list[TaggedSpan] = field(default_factory=list)
     types: tuple[str, ...] = ("DSE", "ESE")
+    error: str | None = None  # why the record was not tagged (then text, sentences and spans are empty)
 
     def to_dict(self) -> dict:
-        """The JSONL record: id, text, sentences with tokens (one tag per type), spans."""
+        """The JSONL record: id, text, sentences with tokens (one tag per type), spans;
+        ``{"id", "error"}`` for a record that was not tagged."""
+        if self.error is not None:
+            return {"id": self.id, "error": self.error}
         return {
             "id": self.id,
             "text": self.text,
@@ -64,6 +70,8 @@ class TaggedDocument:
 
     @classmethod
     def from_dict(cls, data: dict, types: tuple[str, ...] = ("DSE", "ESE")) -> "TaggedDocument":
+        if "error" in data:
+            return cls(str(data.get("id", "")), "", types=types, error=str(data["error"]))
         sents = [TaggedSentence(s["start"], s["end"],
                                 [TaggedToken(t["text"], t["start"], t["end"], {ty: t.get(ty, "O") for ty in types})
                                  for t in s["tokens"]]) for s in data.get("sentences", [])]
@@ -104,18 +112,45 @@ class OpinionTagger:
         return self.tagger.types
 
     def tag(self, text: str, id: str = "") -> TaggedDocument:
-        return next(self.tag_many([(id, text)]))
+        """Tag one text; raises ``InvalidText`` (a ValueError) with the reason when
+        ``check_text`` refuses it (empty, lone surrogates, NUL characters, not a string)."""
+        doc = next(self.tag_many([(id, text)]))
+        if doc.error is not None:
+            raise InvalidText(f"{doc.id or 'text'}: {doc.error}")
+        return doc
 
-    def tag_many(self, records: Iterable[tuple[str, str] | str], chunk: int = 64) -> Iterator[TaggedDocument]:
-        """Tag ``(id, text)`` pairs (or bare strings) lazily, ``chunk`` documents at a time."""
-        buf: list[tuple[str, str]] = []
+    def tag_many(self, records: Iterable[tuple[str, str] | str | Record], chunk: int = 64) -> Iterator[TaggedDocument]:
+        """Tag ``(id, text)`` pairs, bare strings or ``Record``s lazily, ``chunk`` at a time.
+
+        Exactly one document per input, in input order: one that cannot be tagged
+        (see ``tagger.inputs.check_text``) comes back with ``error`` set, and never
+        stops the stream."""
+        buf: list[Record] = []
         for n, rec in enumerate(records):
-            buf.append((str(n), rec) if isinstance(rec, str) else (str(rec[0]), rec[1]))
-            if len(buf) >= chunk:
-                yield from self._tag_chunk(buf)
+            buf.append(_as_record(n, rec))
+            if len(buf) >= max(chunk, 1):
+                yield from self._tag_records(buf)
                 buf = []
         if buf:
-            yield from self._tag_chunk(buf)
+            yield from self._tag_records(buf)
+
+    def _tag_records(self, records: list[Record]) -> list[TaggedDocument]:
+        good = [r for r in records if r.error is None]
+        try:
+            tagged = self._tag_chunk([(r.id, r.text) for r in good]) if good else []
+        except Exception:  # find the record that fails, tag the others
+            tagged = [self._tag_one(r) for r in good]
+        it = iter(tagged)
+        return [next(it) if r.error is None else TaggedDocument(r.id, "", types=self.types, error=r.error)
+                for r in records]
+
+    def _tag_one(self, rec: Record) -> TaggedDocument:
+        try:
+            return self._tag_chunk([(rec.id, rec.text)])[0]
+        except Exception as exc:
+            reason = (str(exc).splitlines() or [""])[0]
+            return TaggedDocument(rec.id, "", types=self.types,
+                                  error=f"internal error while tagging: {type(exc).__name__}: {reason}")
 
     def _tag_chunk(self, records: list[tuple[str, str]]) -> list[TaggedDocument]:
         from tagger.tokenize import _nlp
@@ -141,6 +176,21 @@ class OpinionTagger:
                 k += 1
             doc.spans = spans_of(doc, conf)
         return docs
+
+
+class InvalidText(TaggerError, ValueError):
+    """A text that ``check_text`` refuses, given to ``OpinionTagger.tag``."""
+
+
+def _as_record(n: int, rec) -> Record:
+    """A checked record from a tag_many input: a ``Record``, an ``(id, text)`` pair or a string."""
+    if isinstance(rec, Record):
+        return rec if rec.error is not None else check_text(rec.id, rec.text, max_chars=None)
+    if isinstance(rec, (str, bytes)):
+        return check_text(str(n), rec, max_chars=None)
+    if isinstance(rec, (tuple, list)) and len(rec) == 2:
+        return check_text(str(rec[0]), rec[1], max_chars=None)
+    return Record(str(n), error=f"expected a string or an (id, text) pair, not {type(rec).__name__}")
 
 
 def apply_tags(doc: TaggedDocument, tags: list[dict[str, str]]) -> TaggedDocument:

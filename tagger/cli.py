@@ -13,6 +13,31 @@ from tagger.errors import TaggerError
 from tagger.paths import default_mpqa
 
 
+class _Parser(argparse.ArgumentParser):
+    """Usage errors in one line that names the option, then exit status 2."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def _positive_int(text: str) -> int:
+    """argparse type: an integer of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is not a positive integer")
+    return value
+
+
+def _problems_line(problems) -> str:
+    """The summary of skipped or repaired items, pointing to -v when there are any."""
+    if not problems.messages:
+        return problems.summary()
+    return f"{problems.summary()} (opinion-tagger -v ... lists each)"
+
+
 def _add_rules_args(p: argparse.ArgumentParser) -> None:
     from tagger.corpus.labels import IMPLICIT_CHOICES, OVERLAP_STRATEGIES, LabelRules
 
@@ -70,7 +95,7 @@ def cmd_corpus_stats(args) -> int:
         print(f"tokens     {toks}")
         for t in TYPES:
             print(f"{t} spans  {spans[t]}")
-        print(f"problems   {corpus.problems.summary()}")
+        print(f"problems   {_problems_line(corpus.problems)}")
     return 0
 
 
@@ -84,7 +109,7 @@ def cmd_corpus_convert(args) -> int:
     with open(args.out, "w", encoding="utf-8") as fh:
         n = write_conll(mpqa_sentences(corpus, _rules(args)), fh)
     print(f"wrote {n} sentences to {args.out} in {time.perf_counter() - t0:.1f}s; "
-          f"problems: {corpus.problems.summary()}", file=sys.stderr)
+          f"problems: {_problems_line(corpus.problems)}", file=sys.stderr)
     return 0
 
 
@@ -188,7 +213,8 @@ def _data_args(p: argparse.ArgumentParser, required: bool) -> None:
                         "files, PTB tokens) or conll FILE (from corpus convert)")
     p.add_argument("--datasplit", type=Path, default=default_datasplit(),
                    help="directory with the paper's doclist and fold files (default: %(default)s)")
-    p.add_argument("--fold", type=int, default=0, help="fold 0..9 (default: %(default)s)")
+    p.add_argument("--fold", type=int, default=0, choices=range(10), metavar="0..9",
+                   help="fold (default: %(default)s)")
 
 
 def _load_data(source: str, path: str):
@@ -200,7 +226,7 @@ def _load_data(source: str, path: str):
     problems = Problems()
     docs = load_documents(source, path, problems=problems)
     if problems.messages:
-        print(f"data: {problems.summary()}", file=sys.stderr)
+        print(f"data: {_problems_line(problems)}", file=sys.stderr)
     return docs
 
 
@@ -237,6 +263,23 @@ def _strip(report: dict) -> dict:
     return {t: {k: v for k, v in r.items() if k in ("binary", "proportional", "exact")} for t, r in report.items()}
 
 
+def _recorded_data_path(model: Path, source: str, path: str) -> str:
+    """The data a bundle records it was trained on, if that path exists here; else the
+    default location of that corpus (../shared, see tagger.paths); else a one-line error."""
+    from tagger.paths import default_reference
+
+    if Path(path).exists():
+        return path
+    default = {"mpqa": default_mpqa, "reference": default_reference}.get(source)
+    if default is not None and default().exists():
+        print(f"data: {model} records {source} data as {path!r}, not a path here; "
+              f"using {default()}", file=sys.stderr)
+        return str(default())
+    where = f" (nor is the default location {default()})" if default is not None else ""
+    raise TaggerError(f"{model}: the {source} data it was trained on, {path!r}, is not found here{where}; "
+                      f"give --data {source} {'DIR' if source != 'conll' else 'FILE'}")
+
+
 def cmd_evaluate(args) -> int:
     from tagger.corpus.dataset import select
     from tagger.corpus.split import load_split
@@ -250,7 +293,7 @@ def cmd_evaluate(args) -> int:
         data = tagger.meta.get("training", {}).get("data")
         if not data:
             raise TaggerError(f"{args.model}: the bundle does not say what data it was trained on; give --data")
-        source, path = data["source"], data["path"]
+        source, path = data["source"], _recorded_data_path(args.model, data["source"], data["path"])
     docs = _load_data(source, path)
     sentences = select(docs, load_split(args.datasplit, args.fold).part(args.split))
     report = _strip(evaluate_tagger(tagger, sentences))
@@ -267,6 +310,32 @@ def cmd_evaluate(args) -> int:
 
 
 # --------------------------------------------------------------------------- tag
+def _tag_output(args):
+    """``(stream, directory)`` for tag's --out, or a one-line error naming the path."""
+    out = args.out
+    if args.format == "brat":
+        if out is None:
+            raise TaggerError("--format brat writes .txt/.ann files: give --out DIRECTORY")
+        if out.exists() and not out.is_dir():
+            raise TaggerError(f"--out {out}: exists and is not a directory (--format brat writes a directory)")
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise TaggerError(f"--out {out}: cannot create the directory: {exc.strerror or exc}") from None
+        return None, out
+    if out is None:
+        return sys.stdout, None
+    if out.is_dir():
+        raise TaggerError(f"--out {out}: is a directory; give a file name (a directory only with --format brat)")
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        return open(out, "w", encoding="utf-8"), None
+    except (FileExistsError, NotADirectoryError):
+        raise TaggerError(f"--out {out}: a parent is not a directory") from None
+    except OSError as exc:
+        raise TaggerError(f"--out {out}: cannot write: {exc.strerror or exc}") from None
+
+
 def cmd_tag(args) -> int:
     from tqdm.auto import tqdm
 
@@ -277,46 +346,28 @@ def cmd_tag(args) -> int:
     if not args.text and not args.input:
         raise TaggerError("nothing to tag: give TEXT arguments or --input FILE|DIR|-")
     ot = OpinionTagger.load(args.model, backend=args.backend)
-    out_fh, directory = None, None
-    if args.format == "brat":
-        if args.out is None:
-            raise TaggerError("--format brat writes .txt/.ann files: give --out DIRECTORY")
-        directory = args.out
-        directory.mkdir(parents=True, exist_ok=True)
-    elif args.out is not None:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        out_fh = open(args.out, "w", encoding="utf-8")
-    else:
-        out_fh = sys.stdout
+    out_fh, directory = _tag_output(args)
     writer = Writer(args.format, out_fh, directory)
     counts = {"tagged": 0, "errors": 0}
-    pending: list = []  # records in input order; errors are written in place
+    bar = tqdm(unit="doc", disable=not sys.stderr.isatty() or args.quiet, desc="tagging")
 
-    def flush():
-        good = [(r.id, r.text) for r in pending if r.error is None]
-        tagged = iter(ot.tag_many(good, chunk=len(good) or 1))
-        for r in pending:
-            if r.error is not None:
-                writer.error(r.id, r.error)
-                print(f"opinion-tagger: {r.id}: {r.error}", file=sys.stderr)
+    def records():
+        for rec in read_records(args.text, args.input or (), max_chars=args.max_chars):
+            bar.update(1)
+            yield rec
+
+    try:
+        for doc in ot.tag_many(records(), chunk=args.chunk):  # one document or error per record, in order
+            writer.document(doc)
+            if doc.error is not None:
+                print(f"opinion-tagger: {doc.id}: {doc.error}", file=sys.stderr)
                 counts["errors"] += 1
             else:
-                writer.document(next(tagged))
                 counts["tagged"] += 1
-        pending.clear()
-
-    bar = tqdm(unit="doc", disable=not sys.stderr.isatty() or args.quiet, desc="tagging")
-    try:
-        for rec in read_records(args.text, args.input or (), max_chars=args.max_chars):
-            pending.append(rec)
-            if len(pending) >= args.chunk:
-                flush()
-            bar.update(1)
-        flush()
     finally:
         bar.close()
         writer.close()
-        if args.out is not None and out_fh is not None:
+        if out_fh is not None and out_fh is not sys.stdout:
             out_fh.close()
     print(f"tagged {counts['tagged']} records, {counts['errors']} errors", file=sys.stderr)
     return 1 if counts["errors"] else 0
@@ -326,8 +377,8 @@ def cmd_tag(args) -> int:
 def build_parser() -> argparse.ArgumentParser:
     from tagger.paths import default_reference
 
-    parser = argparse.ArgumentParser(prog="opinion-tagger",
-                                     description="Find opinion expressions (DSE, ESE) with deep bidirectional RNNs.")
+    parser = _Parser(prog="opinion-tagger",
+                     description="Find opinion expressions (DSE, ESE) with deep bidirectional RNNs.")
     parser.add_argument("-v", "--verbose", action="store_true", help="print every skipped item")
     sub = parser.add_subparsers(dest="command", required=True)
 
@@ -381,9 +432,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", type=Path, help="output file (a directory for brat); default: standard output")
     p.add_argument("--backend", choices=("numpy", "keras"), default="numpy",
                    help="numpy: exact NumPy forward pass, no TensorFlow start-up (default); keras")
-    p.add_argument("--max-chars", type=int, default=MAX_CHARS,
+    p.add_argument("--max-chars", type=_positive_int, default=MAX_CHARS,
                    help="longer records become error records (default: %(default)s)")
-    p.add_argument("--chunk", type=int, default=256, help="records tagged together (default: %(default)s)")
+    p.add_argument("--chunk", type=_positive_int, default=256, help="records tagged together (default: %(default)s)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_tag)
     return parser
@@ -398,6 +449,23 @@ def main(argv: list[str] | None = None) -> int:
     except TaggerError as exc:
         print(f"opinion-tagger: error: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # the reader went away (e.g. | head): stop quietly, as Unix tools do
+        _silence_stdout()
+        return 141  # 128 + SIGPIPE, the status of a tool the signal ended
+    except OSError as exc:  # e.g. the disk filled up while writing
+        print(f"opinion-tagger: error: {exc.filename or ''}{': ' if exc.filename else ''}"
+              f"{exc.strerror or exc}", file=sys.stderr)
+        return 2
+
+
+def _silence_stdout() -> None:
+    """Point standard output at /dev/null so that flushing it at exit raises nothing."""
+    import os
+
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
 
 
 if __name__ == "__main__":

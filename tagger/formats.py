@@ -88,7 +88,7 @@ class Writer:
             self.stream.write(HTML_HEAD)
 
     def _safe_name(self, rid: str) -> str:
-        base = re.sub(r"[^A-Za-z0-9._-]+", "_", rid).strip("._") or "doc"
+        base = re.sub(r"[^A-Za-z0-9._-]+", "_", rid).strip("._")[:100] or "doc"  # file names stay short
         name, k = base, 1
         while name in self.names:
             k += 1
@@ -97,7 +97,10 @@ class Writer:
         return name
 
     def document(self, doc: TaggedDocument) -> None:
-        if self.fmt == "jsonl":
+        """A tagged document, or its error record when it has ``error`` set."""
+        if doc.error is not None:
+            self.error(doc.id, doc.error)
+        elif self.fmt == "jsonl":
             self.stream.write(json.dumps(doc.to_dict(), ensure_ascii=False) + "\n")
         elif self.fmt == "conll":
             self.stream.write(conll_lines(doc) + "\n")

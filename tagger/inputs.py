@@ -4,19 +4,52 @@ or ``Record(id, error=...)``, so nothing is silently lost.
 Sources: texts given on the command line; a plain-text file (one document);
 a ``.jsonl`` file (one JSON object a line with a ``text`` field, ``id`` kept);
 a directory (its files, recursively, in name order); ``-`` for standard
-input (JSONL if every line is a JSON object, else one document).  Files are
-read lazily, JSONL line by line, so memory stays flat on large inputs.
+input (JSONL if the first line is a JSON object, else one document).  Files are
+read lazily, JSONL line by line with a bounded line length, so memory stays
+flat on large inputs.
+
+The rules (stated in README.md):
+
+- Every line of a JSONL source is one record, ``NAME:LINE`` its default id: a
+  blank (whitespace-only) line is an error record ``blank line``; an empty
+  JSONL file is one error record ``empty file``.
+- A UTF-8 byte-order mark at the start of a file, of standard input or of a
+  JSONL line is dropped.
+- ``check_text`` is the one gate every text passes before spaCy and the model
+  (command line, Python API, Streamlit page): lone surrogates and NUL
+  characters make an error record; other control characters (all of Unicode
+  category Cc but tab, line feed and carriage return) become spaces, so
+  offsets into the output text are offsets into the input text; a text with no
+  character other than whitespace, control and format characters (such as a
+  zero-width space) is ``empty text``.
+- JSON nested deeper than ``MAX_DEPTH`` is refused before it is parsed.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import sys
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO, Iterable, Iterator
+from typing import Any, BinaryIO, Iterable, Iterator
 
 MAX_CHARS = 200_000  # longer records are refused: split them into documents first
+MAX_DEPTH = 100  # JSON nesting deeper than this is refused before parsing
+BOM = b"\xef\xbb\xbf"
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+_JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
+_BRACKET = re.compile(r"[\[\]{}]")
+
+
+def printable_id(value: str) -> str:
+    """An id safe to print and to encode as UTF-8: control characters and lone
+    surrogates (e.g. from undecodable file names) become backslash escapes."""
+    return _UNPRINTABLE.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), value)
 
 
 @dataclass
@@ -25,57 +58,155 @@ class Record:
     text: str | None = None
     error: str | None = None
 
+    def __post_init__(self):
+        self.id = printable_id(str(self.id))
 
-def check_text(rid: str, raw: bytes | str, max_chars: int) -> Record:
-    if isinstance(raw, bytes):
+
+def _byte_limit(max_chars: int | None) -> int | None:
+    return None if max_chars is None else 4 * max_chars + 1000
+
+
+def _is_blank(text: str) -> bool:
+    """True when ``text`` has no character but whitespace, control (Cc) and format (Cf) characters."""
+    return all(ch.isspace() or unicodedata.category(ch) in ("Cc", "Cf") for ch in text)
+
+
+def check_text(rid: str, raw: Any, max_chars: int | None = MAX_CHARS) -> Record:
+    """The gate every text passes before tagging: ``Record(rid, text)`` with the
+    normalised text, or ``Record(rid, error=reason)``.  ``raw`` may be bytes
+    (decoded as UTF-8, a leading byte-order mark dropped) or a string; anything
+    else is an error.  ``max_chars=None``: no length limit."""
+    if isinstance(raw, (bytes, bytearray)):
+        raw = bytes(raw)
+        if raw.startswith(BOM):
+            raw = raw[len(BOM):]
         if b"\x00" in raw:
             return Record(rid, error="binary data (NUL bytes), not text")
         try:
             raw = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
             return Record(rid, error=f"not valid UTF-8 (byte {exc.start})")
-    if not raw.strip():
-        return Record(rid, error="empty text")
-    if len(raw) > max_chars:
+    if not isinstance(raw, str):
+        return Record(rid, error=f"text must be a string, not {type(raw).__name__}")
+    if max_chars is not None and len(raw) > max_chars:
         return Record(rid, error=f"over-long input: {len(raw)} characters (limit {max_chars})")
-    return Record(rid, text=raw)
+    bad = _SURROGATE.search(raw)
+    if bad:
+        return Record(rid, error=f"not valid Unicode: lone surrogate U+{ord(bad.group()):04X} "
+                                 f"at character {bad.start()}")
+    nul = raw.find("\x00")
+    if nul >= 0:
+        return Record(rid, error=f"binary data (NUL character at {nul}), not text")
+    text = _CONTROL.sub(" ", raw)
+    if _is_blank(text):
+        return Record(rid, error="empty text")
+    return Record(rid, text=text)
 
 
-def _jsonl_records(name: str, fh: BinaryIO, max_chars: int) -> Iterator[Record]:
-    for line_no, line in enumerate(fh, 1):
-        rid = f"{name}:{line_no}"
-        if not line.strip():
-            continue
-        if len(line) > 4 * max_chars + 1000:
-            yield Record(rid, error=f"over-long line: {len(line)} bytes")
-            continue
-        try:
-            obj = json.loads(line.decode("utf-8"))
-        except UnicodeDecodeError as exc:
-            yield Record(rid, error=f"not valid UTF-8 (byte {exc.start})")
-            continue
-        except json.JSONDecodeError as exc:
-            yield Record(rid, error=f"invalid JSON: {exc.msg}")
-            continue
-        if not isinstance(obj, dict) or not isinstance(obj.get("text"), str):
-            yield Record(rid, error='a JSON object with a string "text" field is expected')
-            continue
-        yield check_text(str(obj.get("id", rid)), obj["text"], max_chars)
+def record_id(value: Any, default: str) -> str:
+    """The id of a JSONL record: its ``id`` field (a string as it is, another JSON
+    value as JSON), or ``default`` when the field is missing or null."""
+    if value is None:
+        return default
+    if isinstance(value, str):
+        return value
+    try:
+        return json.dumps(value, ensure_ascii=False)
+    except ValueError:  # e.g. an integer too long to print
+        return default
 
 
-def _file_records(path: Path, max_chars: int) -> Iterator[Record]:
-    if path.suffix == ".jsonl":
-        with open(path, "rb") as fh:
-            yield from _jsonl_records(str(path), fh, max_chars)
+def too_deep(line: str, limit: int = MAX_DEPTH) -> bool:
+    """Whether JSON text nests arrays/objects deeper than ``limit`` (brackets in strings ignored)."""
+    if line.count("[") + line.count("{") <= limit:
+        return False
+    depth = 0
+    for m in _BRACKET.finditer(_JSON_STRING.sub('""', line)):
+        depth += 1 if m.group() in "[{" else -1
+        if depth > limit:
+            return True
+    return False
+
+
+def _lines(fh: BinaryIO, limit: int | None, first: bytes | None = None) -> Iterator[tuple[bytes | None, int]]:
+    """``(line, length)`` for each line of ``fh`` (``first``: its first line, already
+    read with the same limit); a line over ``limit`` bytes is skipped without being
+    held in memory and comes as ``(None, length)``."""
+    while True:
+        if first is not None:
+            line, first = first, None
+        else:
+            line = fh.readline(-1 if limit is None else limit + 1)
+        if not line:
+            return
+        if limit is not None and len(line) > limit:
+            n = len(line)
+            while not line.endswith(b"\n"):
+                line = fh.readline(1 << 20)
+                if not line:
+                    break
+                n += len(line)
+            yield None, n
+        else:
+            yield line, len(line)
+
+
+def jsonl_record(rid: str, line: bytes, max_chars: int | None = MAX_CHARS) -> Record:
+    """One JSONL line as a record (see the module's rules)."""
+    if line.startswith(BOM):
+        line = line[len(BOM):]
+    if not line.strip():
+        return Record(rid, error="blank line")
+    try:
+        source = line.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return Record(rid, error=f"not valid UTF-8 (byte {exc.start})")
+    if too_deep(source):
+        return Record(rid, error=f"invalid JSON: nested deeper than {MAX_DEPTH} levels")
+    try:
+        obj = json.loads(source)
+    except json.JSONDecodeError as exc:
+        return Record(rid, error=f"invalid JSON: {exc.msg}")
+    except (ValueError, RecursionError) as exc:  # e.g. an integer with too many digits
+        return Record(rid, error=f"invalid JSON: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")
+    if not isinstance(obj, dict) or not isinstance(obj.get("text"), str):
+        return Record(rid, error='a JSON object with a string "text" field is expected')
+    return check_text(record_id(obj.get("id"), rid), obj["text"], max_chars)
+
+
+def _jsonl_records(name: str, fh: BinaryIO, max_chars: int | None, first: bytes | None = None) -> Iterator[Record]:
+    """Records of a JSONL stream, one per line; ``first``: a first line already read."""
+    limit = _byte_limit(max_chars)
+    n = 0
+    for n, (line, length) in enumerate(_lines(fh, limit, first), 1):
+        rid = f"{name}:{n}"
+        if line is None:
+            yield Record(rid, error=f"over-long line: {length} bytes (limit {limit})")
+        else:
+            yield jsonl_record(rid, line, max_chars)
+    if n == 0:
+        yield Record(name, error="empty file: no records")
+
+
+def _file_records(path: Path, max_chars: int | None) -> Iterator[Record]:
+    try:
+        if path.suffix == ".jsonl":
+            with open(path, "rb") as fh:
+                yield from _jsonl_records(str(path), fh, max_chars)
+            return
+        limit = _byte_limit(max_chars)
+        size = path.stat().st_size
+        if limit is not None and size > limit:
+            yield Record(str(path), error=f"over-long input: {size} bytes (limit {max_chars} characters)")
+            return
+        data = path.read_bytes()
+    except OSError as exc:
+        yield Record(str(path), error=f"cannot read: {exc.strerror or exc}")
         return
-    size = path.stat().st_size
-    if size > 4 * max_chars + 1000:
-        yield Record(str(path), error=f"over-long input: {size} bytes (limit {max_chars} characters)")
-        return
-    yield check_text(str(path), path.read_bytes(), max_chars)
+    yield check_text(str(path), data, max_chars)
 
 
-def read_records(texts: Iterable[str] = (), inputs: Iterable[str] = (), max_chars: int = MAX_CHARS,
+def read_records(texts: Iterable[str] = (), inputs: Iterable[str] = (), max_chars: int | None = MAX_CHARS,
                  stdin: BinaryIO | None = None) -> Iterator[Record]:
     for n, text in enumerate(texts):
         yield check_text(f"arg:{n}", text, max_chars)
@@ -97,22 +228,22 @@ def read_records(texts: Iterable[str] = (), inputs: Iterable[str] = (), max_char
             yield Record(str(path), error="no such file or directory")
 
 
-def _stdin_records(stream: BinaryIO, max_chars: int) -> Iterator[Record]:
-    first = stream.readline()
+def _stdin_records(stream: BinaryIO, max_chars: int | None) -> Iterator[Record]:
+    limit = _byte_limit(max_chars)
+    first = stream.readline(-1 if limit is None else limit + 1)
+    if first.startswith(BOM):
+        first = first[len(BOM):]
     if first.lstrip().startswith(b"{"):
-        import itertools
-
-        yield from _jsonl_records("stdin", itertools.chain([first], stream), max_chars)
-    else:
-        limit = 4 * max_chars + 1000
-        rest = stream.read(limit)
-        if stream.read(1):
-            yield Record("stdin", error=f"over-long input: more than {limit} bytes (limit {max_chars} characters)")
-            return
-        yield check_text("stdin", first + rest, max_chars)
+        yield from _jsonl_records("stdin", stream, max_chars, first=first)
+        return
+    rest = stream.read(-1 if limit is None else limit)
+    if limit is not None and stream.read(1):
+        yield Record("stdin", error=f"over-long input: more than {limit} bytes (limit {max_chars} characters)")
+        return
+    yield check_text("stdin", first + rest, max_chars)
 
 
-def records_from_bytes(name: str, data: bytes, max_chars: int = MAX_CHARS) -> list[Record]:
+def records_from_bytes(name: str, data: bytes, max_chars: int | None = MAX_CHARS) -> list[Record]:
     """Records of an uploaded file: ``.jsonl`` line by line, anything else one document."""
     import io
 

@@ -34,6 +34,7 @@ SUBSETS = {
     "ula-lu": "doclist.ula-luSubset",
 }
 
+_CONTROL_BYTES = re.compile(rb"[\x01-\x08\x0e-\x1f\x7f]")  # never in text, whatever its 8-bit encoding
 _ATTR = re.compile(r'\s*([A-Za-z_][\w-]*)\s*=\s*"([^"]*)"')
 
 
@@ -123,9 +124,19 @@ class _ByteToChar:
 
 
 def read_doclist(path: Path) -> list[str]:
-    """Document names from a doclist; accepts ``name`` or ``... file=name`` lines."""
+    """Document names from a doclist; accepts ``name`` or ``... file=name`` lines.
+    A file that cannot be read or is not UTF-8 text raises CorpusError."""
+    try:
+        data = Path(path).read_bytes()
+        text = data.decode("utf-8")
+    except OSError as exc:
+        raise CorpusError(f"{path}: cannot read the document list: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise CorpusError(f"{path}: not a document list: not UTF-8 text (byte {exc.start})") from None
+    if "\x00" in text:
+        raise CorpusError(f"{path}: not a document list: binary data (NUL bytes)")
     names = []
-    for line in path.read_text(encoding="utf-8").splitlines():
+    for line in text.splitlines():
         line = line.strip()
         if not line:
             continue
@@ -186,17 +197,18 @@ class MPQACorpus:
     # -- one document -------------------------------------------------------
     def read(self, name: str) -> Document | None:
         """Read one document; None (and a recorded problem) if it is unusable."""
-        doc_path = self.root / "docs" / name
-        ann_dir = self.root / "man_anns" / name
+        doc_path = self._inside("docs", name)
+        ann_dir = self._inside("man_anns", name)
+        if doc_path is None or ann_dir is None:
+            self.problems.add("outside the corpus", f"{self.root}: listed document {name!r} is not inside "
+                              "docs/ and man_anns/; document skipped")
+            return None
         if not doc_path.is_file():
             self.problems.add("missing document", f"{doc_path}: document file not found")
             return None
-        raw = doc_path.read_bytes()
-        try:
-            text, encoding = raw.decode("utf-8"), "utf-8"
-        except UnicodeDecodeError:
-            text, encoding = raw.decode("latin-1"), "latin-1"
-            self.problems.add("not utf-8", f"{doc_path}: not UTF-8, read as Latin-1", skipped=False)
+        text, encoding = self._read_text(doc_path)
+        if text is None:
+            return None
         to_char = _ByteToChar(text, encoding)
 
         ann_path = ann_dir / ANNOTATION_FILE
@@ -214,6 +226,38 @@ class MPQACorpus:
             if a.type == "GATE_sentence" and not a.is_empty
         )
         return Document(name, text, annotations, sentences)
+
+    def _inside(self, part: str, name: str) -> Path | None:
+        """``root/part/name`` if it stays inside ``root/part`` (symbolic links resolved), else None."""
+        base = self.root / part
+        try:
+            if (base / name).resolve().is_relative_to(base.resolve()) and name.strip():
+                return base / name
+        except (OSError, ValueError):  # e.g. a NUL character in the name
+            pass
+        return None
+
+    def _read_text(self, doc_path: Path) -> tuple[str | None, str]:
+        """The document's text and encoding: UTF-8, else Latin-1 when the bytes look
+        like 8-bit text; binary data is recorded as a problem and gives ``(None, "")``."""
+        try:
+            raw = doc_path.read_bytes()
+        except OSError as exc:
+            self.problems.add("unreadable document", f"{doc_path}: cannot read: {exc.strerror or exc}; "
+                              "document skipped")
+            return None, ""
+        if b"\x00" in raw:
+            self.problems.add("binary document", f"{doc_path}: binary data (NUL bytes), not text; document skipped")
+            return None, ""
+        try:
+            return raw.decode("utf-8"), "utf-8"
+        except UnicodeDecodeError as exc:
+            if _CONTROL_BYTES.search(raw):
+                self.problems.add("binary document", f"{doc_path}: not UTF-8 (byte {exc.start}) and holds control "
+                                  "bytes: binary data, not text; document skipped")
+                return None, ""
+        self.problems.add("not utf-8", f"{doc_path}: not UTF-8, read as Latin-1", skipped=False)
+        return raw.decode("latin-1"), "latin-1"
 
     def _read_annotations(self, path: Path, to_char: _ByteToChar) -> list[Annotation]:
         out = []

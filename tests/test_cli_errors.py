@@ -1,0 +1,102 @@
+"""Command-line mistakes give one line naming the path or option and exit 2;
+a closed pipe ends quietly; evaluate finds the default corpus (issue 13, items 3 and 7)."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tagger.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_MODEL = ROOT / "tagger" / "models" / "default"
+
+
+def one_line_error(capsys, *names):
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err, err
+    for name in names:
+        assert name in err, (name, err)
+    return err
+
+
+def test_out_is_a_directory(tmp_path, capsys):
+    assert main(["tag", "Rain fell.", "--out", str(tmp_path)]) == 2
+    one_line_error(capsys, f"--out {tmp_path}", "is a directory")
+
+
+def test_out_parent_is_a_file(tmp_path, capsys):
+    (tmp_path / "file").write_text("x")
+    assert main(["tag", "Rain fell.", "--out", str(tmp_path / "file" / "out.jsonl")]) == 2
+    one_line_error(capsys, "file/out.jsonl", "not a directory")
+
+
+def test_out_unwritable(tmp_path, capsys):
+    assert main(["tag", "Rain fell.", "--out", "/proc/opinion-tagger-test/out.jsonl"]) == 2
+    one_line_error(capsys, "--out /proc/opinion-tagger-test/out.jsonl", "cannot write")
+
+
+def test_brat_out_is_an_existing_file(tmp_path, capsys):
+    f = tmp_path / "exists.txt"
+    f.write_text("x")
+    assert main(["tag", "Rain fell.", "--format", "brat", "--out", str(f)]) == 2
+    one_line_error(capsys, str(f), "not a directory")
+    assert f.read_text() == "x"
+
+
+def test_any_other_os_error_is_one_line(sample_mpqa, tmp_path, capsys):
+    assert main(["corpus", "convert", "--mpqa", str(sample_mpqa), "--out", str(tmp_path)]) == 2
+    one_line_error(capsys, str(tmp_path), "Is a directory")
+
+
+@pytest.mark.parametrize("args, option", [(["--chunk", "0"], "--chunk"), (["--chunk", "-5"], "--chunk"),
+                                          (["--chunk", "x"], "--chunk"), (["--max-chars", "0"], "--max-chars")])
+def test_numeric_options_rejected_by_the_parser(args, option, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["tag", "Rain fell.", *args])
+    assert exc.value.code == 2
+    one_line_error(capsys, f"argument {option}")
+
+
+def test_fold_out_of_range_rejected_by_the_parser(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["evaluate", "--model", str(DEFAULT_MODEL), "--fold", "10"])
+    assert exc.value.code == 2
+    one_line_error(capsys, "argument --fold")
+
+
+def test_broken_pipe_ends_quietly(tmp_path):
+    inp = tmp_path / "many.jsonl"
+    inp.write_text("".join(json.dumps({"id": str(k), "text": f"Officials said thing {k}."}) + "\n"
+                           for k in range(3000)))
+    env = dict(os.environ, PYTHONPATH=str(ROOT), TF_CPP_MIN_LOG_LEVEL="3")
+    proc = subprocess.Popen([sys.executable, "-m", "tagger.cli", "tag", "--input", str(inp), "--chunk", "8"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    head = [proc.stdout.readline() for _ in range(2)]  # tag ... | head -2
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    proc.wait(timeout=120)
+    assert [json.loads(x)["id"] for x in head] == ["0", "1"]
+    assert "Traceback" not in err and "BrokenPipe" not in err and "Exception ignored" not in err, err
+    assert proc.returncode == 141
+
+
+def test_evaluate_says_which_data_to_pass(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("OPINION_TAGGER_SHARED", str(tmp_path / "no-shared"))  # no corpus at the default place
+    assert main(["evaluate", "--model", str(DEFAULT_MODEL), "--fold", "0"]) == 2
+    one_line_error(capsys, "give --data mpqa DIR", "MPQA 2.0 (original 535-document subset)",
+                   str(tmp_path / "no-shared"))
+
+
+@pytest.mark.corpus
+@pytest.mark.slow
+def test_evaluate_default_model_on_the_default_corpus_reproduces_its_scores(shared_mpqa, shared_datasplit, capsys):
+    assert main(["evaluate", "--model", str(DEFAULT_MODEL), "--fold", "0", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    recorded = json.loads((DEFAULT_MODEL / "meta.json").read_text())["scores"]["fold0_test"]
+    for typ in ("DSE", "ESE"):
+        for metric in ("binary", "proportional", "exact"):
+            assert report[typ][metric]["f1"] == pytest.approx(recorded[typ][metric]["f1"], abs=1e-9)

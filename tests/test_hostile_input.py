@@ -1,0 +1,173 @@
+"""Hostile input never stops tagging: one output record per input record,
+whatever its bytes (issue 13, items 1 and 2), on the command line, in the
+Python API and in the Streamlit page."""
+
+import io
+import json
+import tempfile
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from streamlit.testing.v1 import AppTest
+
+from strategies import api_inputs, api_records, expected_records, jsonl_files
+from tagger.annotate import InvalidText, OpinionTagger
+from tagger.cli import main
+from tagger.inputs import MAX_DEPTH, check_text, printable_id, read_records, records_from_bytes
+
+ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_MODEL = str(ROOT / "tagger" / "models" / "default")
+
+
+@pytest.fixture(scope="module")
+def ot():
+    return OpinionTagger.load()
+
+
+# ----------------------------------------------------------------- the text gate
+def test_check_text_refuses_what_cannot_be_tagged():
+    assert check_text("x", "\ud800").error == "not valid Unicode: lone surrogate U+D800 at character 0"
+    assert check_text("x", "ab\udfffc").error == "not valid Unicode: lone surrogate U+DFFF at character 2"
+    assert check_text("x", "a\x00b").error == "binary data (NUL character at 1), not text"
+    assert check_text("x", b"a\x00b").error == "binary data (NUL bytes), not text"
+    assert check_text("x", b"caf\xe9").error == "not valid UTF-8 (byte 3)"
+    assert check_text("x", 7).error == "text must be a string, not int"
+    for blank in ("", " \n\t", "\u200b", "\ufeff\u200d ", "\x1b\x7f", "\u2028"):
+        assert check_text("x", blank).error == "empty text", repr(blank)
+    assert check_text("x", "abcdef", max_chars=5).error == "over-long input: 6 characters (limit 5)"
+
+
+def test_check_text_normalises_control_characters_keeping_offsets():
+    rec = check_text("x", "a\x1bb\tc\r\nd\x85e\x0cf")
+    assert rec.text == "a b\tc\r\nd e f"
+    assert check_text("x", b"\xef\xbb\xbfHi.").text == "Hi."  # byte-order mark dropped
+    assert check_text("x", "\u200bHi").text == "\u200bHi"  # format characters stay: offsets unchanged
+
+
+def test_ids_are_printable():
+    assert printable_id("a\nb\ud800") == "a\\nb\\ud800"
+    assert check_text("bad\udcff.txt", "ok").id == "bad\\udcff.txt"
+
+
+# ----------------------------------------------------------------- JSONL rules
+def test_jsonl_rules_blank_lines_bom_depth():
+    data = (b'\xef\xbb\xbf{"id": "a", "text": "First."}\n'
+            b"   \n"
+            b'\xef\xbb\xbf{"id": "b", "text": "After a BOM mid-file."}\n'
+            + b"[" * 3000 + b"]" * 3000 + b"\n"
+            + b"[" * MAX_DEPTH + b"]" * MAX_DEPTH + b"\n"
+            + b'{"id": "z", "text": "\\u200b"}\n'
+            b'{"id": "s", "text": "\\ud800 lone"}\n'
+            b'{"id": 1' + b"0" * 5000 + b', "text": "big id"}\n'
+            b"\n")
+    recs = records_from_bytes("f.jsonl", data)
+    assert [(r.id, r.text, r.error) for r in recs] == [
+        ("a", "First.", None),
+        ("f.jsonl:2", None, "blank line"),
+        ("b", "After a BOM mid-file.", None),
+        ("f.jsonl:4", None, f"invalid JSON: nested deeper than {MAX_DEPTH} levels"),
+        ("f.jsonl:5", None, 'a JSON object with a string "text" field is expected'),  # deep enough is parsed
+        ("z", None, "empty text"),
+        ("s", None, "not valid Unicode: lone surrogate U+D800 at character 0"),
+        ("f.jsonl:8", None, recs[7].error),
+        ("f.jsonl:9", None, "blank line"),
+    ]
+    assert recs[7].error.startswith("invalid JSON: Exceeds the limit")
+    assert [(r.id, r.error) for r in records_from_bytes("e.jsonl", b"")] == [("e.jsonl", "empty file: no records")]
+
+
+def test_overlong_lines_are_skipped_without_reading_them_whole():
+    data = b'{"text": "' + b"x" * 100_000 + b'"}\n{"text": "Short."}\n'
+    recs = list(read_records(inputs=["-"], max_chars=100, stdin=io.BytesIO(data)))
+    assert [(r.id, r.text) for r in recs] == [("stdin:1", None), ("stdin:2", "Short.")]
+    assert recs[0].error == "over-long line: 100013 bytes (limit 1400)"
+
+
+def test_stdin_with_bom_is_still_jsonl():
+    recs = list(read_records(inputs=["-"], stdin=io.BytesIO(b'\xef\xbb\xbf{"id": "a", "text": "A."}\n')))
+    assert [(r.id, r.text) for r in recs] == [("a", "A.")]
+
+
+# ----------------------------------------------------------------- the Python API
+def test_api_tag_raises_a_clear_error_and_tag_many_keeps_going(ot):
+    with pytest.raises(InvalidText, match="lone surrogate U\\+D800"):
+        ot.tag("\ud800", id="x")
+    with pytest.raises(ValueError, match="empty text"):
+        ot.tag("\u200b")
+    docs = list(ot.tag_many(["Fine.", ("x", "\ud800"), ("y", None), 42, "Also fine."], chunk=2))
+    assert [(d.id, d.error) for d in docs] == [
+        ("0", None), ("x", "not valid Unicode: lone surrogate U+D800 at character 0"),
+        ("y", "text must be a string, not NoneType"),
+        ("3", "expected a string or an (id, text) pair, not int"), ("4", None)]
+    assert docs[1].to_dict() == {"id": "x", "error": "not valid Unicode: lone surrogate U+D800 at character 0"}
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(values=api_inputs)
+def test_property_api_one_document_per_input(ot, values):
+    records = api_records(values)
+    docs = list(ot.tag_many(iter(records), chunk=3))
+    assert len(docs) == len(records)
+    for n, (rec, doc) in enumerate(zip(records, docs)):
+        want = printable_id(str(rec[0])) if isinstance(rec, (tuple, list)) and len(rec) == 2 else str(n)
+        assert doc.id == want
+        assert not doc.error or "internal error" not in doc.error
+        json.dumps(doc.to_dict(), ensure_ascii=False).encode("utf-8")  # every output can be written
+        text = rec[1] if isinstance(rec, (tuple, list)) and len(rec) == 2 else rec
+        if doc.error is None:
+            assert isinstance(text, (str, bytes)) and (len(doc.text) == len(text) or isinstance(text, bytes))
+            for s in doc.sentences:
+                for t in s.tokens:
+                    assert doc.text[t.start:t.end] == t.text
+
+
+# ----------------------------------------------------------------- the command line
+def test_cli_surrogate_record_loses_nothing(tmp_path, capsys):
+    inp = tmp_path / "in.jsonl"
+    inp.write_text('{"id": "a", "text": "Officials said no."}\n{"id": "x", "text": "\\ud800"}\n'
+                   '{"id": "b", "text": "Rain fell."}\n')
+    out = tmp_path / "out.jsonl"
+    assert main(["tag", "--input", str(inp), "--out", str(out), "--quiet", "--chunk", "2"]) == 1
+    lines = [json.loads(x) for x in out.read_text().splitlines()]
+    assert [x["id"] for x in lines] == ["a", "x", "b"]
+    assert lines[1] == {"id": "x", "error": "not valid Unicode: lone surrogate U+D800 at character 0"}
+    err = capsys.readouterr().err
+    assert "tagged 2 records, 1 errors" in err and "Traceback" not in err
+
+
+_tmp = Path(tempfile.mkdtemp(prefix="hostile-"))
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(sample=jsonl_files())
+def test_property_cli_batch_one_output_line_per_input_line(sample):
+    data, declared = sample
+    inp, out = _tmp / "in.jsonl", _tmp / "out.jsonl"
+    inp.write_bytes(data)
+    rc = main(["tag", "--model", DEFAULT_MODEL, "--input", str(inp), "--out", str(out), "--quiet",
+               "--chunk", "4"])
+    lines = [json.loads(x) for x in out.read_text(encoding="utf-8").split("\n")[:-1]]  # U+2028 is no line end
+    assert len(lines) == expected_records(data)
+    assert rc == (1 if any("error" in x for x in lines) else 0)
+    for i, (x, rid) in enumerate(zip(lines, declared), 1):
+        assert x["id"] in (f"{inp}:{i}", rid)
+        assert "internal error" not in x.get("error", "")
+
+
+# ----------------------------------------------------------------- the Streamlit page
+def test_page_hostile_upload_shows_messages_not_a_traceback():
+    at = AppTest.from_file(str(ROOT / "streamlit_app.py"), default_timeout=120)
+    at.run()
+    at.radio[0].set_value("Upload a file").run()
+    data = (b'{"id": "ok", "text": "Officials said no."}\n{"id": "x", "text": "\\ud800"}\n'
+            + b"[" * 5000 + b"]" * 5000 + b"\n\n" + b'{"id": "zw", "text": "\\u200b"}\n')
+    at.file_uploader[0].set_value(("hostile.jsonl", data, "application/jsonl")).run()
+    at.button[0].click().run()
+    assert not at.exception
+    warnings = [w.value for w in at.warning]
+    assert warnings == ["Not tagged: x: not valid Unicode: lone surrogate U+D800 at character 0",
+                        f"Not tagged: hostile.jsonl:3: invalid JSON: nested deeper than {MAX_DEPTH} levels",
+                        "Not tagged: hostile.jsonl:4: blank line",
+                        "Not tagged: zw: empty text"]
+    assert [d["id"] for d in at.session_state["docs"]] == ["ok"]
