@@ -13,6 +13,13 @@ from tagger.errors import TaggerError
 from tagger.paths import default_mpqa
 
 
+class _Help(argparse.ArgumentDefaultsHelpFormatter):
+    """Shows an option's default unless it is None (configuration options name their own default)."""
+
+    def _get_help_string(self, action):
+        return action.help if action.default is None else super()._get_help_string(action)
+
+
 class _Parser(argparse.ArgumentParser):
     """Usage errors in one line that names the option, then exit status 2."""
 
@@ -403,7 +410,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_corpus_agreement)
 
     p = sub.add_parser("train", help="train a DSE, ESE or joint tagger on one fold",
-                       formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+                       formatter_class=_Help)
     _data_args(p, required=False)
     p.set_defaults(data=("mpqa", str(default_mpqa())))
     _config_args(p)
