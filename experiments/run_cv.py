@@ -25,6 +25,8 @@ def main(argv=None) -> int:
     ap.add_argument("--runs", default=str(RUNS))
     ap.add_argument("--datasplit", default=None)
     ap.add_argument("--list", action="store_true", help="list the experiments and their finished folds")
+    ap.add_argument("--together", type=int, default=10,
+                    help="folds trained at once in one program by the fast trainer (default: %(default)s)")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     from pathlib import Path
@@ -43,7 +45,7 @@ def main(argv=None) -> int:
                 print(f"{e.name}: {len(done)}/{len(e.folds)} folds done {done}")
                 continue
             run_experiment(e, args.folds, Path(args.results), Path(args.runs), args.datasplit,
-                           progress=sys.stderr.isatty())
+                           progress=sys.stderr.isatty(), together=args.together)
     except TaggerError as exc:
         print(f"run_cv: error: {exc}", file=sys.stderr)
         return 2

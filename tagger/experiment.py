@@ -24,7 +24,7 @@ import logging
 import os
 import shutil
 import time
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -174,79 +174,112 @@ def result_path(results: Path, name: str, fold: int) -> Path:
 
 
 def run_experiment(exp: Experiment, folds: list[int] | None = None, results: Path = RESULTS, runs: Path = RUNS,
-                   datasplit: str | Path | None = None, progress: bool = True, docs=None) -> list[Path]:
-    """Train and score ``exp`` on each fold that has no result yet; returns the result files written."""
-    from tagger.corpus.dataset import load_documents, select
-    from tagger.corpus.split import load_split
-    from tagger.evaluation import evaluate_tagger, score_predictions
-    from tagger.provenance import git_commit, machine
-    from tagger.training import remove_checkpoint, train
+                   datasplit: str | Path | None = None, progress: bool = True, docs=None,
+                   together: int = 10) -> list[Path]:
+    """Train and score ``exp`` on each fold that has no result yet; returns the result files written.
+    Configurations with ``trainer: fast`` train up to ``together`` folds at once in one program
+    (``tagger.fast_training``); others one fold at a time, resuming from checkpoints."""
+    from tagger.corpus.dataset import load_documents
 
     datasplit = Path(datasplit or default_datasplit())
-    written = []
     todo = [k for k in (folds if folds is not None else exp.folds) if not result_path(results, exp.name, k).exists()]
     if not todo:
-        return written
+        return []
     path = data_path(exp.data)
     if docs is None:
         docs = load_documents(exp.data["source"], path)
     extra = {w for sents in docs.values() for s in sents for w in s.words}
-    for fold in todo:
-        with claim_fold(runs / exp.name / f"fold{fold}.lock") as owner:
-            if owner is not None:
-                log.warning("%s fold %d: another job (process %d) is running it; skipped", exp.name, fold, owner)
-                continue
-            if result_path(results, exp.name, fold).exists():  # finished by another job meanwhile
-                continue
-            split = load_split(datasplit, fold)
-            train_s, dev_s, test_s = (select(docs, split.part(p)) for p in ("train", "dev", "test"))
-            t0 = time.perf_counter()
-            commit = git_commit()  # the code the fold starts with (a fold can outlast a commit)
-            if exp.kind == "crf":
-                from tagger.crf_baseline import CRFBaseline
-
-                model = CRFBaseline(exp.types, **exp.model.get("crf", {})).fit(train_s)
-                dev = score_predictions(dev_s, model.predict_tags(dev_s))
-                test = score_predictions(test_s, model.predict_tags(test_s))
-                training = {"train_seconds": model.train_seconds, "epochs": None, "best_epoch": None,
-                            "device": "CPU"}
-                config = {"task": exp.model.get("task", "dse"), **exp.model}
-                seed = None
-            else:
-                cfg = exp.config()
-                run_dir = runs / exp.name / f"fold{fold}"
-                resume = (run_dir / "checkpoint" / "state.json").is_file()
-                cache = context_cache_path(runs, cfg, exp.data["source"]) if cfg.contextual else None
-                tagger, meta = train(cfg, train_s, dev_s, run_dir, extra_words=extra, resume=resume,
-                                     progress=progress, context_cache=cache)
-                dev = meta["scores"]["dev"]
-                test = evaluate_tagger(tagger, test_s)
-                t = meta["training"]
-                training = {k: t[k] for k in ("train_seconds", "epochs", "best_epoch", "device", "parameters",
-                                              "history")}
-                config = cfg.to_dict()
-                seed = cfg.seed
-                remove_checkpoint(run_dir)
-            record = {
-                "name": exp.name, "kind": exp.kind, "fold": fold, "config": config, "seed": seed,
-                "git_commit": commit, "choices": exp.choices,
-                "data": {"source": exp.data["source"], "path": Path(path).name, "datasplit": datasplit.name,
-                         "documents": {"train": len(split.train), "dev": len(split.dev), "test": len(split.test)},
-                         "sentences": {"train": len(train_s), "dev": len(dev_s), "test": len(test_s)}},
-                "scores": {"dev": dev, "test": test},
-                **training,
-                "wall_seconds": time.perf_counter() - t0, "machine": machine(),
-                "finished_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            }
-            out = result_path(results, exp.name, fold)
-            out.parent.mkdir(parents=True, exist_ok=True)
-            tmp = out.with_suffix(".tmp")
-            tmp.write_text(json.dumps(record, indent=1) + "\n")
-            tmp.replace(out)
-            written.append(out)
-            log.warning("%s fold %d: test %s", exp.name, fold, {
-                t: round(r["proportional"]["f1"], 4) for t, r in test.items()})
+    group = together if exp.kind == "rnn" and exp.config().trainer == "fast" else 1
+    written = []
+    for start in range(0, len(todo), max(1, group)):
+        with ExitStack() as stack:
+            mine = []
+            for fold in todo[start:start + max(1, group)]:
+                owner = stack.enter_context(claim_fold(runs / exp.name / f"fold{fold}.lock"))
+                if owner is not None:
+                    log.warning("%s fold %d: another job (process %d) is running it; skipped", exp.name, fold, owner)
+                elif not result_path(results, exp.name, fold).exists():  # not finished by another job meanwhile
+                    mine.append(fold)
+            if mine:
+                written += _run_folds(exp, mine, docs, extra, path, results, runs, datasplit, progress)
     return written
+
+
+def _run_folds(exp, folds, docs, extra, path, results, runs, datasplit, progress) -> list[Path]:
+    """Train and score ``folds`` of ``exp`` (several at once with the fast trainer) and write their results."""
+    from tagger.corpus.dataset import select
+    from tagger.corpus.split import load_split
+    from tagger.evaluation import evaluate_tagger, score_predictions
+    from tagger.provenance import git_commit
+    from tagger.training import remove_checkpoint, train
+
+    splits = {k: load_split(datasplit, k) for k in folds}
+    parts = {k: tuple(select(docs, splits[k].part(p)) for p in ("train", "dev", "test")) for k in folds}
+    t0 = time.perf_counter()
+    commit = git_commit()  # the code the folds start with (a fold can outlast a commit)
+    out = []
+    if exp.kind == "crf":
+        from tagger.crf_baseline import CRFBaseline
+
+        for k in folds:
+            train_s, dev_s, test_s = parts[k]
+            model = CRFBaseline(exp.types, **exp.model.get("crf", {})).fit(train_s)
+            dev = score_predictions(dev_s, model.predict_tags(dev_s))
+            test = score_predictions(test_s, model.predict_tags(test_s))
+            training = {"train_seconds": model.train_seconds, "epochs": None, "best_epoch": None, "device": "CPU"}
+            out.append(_write_result(exp, k, splits[k], parts[k], path, datasplit, commit, t0, dev, test, training,
+                                     {"task": exp.model.get("task", "dse"), **exp.model}, None, results))
+            t0 = time.perf_counter()
+        return out
+    cfg = exp.config()
+    dirs = {k: runs / exp.name / f"fold{k}" for k in folds}
+    if cfg.trainer == "fast":
+        from tagger.fast_training import train_fast_together
+
+        trained = train_fast_together(cfg, [(parts[k][0], parts[k][1], dirs[k]) for k in folds], extra, progress)
+    else:
+        (k,) = folds
+        resume = (dirs[k] / "checkpoint" / "state.json").is_file()
+        cache = context_cache_path(runs, cfg, exp.data["source"]) if cfg.contextual else None
+        trained = [train(cfg, parts[k][0], parts[k][1], dirs[k], extra_words=extra, resume=resume,
+                         progress=progress, context_cache=cache)]
+    for k, (tagger, meta) in zip(folds, trained):
+        test = evaluate_tagger(tagger, parts[k][2])
+        t = meta["training"]
+        training = {key: t[key] for key in ("train_seconds", "epochs", "best_epoch", "device", "parameters",
+                                            "history") if key in t}
+        if t.get("trained_together", 1) > 1:
+            training["trained_together"] = t["trained_together"]  # train_seconds: this fold's share
+        out.append(_write_result(exp, k, splits[k], parts[k], path, datasplit, commit, t0, meta["scores"]["dev"],
+                                 test, training, cfg.to_dict(), cfg.seed, results))
+        remove_checkpoint(dirs[k])
+    return out
+
+
+def _write_result(exp, fold, split, parts, path, datasplit, commit, t0, dev, test, training, config, seed,
+                  results) -> Path:
+    from tagger.provenance import machine
+
+    train_s, dev_s, test_s = parts
+    record = {
+        "name": exp.name, "kind": exp.kind, "fold": fold, "config": config, "seed": seed,
+        "git_commit": commit, "choices": exp.choices,
+        "data": {"source": exp.data["source"], "path": Path(path).name, "datasplit": datasplit.name,
+                 "documents": {"train": len(split.train), "dev": len(split.dev), "test": len(split.test)},
+                 "sentences": {"train": len(train_s), "dev": len(dev_s), "test": len(test_s)}},
+        "scores": {"dev": dev, "test": test},
+        **training,
+        "wall_seconds": time.perf_counter() - t0, "machine": machine(),
+        "finished_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
+    out = result_path(results, exp.name, fold)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_suffix(".tmp")
+    tmp.write_text(json.dumps(record, indent=1) + "\n")
+    tmp.replace(out)
+    log.warning("%s fold %d: test %s", exp.name, fold, {
+        t: round(r["proportional"]["f1"], 4) for t, r in test.items()})
+    return out
 
 
 def load_results(results: Path = RESULTS) -> list[dict]:

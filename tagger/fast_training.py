@@ -36,7 +36,7 @@ import numpy as np
 from tagger.config import TaggerConfig
 from tagger.data import Sentence
 from tagger.errors import TaggerError
-from tagger.features import (Vocabulary, batches, bucket_length, build_vocabulary, decode_tags, encode_tags,
+from tagger.features import (Vocabulary, bucket_length, build_vocabulary, decode_tags, encode_tags,
                              initial_embeddings)
 
 log = logging.getLogger("tagger")
@@ -57,10 +57,16 @@ def _jax():
 
 
 # --------------------------------------------------------------------------- parameters <-> Keras model
-def params_from_model(model, config: TaggerConfig) -> tuple[dict, np.ndarray]:
-    """The trainable weights of a Keras tagger as a tree of arrays, and the embedding's frozen-row mask.
-    Layer k: ``W`` [2, in, H], ``U`` [2, H, H], ``b`` [2, H] (forward, backward); heads: ``W`` [2H, 3], ``b`` [3]."""
+def params_from_model(model, config: TaggerConfig) -> tuple[dict, dict]:
+    """The trainable weights of a Keras tagger as a tree of arrays, and the constants the network reads.
+    ``emb``: the embedding rows that train (those not frozen); layer k: ``W`` [2, in, H], ``U`` [2, H, H],
+    ``b`` [2, H] (forward, backward); heads: ``W`` [2H, 3], ``b`` [3].  Constants: ``table`` (the frozen
+    rows, others zero), ``row`` (a word's row in ``emb``), ``train`` (1 where a word's row trains)."""
     emb = model.get_layer("embedding")
+    table, frozen = np.asarray(emb.table), np.asarray(emb.frozen)
+    rows = np.flatnonzero(frozen == 0)
+    row = np.zeros(len(table), dtype="int32")
+    row[rows] = np.arange(len(rows))
     layers = []
     for k in range(1, config.depth + 1):
         bi = model.get_layer(f"birnn_{k}")
@@ -69,12 +75,18 @@ def params_from_model(model, config: TaggerConfig) -> tuple[dict, np.ndarray]:
                        for name, attr in (("W", "kernel"), ("U", "recurrent_kernel"), ("b", "bias"))})
     heads = {t: {"W": np.asarray(model.get_layer(t).kernel), "b": np.asarray(model.get_layer(t).bias)}
              for t in config.types}
-    return {"emb": np.asarray(emb.table), "layers": layers, "heads": heads}, np.asarray(emb.frozen)
+    consts = {"table": table * frozen[:, None], "row": row, "train": (frozen == 0).astype(table.dtype)}
+    return {"emb": table[rows], "layers": layers, "heads": heads}, consts
 
 
 def params_to_model(params: dict, model, config: TaggerConfig) -> None:
-    """Write a parameter tree back into the Keras model it came from."""
-    model.get_layer("embedding").table.assign(np.asarray(params["emb"]))
+    """Write a parameter tree back into the Keras model it came from (``params_from_model``'s layout;
+    ``emb`` may carry padding rows at the end)."""
+    emb = model.get_layer("embedding")
+    table, frozen = np.array(emb.table), np.asarray(emb.frozen)
+    rows = np.flatnonzero(frozen == 0)
+    table[rows] = np.asarray(params["emb"])[: len(rows)]
+    emb.table.assign(table)
     for k, layer in enumerate(params["layers"], start=1):
         bi = model.get_layer(f"birnn_{k}")
         for d, cell in enumerate((bi.forward_layer.cell, bi.backward_layer.cell)):
@@ -117,16 +129,16 @@ def _dropout(x, rate, key):
     return jnp.where(keep, x / (1.0 - rate), 0.0)
 
 
-def forward(params, frozen, ids, config: TaggerConfig, key=None):
+def forward(params, consts, ids, config: TaggerConfig, key=None):
     """Logits per type ({type: [B, T, 3]}) and the hidden activations of each layer.  ``key``: dropout
     (training); None: inference."""
     import jax
     import jax.numpy as jnp
 
-    mask = (ids != 0).astype(params["emb"].dtype)
-    vectors = jnp.take(params["emb"], ids, axis=0)
-    f = jnp.take(frozen, ids, axis=0)[..., None]
-    x = f * jax.lax.stop_gradient(vectors) + (1.0 - f) * vectors
+    mask = (ids != 0).astype(consts["table"].dtype)
+    trains = jnp.take(consts["train"], ids, axis=0)[..., None]
+    x = (trains * jnp.take(params["emb"], jnp.take(consts["row"], ids, axis=0), axis=0)
+         + (1.0 - trains) * jnp.take(consts["table"], ids, axis=0))
     keys = jax.random.split(key, config.depth + 1) if key is not None else [None] * (config.depth + 1)
     x = _dropout(x, config.input_dropout, keys[0])
     hidden = []
@@ -138,7 +150,7 @@ def forward(params, frozen, ids, config: TaggerConfig, key=None):
     return logits, hidden, mask
 
 
-def loss_fn(params, frozen, ids, tags, config: TaggerConfig, key=None):
+def loss_fn(params, consts, ids, tags, config: TaggerConfig, key=None):
     """The training loss of a batch: per type, token cross-entropy (weight ``o_weight`` on gold-O tokens),
     summed (``loss_sum``) or averaged over the real tokens (as Keras's masked loss), summed over types;
     plus ``l2``/2 ||w||^2 over recurrent and output weights and ``activation_l2``/2 ||h||^2 over hidden
@@ -146,7 +158,7 @@ def loss_fn(params, frozen, ids, tags, config: TaggerConfig, key=None):
     import jax
     import jax.numpy as jnp
 
-    logits, hidden, mask = forward(params, frozen, ids, config, key)
+    logits, hidden, mask = forward(params, consts, ids, config, key)
     total = 0.0
     n = jnp.maximum(mask.sum(), 1.0)
     for t, z in logits.items():
@@ -196,8 +208,7 @@ def optimizer(config: TaggerConfig):
 
 # --------------------------------------------------------------------------- batches
 class Encoded:
-    """Sentences as word ids and tag ids, cut into fixed-shape batches (rows padded to ``rows``,
-    length padded to its bucket)."""
+    """Sentences as word ids and tag ids."""
 
     def __init__(self, vocab: Vocabulary, sentences: Sequence[Sentence], types: Sequence[str]):
         self.ids = [np.asarray(vocab.ids(s.words), dtype="int32") for s in sentences]
@@ -205,141 +216,226 @@ class Encoded:
             sentences and sentences[0].tags) else {}
         self.lengths = [len(s) for s in sentences]
 
-    def batch(self, idx: Sequence[int], rows: int):
-        length = bucket_length(max(self.lengths[i] for i in idx))
-        ids = np.zeros((rows, length), dtype="int32")
-        tags = {t: np.zeros((rows, length), dtype="int32") for t in self.tags}
-        for r, i in enumerate(idx):
-            n = self.lengths[i]
-            ids[r, :n] = self.ids[i]
-            for t in self.tags:
-                tags[t][r, :n] = self.tags[t][i]
-        return ids, tags
+
+def stacked_batch(data: Sequence[Encoded], picks: Sequence[Sequence[int] | None], rows: int, types: Sequence[str]):
+    """One batch per model, stacked: ids [M, rows, T] and tags {type: [M, rows, T]}, T the length bucket of the
+    longest sentence picked; a model with no pick (None) gets an all-padding batch."""
+    longest = max((data[m].lengths[i] for m, idx in enumerate(picks) if idx for i in idx), default=1)
+    length = bucket_length(longest)
+    ids = np.zeros((len(data), rows, length), dtype="int32")
+    tags = {t: np.zeros((len(data), rows, length), dtype="int32") for t in types}
+    for m, idx in enumerate(picks):
+        for r, i in enumerate(idx or ()):
+            n = data[m].lengths[i]
+            ids[m, r, :n] = data[m].ids[i]
+            for t in types:
+                if data[m].tags:
+                    tags[t][m, r, :n] = data[m].tags[t][i]
+    return ids, tags
+
+
+def epoch_plan(lengths: Sequence[Sequence[int]], batch_size: int, seed: int, epoch: int) -> list[list]:
+    """The steps of one epoch for several models trained together: per step, each model's batch (a list of
+    sentence indices) or None.  Each model's sentences (shuffled, then sorted by length) are cut into
+    batches; the batches of every model are laid on one common scale of length ranks, and the steps visit
+    the ranks in a random order, so that models get sentences of similar length at the same step (one
+    padded shape serves all).  Every sentence of every model is in exactly one step."""
+    per_model = []
+    for lens in lengths:
+        rng = np.random.default_rng([seed, epoch])
+        idx = sorted(rng.permutation(len(lens)), key=lambda i: lens[i])
+        per_model.append([list(idx[i:i + batch_size]) for i in range(0, len(idx), batch_size)])
+    slots = max(len(b) for b in per_model)
+    table: list[list] = [[None] * len(per_model) for _ in range(slots)]
+    for m, bs in enumerate(per_model):
+        for j, b in enumerate(bs):
+            table[j * slots // len(bs)][m] = b
+    order = np.random.default_rng([seed, epoch, 1 << 20]).permutation(slots)
+    return [table[k] for k in order]
 
 
 # --------------------------------------------------------------------------- the trainer
-class FastTrainer:
-    """Trains one tagger with the JAX loop; ``run`` returns the trained ``Tagger`` and its meta."""
+class _Fold:
+    """What one model of a joint run holds: data, vocabulary, Keras model, weights, progress."""
 
-    def __init__(self, config: TaggerConfig, out_dir: str | Path, progress: bool = True):
-        self.config, self.out_dir, self.progress = config, Path(out_dir), progress
-        self.jax = _jax()
-        import jax
+    def __init__(self, train, dev, out_dir):
+        self.train, self.dev, self.out_dir = train, dev, Path(out_dir)
+        self.history: list[dict] = []
+        self.best, self.best_epoch, self.bad, self.best_params = None, 0, 0, None
+        self.active = True
+
+
+class FastTrainer:
+    """Trains one or several taggers of the same configuration together (e.g. the folds of a cross-
+    validation): their weights are stacked on a leading axis and one compiled step (``jax.vmap``) trains
+    them all; each keeps its own data, vocabulary, batches, early stopping and best epoch, and its result
+    is the same as when trained alone, up to the order of its batches within an epoch."""
+
+    def __init__(self, config: TaggerConfig, progress: bool = True):
+        self.config, self.progress = config, progress
+        jax = self.jax = _jax()
+        import jax.numpy as jnp
+        import optax
 
         cfg = config
-        grad = jax.value_and_grad(lambda p, f, ids, tags, key: loss_fn(p, f, ids, tags, cfg, key))
+        grad = jax.value_and_grad(lambda p, c, ids, tags, key: loss_fn(p, c, ids, tags, cfg, key))
         self.opt = optimizer(cfg)
 
-        def train_step(params, opt_state, frozen, ids, tags, key):
-            import optax
+        def train_step(params, opt_state, consts, ids, tags, key, active):
+            loss, grads = grad(params, consts, ids, tags, key)
+            updates, new_state = self.opt.update(grads, opt_state, params)
+            keep = lambda new, old: jnp.where(active, new, old)  # noqa: E731  (a model with no batch: unchanged)
+            return (jax.tree_util.tree_map(keep, optax.apply_updates(params, updates), params),
+                    jax.tree_util.tree_map(keep, new_state, opt_state), loss * active)
 
-            loss, grads = grad(params, frozen, ids, tags, key)
-            updates, opt_state = self.opt.update(grads, opt_state, params)
-            return optax.apply_updates(params, updates), opt_state, loss
-
-        def predict(params, frozen, ids):
-            logits, _, _ = forward(params, frozen, ids, cfg)
+        def predict(params, consts, ids):
+            logits, _, _ = forward(params, consts, ids, cfg)
             return {t: z.argmax(-1) for t, z in logits.items()}
 
-        self._step = jax.jit(train_step, donate_argnums=(0, 1))
-        self._predict = jax.jit(predict)
+        self._step = jax.jit(jax.vmap(train_step), donate_argnums=(0, 1))
+        self._predict = jax.jit(jax.vmap(predict))
 
-    def predict_ids(self, params, frozen, data: Encoded) -> list[dict[str, np.ndarray]]:
-        """Per sentence, per type: predicted tag ids (0 O, 1 B, 2 I)."""
-        order = sorted(range(len(data.lengths)), key=data.lengths.__getitem__)
-        out: list = [None] * len(order)
-        for s in range(0, len(order), EVAL_BATCH):
-            idx = order[s:s + EVAL_BATCH]
-            ids, _ = data.batch(idx, EVAL_BATCH)
-            pred = {t: np.asarray(v) for t, v in self._predict(params, frozen, ids).items()}
-            for r, i in enumerate(idx):
-                out[i] = {t: v[r, :data.lengths[i]] for t, v in pred.items()}
+    # -- evaluation -------------------------------------------------------------
+    def predict_ids(self, params, consts, data: Sequence[Encoded]) -> list[list[dict[str, np.ndarray]]]:
+        """Per model, per sentence, per type: predicted tag ids (0 O, 1 B, 2 I)."""
+        orders = [sorted(range(len(d.lengths)), key=d.lengths.__getitem__) for d in data]
+        out = [[None] * len(d.lengths) for d in data]
+        for s in range(0, max(len(o) for o in orders), EVAL_BATCH):
+            picks = [o[s:s + EVAL_BATCH] or None for o in orders]
+            ids, _ = stacked_batch(data, picks, EVAL_BATCH, ())
+            pred = {t: np.asarray(v) for t, v in self._predict(params, consts, ids).items()}
+            for m, idx in enumerate(picks):
+                for r, i in enumerate(idx or ()):
+                    out[m][i] = {t: v[m, r, :data[m].lengths[i]] for t, v in pred.items()}
         return out
 
-    def evaluate(self, params, frozen, data: Encoded, sentences: Sequence[Sentence]) -> dict:
+    def _reports(self, params, consts, data, folds) -> list[dict]:
         from tagger.evaluation import score_predictions
 
-        pred = self.predict_ids(params, frozen, data)
-        return score_predictions(sentences, {t: [decode_tags(p[t], t) for p in pred] for t in self.config.types})
+        preds = self.predict_ids(params, consts, data)
+        return [score_predictions(f.dev, {t: [decode_tags(p[t], t) for p in pred] for t in self.config.types})
+                if f.dev else {} for f, pred in zip(folds, preds)]
 
-    def run(self, train: Sequence[Sentence], dev: Sequence[Sentence], extra_words: Iterable[str] = (),
-            record: dict | None = None):
+    # -- the loop ---------------------------------------------------------------
+    def run(self, runs: Sequence[tuple[Sequence[Sentence], Sequence[Sentence], str | Path]],
+            extra_words: Iterable[str] = (), records: Sequence[dict] | None = None):
+        """Train one model per (train, dev, out_dir); returns [(Tagger, meta)] in the same order."""
         from tqdm.auto import tqdm
 
         from tagger.model import build_model, set_embeddings
         from tagger.training import dev_score, set_seeds
 
         jax, cfg = self.jax, self.config
-        if not train:
+        folds = [_Fold(*r) for r in runs]
+        if not folds or not all(f.train for f in folds):
             raise TaggerError("no training sentences")
-        set_seeds(cfg.seed)
-        vocab = build_vocabulary(cfg, (w for s in train for w in s.words), extra_words)
-        matrix, pretrained = initial_embeddings(cfg, vocab)
-        model = build_model(cfg, len(vocab), matrix.shape[1])
-        set_embeddings(model, matrix, np.zeros(len(vocab), "float32") if cfg.fine_tune else pretrained)
-        params, frozen = params_from_model(model, cfg)
-        params = jax.tree_util.tree_map(jax.numpy.asarray, params)
-        frozen = jax.numpy.asarray(frozen)
-        opt_state = self.opt.init(params)
-        train_data, dev_data = Encoded(vocab, train, cfg.types), Encoded(vocab, dev, cfg.types)
+        extra_words = list(extra_words)
+        params, consts, models, vocabs = [], [], [], []
+        for f in folds:
+            set_seeds(cfg.seed)  # each model starts as it would alone
+            vocab = build_vocabulary(cfg, (w for s in f.train for w in s.words), extra_words)
+            matrix, pretrained = initial_embeddings(cfg, vocab)
+            model = build_model(cfg, len(vocab), matrix.shape[1])
+            set_embeddings(model, matrix, np.zeros(len(vocab), "float32") if cfg.fine_tune else pretrained)
+            p, c = params_from_model(model, cfg)
+            params.append(p), consts.append(c), models.append(model), vocabs.append(vocab)
+        params, consts = _stack(params), _stack(consts)
+        opt_state = jax.jit(jax.vmap(self.opt.init))(params)
+        train_data = [Encoded(v, f.train, cfg.types) for v, f in zip(vocabs, folds)]
+        dev_data = [Encoded(v, f.dev, cfg.types) for v, f in zip(vocabs, folds)]
+        tokens = [sum(d.lengths) for d in train_data]
         key = jax.random.PRNGKey(cfg.seed)
-        history, best, best_epoch, bad, train_seconds = [], None, 0, 0, 0.0
-        best_params = jax.tree_util.tree_map(np.asarray, params)
-        tokens = sum(train_data.lengths)
+        train_seconds = 0.0
         for epoch in range(1, cfg.max_epochs + 1):
-            rng = np.random.default_rng([cfg.seed, epoch])
+            live = [f.active for f in folds]
+            if not any(live):
+                break
             t0 = time.perf_counter()
             losses = []
-            order = batches(train_data.lengths, cfg.batch_size, rng)
-            for b, idx in enumerate(tqdm(order, desc=f"epoch {epoch}", unit="batch", disable=not self.progress,
-                                         leave=False)):
-                ids, tags = train_data.batch(idx, cfg.batch_size)
-                params, opt_state, loss = self._step(params, opt_state, frozen, ids, tags,
-                                                     jax.random.fold_in(key, epoch * 100003 + b))
-                losses.append(loss)
-            losses = [float(v) for v in losses]  # waits for the last step
+            plan = epoch_plan([d.lengths for d in train_data], cfg.batch_size, cfg.seed, epoch)
+            for b, picks in enumerate(tqdm(plan, desc=f"epoch {epoch}", unit="batch", disable=not self.progress,
+                                           leave=False)):
+                picks = [p if a else None for p, a in zip(picks, live)]
+                ids, tags = stacked_batch(train_data, picks, cfg.batch_size, cfg.types)
+                active = np.array([p is not None for p in picks])
+                keys = jax.random.split(jax.random.fold_in(key, epoch * 100003 + b), len(folds))
+                params, opt_state, loss = self._step(params, opt_state, consts, ids, tags, keys, active)
+                losses.append((loss, active))
+            sums = np.zeros(len(folds))
+            counts = np.zeros(len(folds))
+            for loss, active in losses:  # waits for the last step
+                sums += np.asarray(loss)
+                counts += active
             seconds = time.perf_counter() - t0
             train_seconds += seconds
-            mean_loss = float(np.mean(losses))
-            if not np.isfinite(mean_loss):
-                raise TaggerError(f"training diverged at epoch {epoch} (loss {mean_loss}); lower --lr")
-            entry = {"epoch": epoch, "loss": mean_loss, "seconds": seconds, "tokens_per_s": tokens / seconds}
-            if epoch % cfg.eval_every == 0 or epoch == cfg.max_epochs:
-                report = self.evaluate(params, frozen, dev_data, dev) if dev else {}
-                score = dev_score(report) if dev else -mean_loss
-                entry.update(dev_score=score, dev=report)
-                if best is None or score > best:
-                    best, best_epoch, bad = score, epoch, 0
-                    best_params = jax.tree_util.tree_map(np.asarray, params)
-                else:
-                    bad += 1
-                msg = f"epoch {epoch}: loss {mean_loss:.4f}, dev prop F1 {score:.4f}, {seconds:.1f}s"
-                if self.progress:
-                    tqdm.write(msg)
-                log.info(msg)
-            history.append(entry)
-            if cfg.patience and bad >= cfg.patience:
-                break
-        params_to_model(best_params, model, cfg)
-        return self._finish(model, vocab, history, best_epoch, train_seconds, record or {})
+            evaluate = epoch % cfg.eval_every == 0 or epoch == cfg.max_epochs
+            reports = self._reports(params, consts, dev_data, folds) if evaluate else None
+            host = jax.tree_util.tree_map(np.asarray, params) if evaluate else None
+            for m, f in enumerate(folds):
+                if not live[m]:
+                    continue
+                mean_loss = float(sums[m] / max(counts[m], 1))
+                if not np.isfinite(mean_loss):
+                    raise TaggerError(f"training diverged at epoch {epoch} (loss {mean_loss}); lower --lr")
+                entry = {"epoch": epoch, "loss": mean_loss, "seconds": seconds / len(folds),
+                         "tokens_per_s": tokens[m] / (seconds / sum(live))}
+                if evaluate:
+                    score = dev_score(reports[m]) if f.dev else -mean_loss
+                    entry.update(dev_score=score, dev=reports[m])
+                    if f.best is None or score > f.best:
+                        f.best, f.best_epoch, f.bad = score, epoch, 0
+                        f.best_params = jax.tree_util.tree_map(lambda x: x[m], host)
+                    else:
+                        f.bad += 1
+                    msg = (f"epoch {epoch}{f' (model {m + 1}/{len(folds)})' if len(folds) > 1 else ''}: "
+                           f"loss {mean_loss:.4f}, dev prop F1 {score:.4f}, {seconds:.1f}s")
+                    if self.progress:
+                        tqdm.write(msg)
+                    log.info(msg)
+                f.history.append(entry)
+                if cfg.patience and f.bad >= cfg.patience:
+                    f.active = False
+        out = []
+        for m, f in enumerate(folds):
+            params_to_model(f.best_params, models[m], cfg)
+            record = dict((records or [{}] * len(folds))[m])
+            record["trained_together"] = len(folds)
+            out.append(self._finish(f, models[m], vocabs[m], train_seconds / len(folds), record))
+        return out
 
-    def _finish(self, model, vocab, history, best_epoch, train_seconds, record):
+    def _finish(self, fold: _Fold, model, vocab, train_seconds, record):
         from tagger.model import build_model, count_parameters
         from tagger.predict import Tagger
 
         cfg = self.config
         clean = build_model(cfg, len(vocab), model.get_layer("embedding").dim, pretrained=False)
         clean.set_weights(model.get_weights())
-        best = next(h for h in history if h["epoch"] == best_epoch)
+        best = next(h for h in fold.history if h["epoch"] == fold.best_epoch)
         meta = {
-            "training": {**record, "epochs": len(history), "best_epoch": best_epoch, "train_seconds": train_seconds,
-                         "device": fast_device(), "parameters": count_parameters(clean),
-                         "history": [{k: v for k, v in h.items() if k != "dev"} for h in history]},
+            "training": {**record, "epochs": len(fold.history), "best_epoch": fold.best_epoch,
+                         "train_seconds": train_seconds, "device": fast_device(),
+                         "parameters": count_parameters(clean),
+                         "history": [{k: v for k, v in h.items() if k != "dev"} for h in fold.history]},
             "scores": {"dev": best["dev"]},
         }
         tagger = Tagger.from_model(clean, vocab, cfg, meta)
-        tagger.save(self.out_dir)
+        tagger.save(fold.out_dir)
         return tagger, meta
+
+
+def _stack(trees: list) -> dict:
+    """Stack per-model trees on a new leading axis, zero-padding arrays whose shapes differ (vocabulary
+    sizes; padded rows are never read)."""
+    import jax
+
+    def stack(*leaves):
+        shape = np.max([np.shape(x) for x in leaves], axis=0)
+        out = np.zeros((len(leaves), *shape), dtype=np.asarray(leaves[0]).dtype)
+        for m, x in enumerate(leaves):
+            out[(m, *(slice(0, n) for n in np.shape(x)))] = x
+        return jax.numpy.asarray(out)
+
+    return jax.tree_util.tree_map(stack, *trees)
 
 
 def fast_device() -> str:
@@ -352,4 +448,11 @@ def fast_device() -> str:
 def train_fast(config: TaggerConfig, train: Sequence[Sentence], dev: Sequence[Sentence], out_dir: str | Path,
                extra_words: Iterable[str] = (), progress: bool = True, record: dict | None = None):
     """Train with the JAX loop and write the bundle to ``out_dir``; returns (Tagger, meta)."""
-    return FastTrainer(config, out_dir, progress).run(train, dev, extra_words, record)
+    return FastTrainer(config, progress).run([(train, dev, out_dir)], extra_words, [record or {}])[0]
+
+
+def train_fast_together(config: TaggerConfig, runs, extra_words: Iterable[str] = (), progress: bool = True,
+                        records: Sequence[dict] | None = None):
+    """Train several models of one configuration together, one per (train, dev, out_dir) (e.g. the folds of
+    a cross-validation); returns [(Tagger, meta)]."""
+    return FastTrainer(config, progress).run(runs, extra_words, records)

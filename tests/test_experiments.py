@@ -141,3 +141,26 @@ def test_git_commit_outside_git(tmp_path, monkeypatch):
     assert provenance.git_commit() == "unknown"
     monkeypatch.setenv("OPINION_TAGGER_GIT_COMMIT", "8a02e7a")
     assert provenance.git_commit() == "8a02e7a (copy)"
+
+
+@pytest.mark.slow
+def test_runner_trains_fast_folds_together(setup):
+    pytest.importorskip("jax")
+    split, _, _, tmp = setup
+    fast = tmp / "fast.yaml"
+    fast.write_text(f"""
+name: quick
+data: {{source: mpqa, path: {load_experiments(setup[1])[0].data['path']}}}
+folds: [0, 1]
+model: {{task: dse, trainer: fast, depth: 1, hidden: 4, features: random, embedding_dim: 6, max_epochs: 2,
+        batch_size: 4, optimizer: sgd, loss_sum: true, o_weight: 0.5, eval_every: 2, patience: 0}}
+""")
+    (exp,) = load_experiments(fast)
+    written = run_experiment(exp, None, tmp / "results", tmp / "runs", split, progress=False)
+    assert [p.name for p in written] == ["fold0.json", "fold1.json"]
+    for p in written:
+        r = json.loads(p.read_text())
+        assert r["trained_together"] == 2 and r["device"].endswith("fast JAX trainer")
+        assert r["epochs"] == 2 and r["history"][-1]["dev_score"] == pytest.approx(
+            r["scores"]["dev"]["DSE"]["proportional"]["f1"])
+    assert run_experiment(exp, None, tmp / "results", tmp / "runs", split, progress=False) == []  # all done
