@@ -175,8 +175,8 @@ def _config_args(p: argparse.ArgumentParser) -> None:
                              "--trainer fast --optimizer sgd --momentum 0.7 --lr 0.001 --lr-decay 0.999 --batch-size 80 "
                              "--loss-sum --o-weight 0.5 --output-lr-scale 0.1 --l2 1e-4 --activation-l2 1e-4 "
                              "--init uniform --clipnorm 0 --dropout 0 --input-dropout 0 --eval-every 5")
-    r.add_argument("--trainer", choices=TRAINERS, help="fast: a JAX training loop (Elman cells, softmax "
-                   f"output; needs pip install -e '.[fast]'), the only one with the options below (default: {d.trainer})")
+    r.add_argument("--trainer", choices=TRAINERS, help="fast: a JAX training loop (softmax output, word "
+                   f"features; needs pip install -e '.[fast]'), the only one with the options below (default: {d.trainer})")
     r.add_argument("--loss-sum", action="store_const", const=True, dest="loss_sum",
                    help="sum token losses over a batch instead of averaging them")
     for name, typ, what in (("init_scale", float, "range of --init uniform"),

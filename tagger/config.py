@@ -62,7 +62,7 @@ class TaggerConfig:
     init: str = "keras"  # keras (Glorot / orthogonal / zero biases) | uniform: U(-init_scale, init_scale), the authors'
     init_scale: float = 0.01
     # --- the authors' released recipe (oir/deep-recurrent, drnt.cpp); the fast trainer implements these
-    trainer: str = "keras"  # keras (Keras train_on_batch loop) | fast (JAX loop, Elman cells and softmax output)
+    trainer: str = "keras"  # keras (Keras train_on_batch loop) | fast (JAX loop; softmax output, word features)
     o_weight: float = 1.0  # loss weight of tokens whose gold tag is O (the authors: 0.5)
     loss_sum: bool = False  # sum token losses over the batch (the authors) instead of averaging over tokens
     output_lr_scale: float = 1.0  # learning-rate multiplier of the output layer (the authors: 0.1)
@@ -120,8 +120,8 @@ class TaggerConfig:
             changed = sorted(k for k, v in FAST_ONLY.items() if getattr(self, k) != v)
             check(not changed, f"{', '.join(changed)} need trainer: fast")
         else:
-            check(self.cell == "elman" and self.output == "softmax" and not self.contextual and self.depth > 0,
-                  "trainer fast trains Elman cells with softmax output on word features (no contextual)")
+            check(self.output == "softmax" and not self.contextual and self.depth > 0,
+                  "trainer fast trains recurrent taggers with softmax output on word features (no contextual)")
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)

@@ -1,4 +1,4 @@
-"""The fast trainer: a JAX training loop for the paper's Elman taggers (``trainer: fast``).
+"""The fast trainer: a JAX training loop for the recurrent taggers (``trainer: fast``).
 
 The Keras network (``tagger.model.build_model``) stays the one definition of the
 model: training starts from a freshly built Keras model, reads its weights into
@@ -99,23 +99,57 @@ def params_to_model(params: dict, model, config: TaggerConfig) -> None:
 
 
 # --------------------------------------------------------------------------- the network in JAX
-def _birnn(layer, x, mask):
-    """One bidirectional ReLU Elman layer: x [B, T, D], mask [B, T] -> [B, T, 2H].  Sequences are
-    right-padded; the backward direction runs on the time-reversed batch, where padding comes first and
-    the state stays zero through it, as in Keras (a masked step keeps the initial state)."""
+def _birnn(layer, x, mask, cell: str = "elman"):
+    """One bidirectional recurrent layer: x [B, T, D], mask [B, T] -> [B, T, 2H], as Keras computes it:
+    ReLU Elman (``SimpleRNN``), ``LSTM`` (gates i, f, c, o) or ``GRU`` (z, r, h; ``reset_after``: the input
+    bias ``b[:, 0]`` and the recurrent bias ``b[:, 1]``).  Both directions run in one scan.  Sequences are
+    right-padded; the backward direction runs on the time-reversed batch, where padding comes first; a
+    padded step keeps the state (zero before the sentence starts) and outputs zeros."""
     import jax
     import jax.numpy as jnp
 
-    proj = jnp.einsum("btd,kdh->kbth", x, layer["W"]) + layer["b"][:, None, None, :]
-    xs = jnp.moveaxis(jnp.stack([proj[0], proj[1, :, ::-1]]), 2, 0)  # [T, 2, B, H]
+    b_in = layer["b"][:, 0] if cell == "gru" else layer["b"]
+    proj = jnp.einsum("btd,kdh->kbth", x, layer["W"]) + b_in[:, None, None, :]
+    xs = jnp.moveaxis(jnp.stack([proj[0], proj[1, :, ::-1]]), 2, 0)  # [T, 2, B, G*H]
     ms = jnp.moveaxis(jnp.stack([mask, mask[:, ::-1]]), 2, 0)[..., None]  # [T, 2, B, 1]
+    U = layer["U"]
+    n_hidden = U.shape[1]
 
-    def step(h, inputs):
-        xt, mt = inputs
-        h = jax.nn.relu(xt + jnp.einsum("kbh,khj->kbj", h, layer["U"])) * mt
-        return h, h
+    def recur(h):
+        return jnp.einsum("kbh,khj->kbj", h, U)
 
-    _, ys = jax.lax.scan(step, jnp.zeros(xs.shape[1:], xs.dtype), (xs, ms))
+    if cell == "elman":
+        def step(h, inputs):
+            xt, mt = inputs
+            h = jax.nn.relu(xt + recur(h)) * mt
+            return h, h
+
+        state = jnp.zeros(xs.shape[1:-1] + (n_hidden,), xs.dtype)
+    elif cell == "lstm":
+        def step(carry, inputs):
+            h, c = carry
+            xt, mt = inputs
+            i, f, g, o = jnp.split(xt + recur(h), 4, axis=-1)
+            c_new = jax.nn.sigmoid(f) * c + jax.nn.sigmoid(i) * jnp.tanh(g)
+            h_new = jax.nn.sigmoid(o) * jnp.tanh(c_new)
+            return (mt * h_new + (1 - mt) * h, mt * c_new + (1 - mt) * c), h_new * mt
+
+        zeros = jnp.zeros(xs.shape[1:-1] + (n_hidden,), xs.dtype)
+        state = (zeros, zeros)
+    else:  # gru, reset_after
+        b_rec = layer["b"][:, 1][:, None, :]
+
+        def step(h, inputs):
+            xt, mt = inputs
+            xz, xr, xh = jnp.split(xt, 3, axis=-1)
+            rz, rr, rh = jnp.split(recur(h) + b_rec, 3, axis=-1)
+            z = jax.nn.sigmoid(xz + rz)
+            hh = jnp.tanh(xh + jax.nn.sigmoid(xr + rr) * rh)
+            h_new = z * h + (1 - z) * hh
+            return mt * h_new + (1 - mt) * h, h_new * mt
+
+        state = jnp.zeros(xs.shape[1:-1] + (n_hidden,), xs.dtype)
+    _, ys = jax.lax.scan(step, state, (xs, ms))
     return jnp.concatenate([jnp.moveaxis(ys[:, 0], 0, 1), jnp.moveaxis(ys[:, 1], 0, 1)[:, ::-1]], axis=-1)
 
 
@@ -143,7 +177,7 @@ def forward(params, consts, ids, config: TaggerConfig, key=None):
     x = _dropout(x, config.input_dropout, keys[0])
     hidden = []
     for k, layer in enumerate(params["layers"]):
-        x = _birnn(layer, x, mask)
+        x = _birnn(layer, x, mask, config.cell)
         hidden.append(x)
         x = _dropout(x, config.dropout, keys[k + 1])
     logits = {t: x @ h["W"] + h["b"] for t, h in params["heads"].items()}

@@ -81,10 +81,10 @@ def _compare_grads(model, cfg, kgrads, fgrads):
                                    rtol=1e-4, atol=1e-6)
 
 
-@pytest.mark.parametrize("depth", [1, 2])
-def test_loss_and_gradients_equal_the_keras_model(depth):
+@pytest.mark.parametrize("depth,cell", [(1, "elman"), (2, "elman"), (2, "lstm"), (2, "gru")])
+def test_loss_and_gradients_equal_the_keras_model(depth, cell):
     cfg = TaggerConfig(task="joint", depth=depth, hidden=4, budget=None, trainer="fast", features="random",
-                       input_dropout=0, dropout=0)
+                       input_dropout=0, dropout=0, cell=cell)
     model = _model(cfg)
     ids, tags = _batch()
     k_loss, k_grads = _keras_loss_and_grads(model, cfg, ids, tags)
@@ -205,8 +205,8 @@ def test_fast_training_writes_a_bundle_that_tags_like_the_fast_path(tmp_path):
 def test_config_rules():
     with pytest.raises(ValueError, match="o_weight.*need trainer: fast"):
         TaggerConfig(o_weight=0.5)
-    with pytest.raises(ValueError, match="Elman cells"):
-        TaggerConfig(trainer="fast", cell="lstm")
+    with pytest.raises(ValueError, match="softmax output"):
+        TaggerConfig(trainer="fast", output="crf")
     with pytest.raises(ValueError, match="lr_decay"):
         TaggerConfig(trainer="fast", lr_decay=1.5)
     assert TaggerConfig(trainer="fast", patience=0).patience == 0
