@@ -110,8 +110,9 @@ def write_report(results: list[dict], out_md: Path, plot_dir: Path) -> Path:
              "(column *folds*), as proportional / binary overlap (Irsoy & Cardie's metrics, "
              "`tagger/metrics.py`); *dev prop F1* is the score on the fold's 135 dev documents at the "
              "selected epoch, the only score any choice was made on. Paper numbers are 10-fold means from Irsoy & Cardie (2014). "
-             "Differences from the paper's set-up: GloVe 6B 50-d vectors (the paper: 300-d word2vec), "
-             "Adam instead of SGD with momentum, dropout.", ""]
+             "Differences from the paper's set-up: GloVe 6B 50-d vectors (the paper: 300-d word2vec); the "
+             "`paper-elman` grid trains with the recipe of the authors' released code (chosen on fold-0 dev, "
+             "see *How each choice was made*); the first attempt, `adam-elman`, used Adam and dropout.", ""]
     study = {k: s for k, s in summaries.items() if k[0].startswith(STUDY_PREFIX)}
     summaries = {k: s for k, s in summaries.items() if k not in study}
     for t in ("DSE", "ESE"):
