@@ -16,7 +16,7 @@ from typing import Iterable, Iterator
 from tagger.corpus.labels import spans_from_bio
 from tagger.errors import TaggerError
 from tagger.inputs import Record, check_text
-from tagger.paths import default_model
+from tagger.paths import resolve_model
 from tagger.predict import Tagger
 
 
@@ -105,7 +105,8 @@ class OpinionTagger:
 
     @classmethod
     def load(cls, model: str | Path | None = None, backend: str = "numpy") -> "OpinionTagger":
-        return cls(Tagger.load(model or default_model(), backend=backend))
+        """``model``: a bundle directory or a bundled model's name (default: ``default``)."""
+        return cls(Tagger.load(resolve_model(model), backend=backend))
 
     @property
     def types(self) -> tuple[str, ...]:
