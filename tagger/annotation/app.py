@@ -189,15 +189,16 @@ def page() -> None:
         return
     ids = [d.id for d in docs]
     by_id = {d.id: d for d in docs}
-    if "pending_doc" in st.session_state:
-        st.session_state["doc_id"] = st.session_state.pop("pending_doc")
+    # the list's labels show status and span counts: a new widget whenever they change
+    key = f"doc_pick_{sum(d.version for d in docs) + len(docs)}"
+    if "pending_doc" in st.session_state:  # go to another document (next, accept)
+        st.session_state["doc_id"] = st.session_state[key] = st.session_state.pop("pending_doc")
     if st.session_state.get("doc_id") not in by_id:
         st.session_state["doc_id"] = project.next_unfinished() or ids[0]
-    # the list's labels show status and span counts: a new widget whenever they change
-    generation = sum(d.version for d in docs) + len(docs)
+    if st.session_state.get(key) not in by_id:
+        st.session_state[key] = st.session_state["doc_id"]
     cols = st.columns([6, 1, 1, 1])
-    doc_id = cols[0].selectbox("Document", ids, index=ids.index(st.session_state["doc_id"]),
-                               key=f"doc_pick_{generation}", format_func=lambda i: (
+    doc_id = cols[0].selectbox("Document", ids, key=key, format_func=lambda i: (
         f"{ids.index(i) + 1}. {by_id[i].name} — {STATUS_MARK[by_id[i].status]} ({by_id[i].spans} spans)"))
     st.session_state["doc_id"] = doc_id
     shown = st.session_state.get("shown", {}).get(doc_id)  # the version this tab last showed
