@@ -95,10 +95,7 @@ def test_import_bad_uploads_are_messages(monkeypatch, project_path):
 
 def test_export_and_scores(monkeypatch, project_path):
     at = _app(monkeypatch, project_path)
-    _button(at, "Prepare the export files").click().run()
-    files = at.session_state["export"]
-    assert files["jsonl"].count('"status"') == 3 and '"status": "done"' in files["jsonl"]
-    assert files["conll"].startswith("# id = doc0\n# status = done\n") and files["brat"][:2] == b"PK"
+    assert [d.proto.label for d in at.get("download_button")] == ["JSONL", "CoNLL (IOB2)", "BRAT standoff (zip)"]
     _button(at, "Score default on the accepted documents").click().run()
     assert not at.exception
     table = at.dataframe[-1].value

@@ -81,7 +81,7 @@ def import_section(project: Project, model: str) -> None:
     from tagger.annotation.importing import import_records
     from tagger.inputs import check_text, records_from_bytes
 
-    with st.expander("Import documents", expanded=not project.counts() or sum(project.counts().values()) == 0):
+    with st.expander("Import documents", expanded=sum(project.counts().values()) == 0, key="exp_import"):
         with st.form("import", clear_on_submit=True):
             pasted = st.text_area("Paste a document", height=100, key="paste")
             uploads = st.file_uploader("or upload .txt files (one document each) and .jsonl files "
@@ -115,25 +115,21 @@ def import_section(project: Project, model: str) -> None:
 def export_section(project: Project) -> None:
     from tagger.annotation.exporting import export_brat_zip, export_text
 
-    with st.expander("Export"):
+    with st.expander("Export", key="exp_export"):
         only_done = st.checkbox("Accepted documents only", value=False, key="export_done")
         statuses = ("done",) if only_done else None
-        if st.button("Prepare the export files", key="prepare_export"):
-            st.session_state["export"] = {"jsonl": export_text(project, "jsonl", statuses),
-                                          "conll": export_text(project, "conll", statuses),
-                                          "brat": export_brat_zip(project, statuses)}
-        files = st.session_state.get("export")
-        if files:
-            stem = project.path.stem
-            c1, c2, c3 = st.columns(3)
-            c1.download_button("JSONL", files["jsonl"], f"{stem}.jsonl", "application/jsonl", key="dl_jsonl")
-            c2.download_button("CoNLL (IOB2)", files["conll"], f"{stem}.conll", "text/plain", key="dl_conll")
-            c3.download_button("BRAT standoff (zip)", files["brat"], f"{stem}-brat.zip", "application/zip",
-                               key="dl_brat")
+        stem = project.path.stem
+        c1, c2, c3 = st.columns(3)  # each file is made when its button is clicked
+        c1.download_button("JSONL", lambda: export_text(project, "jsonl", statuses), f"{stem}.jsonl",
+                           "application/jsonl", key="dl_jsonl", on_click="ignore")
+        c2.download_button("CoNLL (IOB2)", lambda: export_text(project, "conll", statuses), f"{stem}.conll",
+                           "text/plain", key="dl_conll", on_click="ignore")
+        c3.download_button("BRAT standoff (zip)", lambda: export_brat_zip(project, statuses), f"{stem}-brat.zip",
+                           "application/zip", key="dl_brat", on_click="ignore")
 
 
 def scores_section(project: Project, model: str) -> None:
-    with st.expander("Model scores on the accepted documents"):
+    with st.expander("Model scores on the accepted documents", key="exp_scores"):
         if st.button(f"Score {model} on the accepted documents", key="score"):
             from tagger.annotation.dataset import accepted_documents
             from tagger.evaluation import evaluate_tagger
@@ -176,7 +172,8 @@ def page() -> None:
         return
     project = open_project(str(path))
     st.title(f"Annotating {path.stem}")
-    show_flash()
+    with st.container():  # always there, so the elements below keep their place (and state)
+        show_flash()
     docs = project.documents()
     counts = project.counts()
     total = len(docs)
@@ -197,7 +194,7 @@ def page() -> None:
         st.session_state["doc_id"] = project.next_unfinished() or ids[0]
     if st.session_state.get(key) not in by_id:
         st.session_state[key] = st.session_state["doc_id"]
-    cols = st.columns([6, 1, 1, 1])
+    cols = st.columns([5, 1, 1.2, 1])
     doc_id = cols[0].selectbox("Document", ids, key=key, format_func=lambda i: (
         f"{ids.index(i) + 1}. {by_id[i].name} — {STATUS_MARK[by_id[i].status]} ({by_id[i].spans} spans)"))
     st.session_state["doc_id"] = doc_id
@@ -225,11 +222,11 @@ def page() -> None:
         st.rerun()
     st.session_state.setdefault("shown", {})[doc_id] = doc.version
 
-    with st.expander(f"All {total} documents"):
+    with st.expander("All documents", key="exp_docs"):
         st.dataframe([{"#": k + 1, "document": d.name, "status": STATUS_MARK[d.status], "spans": d.spans,
                        "annotator": d.annotator, "updated": d.updated} for k, d in enumerate(docs)],
                      hide_index=True, width="stretch")
-    with st.expander(f"Spans ({len(doc.spans)})"):
+    with st.expander("Spans of this document", key="exp_spans"):
         rows = []
         for s in doc.spans:
             a, b = doc.span_chars(s)

@@ -95,6 +95,7 @@ export default function (component) {
         }
         cell.addEventListener("mousedown", (ev) => {
           ev.preventDefault();
+          releaseFocus();
           ev.stopPropagation();
           state.span = s.id;
           state.anchor = state.focus = null;
@@ -109,6 +110,7 @@ export default function (component) {
       w.style.background = `linear-gradient(${covering.map((c) => data.colors[c]).join(", ")})`;
     w.addEventListener("mousedown", (ev) => {
       ev.preventDefault();
+      releaseFocus();
       if (ev.shiftKey && state.anchor !== null) state.focus = i;
       else state.anchor = state.focus = i;
       state.span = null;
@@ -127,6 +129,11 @@ export default function (component) {
   const stopDrag = () => (state.dragging = false);
   document.addEventListener("mouseup", stopDrag);
 
+  // keys go to the editor once the text is clicked, even if a text box had the focus
+  function releaseFocus() {
+    const active = document.activeElement;
+    if (active && active !== document.body && typeof active.blur === "function") active.blur();
+  }
   const selected = () => {
     if (state.anchor === null) return null;
     return [Math.min(state.anchor, state.focus), Math.max(state.anchor, state.focus) + 1];
