@@ -1,0 +1,119 @@
+"""Speed of the annotation store and the annotator page on a 1,000-document project.
+
+Documents are invented (random sentences over a small made-up vocabulary, about
+60 tokens each), imported and pre-annotated by the bundled model.  Then:
+
+1. Import: documents per second (tokenising, tagging, one transaction per 64).
+2. Opening the project, as the page does on each run: open the SQLite file, list
+   every document with its status and span count, count statuses, load the next
+   unfinished document and build the editor's data.  Median of --repeats.
+3. The page itself: one full run of the Streamlit page (AppTest, no browser) on the
+   project, median of --repeats reruns.
+4. Saving a change (a span added, with its version check and undo record, durably
+   committed: WAL, synchronous=FULL): median over --saves changes; the baseline is
+   a bare one-row INSERT committed the same way in the same file system, same run.
+
+    python experiments/benchmarks/bench_annotation.py [--docs 1000] [--repeats 7] [--saves 200]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import sqlite3
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from tagger.annotate import OpinionTagger
+from tagger.annotation.editor import editor_data
+from tagger.annotation.importing import import_records
+from tagger.annotation.store import Project
+from tagger.inputs import Record
+
+WORDS = ("the council said plan bridge river we fear hope strongly new old village mayor claimed awful "
+         "wonderful report people were told as usual critics praised failed market rain night").split()
+
+
+def invented_text(rng: random.Random, sentences: int = 5) -> str:
+    out = []
+    for _ in range(sentences):
+        words = [rng.choice(WORDS) for _ in range(rng.randint(8, 16))]
+        out.append(" ".join(words).capitalize() + ".")
+    return " ".join(out)
+
+
+def median_ms(fn, repeats: int) -> float:
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return 1000 * statistics.median(times)
+
+
+def open_like_the_page(path: Path) -> None:
+    with Project(path) as p:
+        p.documents()
+        p.counts()
+        doc = p.document(p.next_unfinished())
+        editor_data(doc, p.types, 0.6)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--docs", type=int, default=1000)
+    ap.add_argument("--repeats", type=int, default=7)
+    ap.add_argument("--saves", type=int, default=200)
+    args = ap.parse_args()
+    rng = random.Random(0)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "bench.sqlite"
+        records = [Record(f"doc{k:04d}", invented_text(rng)) for k in range(args.docs)]
+        ot = OpinionTagger.load()
+        t0 = time.perf_counter()
+        with Project(path, create=True) as p:
+            report = import_records(p, records, ot, model_name="default")
+        seconds = time.perf_counter() - t0
+        with Project(path) as p:
+            n_tokens = p.db.execute("SELECT COUNT(*) FROM tokens").fetchone()[0]
+            n_spans = p.db.execute("SELECT COUNT(*) FROM spans").fetchone()[0]
+        print(f"project: {report.imported} documents, {n_tokens} tokens, {n_spans} model spans, "
+              f"{path.stat().st_size / 1e6:.1f} MB")
+        print(f"import + pre-annotation: {seconds:.1f} s ({report.imported / seconds:.0f} documents/s)")
+
+        print(f"open (library, as each page run): {median_ms(lambda: open_like_the_page(path), args.repeats):.1f} ms "
+              f"median of {args.repeats}")
+
+        from streamlit.testing.v1 import AppTest
+
+        os.environ["OPINION_TAGGER_PROJECT"] = str(path)
+        app = Path(__file__).resolve().parents[2] / "streamlit_app.py"
+        at = AppTest.from_file(str(app), default_timeout=120)
+        first = median_ms(lambda: at.run(), 1)
+        assert not at.exception, at.exception
+        print(f"page, first run (model and project opened): {first:.0f} ms")
+        print(f"page, rerun: {median_ms(lambda: at.run(), args.repeats):.0f} ms median of {args.repeats}")
+
+        with Project(path) as p:
+            doc = p.document(p.next_unfinished())
+            state = {"v": doc.version}
+
+            def save():
+                state["v"] = p.add_span(doc.id, state["v"], "ESE", 0, 1, "bench")
+
+            save_ms = median_ms(save, args.saves)
+        raw = sqlite3.connect(Path(tmp) / "raw.sqlite", isolation_level=None)
+        raw.execute("PRAGMA journal_mode=WAL")
+        raw.execute("PRAGMA synchronous=FULL")
+        raw.execute("CREATE TABLE t (a INTEGER, b TEXT)")
+        base_ms = median_ms(lambda: raw.execute("INSERT INTO t VALUES (1, 'x')"), args.saves)
+        raw.close()
+        print(f"save a change: {save_ms:.2f} ms median of {args.saves} "
+              f"(bare durable INSERT: {base_ms:.2f} ms; ratio {save_ms / base_ms:.1f})")
+
+
+if __name__ == "__main__":
+    main()
