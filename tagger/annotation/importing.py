@@ -8,9 +8,9 @@ as an error with its reason; nothing is dropped silently.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterable, Iterator
+from typing import Iterable
 
-from tagger.annotate import OpinionTagger, TaggedDocument
+from tagger.annotate import OpinionTagger, TaggedDocument, tokenised
 from tagger.annotation.store import Project, StoredSpan, StoredToken
 from tagger.inputs import Record
 
@@ -24,20 +24,6 @@ class ImportReport:
     def summary(self) -> str:
         return (f"imported {self.imported} documents, {self.duplicates} already in the project, "
                 f"{len(self.errors)} errors")
-
-
-def _untagged(records: list[tuple[str, str]], types: tuple[str, ...]) -> Iterator[TaggedDocument]:
-    """Documents tokenised and split into sentences as ``OpinionTagger`` does, with no spans."""
-    from tagger.annotate import TaggedSentence, TaggedToken
-    from tagger.tokenize import _nlp
-
-    for (rid, text), sdoc in zip(records, _nlp().pipe(t for _, t in records)):
-        doc = TaggedDocument(rid, text, types=types)
-        for sent in sdoc.sents:
-            toks = [TaggedToken(t.text, t.idx, t.idx + len(t.text), {}) for t in sent if not t.is_space]
-            if toks:
-                doc.sentences.append(TaggedSentence(toks[0].start, toks[-1].end, toks))
-        yield doc
 
 
 def stored_parts(doc: TaggedDocument) -> tuple[list[StoredToken], list[StoredSpan]]:
@@ -79,7 +65,7 @@ def import_records(project: Project, records: Iterable[Record], tagger: OpinionT
             else:
                 taken.add(name)
                 named.append((name, text))
-        docs = tagger.tag_many(named, chunk=len(named) or 1) if tagger else _untagged(named, project.types)
+        docs = tagger.tag_many(named, chunk=len(named) or 1) if tagger else tokenised(named, project.types)
         rows = [(d.id, d.text, *stored_parts(d), model_name if tagger else None) for d in docs]
         report.imported += sum(1 for _, i in project.add_documents(rows) if i is not None)
         pending.clear()
