@@ -420,9 +420,11 @@ def cmd_annotate_import(args) -> int:
     from tagger.inputs import read_records
 
     tagger = None if args.model == "none" else OpinionTagger.load(args.model)
+    own = {str(args.project.resolve()) + suffix for suffix in ("", "-wal", "-shm", "-journal")}
+    records = (r for r in read_records((), args.input, max_chars=args.max_chars)
+               if str(Path(r.id).resolve()) not in own)  # the project file itself, inside an input directory
     with Project(args.project, create=True) as project:
-        report = import_records(project, read_records((), args.input, max_chars=args.max_chars), tagger,
-                                model_name=None if tagger is None else args.model)
+        report = import_records(project, records, tagger, model_name=None if tagger is None else args.model)
         counts = project.counts()
     for rid, reason in report.errors:
         print(f"opinion-tagger: {rid}: {reason}", file=sys.stderr)

@@ -95,6 +95,10 @@ def test_import_bad_uploads_are_messages(monkeypatch, project_path):
 
 def test_export_and_scores(monkeypatch, project_path):
     at = _app(monkeypatch, project_path)
+    at.sidebar.text_input(key="model").input("no/such/model").run()
+    _button(at, "Score no/such/model on the accepted documents").click().run()
+    assert not at.exception and any("model bundle not found" in i.value.replace("\\", "") for i in at.info)
+    at.sidebar.text_input(key="model").input("default").run()
     assert [d.proto.label for d in at.get("download_button")] == ["JSONL", "CoNLL (IOB2)", "BRAT standoff (zip)"]
     _button(at, "Score default on the accepted documents").click().run()
     assert not at.exception

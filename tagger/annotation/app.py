@@ -103,9 +103,13 @@ def import_section(project: Project, model: str) -> None:
         if not records:
             flash("Nothing to import: paste a text or choose files.", "info")
             st.rerun()
+        try:
+            tagger = load_tagger(model) if pre else None
+        except TaggerError as exc:
+            flash(f"Not imported: cannot load the model: {plain(exc)}", "error")
+            st.rerun()
         with st.spinner("Importing..."):
-            report = import_records(project, records, load_tagger(model) if pre else None,
-                                    model_name=model if pre else None)
+            report = import_records(project, records, tagger, model_name=model if pre else None)
         flash(plain(report.summary()), "success" if report.imported else "info")
         for rid, reason in report.errors:
             flash(f"Not imported: {plain(rid)}: {plain(reason)}", "warning")
@@ -134,9 +138,14 @@ def scores_section(project: Project, model: str) -> None:
             from tagger.annotation.dataset import accepted_documents
             from tagger.evaluation import evaluate_tagger
 
-            docs = accepted_documents(project.path)
+            try:
+                docs = accepted_documents(project.path)
+                tagger = load_tagger(model)
+            except TaggerError as exc:
+                st.info(plain(exc))
+                return
             sentences = [s for sents in docs.values() for s in sents]
-            report = evaluate_tagger(load_tagger(model).tagger, sentences)
+            report = evaluate_tagger(tagger.tagger, sentences)
             st.caption(f"{len(docs)} documents, {len(sentences)} sentences; percentages")
             st.dataframe([{"type": t, "metric": m, "P": round(100 * r[m]["precision"], 1),
                            "R": round(100 * r[m]["recall"], 1), "F1": round(100 * r[m]["f1"], 1)}

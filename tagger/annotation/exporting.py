@@ -2,7 +2,7 @@
 the spans), written as JSONL (the ``tag`` schema plus provenance), CoNLL or
 BRAT standoff; and the project's statistics.
 
-JSONL record: ``{"id", "text", "sentences", "spans", "status", "annotator", "updated_version"}``
+JSONL record: ``{"id", "text", "sentences", "spans", "status", "annotator"}`` (``annotator``: who changed it last)
 where each span is ``{"type", "start", "end", "text", "score", "source"}`` plus
 ``"annotator"`` and ``"at"`` for a human span (``score`` is the model's
 confidence, 1.0 for a human span).
