@@ -89,6 +89,33 @@ def test_two_writers_stale_version_is_refused(project, tmp_path):
     other.close()
 
 
+def test_two_writers_at_once_lose_nothing(tmp_path):
+    import threading
+
+    with Project(tmp_path / "p.sqlite", create=True) as p:
+        ids = [i for _, i in p.add_documents([(f"d{k}", TEXT, _tokens(), [], None) for k in range(2)])]
+    errors = []
+
+    def writer(doc_id):  # its own connection, as another process or tab would have
+        try:
+            with Project(tmp_path / "p.sqlite") as mine:
+                v = 0
+                for k in range(30):
+                    v = mine.add_span(doc_id, v, "DSE" if k % 2 else "ESE", k % 6, k % 6 + 1, f"w{doc_id}")
+        except Exception as exc:  # noqa: BLE001  (reported below)
+            errors.append(exc)
+
+    threads = [threading.Thread(target=writer, args=(i,)) for i in ids]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    with Project(tmp_path / "p.sqlite") as p:
+        assert [p.document(i).version for i in ids] == [30, 30]
+        assert [len(p.history(i)) for i in ids] == [30, 30]
+
+
 WRITER = textwrap.dedent("""
     import sys
     from tagger.annotation.store import Project

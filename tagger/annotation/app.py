@@ -162,7 +162,7 @@ def handle(project: Project, event: dict, annotator: str) -> None:
     except ProjectError as exc:
         outcome = Outcome(f"Not saved: {exc}.", "warning")
     if outcome.message:
-        flash(outcome.message, outcome.level)
+        flash(plain(outcome.message), outcome.level)  # it may quote the document's text
     if outcome.next_doc is not None:
         st.session_state["pending_doc"] = outcome.next_doc
 
@@ -180,7 +180,7 @@ def page() -> None:
         st.info("Choose or create a project in the sidebar (or run `opinion-tagger annotate serve PROJECT`).")
         return
     project = open_project(str(path))
-    st.title(f"Annotating {path.stem}")
+    st.title(f"Annotating {plain(path.stem)}")
     with st.container():  # always there, so the elements below keep their place (and state)
         show_flash()
     docs = project.documents()
