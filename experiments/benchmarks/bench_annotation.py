@@ -12,8 +12,12 @@ Documents are invented (random sentences over a small made-up vocabulary, about
 4. Saving a change (a span added, with its version check and undo record, durably
    committed: WAL, synchronous=FULL): median over --saves changes; the baseline is
    a bare one-row INSERT committed the same way in the same file system, same run.
+5. With --browser (Debian's chromium): the same in a real browser on a Streamlit
+   server: from loading the page to the document's words drawn (median of
+   --repeats reloads), and from a key press labelling a selected word to the saved
+   span drawn again (median of --repeats edits).
 
-    python experiments/benchmarks/bench_annotation.py [--docs 1000] [--repeats 7] [--saves 200]
+    python experiments/benchmarks/bench_annotation.py [--docs 1000] [--repeats 7] [--saves 200] [--browser]
 """
 
 from __future__ import annotations
@@ -67,6 +71,7 @@ def main() -> None:
     ap.add_argument("--docs", type=int, default=1000)
     ap.add_argument("--repeats", type=int, default=7)
     ap.add_argument("--saves", type=int, default=200)
+    ap.add_argument("--browser", action="store_true", help="also time the page in Chromium")
     args = ap.parse_args()
     rng = random.Random(0)
     with tempfile.TemporaryDirectory() as tmp:
@@ -113,6 +118,66 @@ def main() -> None:
         raw.close()
         print(f"save a change: {save_ms:.2f} ms median of {args.saves} "
               f"(bare durable INSERT: {base_ms:.2f} ms; ratio {save_ms / base_ms:.1f})")
+        if args.browser:
+            load_ms, edit_ms = browser_times(path, args.repeats)
+            print(f"browser: page load to words drawn {load_ms:.0f} ms, key press to saved span drawn "
+                  f"{edit_ms:.0f} ms (medians of {args.repeats})")
+
+
+def browser_times(path: Path, repeats: int) -> tuple[float, float]:
+    """(ms from page load to words drawn, ms from a labelling key press to the saved span drawn)."""
+    import shutil
+    import socket
+    import subprocess
+    import sys
+    import urllib.request
+
+    from playwright.sync_api import expect, sync_playwright
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    app = Path(__file__).resolve().parents[2] / "streamlit_app.py"
+    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", str(app), "--server.port", str(port),
+                             "--server.headless", "true", "--browser.gatherUsageStats", "false"],
+                            env={**os.environ, "OPINION_TAGGER_PROJECT": str(path)},
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(120):
+            try:
+                urllib.request.urlopen(f"{url}/_stcore/health", timeout=2)
+                break
+            except OSError:
+                time.sleep(0.5)
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=shutil.which("chromium") or "/usr/bin/chromium",
+                                        args=["--no-sandbox", "--disable-gpu"])
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            page.goto(url)
+            page.locator(".ot-word").first.wait_for(timeout=120_000)  # first load: not counted
+            loads = []
+            for _ in range(repeats):
+                t0 = time.perf_counter()
+                page.reload(wait_until="commit")
+                page.locator(".ot-word").first.wait_for(timeout=120_000)
+                loads.append(time.perf_counter() - t0)
+            saves, k = [], 0
+            while len(saves) < repeats:  # label words that are in no ESE yet
+                lane = page.locator(".ot-tok").nth(k).locator(".ot-lane").nth(1)
+                if "on" not in (lane.get_attribute("class") or "").split():
+                    page.locator(".ot-word").nth(k).click()
+                    t0 = time.perf_counter()
+                    page.keyboard.press("e")
+                    expect(lane).to_have_class("ot-lane on", timeout=30_000)
+                    saves.append(time.perf_counter() - t0)
+                    page.wait_for_timeout(500)  # the page settles before the next edit
+                k += 2
+            browser.close()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
+    return 1000 * statistics.median(loads), 1000 * statistics.median(saves)
 
 
 if __name__ == "__main__":

@@ -225,10 +225,8 @@ def page() -> None:
     st.caption(f"{STATUS_MARK[doc.status]} · version {doc.version}"
                + (f" · last change by {plain(doc.annotator)}" if doc.annotator else "")
                + (f" · pre-annotated by {plain(doc.model)}" if doc.model else ""))
-    event = span_editor(editor_data(doc, project.types, threshold), key="editor")
-    if event:
-        handle(project, event, annotator)
-        st.rerun()
+    span_editor(editor_data(doc, project.types, threshold), key="editor",
+                on_event=lambda event: handle(project, event, annotator))
     st.session_state.setdefault("shown", {})[doc_id] = doc.version
 
     with st.expander("All documents", key="exp_docs"):

@@ -82,8 +82,10 @@ def apply_event(project: Project, event: object, annotator: str | None) -> Outco
 _mount = None  # the component's mount command, made once (it registers itself on each runtime)
 
 
-def span_editor(data: dict, key: str):
-    """Mount the editor; returns the edit the user just made (a dict) or None."""
+def span_editor(data: dict, key: str, on_event) -> None:
+    """Mount the editor.  ``on_event(event)`` runs when the user makes an edit, before the
+    page runs again (so the page draws the saved edit in that same run).  An event delivered
+    twice (same document, version and edit) is passed on once."""
     global _mount
     import streamlit as st
 
@@ -92,5 +94,13 @@ def span_editor(data: dict, key: str):
             "opinion_tagger_span_editor", html='<div class="ot-editor"></div>',
             css=(STATIC / "editor.css").read_text(encoding="utf-8"),
             js=(STATIC / "editor.js").read_text(encoding="utf-8"))
-    result = _mount(data=data, key=key, on_event_change=lambda: None)
-    return getattr(result, "event", None) if result is not None else None
+
+    def changed():
+        state = st.session_state.get(key) or {}
+        event = state.get("event") if hasattr(state, "get") else None
+        seen = f"{key}__last_event"
+        if event and event != st.session_state.get(seen):
+            st.session_state[seen] = event
+            on_event(event)
+
+    _mount(data=data, key=key, on_event_change=changed)

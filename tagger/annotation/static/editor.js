@@ -22,8 +22,17 @@ export default function (component) {
   root.replaceChildren();
   const types = data.types;
   const keys = data.keys; // {"d": "DSE", "e": "ESE", "1": "DSE", ...}
-  const state = { anchor: null, focus: null, span: null, dragging: false };
-  const send = (ev) => setTriggerValue("event", { ...ev, doc: data.doc, version: data.version });
+  // the selection survives a redraw of the same document (a rerun between selecting and a key)
+  const kept = parentElement.__otSelection;
+  const state = kept && kept.doc === data.doc ? { ...kept, dragging: false }
+    : { doc: data.doc, anchor: null, focus: null, span: null, dragging: false };
+  if (state.anchor !== null && (state.anchor >= data.tokens.length || state.focus >= data.tokens.length))
+    state.anchor = state.focus = null;
+  if (state.span !== null && !data.spans.some((s) => s.id === state.span)) state.span = null;
+  const send = (ev) => {
+    parentElement.__otSelection = null; // an edit ends the selection
+    setTriggerValue("event", { ...ev, doc: data.doc, version: data.version });
+  };
   const el = (tag, cls, text) => {
     const e = document.createElement(tag);
     if (cls) e.className = cls;
@@ -141,6 +150,7 @@ export default function (component) {
   const spanById = (id) => data.spans.find((s) => s.id === id);
 
   function paint() {
+    parentElement.__otSelection = { doc: data.doc, anchor: state.anchor, focus: state.focus, span: state.span };
     const sel = selected();
     tokEls.forEach((t, i) => t.classList.toggle("sel", !!sel && i >= sel[0] && i < sel[1]));
     types.forEach((ty) => laneEls[ty].forEach((c) => c.classList.toggle("picked", state.span !== null && c.dataset.span === String(state.span))));
