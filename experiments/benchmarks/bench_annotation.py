@@ -17,6 +17,9 @@ Documents are invented (random sentences over a small made-up vocabulary, about
    --repeats reloads), and from a key press labelling a selected word to the saved
    span drawn again (median of --repeats edits).
 
+Each figure is also measured on a small project (--baseline-docs, default 10) of the
+same documents in the same run, and the ratio printed.
+
     python experiments/benchmarks/bench_annotation.py [--docs 1000] [--repeats 7] [--saves 200] [--browser]
 """
 
@@ -66,41 +69,55 @@ def open_like_the_page(path: Path) -> None:
         editor_data(doc, p.types, 0.6)
 
 
+def build(path: Path, records: list[Record], ot: OpinionTagger) -> float:
+    """Import and pre-annotate; seconds taken."""
+    t0 = time.perf_counter()
+    with Project(path, create=True) as p:
+        import_records(p, records, ot, model_name="default")
+    return time.perf_counter() - t0
+
+
+def page_runs_ms(path: Path, repeats: int) -> tuple[float, float]:
+    """(first run, median rerun) of the page on ``path``, in ms (AppTest, no browser)."""
+    from streamlit.testing.v1 import AppTest
+
+    os.environ["OPINION_TAGGER_PROJECT"] = str(path)
+    app = Path(__file__).resolve().parents[2] / "streamlit_app.py"
+    at = AppTest.from_file(str(app), default_timeout=120)
+    first = median_ms(lambda: at.run(), 1)
+    assert not at.exception, at.exception
+    return first, median_ms(lambda: at.run(), repeats)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--docs", type=int, default=1000)
+    ap.add_argument("--baseline-docs", type=int, default=10, help="the small project compared with")
     ap.add_argument("--repeats", type=int, default=7)
     ap.add_argument("--saves", type=int, default=200)
     ap.add_argument("--browser", action="store_true", help="also time the page in Chromium")
     args = ap.parse_args()
     rng = random.Random(0)
     with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "bench.sqlite"
+        path, small = Path(tmp) / "bench.sqlite", Path(tmp) / "small.sqlite"
         records = [Record(f"doc{k:04d}", invented_text(rng)) for k in range(args.docs)]
         ot = OpinionTagger.load()
-        t0 = time.perf_counter()
-        with Project(path, create=True) as p:
-            report = import_records(p, records, ot, model_name="default")
-        seconds = time.perf_counter() - t0
+        seconds = build(path, records, ot)
+        build(small, records[:args.baseline_docs], ot)
         with Project(path) as p:
             n_tokens = p.db.execute("SELECT COUNT(*) FROM tokens").fetchone()[0]
             n_spans = p.db.execute("SELECT COUNT(*) FROM spans").fetchone()[0]
-        print(f"project: {report.imported} documents, {n_tokens} tokens, {n_spans} model spans, "
-              f"{path.stat().st_size / 1e6:.1f} MB")
-        print(f"import + pre-annotation: {seconds:.1f} s ({report.imported / seconds:.0f} documents/s)")
+        print(f"project: {args.docs} documents, {n_tokens} tokens, {n_spans} model spans, "
+              f"{path.stat().st_size / 1e6:.1f} MB (baseline: a {args.baseline_docs}-document project)")
+        print(f"import + pre-annotation: {seconds:.1f} s ({args.docs / seconds:.0f} documents/s)")
 
-        print(f"open (library, as each page run): {median_ms(lambda: open_like_the_page(path), args.repeats):.1f} ms "
-              f"median of {args.repeats}")
-
-        from streamlit.testing.v1 import AppTest
-
-        os.environ["OPINION_TAGGER_PROJECT"] = str(path)
-        app = Path(__file__).resolve().parents[2] / "streamlit_app.py"
-        at = AppTest.from_file(str(app), default_timeout=120)
-        first = median_ms(lambda: at.run(), 1)
-        assert not at.exception, at.exception
-        print(f"page, first run (model and project opened): {first:.0f} ms")
-        print(f"page, rerun: {median_ms(lambda: at.run(), args.repeats):.0f} ms median of {args.repeats}")
+        big_ms = median_ms(lambda: open_like_the_page(path), args.repeats)
+        small_ms = median_ms(lambda: open_like_the_page(small), args.repeats)
+        print(f"open (library, as each page run): {big_ms:.1f} ms (baseline {small_ms:.1f} ms, "
+              f"ratio {big_ms / small_ms:.1f}), medians of {args.repeats}")
+        (first, rerun), (_, small_rerun) = page_runs_ms(path, args.repeats), page_runs_ms(small, args.repeats)
+        print(f"page, first run: {first:.0f} ms; rerun: {rerun:.0f} ms (baseline {small_rerun:.0f} ms, "
+              f"ratio {rerun / small_rerun:.1f}), medians of {args.repeats}")
 
         with Project(path) as p:
             doc = p.document(p.next_unfinished())
@@ -120,8 +137,10 @@ def main() -> None:
               f"(bare durable INSERT: {base_ms:.2f} ms; ratio {save_ms / base_ms:.1f})")
         if args.browser:
             load_ms, edit_ms = browser_times(path, args.repeats)
-            print(f"browser: page load to words drawn {load_ms:.0f} ms, key press to saved span drawn "
-                  f"{edit_ms:.0f} ms (medians of {args.repeats})")
+            small_load, small_edit = browser_times(small, args.repeats)
+            print(f"browser: page load to words drawn {load_ms:.0f} ms (baseline {small_load:.0f} ms, ratio "
+                  f"{load_ms / small_load:.1f}); key press to saved span drawn {edit_ms:.0f} ms (baseline "
+                  f"{small_edit:.0f} ms, ratio {edit_ms / small_edit:.1f}); medians of {args.repeats}")
 
 
 def browser_times(path: Path, repeats: int) -> tuple[float, float]:
