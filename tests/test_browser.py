@@ -79,7 +79,7 @@ def test_annotate_in_chromium(server, tmp_path):
 
         page.goto(server, wait_until="domcontentloaded")
         # 1. import two documents (pre-annotated by the bundled model)
-        page.locator("input[type=file]").set_input_files(str(upload))
+        page.locator("input[type=file]").first.set_input_files(str(upload))
         page.get_by_role("button", name="Import").click()
         words = page.locator(".ot-word")
         expect(words.first).to_be_visible(timeout=60_000)

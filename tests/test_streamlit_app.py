@@ -81,16 +81,17 @@ def test_import_bad_uploads_are_messages(monkeypatch, project_path):
         ("latin.txt", "caf\xe9".encode("latin-1"), "text/plain"),
         ("batch.jsonl", b'{"id": "j1", "text": "Rain again."}\nnot json\n{"text": 5}\n', "application/jsonl"),
         ("nul.txt", b"\x00\x01binary", "text/plain")])
+    at.file_uploader(key="folder").set_value([("dir/a.txt", b"A town in a story.", "text/plain")])
     _button(at, "Import").click().run()
     assert not at.exception
     warnings = [w.value.replace("\\", "") for w in at.warning]  # shown with markdown escaped
     assert any("latin.txt" in w and "UTF-8" in w for w in warnings)
     assert any("batch.jsonl:2" in w and "invalid JSON" in w for w in warnings)
     assert any("nul.txt" in w and "binary" in w for w in warnings)
-    assert any("imported 2 documents" in s.value for s in at.success)
+    assert any("imported 3 documents" in s.value for s in at.success)
     with Project(project_path) as p:
         names = [d.name for d in p.documents()]
-    assert names[-2:] == ["pasted-1", "j1"]
+    assert names[-3:] == ["pasted-1", "j1", "dir/a.txt"]
 
 
 def test_export_and_scores(monkeypatch, project_path):

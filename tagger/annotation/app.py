@@ -87,6 +87,8 @@ def import_section(project: Project, model: str) -> None:
             uploads = st.file_uploader("or upload .txt files (one document each) and .jsonl files "
                                        "(a \"text\" field per line, \"id\" kept)", type=["txt", "jsonl"],
                                        accept_multiple_files=True, key="uploads")
+            folder = st.file_uploader("or a directory (its .txt and .jsonl files)", type=["txt", "jsonl"],
+                                      accept_multiple_files="directory", key="folder")
             pre = st.checkbox(f"Pre-annotate with the model ({model})", value=True)
             submitted = st.form_submit_button("Import")
         if not submitted:
@@ -95,7 +97,7 @@ def import_section(project: Project, model: str) -> None:
         if pasted and pasted.strip():
             n = sum(1 for i in project.documents() if i.name.startswith("pasted-")) + 1
             records.append(check_text(f"pasted-{n}", pasted, 200_000))
-        for up in uploads or []:
+        for up in [*(uploads or []), *(folder or [])]:
             if up.size > MAX_UPLOAD_BYTES:
                 flash(f"Not imported: {plain(up.name)}: {up.size} bytes (limit {MAX_UPLOAD_BYTES})", "warning")
                 continue
