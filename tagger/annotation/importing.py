@@ -66,7 +66,12 @@ def import_records(project: Project, records: Iterable[Record], tagger: OpinionT
                 taken.add(name)
                 named.append((name, text))
         docs = tagger.tag_many(named, chunk=len(named) or 1) if tagger else tokenised(named, project.types)
-        rows = [(d.id, d.text, *stored_parts(d), model_name if tagger else None) for d in docs]
+        rows = []
+        for d in docs:
+            if getattr(d, "error", None) is not None:  # the tagger refused or failed on this record
+                report.errors.append((d.id, d.error))
+            else:
+                rows.append((d.id, d.text, *stored_parts(d), model_name if tagger else None))
         report.imported += sum(1 for _, i in project.add_documents(rows) if i is not None)
         pending.clear()
 
