@@ -16,7 +16,7 @@ from typing import Iterable, Iterator
 from tagger.corpus.labels import spans_from_bio
 from tagger.errors import TaggerError
 from tagger.inputs import Record, check_text
-from tagger.paths import default_model
+from tagger.paths import resolve_model
 from tagger.predict import Tagger
 
 
@@ -96,6 +96,21 @@ def spans_of(doc: TaggedDocument, confidences: dict | None = None) -> list[Tagge
     return out
 
 
+def tokenised(records: list[tuple[str, str]], types: tuple[str, ...] = ("DSE", "ESE")) -> list[TaggedDocument]:
+    """``(id, text)`` records split into sentences and tokens (spaCy), with no tags or spans yet."""
+    from tagger.tokenize import _nlp
+
+    docs = []
+    for (rid, text), sdoc in zip(records, _nlp().pipe(t for _, t in records)):
+        doc = TaggedDocument(rid, text, types=types)
+        for sent in sdoc.sents:
+            toks = [TaggedToken(t.text, t.idx, t.idx + len(t.text), {}) for t in sent if not t.is_space]
+            if toks:
+                doc.sentences.append(TaggedSentence(toks[0].start, toks[-1].end, toks))
+        docs.append(doc)
+    return docs
+
+
 class OpinionTagger:
     """Text in, tagged documents out; a thin layer over ``Tagger``."""
 
@@ -105,7 +120,8 @@ class OpinionTagger:
 
     @classmethod
     def load(cls, model: str | Path | None = None, backend: str = "numpy") -> "OpinionTagger":
-        return cls(Tagger.load(model or default_model(), backend=backend))
+        """``model``: a bundle directory or a bundled model's name (default: ``default``)."""
+        return cls(Tagger.load(resolve_model(model), backend=backend))
 
     @property
     def types(self) -> tuple[str, ...]:
@@ -153,17 +169,8 @@ class OpinionTagger:
                                   error=f"internal error while tagging: {type(exc).__name__}: {reason}")
 
     def _tag_chunk(self, records: list[tuple[str, str]]) -> list[TaggedDocument]:
-        from tagger.tokenize import _nlp
-
-        docs, flat = [], []
-        for (rid, text), sdoc in zip(records, _nlp().pipe(t for _, t in records)):
-            doc = TaggedDocument(rid, text, types=self.types)
-            for sent in sdoc.sents:
-                toks = [TaggedToken(t.text, t.idx, t.idx + len(t.text), {}) for t in sent if not t.is_space]
-                if toks:
-                    doc.sentences.append(TaggedSentence(toks[0].start, toks[-1].end, toks))
-                    flat.append(toks)
-            docs.append(doc)
+        docs = tokenised(records, self.types)
+        flat = [s.tokens for doc in docs for s in doc.sentences]
         preds = self.tagger.predict([[t.text for t in toks] for toks in flat], batch_size=self.batch_size)
         k = 0
         for doc in docs:

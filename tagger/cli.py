@@ -189,17 +189,18 @@ def _config_args(p: argparse.ArgumentParser) -> None:
         r.add_argument("--" + name.replace("_", "-"), type=typ, dest=name, help=f"{what} (default: {getattr(d, name)})")
 
 
-def config_from_args(args):
+def config_from_args(args, base: dict | None = None):
+    """The configuration: ``base`` (e.g. a bundle's), then --config, then the options given."""
     from tagger.config import TaggerConfig
 
-    values = {}
+    values = dict(base or {})
     if args.config:
         import yaml
 
         if not args.config.is_file():
             raise TaggerError(f"{args.config}: config file not found")
-        values = yaml.safe_load(args.config.read_text()) or {}
-        values = values.get("model", values)
+        loaded = yaml.safe_load(args.config.read_text()) or {}
+        values.update(loaded.get("model", loaded))
     for f in TaggerConfig().to_dict():
         v = getattr(args, f, None)
         if v is not None:
@@ -217,7 +218,8 @@ def _data_args(p: argparse.ArgumentParser, required: bool) -> None:
 
     p.add_argument("--data", nargs=2, metavar=("SOURCE", "PATH"), required=required,
                    help="mpqa DIR (raw MPQA 2.0, spaCy tokens), reference DIR (Irsoy & Cardie's "
-                        "files, PTB tokens) or conll FILE (from corpus convert)")
+                        "files, PTB tokens), conll FILE (from corpus convert) or annotations PROJECT "
+                        "(the accepted documents of an annotation project; no fold: every 10th is dev)")
     p.add_argument("--datasplit", type=Path, default=default_datasplit(),
                    help="directory with the paper's doclist and fold files (default: %(default)s)")
     p.add_argument("--fold", type=int, default=0, choices=range(10), metavar="0..9",
@@ -228,8 +230,12 @@ def _load_data(source: str, path: str):
     from tagger.corpus.dataset import SOURCES, load_documents
     from tagger.errors import Problems
 
+    if source == "annotations":
+        from tagger.annotation.dataset import accepted_documents
+
+        return accepted_documents(path)
     if source not in SOURCES:
-        raise TaggerError(f"--data: unknown source {source!r}; choose from {', '.join(SOURCES)}")
+        raise TaggerError(f"--data: unknown source {source!r}; choose from {', '.join(SOURCES)}, annotations")
     problems = Problems()
     docs = load_documents(source, path, problems=problems)
     if problems.messages:
@@ -243,22 +249,41 @@ def cmd_train(args) -> int:
     from tagger.provenance import git_commit
     from tagger.training import train
 
-    config = config_from_args(args)
+    init = None
+    if args.init_from:
+        from tagger.bundle import load_bundle_files
+        from tagger.paths import resolve_model
+
+        init = resolve_model(args.init_from)
+        config = config_from_args(args, base=load_bundle_files(init)[1].to_dict())
+    else:
+        config = config_from_args(args)
     source, path = args.data
     docs = _load_data(source, path)
-    split = load_split(args.datasplit, args.fold)
-    train_s = select(docs, split.train)
-    dev_s = select(docs, split.dev)
+    if source == "annotations":
+        from tagger.annotation.dataset import train_dev
+
+        train_names, dev_names = train_dev(list(docs))
+        data = {"documents": {"train": len(train_names), "dev": len(dev_names)}}
+    else:
+        split = load_split(args.datasplit, args.fold)
+        train_names, dev_names = split.train, split.dev
+        data = {"fold": args.fold, "datasplit": str(Path(args.datasplit).resolve())}
+    train_s = select(docs, train_names)
+    dev_s = select(docs, dev_names)
     extra = {w for sents in docs.values() for s in sents for w in s.words}
-    record = {"data": {"source": source, "path": str(Path(path).resolve()), "fold": args.fold,
-                       "datasplit": str(Path(args.datasplit).resolve()),
+    record = {"data": {"source": source, "path": str(Path(path).resolve()), **data,
                        "sentences": {"train": len(train_s), "dev": len(dev_s)}},
               "seed": config.seed, "git_commit": git_commit()}
+    if init is not None:
+        record["init"] = str(init)
     print(f"training {config.task} {config.cell} depth {config.depth} hidden {config.hidden_size}"
           f"{' + MiniLM' + (' fine-tuned' if config.context_fine_tune else '') if config.contextual else ''} "
-          f"on fold {args.fold}: {len(train_s)} train / {len(dev_s)} dev sentences", file=sys.stderr)
+          f"{'from ' + str(init) + ' ' if init else ''}on "
+          f"{'fold ' + str(args.fold) if source != 'annotations' else path}: "
+          f"{len(train_s)} train / {len(dev_s)} dev sentences", file=sys.stderr)
     _, meta = train(config, train_s, dev_s, args.out, extra_words=extra, resume=args.resume,
-                    progress=not args.quiet, record=record)
+                    progress=not args.quiet, record=record, init=init)
     t = meta["training"]
     print(f"saved {args.out}: best epoch {t['best_epoch']} of {t['epochs']}, {t['train_seconds']:.0f}s "
           f"training on {t['device']}", file=sys.stderr)
@@ -293,7 +318,9 @@ def cmd_evaluate(args) -> int:
     from tagger.predict import Tagger
     from tagger.evaluation import evaluate_tagger
 
-    tagger = Tagger.load(args.model)
+    from tagger.paths import resolve_model
+
+    tagger = Tagger.load(resolve_model(args.model))
     if args.data:
         source, path = args.data
     else:
@@ -302,12 +329,17 @@ def cmd_evaluate(args) -> int:
             raise TaggerError(f"{args.model}: the bundle does not say what data it was trained on; give --data")
         source, path = data["source"], _recorded_data_path(args.model, data["source"], data["path"])
     docs = _load_data(source, path)
-    sentences = select(docs, load_split(args.datasplit, args.fold).part(args.split))
+    if source == "annotations":  # every accepted document
+        sentences = [s for sents in docs.values() for s in sents]
+        where = f"the {len(docs)} accepted documents of {path}"
+    else:
+        sentences = select(docs, load_split(args.datasplit, args.fold).part(args.split))
+        where = f"fold {args.fold} {args.split}"
     report = _strip(evaluate_tagger(tagger, sentences))
     if args.json:
         print(json.dumps(report))
     else:
-        print(f"{args.model} on fold {args.fold} {args.split} ({len(sentences)} sentences, {source} data)")
+        print(f"{args.model} on {where} ({len(sentences)} sentences, {source} data)")
         print(f"{'type':5} {'metric':13} {'P':>7} {'R':>7} {'F1':>7}")
         for t, r in report.items():
             for m in ("binary", "proportional", "exact"):
@@ -380,6 +412,102 @@ def cmd_tag(args) -> int:
     return 1 if counts["errors"] else 0
 
 
+# --------------------------------------------------------------------------- annotate
+def cmd_annotate_import(args) -> int:
+    from tagger.annotate import OpinionTagger
+    from tagger.annotation.importing import import_records
+    from tagger.annotation.store import Project
+    from tagger.inputs import read_records
+
+    tagger = None if args.model == "none" else OpinionTagger.load(args.model)
+    own = {str(args.project.resolve()) + suffix for suffix in ("", "-wal", "-shm", "-journal")}
+    records = (r for r in read_records((), args.input, max_chars=args.max_chars)
+               if str(Path(r.id).resolve()) not in own)  # the project file itself, inside an input directory
+    with Project(args.project, create=True) as project:
+        report = import_records(project, records, tagger, model_name=None if tagger is None else args.model)
+        counts = project.counts()
+    for rid, reason in report.errors:
+        print(f"opinion-tagger: {rid}: {reason}", file=sys.stderr)
+    print(f"{args.project}: {report.summary()}; {counts['done']} of {sum(counts.values())} done", file=sys.stderr)
+    return 1 if report.errors else 0
+
+
+def cmd_annotate_export(args) -> int:
+    from tagger.annotation.exporting import export
+    from tagger.annotation.store import Project
+
+    with Project(args.project) as project:
+        n = export(project, args.format, args.out, tuple(args.status) if args.status else None)
+    print(f"wrote {n} documents to {args.out}", file=sys.stderr)
+    return 0
+
+
+def cmd_annotate_stats(args) -> int:
+    from tagger.annotation.exporting import stats
+    from tagger.annotation.store import Project
+
+    with Project(args.project) as project:
+        s = stats(project)
+    if args.json:
+        print(json.dumps(s))
+    else:
+        print(f"{s['project']}: {s['progress']} ({s['status']['in_progress']} in progress, "
+              f"{s['status']['todo']} to do), {s['tokens']} tokens")
+        for typ, by in s["spans"].items():
+            print(f"{typ} spans  {by['model']} from the model, {by['human']} by hand")
+        print(f"annotators {', '.join(s['annotators']) or '-'}")
+    return 0
+
+
+def cmd_annotate_serve(args) -> int:
+    import os
+    import subprocess
+
+    from tagger.annotation.store import Project
+
+    Project(args.project, create=True).close()  # a clear error now rather than in the page
+    app = Path(__file__).resolve().parent / "annotation" / "app.py"
+    env = {**os.environ, "OPINION_TAGGER_PROJECT": str(args.project.resolve())}
+    cmd = [sys.executable, "-m", "streamlit", "run", str(app), "--server.port", str(args.port),
+           "--server.headless", "true", "--browser.gatherUsageStats", "false"]
+    print(f"annotating {args.project} at http://localhost:{args.port}", file=sys.stderr)
+    try:
+        return subprocess.call(cmd, env=env)
+    except KeyboardInterrupt:
+        return 0
+
+
+def _annotate_parser(sub) -> None:
+    from tagger.annotation.exporting import EXPORT_FORMATS
+    from tagger.annotation.store import STATUSES
+    from tagger.inputs import MAX_CHARS
+
+    ann = sub.add_parser("annotate", help="annotation projects: import, export, statistics, the annotator page")
+    asub = ann.add_subparsers(dest="annotate_command", required=True)
+    p = asub.add_parser("import", help="add documents to a project (created if needed), pre-annotated by a model")
+    p.add_argument("project", type=Path, help="project file (SQLite)")
+    p.add_argument("input", nargs="+", help="plain-text file, .jsonl file ('text' per line, 'id' kept), "
+                                            "directory, or - for standard input")
+    p.add_argument("--model", default="default", metavar="NAME|PATH|none",
+                   help="pre-annotate with this bundle or bundled model; none: tokens only (default: %(default)s)")
+    p.add_argument("--max-chars", type=int, default=MAX_CHARS, help="longer records are refused (default: %(default)s)")
+    p.set_defaults(func=cmd_annotate_import)
+    p = asub.add_parser("export", help="write a project's documents with their spans and provenance")
+    p.add_argument("project", type=Path)
+    p.add_argument("--format", choices=EXPORT_FORMATS, default="jsonl", help="(default: %(default)s)")
+    p.add_argument("--out", type=Path, required=True, help="output file (a directory for brat)")
+    p.add_argument("--status", action="append", choices=STATUSES, help="only documents with this status; repeatable")
+    p.set_defaults(func=cmd_annotate_export)
+    p = asub.add_parser("stats", help="progress, spans by type and source, annotators")
+    p.add_argument("project", type=Path)
+    p.add_argument("--json", action="store_true", help="one JSON object on stdout")
+    p.set_defaults(func=cmd_annotate_stats)
+    p = asub.add_parser("serve", help="start the annotator page on a project")
+    p.add_argument("project", type=Path)
+    p.add_argument("--port", type=int, default=8501, help="(default: %(default)s)")
+    p.set_defaults(func=cmd_annotate_serve)
+
+
 # --------------------------------------------------------------------------- parser
 def build_parser() -> argparse.ArgumentParser:
     from tagger.paths import default_reference
@@ -416,11 +544,15 @@ def build_parser() -> argparse.ArgumentParser:
     _config_args(p)
     p.add_argument("--out", type=Path, required=True, help="model bundle directory to write")
     p.add_argument("--resume", action="store_true", help="continue from the checkpoint in --out")
+    p.add_argument("--init-from", metavar="NAME|PATH",
+                   help="continue training a bundle (e.g. default) on the data; its configuration is the "
+                        "base, options change training fields only")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_train)
 
     p = sub.add_parser("evaluate", help="score a model with binary, proportional and exact F1")
-    p.add_argument("--model", type=Path, required=True, help="model bundle directory")
+    p.add_argument("--model", required=True, metavar="NAME|PATH",
+                   help="model bundle directory, or the name of a bundled model (default)")
     _data_args(p, required=False)
     p.add_argument("--split", choices=("dev", "test"), default="test", help="(default: %(default)s)")
     p.add_argument("--json", action="store_true", help="one JSON object on stdout, values as fractions")
@@ -434,7 +566,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--input", action="append", metavar="FILE|DIR|-",
                    help="plain-text file (one document), .jsonl file (a 'text' field per line, 'id' kept), "
                         "directory, or - for standard input; repeatable")
-    p.add_argument("--model", type=Path, default=None, help="model bundle (default: the bundled model)")
+    p.add_argument("--model", default=None, metavar="NAME|PATH",
+                   help="model bundle directory or bundled model name (default: the bundled model, 'default')")
     p.add_argument("--format", choices=FORMATS, default="jsonl", help="(default: %(default)s)")
     p.add_argument("--out", type=Path, help="output file (a directory for brat); default: standard output")
     p.add_argument("--backend", choices=("numpy", "keras"), default="numpy",
@@ -444,6 +577,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--chunk", type=_positive_int, default=256, help="records tagged together (default: %(default)s)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_tag)
+    _annotate_parser(sub)
     return parser
 
 

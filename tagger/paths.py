@@ -35,3 +35,20 @@ def default_model() -> Path:
     """The model bundle shipped inside the package (``$OPINION_TAGGER_MODEL`` overrides it)."""
     env = os.environ.get("OPINION_TAGGER_MODEL")
     return Path(env) if env else Path(__file__).resolve().parent / "models" / "default"
+
+
+def resolve_model(spec: str | Path | None) -> Path:
+    """A model bundle from a directory path or the name of a bundled model (``default``);
+    None means the default model.  An existing path wins over a name."""
+    if spec is None:
+        return default_model()
+    path = Path(spec)
+    if path.exists():
+        return path
+    name = str(spec)
+    if name == "default":
+        return default_model()
+    bundled = Path(__file__).resolve().parent / "models"
+    if name.replace("-", "").replace("_", "").isalnum() and (bundled / name).is_dir():
+        return bundled / name
+    return path  # loading reports "model bundle not found" with the path

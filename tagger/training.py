@@ -27,6 +27,13 @@ from tagger.evaluation import evaluate_tagger
 log = logging.getLogger("tagger")
 
 
+def training_fields(config: TaggerConfig) -> dict:
+    """The configuration fields that may change when training continues from a bundle."""
+    return {f: getattr(config, f) for f in ("optimizer", "learning_rate", "lr_schedule", "momentum", "clipnorm",
+                                            "batch_size", "max_epochs", "patience", "seed", "jit_compile",
+                                            "input_dropout", "dropout")}
+
+
 def set_seeds(seed: int) -> None:
     import keras
 
@@ -76,8 +83,10 @@ class Trainer:
     """Trains one tagger; ``run`` returns the trained ``Tagger`` and a record."""
 
     def __init__(self, config: TaggerConfig, out_dir: str | Path, progress: bool = True,
-                 on_epoch: Callable[[dict], None] | None = None, context_cache: str | Path | None = None):
+                 on_epoch: Callable[[dict], None] | None = None, context_cache: str | Path | None = None,
+                 init: str | Path | None = None):
         self.config, self.out_dir = config, Path(out_dir)
+        self.init = init  # a bundle whose network and vocabulary training continues from
         self.context_cache = context_cache
         self.ckpt = self.out_dir / "checkpoint"
         self.progress, self.on_epoch = progress, on_epoch
@@ -91,6 +100,8 @@ class Trainer:
 
         cfg = self.config
         set_seeds(cfg.seed)
+        if self.init is not None:
+            return self._from_bundle(train)
         vocab = build_vocabulary(cfg, (w for s in train for w in s.words), extra_words)
         matrix, pretrained = initial_embeddings(cfg, vocab)
         model = build_model(cfg, len(vocab), matrix.shape[1])
@@ -99,6 +110,21 @@ class Trainer:
         compile_model(model, cfg, self._steps(train))
         state = {"epoch": 0, "best_score": None, "best_epoch": 0, "bad_epochs": 0, "history": [],
                  "train_seconds": 0.0}
+        return model, vocab, state
+
+    def _from_bundle(self, train: Sequence[Sentence]):
+        """Start from a trained bundle's network and vocabulary (words it lacks read as unknown)."""
+        from tagger.bundle import load_bundle_files, load_keras_model
+        from tagger.model import compile_model
+
+        vocab, saved, _ = load_bundle_files(self.init)
+        if saved.replace(**training_fields(self.config)) != self.config:
+            raise TaggerError(f"{self.init}: training can continue only with the bundle's network "
+                              "(its task, cell, depth, sizes and features)")
+        model = load_keras_model(self.init, len(vocab))
+        compile_model(model, self.config, self._steps(train))
+        state = {"epoch": 0, "best_score": None, "best_epoch": 0, "bad_epochs": 0, "history": [],
+                 "train_seconds": 0.0, "init": str(self.init)}
         return model, vocab, state
 
     def _resume(self, train: Sequence[Sentence]):
@@ -233,17 +259,20 @@ class Trainer:
 
 def train(config: TaggerConfig, train: Sequence[Sentence], dev: Sequence[Sentence], out_dir: str | Path,
           extra_words: Iterable[str] = (), resume: bool = False, progress: bool = True,
-          record: dict | None = None, context_cache: str | Path | None = None):
+          record: dict | None = None, context_cache: str | Path | None = None, init: str | Path | None = None):
     """Train a tagger and write its bundle to ``out_dir``; returns (Tagger, meta).
-    ``context_cache``: a file that keeps contextual vectors between runs.  ``trainer: fast``
-    configurations train with the JAX loop of ``tagger.fast_training`` (which has no checkpoints:
-    an interrupted run starts again)."""
+    ``context_cache``: a file that keeps contextual vectors between runs; ``init``: a bundle
+    to continue training from (same network; the configuration's training fields may differ).
+    ``trainer: fast`` configurations train with the JAX loop of ``tagger.fast_training`` (which
+    has no checkpoints: an interrupted run starts again; it cannot start from a bundle)."""
     if config.trainer == "fast":
+        if init is not None:
+            raise TaggerError("--init-from works with the Keras trainer only (trainer: keras)")
         from tagger.fast_training import train_fast
 
         return train_fast(config, train, dev, out_dir, extra_words, progress, record)
-    return Trainer(config, out_dir, progress, context_cache=context_cache).run(train, dev, extra_words, resume,
-                                                                                 record)
+    return Trainer(config, out_dir, progress, context_cache=context_cache, init=init).run(
+        train, dev, extra_words, resume, record)
 
 
 def remove_checkpoint(out_dir: str | Path) -> None:

@@ -1,5 +1,10 @@
-"""One real-browser test: the Streamlit app in Debian's Chromium, driven by Playwright."""
+"""One real-browser test: the annotator page in Debian's Chromium, driven by Playwright.
 
+The flow an annotator lives: import two documents, select a word with the mouse, label it
+with a key, reload (the span is still there), accept with a key, export and check the
+export.  Screenshots of each step go to tests/artifacts/annotator/ (git-ignored)."""
+
+import json
 import os
 import shutil
 import socket
@@ -13,9 +18,13 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-ARTIFACTS = ROOT / "tests" / "artifacts"
+ARTIFACTS = ROOT / "tests" / "artifacts" / "annotator"
 
 pytestmark = pytest.mark.browser
+
+# invented sentences (no corpus text)
+DOCS = [{"id": "bridge", "text": "Maria said the new bridge was a complete disaster, as usual."},
+        {"id": "rain", "text": "Rain fell on the village all night."}]
 
 
 def _free_port() -> int:
@@ -25,12 +34,13 @@ def _free_port() -> int:
 
 
 @pytest.fixture
-def server():
+def server(tmp_path):
     port = _free_port()
+    env = {**os.environ, "OPINION_TAGGER_PROJECT": str(tmp_path / "study.sqlite")}
     proc = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", str(ROOT / "streamlit_app.py"), "--server.port", str(port),
          "--server.address", "127.0.0.1", "--server.headless", "true", "--browser.gatherUsageStats", "false"],
-        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env={**os.environ})
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
     url = f"http://127.0.0.1:{port}"
     try:
         for _ in range(120):
@@ -47,30 +57,64 @@ def server():
         proc.wait(timeout=20)
 
 
-def test_tag_a_sentence_in_chromium(server):
+def test_annotate_in_chromium(server, tmp_path):
     if not os.path.exists(CHROMIUM):
         if os.environ.get("CI"):
             pytest.fail("chromium is missing: .ci/run installs Debian's chromium")
         pytest.skip("chromium not installed")
     from playwright.sync_api import expect, sync_playwright
 
-    ARTIFACTS.mkdir(exist_ok=True)
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    upload = tmp_path / "two.jsonl"
+    upload.write_text("".join(json.dumps(d) + "\n" for d in DOCS), encoding="utf-8")
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=[
             "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
             "--disable-component-update", "--disable-sync"])
-        page = browser.new_page(viewport={"width": 1280, "height": 1000})
+        page = browser.new_page(viewport={"width": 1280, "height": 900}, accept_downloads=True)
+
+        def shot(name):
+            page.wait_for_timeout(300)
+            page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
+
         page.goto(server, wait_until="domcontentloaded")
-        box = page.get_by_role("textbox", name="Text")
-        box.wait_for(timeout=60_000)
-        box.fill("Officials said the plan was, as usual, daylight robbery, and critics fear the worst.")
-        box.press("Control+Enter")
-        page.get_by_role("button", name="Tag").click()
-        marks = page.locator("div.tagged mark")
-        expect(marks.first).to_be_visible(timeout=60_000)
-        texts = marks.all_inner_texts()
-        assert texts, "no highlighted span"
-        expect(page.get_by_role("button", name="This document (JSONL)")).to_be_visible(timeout=60_000)
-        page.wait_for_timeout(1500)  # let the token table finish drawing before the screenshot
-        page.screenshot(path=str(ARTIFACTS / "streamlit_app.png"), full_page=True)
+        # 1. import two documents (pre-annotated by the bundled model)
+        page.locator("input[type=file]").first.set_input_files(str(upload))
+        page.get_by_role("button", name="Import").click()
+        words = page.locator(".ot-word")
+        expect(words.first).to_be_visible(timeout=60_000)
+        expect(page.get_by_text("0 of 2 done")).to_be_visible()
+        shot("01-imported")
+        # 2. select a word with the mouse and label it with a key
+        token = page.locator(".ot-tok", has=page.locator(".ot-word", has_text="bridge"))
+        ese_lane = token.locator(".ot-lane").nth(1)
+        expect(ese_lane).not_to_have_class("ot-lane on")
+        token.locator(".ot-word").click()
+        expect(token).to_have_class("ot-tok sel")
+        shot("02-selected")
+        page.keyboard.press("e")
+        expect(page.get_by_text("Saved ESE “bridge”.")).to_be_visible(timeout=30_000)
+        expect(ese_lane).to_have_class("ot-lane on")
+        shot("03-labelled")
+        # 3. reload: the span is still there
+        page.reload(wait_until="domcontentloaded")
+        token = page.locator(".ot-tok", has=page.locator(".ot-word", has_text="bridge"))
+        expect(token.locator(".ot-lane").nth(1)).to_have_class("ot-lane on", timeout=60_000)
+        expect(token.locator(".ot-chip")).to_have_text("ESE ✎")
+        shot("04-reloaded")
+        # 4. accept with a key: the next document comes up
+        page.keyboard.press("a")
+        expect(page.get_by_text("1 of 2 done")).to_be_visible(timeout=30_000)
+        expect(page.locator(".ot-word", has_text="village")).to_be_visible()
+        shot("05-accepted")
+        # 5. export JSONL and check it
+        page.get_by_text("Export", exact=True).click()
+        with page.expect_download(timeout=30_000) as dl:
+            page.get_by_role("button", name="JSONL").click()
+        shot("06-exported")
+        records = [json.loads(line) for line in Path(dl.value.path()).read_text(encoding="utf-8").splitlines()]
         browser.close()
+    assert [(r["id"], r["status"]) for r in records] == [("bridge", "done"), ("rain", "todo")]
+    spans = [(s["type"], s["text"], s["source"]) for s in records[0]["spans"]]
+    assert ("ESE", "bridge", "human") in spans
+    assert all(s["source"] == "model" for s in records[0]["spans"] if s["text"] != "bridge")

@@ -1,78 +1,149 @@
-"""The Streamlit page's flows with Streamlit's AppTest (no browser)."""
+"""The annotator page's flows with Streamlit's AppTest (no browser), and the editor's
+edits as the page saves them (``apply_event``)."""
 
-import json
-import re
 from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tagger.annotate import OpinionTagger
+from tagger.annotation.editor import apply_event, editor_data
+from tagger.annotation.importing import import_records
+from tagger.annotation.store import ConflictError, Project, ProjectError
+from tagger.inputs import Record
 
 APP = str(Path(__file__).resolve().parent.parent / "streamlit_app.py")
+# invented sentences (no corpus text)
+TEXTS = ["Maria said the new bridge was a complete disaster.", "Rain fell on the village all night.",
+         "Critics fear the plan will fail, as usual."]
 
 
 @pytest.fixture
-def app():
+def project_path(tmp_path):
+    path = tmp_path / "projects" / "demo.sqlite"
+    with Project(path, create=True) as p:
+        import_records(p, [Record(f"doc{k}", t) for k, t in enumerate(TEXTS)])
+        first = p.documents()[0]
+        p.set_status(first.id, 0, "done", "someone")
+    return path
+
+
+def _app(monkeypatch, project_path) -> AppTest:
+    monkeypatch.setenv("OPINION_TAGGER_PROJECT", str(project_path))
     at = AppTest.from_file(APP, default_timeout=120)
     at.run()
     assert not at.exception
     return at
 
 
-def test_paste_and_tag_shows_escaped_highlights(app):
-    assert app.sidebar.success, "the bundled model loads"
-    text = "The minister fears the worst and criticized the <b>absurd</b> plan."
-    app.text_area(key="text").input(text).run()
-    app.button[0].click().run()
-    assert not app.exception
-    page = "\n".join(m.value for m in app.markdown)
-    expected = OpinionTagger.load().tag(text).spans  # what the bundled model finds, through the library
-    assert expected, "the bundled model finds opinion expressions here"
-    assert page.count("<mark") == len(expected)
-    assert "<b>" not in page and "</b>" not in page
-    assert "&lt;b&gt;absurd&lt;/b&gt; plan." in re.sub(r"</?mark[^>]*>", "", page)
-    table = app.data_editor[0].value
-    assert list(table.columns) == ["sentence", "token", "start", "end", "DSE", "ESE"]
-    assert "criticized" in list(table["token"])
+def _text(at) -> str:
+    return "\n".join(str(getattr(e, "value", "")) for e in at.main)
 
 
-def test_correction_changes_spans_and_export(app):
-    app.text_area(key="text").input("Rain fell on Tuesday.").run()
-    app.button[0].click().run()
-    table = app.data_editor[0].value
-    row = list(table["token"]).index("Tuesday")
-    app.session_state["editor_0"] = {"edited_rows": {row: {"ESE": "B-ESE"}}, "added_rows": [],
-                                     "deleted_rows": []}
-    app.run()
-    assert not app.exception
-    spans = app.dataframe[-1].value
-    assert ("ESE", "Tuesday") in set(zip(spans["type"], spans["text"]))
-    doc = app.session_state["docs"][0]
-    assert any(s["type"] == "ESE" and s["text"] == "Tuesday" and s["score"] == 1.0 for s in doc["spans"])
-    assert json.loads(json.dumps(doc))["text"] == "Rain fell on Tuesday."
+def _button(at, label):
+    return next(b for b in at.button if b.label == label)
 
 
-def test_upload_jsonl_with_bad_records(app):
-    app.radio[0].set_value("Upload a file").run()
-    data = b'{"id": "one", "text": "Officials said no."}\nnot json\n{"id": "two", "text": ""}\n'
-    app.file_uploader[0].set_value(("batch.jsonl", data, "application/jsonl")).run()
-    app.button[0].click().run()
-    assert not app.exception
-    warnings = [w.value for w in app.warning]
+def test_progress_status_and_next_unfinished(monkeypatch, project_path):
+    at = _app(monkeypatch, project_path)
+    assert "1 of 3 done" in at.main.get("progress")[0].proto.text
+    pick = at.selectbox[0]
+    assert pick.value == 2  # the first unfinished document is shown
+    assert pick.options == [
+        "1. doc0 — ● done (0 spans)", "2. doc1 — ○ to do (0 spans)", "3. doc2 — ○ to do (0 spans)"]
+    _button(at, "Next (n)").click().run()
+    assert at.selectbox[0].value == 3
+    _button(at, "Accept (a)").click().run()  # accept doc2, then go to the next unfinished: doc1
+    assert not at.exception
+    assert "Accepted\\." in [s.value for s in at.success]  # markdown-escaped
+    assert "2 of 3 done" in at.main.get("progress")[0].proto.text
+    assert at.selectbox[0].value == 2
+    _button(at, "Undo (u)").click().run()  # nothing was done to doc1
+    assert any("nothing to undo" in w.value for w in at.warning)
+
+
+def test_a_stale_tab_does_not_overwrite(monkeypatch, project_path):
+    at = _app(monkeypatch, project_path)  # this tab shows doc1 at version 0
+    with Project(project_path) as other:  # another tab adds a span meanwhile
+        other.add_span(2, 0, "ESE", 0, 1, "other-tab")
+    _button(at, "Accept (a)").click().run()
+    assert any("changed elsewhere" in w.value and "not saved" in w.value for w in at.warning)
+    with Project(project_path) as p:
+        assert p.document(2).status == "in_progress"
+    _button(at, "Accept (a)").click().run()  # now the tab has seen version 1: accepted
+    with Project(project_path) as p:
+        assert p.document(2).status == "done"
+
+
+def test_import_bad_uploads_are_messages(monkeypatch, project_path):
+    at = _app(monkeypatch, project_path)
+    at.text_area(key="paste").input("The <b>mayor</b> [clicked](http://x) praised *everyone*.")
+    at.file_uploader(key="uploads").set_value([
+        ("latin.txt", "caf\xe9".encode("latin-1"), "text/plain"),
+        ("batch.jsonl", b'{"id": "j1", "text": "Rain again."}\nnot json\n{"text": 5}\n', "application/jsonl"),
+        ("nul.txt", b"\x00\x01binary", "text/plain")])
+    at.file_uploader(key="folder").set_value([("dir/a.txt", b"A town in a story.", "text/plain")])
+    _button(at, "Import").click().run()
+    assert not at.exception
+    warnings = [w.value.replace("\\", "") for w in at.warning]  # shown with markdown escaped
+    assert any("latin.txt" in w and "UTF-8" in w for w in warnings)
     assert any("batch.jsonl:2" in w and "invalid JSON" in w for w in warnings)
-    assert any("two" in w and "empty text" in w for w in warnings)
-    assert [d["id"] for d in app.session_state["docs"]] == ["one"]
+    assert any("nul.txt" in w and "binary" in w for w in warnings)
+    assert any("imported 3 documents" in s.value for s in at.success)
+    with Project(project_path) as p:
+        names = [d.name for d in p.documents()]
+    assert names[-3:] == ["pasted-1", "j1", "dir/a.txt"]
 
 
-def test_upload_non_utf8_text(app):
-    app.radio[0].set_value("Upload a file").run()
-    app.file_uploader[0].set_value(("latin.txt", "caf\xe9".encode("latin-1"), "text/plain")).run()
-    app.button[0].click().run()
-    assert any("UTF-8" in w.value for w in app.warning)
+def test_export_and_scores(monkeypatch, project_path):
+    at = _app(monkeypatch, project_path)
+    at.sidebar.text_input(key="model").input("no/such/model").run()
+    _button(at, "Score no/such/model on the accepted documents").click().run()
+    assert not at.exception and any("model bundle not found" in i.value.replace("\\", "") for i in at.info)
+    at.sidebar.text_input(key="model").input("default").run()
+    assert [d.proto.label for d in at.get("download_button")] == ["JSONL", "CoNLL (IOB2)", "BRAT standoff (zip)"]
+    _button(at, "Score default on the accepted documents").click().run()
+    assert not at.exception
+    table = at.dataframe[-1].value
+    assert set(table["type"]) == {"DSE", "ESE"} and len(table) == 6
 
 
-def test_bad_model_path_is_a_clear_error(app, tmp_path):
-    app.sidebar.text_input[0].set_value(str(tmp_path / "nope")).run()
-    assert any("model bundle not found" in e.value for e in app.sidebar.error)
-    assert app.button[0].disabled
+def test_projects_chosen_and_created_in_the_page(monkeypatch, tmp_path):
+    monkeypatch.delenv("OPINION_TAGGER_PROJECT", raising=False)
+    monkeypatch.setenv("OPINION_TAGGER_PROJECTS", str(tmp_path / "projects"))
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    assert any("Choose or create a project" in i.value for i in at.info)
+    at.sidebar.text_input[0].input("../escape")
+    at.sidebar.button[0].click().run()
+    assert any("letters, digits" in e.value for e in at.sidebar.error)
+    assert not (tmp_path / "escape.sqlite").exists()
+    at.sidebar.text_input[0].input("study-1")
+    at.sidebar.button[0].click().run()
+    assert not at.exception
+    assert (tmp_path / "projects" / "study-1.sqlite").is_file()
+    assert at.sidebar.selectbox[0].value == "study-1.sqlite"
+    assert any("No documents yet" in i.value for i in at.info)
+
+
+def test_editor_events_are_checked_then_saved(project_path):
+    with Project(project_path) as p:
+        data = editor_data(p.document(2), p.types, threshold=0.5)
+        assert [t["start"] for t in data["tokens"][:3]] == [0, 5, 10] and data["version"] == 0
+        out = apply_event(p, {"op": "add", "doc": 2, "version": 0, "type": "DSE", "start": 1, "end": 2}, "ann")
+        assert out.message == "Saved DSE “fell”."
+        span = p.document(2).spans[0]
+        out = apply_event(p, {"op": "change", "doc": 2, "version": 1, "span": span.id, "end": 3}, "ann")
+        assert [(s.tok_start, s.tok_end) for s in p.document(2).spans] == [(1, 3)]
+        for bad in (None, "add", {"op": "drop"}, {"op": "add", "doc": "2", "version": 2},
+                    {"op": "add", "doc": 2, "version": 2, "type": "<script>", "start": 0, "end": 1},
+                    {"op": "add", "doc": 2, "version": 2, "type": "ESE", "start": True, "end": 1},
+                    {"op": "add", "doc": 2, "version": 2, "type": "ESE", "start": 5, "end": 99},
+                    {"op": "delete", "doc": 2, "version": 2, "span": 10**9},
+                    {"op": "undo", "doc": 99, "version": 0}):
+            with pytest.raises(ProjectError):
+                apply_event(p, bad, "ann")
+        with pytest.raises(ConflictError):
+            apply_event(p, {"op": "accept", "doc": 2, "version": 1}, "ann")
+        assert p.document(2).version == 2
+        out = apply_event(p, {"op": "accept", "doc": 2, "version": 2}, "ann")
+        assert out.next_doc == 3 and p.document(2).status == "done"

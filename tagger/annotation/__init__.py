@@ -1,0 +1,4 @@
+"""Annotation projects: a SQLite store of documents and spans with provenance
+(``store``), importing and pre-annotating documents (``importing``), exporting
+them and their statistics (``exporting``), accepted documents as training data
+(``dataset``), the span editor component (``editor``) and the Streamlit page (``app``)."""

@@ -1,0 +1,106 @@
+"""The span editor: what the page sends to its component (``editor_data``), the
+edits the component sends back and how they are saved (``apply_event``), and the
+Streamlit component itself (``span_editor``; JavaScript and CSS in ``static/``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from tagger.annotation.store import Document, Project, ProjectError
+from tagger.formats import COLORS
+
+STATIC = Path(__file__).resolve().parent / "static"
+KEYS = {"d": "DSE", "e": "ESE", "1": "DSE", "2": "ESE"}  # label keys (see static/editor.js for the others)
+OPS = ("add", "delete", "change", "undo", "accept", "next")
+
+
+def editor_data(doc: Document, types: tuple[str, ...], threshold: float) -> dict:
+    """The component's input: text, token offsets, spans (token positions) with provenance;
+    a model span under ``threshold`` is flagged ``low`` for review."""
+    return {
+        "doc": doc.id, "version": doc.version, "text": doc.text, "types": list(types),
+        "colors": {t: COLORS.get(t, "#ddd") for t in types}, "keys": {k: t for k, t in KEYS.items() if t in types},
+        "tokens": [{"start": t.start, "end": t.end} for t in doc.tokens],
+        "spans": [{"id": s.id, "type": s.type, "start": s.tok_start, "end": s.tok_end, "source": s.source,
+                   "score": s.score, "annotator": s.annotator, "at": s.at,
+                   "low": s.source == "model" and s.score is not None and s.score < threshold} for s in doc.spans],
+    }
+
+
+@dataclass
+class Outcome:
+    message: str
+    level: str = "success"  # success | info | warning | error
+    next_doc: int | None = None  # for "next"
+
+
+def _int(event: dict, key: str) -> int:
+    value = event.get(key)
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise ProjectError(f"edit without a valid {key!r}")
+    return value
+
+
+def apply_event(project: Project, event: object, annotator: str | None) -> Outcome:
+    """Save one edit from the editor (or a button): ``{"op", "doc", "version", ...}``.
+    Anything malformed, out of range or made on an old version is refused with a message;
+    nothing is saved then.  Raises ProjectError (ConflictError for an old version)."""
+    if not isinstance(event, dict) or event.get("op") not in OPS:
+        raise ProjectError("unknown edit")
+    op, doc_id = event["op"], _int(event, "doc")
+    if op == "next":
+        nxt = project.next_unfinished(after=doc_id)
+        if nxt is None:
+            return Outcome("Every document is done.", "info")
+        return Outcome("", "info", next_doc=nxt)
+    version = _int(event, "version")
+    typ = event.get("type")
+    if typ is not None and typ not in project.types:
+        raise ProjectError(f"unknown span type {str(typ)[:20]!r}")
+    if op == "add":
+        project.add_span(doc_id, version, typ, _int(event, "start"), _int(event, "end"), annotator)
+        doc = project.document(doc_id)
+        span = next(s for s in doc.spans if s.type == typ and s.tok_start == event["start"])
+        a, b = doc.span_chars(span)
+        return Outcome(f"Saved {typ} “{doc.text[a:b]}”.")
+    if op == "delete":
+        project.delete_span(doc_id, version, _int(event, "span"), annotator)
+        return Outcome("Span deleted.")
+    if op == "change":
+        start = _int(event, "start") if "start" in event else None
+        end = _int(event, "end") if "end" in event else None
+        project.change_span(doc_id, version, _int(event, "span"), annotator, typ=typ, tok_start=start, tok_end=end)
+        return Outcome("Span changed.")
+    if op == "undo":
+        project.undo(doc_id, version, annotator)
+        return Outcome("Undone.", "info")
+    project.set_status(doc_id, version, "done", annotator)  # accept
+    return Outcome("Accepted.", next_doc=project.next_unfinished(after=doc_id))
+
+
+_mount = None  # the component's mount command, made once (it registers itself on each runtime)
+
+
+def span_editor(data: dict, key: str, on_event) -> None:
+    """Mount the editor.  ``on_event(event)`` runs when the user makes an edit, before the
+    page runs again (so the page draws the saved edit in that same run).  An event delivered
+    twice (same document, version and edit) is passed on once."""
+    global _mount
+    import streamlit as st
+
+    if _mount is None:
+        _mount = st.components.v2.component(
+            "opinion_tagger_span_editor", html='<div class="ot-editor"></div>',
+            css=(STATIC / "editor.css").read_text(encoding="utf-8"),
+            js=(STATIC / "editor.js").read_text(encoding="utf-8"))
+
+    def changed():
+        state = st.session_state.get(key) or {}
+        event = state.get("event") if hasattr(state, "get") else None
+        seen = f"{key}__last_event"
+        if event and event != st.session_state.get(seen):
+            st.session_state[seen] = event
+            on_event(event)
+
+    _mount(data=data, key=key, on_event_change=changed)

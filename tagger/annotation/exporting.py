@@ -1,0 +1,164 @@
+"""A project's documents as tagged documents (tags in strict IOB2, decoded from
+the spans), written as JSONL (the ``tag`` schema plus provenance), CoNLL or
+BRAT standoff; and the project's statistics.
+
+JSONL record: ``{"id", "text", "sentences", "spans", "status", "annotator"}`` (``annotator``: who changed it last)
+where each span is ``{"type", "start", "end", "text", "score", "source"}`` plus
+``"annotator"`` and ``"at"`` for a human span (``score`` is the model's
+confidence, 1.0 for a human span).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Iterator
+
+from tagger.annotate import TaggedDocument, TaggedSentence, TaggedSpan, TaggedToken
+from tagger.annotation.store import Document, Project
+from tagger.formats import Writer, brat_ann, conll_lines
+
+EXPORT_FORMATS = ("jsonl", "conll", "brat")
+
+
+def tagged(doc: Document, types: tuple[str, ...]) -> TaggedDocument:
+    """The document with per-token tags in strict IOB2 (every span opens with B-)."""
+    tags = [{t: "O" for t in types} for _ in doc.tokens]
+    for sp in doc.spans:
+        for k in range(sp.tok_start, sp.tok_end):
+            tags[k][sp.type] = ("B-" if k == sp.tok_start else "I-") + sp.type
+    out = TaggedDocument(doc.name, doc.text, types=types)
+    for tok, tg in zip(doc.tokens, tags):
+        t = TaggedToken(doc.text[tok.start:tok.end], tok.start, tok.end, tg)
+        if not out.sentences or tok.sentence != current:
+            out.sentences.append(TaggedSentence(tok.start, tok.end, []))
+            current = tok.sentence
+        out.sentences[-1].tokens.append(t)
+        out.sentences[-1].end = tok.end
+    for sp in sorted(doc.spans, key=lambda s: (s.tok_start, s.tok_end, s.type)):
+        start, end = doc.span_chars(sp)
+        out.spans.append(TaggedSpan(sp.type, start, end, doc.text[start:end],
+                                    1.0 if sp.score is None else round(float(sp.score), 4)))
+    return out
+
+
+def record(doc: Document, types: tuple[str, ...]) -> dict:
+    """The JSONL record of a document: the ``tag`` schema plus status and per-span provenance."""
+    rec = tagged(doc, types).to_dict()
+    spans = sorted(doc.spans, key=lambda s: (s.tok_start, s.tok_end, s.type))
+    for out, sp in zip(rec["spans"], spans):
+        out["source"] = sp.source
+        if sp.source == "human":
+            out["annotator"], out["at"] = sp.annotator, sp.at
+    rec["status"] = doc.status
+    rec["annotator"] = doc.annotator
+    return rec
+
+
+def brat_notes(doc: Document) -> str:
+    """BRAT ``AnnotatorNotes`` with each span's provenance (``#1<TAB>AnnotatorNotes T1<TAB>model 0.87``)."""
+    spans = sorted(doc.spans, key=lambda s: (s.tok_start, s.tok_end, s.type))
+    lines = []
+    for n, sp in enumerate(spans, 1):
+        note = (f"model {sp.score:.4f}" if sp.source == "model" and sp.score is not None
+                else f"human {sp.annotator or ''} {sp.at or ''}".strip())
+        lines.append(f"#{n}\tAnnotatorNotes T{n}\t{note}")
+    return "\n".join(lines) + ("\n" if lines else "")
+
+
+class ProjectWriter(Writer):
+    """``formats.Writer`` for stored documents: provenance in JSONL and BRAT, status in CoNLL."""
+
+    def __init__(self, fmt: str, types: tuple[str, ...], stream=None, directory: Path | None = None):
+        if fmt not in EXPORT_FORMATS:
+            raise ValueError(f"unknown export format {fmt!r}")
+        super().__init__(fmt, stream, directory)
+        self.types = types
+
+    def stored(self, doc: Document) -> None:
+        if self.fmt == "jsonl":
+            self.stream.write(json.dumps(record(doc, self.types), ensure_ascii=False) + "\n")
+        elif self.fmt == "conll":
+            lines = conll_lines(tagged(doc, self.types)).split("\n", 1)
+            self.stream.write(f"{lines[0]}\n# status = {doc.status}\n{lines[1]}\n")
+        else:
+            name = self._safe_name(doc.name)
+            (self.directory / f"{name}.txt").write_text(doc.text, encoding="utf-8")
+            (self.directory / f"{name}.ann").write_text(brat_ann(tagged(doc, self.types)) + brat_notes(doc),
+                                                        encoding="utf-8")
+
+
+def iter_documents(project: Project, statuses: tuple[str, ...] | None = None) -> Iterator[Document]:
+    for info in project.documents():
+        if statuses is None or info.status in statuses:
+            yield project.document(info.id)
+
+
+def export(project: Project, fmt: str, out: Path, statuses: tuple[str, ...] | None = None) -> int:
+    """Write the project's documents (those with ``statuses``, default all) to ``out`` (a file, or a
+    directory for BRAT), atomically for a file.  Returns the number of documents."""
+    import os
+
+    n = 0
+    if fmt == "brat":
+        out.mkdir(parents=True, exist_ok=True)
+        w = ProjectWriter(fmt, project.types, directory=out)
+        for doc in iter_documents(project, statuses):
+            w.stored(doc)
+            n += 1
+        return n
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(out.name + ".tmp")
+    with open(tmp, "w", encoding="utf-8") as fh:
+        w = ProjectWriter(fmt, project.types, stream=fh)
+        for doc in iter_documents(project, statuses):
+            w.stored(doc)
+            n += 1
+        fh.flush()
+        os.fsync(fh.fileno())
+    tmp.replace(out)
+    return n
+
+
+def export_text(project: Project, fmt: str, statuses: tuple[str, ...] | None = None) -> str:
+    """JSONL or CoNLL of the project as one string (the page's downloads)."""
+    import io
+
+    buf = io.StringIO()
+    w = ProjectWriter(fmt, project.types, stream=buf)
+    for doc in iter_documents(project, statuses):
+        w.stored(doc)
+    return buf.getvalue()
+
+
+def export_brat_zip(project: Project, statuses: tuple[str, ...] | None = None) -> bytes:
+    """BRAT standoff files (``NAME.txt``, ``NAME.ann``) in a zip archive (the page's download)."""
+    import io
+    import tempfile
+    import zipfile
+
+    buf = io.BytesIO()
+    with tempfile.TemporaryDirectory() as tmp:
+        export(project, "brat", Path(tmp), statuses)
+        with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
+            for f in sorted(Path(tmp).iterdir()):
+                z.write(f, f.name)
+    return buf.getvalue()
+
+
+def stats(project: Project) -> dict:
+    """Documents per status, progress, spans per type and source, annotators."""
+    counts = project.counts()
+    with project._lock:
+        rows = project.db.execute("SELECT type, source, COUNT(*) FROM spans GROUP BY type, source").fetchall()
+        annotators = [r[0] for r in project.db.execute(
+            "SELECT DISTINCT annotator FROM documents WHERE annotator IS NOT NULL ORDER BY annotator")]
+        tokens = project.db.execute("SELECT COUNT(*) FROM tokens").fetchone()[0]
+    spans: dict[str, dict[str, int]] = {t: {"model": 0, "human": 0} for t in project.types}
+    for typ, source, n in rows:
+        spans.setdefault(typ, Counter())[source] = n
+    total = sum(counts.values())
+    return {"project": str(project.path), "documents": total, "status": counts, "done": counts["done"],
+            "progress": f"{counts['done']} of {total} done", "tokens": tokens, "spans": spans,
+            "annotators": annotators}

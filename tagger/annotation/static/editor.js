@@ -1,0 +1,220 @@
+// The span editor: a Streamlit (components v2) component, plain JavaScript, no build step.
+// Shows the tokens with one lane per span type under them (so overlapping DSE and ESE spans
+// are both visible), a label chip with the model's confidence at each span's start, and
+// spans under the review threshold flagged.  Every edit is sent to Python as an "event"
+// trigger value; Python saves it and sends the document back.  All text goes in through
+// textContent (never innerHTML), so user text is always escaped.
+//
+// Mouse: press on a word and drag (or click a word, shift+click another) to select words;
+// click a span's lane or chip to select the span.
+// Keys: d / 1 DSE, e / 2 ESE (label the selected words or relabel the selected span);
+// x / Delete delete the span; shift+left/right move the span's end, alt+left/right its start;
+// u / ctrl+z undo; a accept the document; n next unfinished document; Escape clear.
+export default function (component) {
+  const { data, parentElement, setTriggerValue } = component;
+  if (!data) return;
+  let root = parentElement.querySelector(".ot-editor");
+  if (!root) {
+    root = document.createElement("div");
+    root.className = "ot-editor";
+    parentElement.appendChild(root);
+  }
+  root.replaceChildren();
+  const types = data.types;
+  const keys = data.keys; // {"d": "DSE", "e": "ESE", "1": "DSE", ...}
+  // the selection survives a redraw of the same document (a rerun between selecting and a key)
+  const kept = parentElement.__otSelection;
+  const state = kept && kept.doc === data.doc ? { ...kept, dragging: false }
+    : { doc: data.doc, anchor: null, focus: null, span: null, dragging: false };
+  if (state.anchor !== null && (state.anchor >= data.tokens.length || state.focus >= data.tokens.length))
+    state.anchor = state.focus = null;
+  if (state.span !== null && !data.spans.some((s) => s.id === state.span)) state.span = null;
+  const send = (ev) => {
+    parentElement.__otSelection = null; // an edit ends the selection
+    setTriggerValue("event", { ...ev, doc: data.doc, version: data.version });
+  };
+  const el = (tag, cls, text) => {
+    const e = document.createElement(tag);
+    if (cls) e.className = cls;
+    if (text !== undefined) e.textContent = text;
+    return e;
+  };
+
+  // toolbar: label buttons, actions, the current selection
+  const bar = el("div", "ot-bar");
+  const labelButtons = types.map((t) => {
+    const key = Object.keys(keys).find((k) => keys[k] === t && isNaN(Number(k))) || "";
+    const b = el("button", "ot-label", `${t} (${key})`);
+    b.dataset.type = t;
+    b.style.background = data.colors[t] || "#ddd";
+    b.addEventListener("click", () => label(t));
+    bar.appendChild(b);
+    return b;
+  });
+  const delButton = el("button", "ot-act", "Delete span (x)");
+  delButton.addEventListener("click", () => removeSpan());
+  bar.appendChild(delButton);
+  const info = el("span", "ot-info");
+  bar.appendChild(info);
+  root.appendChild(bar);
+
+  // the text
+  const text = el("div", "ot-text");
+  text.setAttribute("role", "document");
+  root.appendChild(text);
+  const tokEls = [];
+  const laneEls = {}; // type -> [cell per token]
+  types.forEach((t) => (laneEls[t] = []));
+  const spanAt = {}; // type -> token index -> span
+  types.forEach((t) => (spanAt[t] = {}));
+  data.spans.forEach((s) => {
+    for (let i = s.start; i < s.end; i++) spanAt[s.type][i] = s;
+  });
+  let pos = 0;
+  data.tokens.forEach((tok, i) => {
+    const gap = data.text.slice(pos, tok.start);
+    if (gap) {
+      const parts = gap.split("\n");
+      parts.forEach((p, k) => {
+        if (k > 0) text.appendChild(document.createElement("br"));
+        if (p) text.appendChild(el("span", "ot-gap", p));
+      });
+    }
+    pos = tok.end;
+    const t = el("span", "ot-tok");
+    t.dataset.i = String(i);
+    const w = el("span", "ot-word", data.text.slice(tok.start, tok.end));
+    t.appendChild(w);
+    const covering = [];
+    types.forEach((ty) => {
+      const cell = el("span", "ot-lane");
+      const s = spanAt[ty][i];
+      if (s) {
+        covering.push(ty);
+        cell.classList.add("on");
+        cell.style.background = data.colors[ty] || "#ddd";
+        cell.dataset.span = String(s.id);
+        if (s.low) cell.classList.add("low");
+        if (s.start === i) {
+          const conf = s.source === "model" && s.score !== null ? ` ${s.score.toFixed(2)}` : " ✎";
+          const chip = el("span", "ot-chip", `${s.low ? "⚠ " : ""}${ty}${conf}`);
+          chip.title = s.source === "model" ? `model, confidence ${s.score}` : `by ${s.annotator || "?"} at ${s.at || "?"}`;
+          chip.dataset.span = String(s.id);
+          cell.appendChild(chip);
+        }
+        cell.addEventListener("mousedown", (ev) => {
+          ev.preventDefault();
+          releaseFocus();
+          ev.stopPropagation();
+          state.span = s.id;
+          state.anchor = state.focus = null;
+          paint();
+        });
+      }
+      laneEls[ty].push(cell);
+      t.appendChild(cell);
+    });
+    if (covering.length === 1) w.style.background = data.colors[covering[0]];
+    else if (covering.length > 1)
+      w.style.background = `linear-gradient(${covering.map((c) => data.colors[c]).join(", ")})`;
+    w.addEventListener("mousedown", (ev) => {
+      ev.preventDefault();
+      releaseFocus();
+      if (ev.shiftKey && state.anchor !== null) state.focus = i;
+      else state.anchor = state.focus = i;
+      state.span = null;
+      state.dragging = true;
+      paint();
+    });
+    w.addEventListener("mouseenter", () => {
+      if (state.dragging) {
+        state.focus = i;
+        paint();
+      }
+    });
+    text.appendChild(t);
+    tokEls.push(t);
+  });
+  const stopDrag = () => (state.dragging = false);
+  document.addEventListener("mouseup", stopDrag);
+
+  // keys go to the editor once the text is clicked, even if a text box had the focus
+  function releaseFocus() {
+    const active = document.activeElement;
+    if (active && active !== document.body && typeof active.blur === "function") active.blur();
+  }
+  const selected = () => {
+    if (state.anchor === null) return null;
+    return [Math.min(state.anchor, state.focus), Math.max(state.anchor, state.focus) + 1];
+  };
+  const spanById = (id) => data.spans.find((s) => s.id === id);
+
+  function paint() {
+    parentElement.__otSelection = { doc: data.doc, anchor: state.anchor, focus: state.focus, span: state.span };
+    const sel = selected();
+    tokEls.forEach((t, i) => t.classList.toggle("sel", !!sel && i >= sel[0] && i < sel[1]));
+    types.forEach((ty) => laneEls[ty].forEach((c) => c.classList.toggle("picked", state.span !== null && c.dataset.span === String(state.span))));
+    const sp = state.span !== null ? spanById(state.span) : null;
+    if (sp) {
+      const words = data.text.slice(data.tokens[sp.start].start, data.tokens[sp.end - 1].end);
+      info.textContent = `${sp.type} “${words}” — ${sp.source === "model" ? "model " + sp.score.toFixed(2) : "by " + (sp.annotator || "?")}`
+        + " · d/e relabel · x delete · shift/alt+←/→ resize";
+    } else if (sel) {
+      const words = data.text.slice(data.tokens[sel[0]].start, data.tokens[sel[1] - 1].end);
+      info.textContent = `“${words}” · press ${Object.keys(keys).filter((k) => isNaN(Number(k))).join(" or ")} to label`;
+    } else info.textContent = "Select words with the mouse, or click a span.";
+    delButton.disabled = !sp;
+    labelButtons.forEach((b) => (b.disabled = !sp && !sel));
+  }
+
+  function label(type) {
+    const sel = selected();
+    if (state.span !== null) send({ op: "change", span: state.span, type });
+    else if (sel) send({ op: "add", type, start: sel[0], end: sel[1] });
+  }
+  function removeSpan() {
+    if (state.span !== null) send({ op: "delete", span: state.span });
+  }
+  function resize(edge, delta) {
+    const sp = state.span !== null ? spanById(state.span) : null;
+    if (sp) {
+      const start = edge === "start" ? sp.start + delta : sp.start;
+      const end = edge === "end" ? sp.end + delta : sp.end;
+      if (end > start && start >= 0 && end <= data.tokens.length) send({ op: "change", span: sp.id, start, end });
+    } else if (state.anchor !== null) {
+      state.focus = Math.max(0, Math.min(data.tokens.length - 1, state.focus + delta));
+      paint();
+    }
+  }
+
+  const onKey = (ev) => {
+    const target = ev.composedPath ? ev.composedPath()[0] : ev.target;
+    if (target && (target.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(target.tagName))) return;
+    if (!root.isConnected) return;
+    const k = ev.key.toLowerCase();
+    let handled = true;
+    if ((ev.ctrlKey || ev.metaKey) && k === "z") send({ op: "undo" });
+    else if (ev.ctrlKey || ev.metaKey) handled = false;
+    else if (ev.key === "ArrowRight" && (ev.shiftKey || ev.altKey)) resize(ev.altKey ? "start" : "end", 1);
+    else if (ev.key === "ArrowLeft" && (ev.shiftKey || ev.altKey)) resize(ev.altKey ? "start" : "end", -1);
+    else if (keys[k]) label(keys[k]);
+    else if (k === "x" || ev.key === "Delete" || ev.key === "Backspace") removeSpan();
+    else if (k === "u") send({ op: "undo" });
+    else if (k === "a") send({ op: "accept" });
+    else if (k === "n") send({ op: "next" });
+    else if (ev.key === "Escape") {
+      state.anchor = state.focus = state.span = null;
+      paint();
+    } else handled = false;
+    if (handled) {
+      ev.preventDefault();
+      ev.stopPropagation();
+    }
+  };
+  document.addEventListener("keydown", onKey, true);
+  paint();
+  return () => {
+    document.removeEventListener("keydown", onKey, true);
+    document.removeEventListener("mouseup", stopDrag);
+  };
+}

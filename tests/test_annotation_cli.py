@@ -1,0 +1,83 @@
+"""``opinion-tagger annotate`` (import, export, stats) and training and evaluating on a
+project's accepted documents (``--data annotations``), from scratch and from the bundled model."""
+
+import json
+
+import pytest
+
+from tagger.annotation.store import Project
+from tagger.cli import main
+
+# invented sentences (no corpus text)
+TEXTS = ["Maria said the new bridge was a complete disaster.", "The committee praised the brave volunteers.",
+         "Rain fell on the village all night.", "Critics fear the plan will fail, as usual.",
+         "He claimed that the results were simply wonderful.", "The train left the station at noon."]
+
+
+@pytest.fixture
+def project(tmp_path, capsys):
+    inp = tmp_path / "docs.jsonl"
+    inp.write_text("".join(json.dumps({"id": f"doc{k}", "text": t}) + "\n" for k, t in enumerate(TEXTS * 2))
+                   + "not json\n", encoding="utf-8")
+    path = tmp_path / "p.sqlite"
+    assert main(["annotate", "import", str(path), str(inp), "--model", "none"]) == 1  # one bad record
+    err = capsys.readouterr().err
+    assert "docs.jsonl:13: invalid JSON" in err and "imported 12 documents" in err
+    return path
+
+
+def test_import_stats_export(project, tmp_path, capsys):
+    with Project(project) as p:
+        d = p.documents()[0]
+        p.add_span(d.id, 0, "DSE", 1, 2, "tester")  # "said"
+        p.set_status(d.id, 1, "done", "tester")
+    assert main(["annotate", "stats", str(project), "--json"]) == 0
+    s = json.loads(capsys.readouterr().out)
+    assert s["progress"] == "1 of 12 done" and s["spans"]["DSE"] == {"model": 0, "human": 1}
+    assert s["annotators"] == ["tester"]
+    assert main(["annotate", "export", str(project), "--format", "jsonl", "--out", str(tmp_path / "o.jsonl"),
+                 "--status", "done"]) == 0
+    [rec] = [json.loads(line) for line in (tmp_path / "o.jsonl").read_text().splitlines()]
+    assert rec["status"] == "done" and rec["spans"][0]["text"] == "said" and rec["spans"][0]["source"] == "human"
+    assert main(["annotate", "export", str(project), "--format", "brat", "--out", str(tmp_path / "b")]) == 0
+    assert len(list((tmp_path / "b").glob("*.ann"))) == 12
+    assert main(["annotate", "stats", str(tmp_path / "none.sqlite")]) == 2
+    assert "no such project file" in capsys.readouterr().err
+
+
+def test_import_pre_annotates_with_the_bundled_model(tmp_path, capsys):
+    (tmp_path / "a.txt").write_text("Officials said the plan was, as usual, daylight robbery.", encoding="utf-8")
+    assert main(["annotate", "import", str(tmp_path / "p.sqlite"), str(tmp_path / "a.txt")]) == 0
+    with Project(tmp_path / "p.sqlite") as p:
+        doc = p.document(p.documents()[0].id)
+    assert doc.model == "default" and doc.spans and all(s.source == "model" and 0 < s.score <= 1 for s in doc.spans)
+    capsys.readouterr()  # the project file lies in the directory imported next: it is not read as a document
+    assert main(["annotate", "import", str(tmp_path / "p.sqlite"), str(tmp_path)]) == 0
+    assert "imported 0 documents, 1 already in the project, 0 errors" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_train_and_evaluate_on_accepted_documents(project, tmp_path, capsys):
+    with Project(project) as p:
+        for info in p.documents():  # accept every document, with the first word as a DSE
+            p.add_span(info.id, 0, "DSE", 0, 1, "tester")
+            p.set_status(info.id, 1, "done", "tester")
+    out = tmp_path / "m"
+    tiny = ["--task", "joint", "--depth", "1", "--hidden", "8", "--features", "random", "--embedding-dim", "8",
+            "--max-epochs", "2", "--no-jit", "--quiet"]
+    assert main(["train", "--data", "annotations", str(project), *tiny, "--out", str(out)]) == 0
+    meta = json.loads((out / "meta.json").read_text())
+    assert meta["training"]["data"]["documents"] == {"train": 11, "dev": 1}
+    capsys.readouterr()
+    assert main(["evaluate", "--model", str(out), "--data", "annotations", str(project), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert set(report) == {"DSE", "ESE"} and 0 <= report["DSE"]["proportional"]["f1"] <= 1
+    more = tmp_path / "m2"  # continue training the bundled model on the corrections
+    assert main(["train", "--data", "annotations", str(project), "--init-from", "default", "--max-epochs", "1",
+                 "--no-jit", "--quiet", "--out", str(more)]) == 0
+    meta = json.loads((more / "meta.json").read_text())
+    assert meta["training"]["init"].endswith("models/default") and meta["training"]["epochs"] == 1
+    assert json.loads((more / "config.json").read_text())["cell"] == "elman"
+    assert main(["train", "--data", "annotations", str(project), "--init-from", "default", "--cell", "lstm",
+                 "--out", str(tmp_path / "m3")]) == 2
+    assert "only with the bundle's network" in capsys.readouterr().err
