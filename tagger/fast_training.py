@@ -302,8 +302,10 @@ class _Fold:
 class FastTrainer:
     """Trains one or several taggers of the same configuration together (e.g. the folds of a cross-
     validation): their weights are stacked on a leading axis and one compiled step (``jax.vmap``) trains
-    them all; each keeps its own data, vocabulary, batches, early stopping and best epoch, and its result
-    is the same as when trained alone, up to the order of its batches within an epoch."""
+    them all; each keeps its own data, vocabulary, batches, early stopping and best epoch.  Without
+    dropout its result is the same as when trained alone if the models have the same number of batches
+    (else the order of its batches within an epoch differs); with dropout the masks differ too, as a
+    step's batches are padded to the longest of them."""
 
     def __init__(self, config: TaggerConfig, progress: bool = True):
         self.config, self.progress = config, progress
@@ -392,7 +394,8 @@ class FastTrainer:
                 picks = [p if a else None for p, a in zip(picks, live)]
                 ids, tags = stacked_batch(train_data, picks, cfg.batch_size, cfg.types)
                 active = np.array([p is not None for p in picks])
-                keys = jax.random.split(jax.random.fold_in(key, epoch * 100003 + b), len(folds))
+                step_key = jax.random.fold_in(key, epoch * 100003 + b)  # the same for every model, as if alone
+                keys = jax.numpy.broadcast_to(step_key, (len(folds), *step_key.shape))
                 params, opt_state, loss = self._step(params, opt_state, consts, ids, tags, keys, active)
                 losses.append((loss, active))
             sums = np.zeros(len(folds))
