@@ -86,7 +86,8 @@ def tag_with_ray(inputs: list[str], out_dir: str | Path, *, model: str | Path | 
     """Tag ``inputs`` (files, directories, globs) into partitions in ``out_dir``.
     Finished partitions of an earlier run over the same inputs are skipped.
     Returns totals: partitions, skipped (finished before), records, errors,
-    tokens, and ``error_records`` ([id, reason]) of the partitions tagged now."""
+    tokens; and of the partitions tagged now: ``error_records`` ([id, reason]),
+    ``tokens_now`` and ``worker_seconds`` (the actors' time spent on them)."""
     from tqdm.auto import tqdm
 
     from tagger.paths import default_model
@@ -105,7 +106,7 @@ def tag_with_ray(inputs: list[str], out_dir: str | Path, *, model: str | Path | 
     done = {p["index"]: d for p in parts if (d := finished(out_dir, p, fmt)) is not None}
     todo = [p for p in parts if p["index"] not in done]
     totals = {"partitions": len(parts), "skipped": len(done), "records": 0, "errors": 0, "tokens": 0,
-              "error_records": []}
+              "error_records": [], "tokens_now": 0, "worker_seconds": 0.0}
     for d in done.values():
         for k in ("records", "errors", "tokens"):
             totals[k] += d[k]
@@ -134,6 +135,8 @@ def tag_with_ray(inputs: list[str], out_dir: str | Path, *, model: str | Path | 
             s = json.loads(row["summary"])
             for k in ("records", "errors", "tokens"):
                 totals[k] += s[k]
+            totals["tokens_now"] += s["tokens"]
+            totals["worker_seconds"] += s["seconds"]
             errors.extend((s["index"], k, e) for k, e in enumerate(s["error_records"]))
             bar.update(1)
             bar.set_postfix(records=totals["records"], errors=totals["errors"])
