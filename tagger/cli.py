@@ -282,8 +282,14 @@ def cmd_train(args) -> int:
           f"{'from ' + str(init) + ' ' if init else ''}on "
           f"{'fold ' + str(args.fold) if source != 'annotations' else path}: "
           f"{len(train_s)} train / {len(dev_s)} dev sentences", file=sys.stderr)
-    _, meta = train(config, train_s, dev_s, args.out, extra_words=extra, resume=args.resume,
-                    progress=not args.quiet, record=record, init=init)
+    if args.devices:  # data parallel over several devices (JAX backend)
+        from tagger.data_parallel import train_data_parallel
+
+        _, meta = train_data_parallel(config, train_s, dev_s, args.out, devices=args.devices, extra_words=extra,
+                                      resume=args.resume, progress=not args.quiet, record=record, init=init)
+    else:
+        _, meta = train(config, train_s, dev_s, args.out, extra_words=extra, resume=args.resume,
+                        progress=not args.quiet, record=record, init=init)
     t = meta["training"]
     print(f"saved {args.out}: best epoch {t['best_epoch']} of {t['epochs']}, {t['train_seconds']:.0f}s "
           f"training on {t['device']}", file=sys.stderr)
@@ -577,6 +583,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--init-from", metavar="NAME|PATH",
                    help="continue training a bundle (e.g. default) on the data; its configuration is the "
                         "base, options change training fields only")
+    p.add_argument("--devices", metavar="all|N", help="data-parallel training over all or N devices, each global "
+                   "batch split across them (keras.distribution.DataParallel; needs KERAS_BACKEND=jax)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_train)
 
