@@ -130,6 +130,7 @@ def test_cli_engine_ray_and_local_path_without_ray(mixed, tmp_path):
     (["--engine", "ray", "Some text."], "give --input FILE|DIR|GLOB"),
     (["--engine", "ray", "--input", "x"], "give --out DIRECTORY"),
     (["--engine", "ray", "--input", "x", "--out", "o", "--format", "html"], "writes jsonl, conll, parquet"),
+    (["--engine", "ray", "--input", "x", "--out", "o", "--model", "nothing"], "nothing: model bundle not found"),
     (["--workers", "2", "Some text."], "--workers needs --engine ray"),
     (["--format", "parquet", "Some text."], "--format parquet needs --engine ray"),
 ])

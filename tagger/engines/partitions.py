@@ -131,10 +131,10 @@ def prepare(out_dir: Path, specs: list[str], options: dict) -> list[dict]:
     """The run's partitions: those in ``out_dir/_plan.json`` when it was made from
     the same inputs (names, sizes, modification times) and options, else a new plan.
     A directory holding finished partitions of another run is refused."""
+    items = expand_inputs(specs)
     if out_dir.exists() and not out_dir.is_dir():
         raise TaggerError(f"--out {out_dir}: not a directory")
     out_dir.mkdir(parents=True, exist_ok=True)
-    items = expand_inputs(specs)
     fingerprint = _fingerprint(specs, items, options)
     plan_path = out_dir / PLAN
     if plan_path.exists():

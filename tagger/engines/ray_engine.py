@@ -90,6 +90,7 @@ def tag_with_ray(inputs: list[str], out_dir: str | Path, *, model: str | Path | 
     ``tokens_now`` and ``worker_seconds`` (the actors' time spent on them)."""
     from tqdm.auto import tqdm
 
+    from tagger.bundle import load_bundle_files
     from tagger.paths import default_model
 
     if fmt not in OUTPUT_FORMATS:
@@ -100,6 +101,7 @@ def tag_with_ray(inputs: list[str], out_dir: str | Path, *, model: str | Path | 
         raise TaggerError("--gpus-per-worker must not be negative")
     out_dir = Path(out_dir)
     model = str(Path(model or default_model()).resolve())
+    load_bundle_files(model)  # a missing or damaged bundle is reported here, not by every actor
     options = {"model": model, "backend": backend, "format": fmt, "max_chars": max_chars,
                "partition_size": partition_size}
     parts = prepare(out_dir, list(inputs), options)
