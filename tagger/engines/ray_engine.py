@@ -32,6 +32,9 @@ class PartitionTagger:
     """A Ray Data actor: loads the model once, tags the partitions it is given."""
 
     def __init__(self, out_dir: str, model: str, backend: str, fmt: str, max_chars: int, chunk: int):
+        # actors sharing a GPU (--gpus-per-worker below 1) must not each take all its memory
+        os.environ.setdefault("TF_FORCE_GPU_ALLOW_GROWTH", "true")
+        os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
         from tagger.annotate import OpinionTagger
 
         self.ot = OpinionTagger.load(model, backend=backend)
@@ -126,7 +129,7 @@ def tag_with_ray(inputs: list[str], out_dir: str | Path, *, model: str | Path | 
         ctx.print_on_execution_start = False
         logging.getLogger("ray.data").setLevel(logging.ERROR)  # our own progress lines instead
         n = min(workers or default_workers(gpus_per_worker), len(todo))
-        ds = ray.data.from_items([{"partition": json.dumps(p)} for p in todo], override_num_blocks=len(todo))
+        ds = ray.data.from_items([{"partition": json.dumps(p)} for p in todo], override_num_blocks=min(len(todo), 10_000))
         ds = ds.map_batches(PartitionTagger, batch_size=1, compute=ray.data.ActorPoolStrategy(size=n), num_cpus=1,
                             **({"num_gpus": gpus_per_worker} if gpus_per_worker else {}),
                             fn_constructor_kwargs=dict(out_dir=str(out_dir.resolve()), model=model, backend=backend,
