@@ -90,6 +90,24 @@ def test_restart_skips_finished_partitions(mixed, tmp_path):
     assert {n: (out / n).stat().st_mtime_ns for n in kept} == kept  # finished partitions untouched
 
 
+def test_a_failing_partition_is_one_line_and_the_rest_is_kept(mixed, tmp_path, capsys):
+    out = tmp_path / "out"
+    args = ["tag", "--engine", "ray", "--workers", "2", "--partition-size", "4", "--quiet", "--input", str(mixed),
+            "--out", str(out)]
+    assert main(args) == 1
+    plan = json.loads((out / "_plan.json").read_text())
+    plan["partitions"][1]["kind"] = "damaged"  # a worker fails on this one
+    (out / "_plan.json").write_text(json.dumps(plan))
+    (out / "part-00001.done.json").unlink()
+    capsys.readouterr()
+    assert main(args) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].startswith("opinion-tagger: error: ray: the run failed (ValueError: unknown partition kind "
+                              "'damaged'); finished partitions are kept")
+    assert "Traceback" not in "\n".join(err)
+    assert sorted(p.name for p in out.glob("*.done.json")) == [f"part-0000{k}.done.json" for k in (0, 2, 3)]
+
+
 def test_parquet_in_and_out(tmp_path):
     ids = ["p0", None, "p2", "p3", "p4"]
     texts = [GOOD[0], GOOD[2], None, "", GOOD[3]]

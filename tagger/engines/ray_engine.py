@@ -17,9 +17,11 @@ paths must name the same storage on every node (a shared file system).
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import logging
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -72,6 +74,14 @@ def connect(address: str | None, num_cpus: int | None = None) -> bool:
     return True
 
 
+def _root_cause(exc: BaseException) -> str:
+    """One line for the failure a Ray error reports: the worker's own exception,
+    which Ray Data carries only as text ("... was the direct cause of ...")."""
+    text = re.sub(r"\x1b\[[0-9;]*m", "", str(exc)).split("The above exception was the direct cause")[0]
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    return lines[-1] if lines else type(exc).__name__
+
+
 def default_workers(gpus_per_worker: float) -> int:
     """One actor per CPU of the cluster, or as many as its GPUs allow."""
     import ray
@@ -96,6 +106,8 @@ def tag_with_ray(inputs: list[str], out_dir: str | Path, *, model: str | Path | 
     from tagger.bundle import load_bundle_files
     from tagger.paths import default_model
 
+    if importlib.util.find_spec("ray") is None:
+        raise TaggerError("--engine ray needs Ray: pip install -e '.[ray]' (or pip install 'ray[data]')")
     if fmt not in OUTPUT_FORMATS:
         raise TaggerError(f"--engine ray writes {', '.join(OUTPUT_FORMATS)}, not {fmt}")
     if workers is not None and workers < 1:
@@ -127,9 +139,10 @@ def tag_with_ray(inputs: list[str], out_dir: str | Path, *, model: str | Path | 
         ctx = ray.data.DataContext.get_current()
         ctx.enable_progress_bars = False
         ctx.print_on_execution_start = False
-        logging.getLogger("ray.data").setLevel(logging.ERROR)  # our own progress lines instead
+        logging.getLogger("ray.data").setLevel(logging.CRITICAL)  # our own progress lines and errors instead
         n = min(workers or default_workers(gpus_per_worker), len(todo))
-        ds = ray.data.from_items([{"partition": json.dumps(p)} for p in todo], override_num_blocks=min(len(todo), 10_000))
+        ds = ray.data.from_items([{"partition": json.dumps(p)} for p in todo],
+                                 override_num_blocks=min(len(todo), 10_000))
         ds = ds.map_batches(PartitionTagger, batch_size=1, compute=ray.data.ActorPoolStrategy(size=n), num_cpus=1,
                             **({"num_gpus": gpus_per_worker} if gpus_per_worker else {}),
                             fn_constructor_kwargs=dict(out_dir=str(out_dir.resolve()), model=model, backend=backend,
@@ -149,9 +162,8 @@ def tag_with_ray(inputs: list[str], out_dir: str | Path, *, model: str | Path | 
                 print(f"partition {s['index']} done ({n_done} of {len(parts)}): {s['records']} records, "
                       f"{s['errors']} errors, {s['tokens']} tokens in {s['seconds']:.1f}s", file=sys.stderr)
     except ray.exceptions.RayError as exc:
-        first = next((ln for ln in str(exc).splitlines() if ln.strip()), type(exc).__name__)
-        raise TaggerError(f"ray: the run failed ({first.strip()}); finished partitions are kept in {out_dir}, "
-                          "run the same command again to go on") from None
+        raise TaggerError(f"ray: the run failed ({_root_cause(exc)}); finished partitions are kept in "
+                          f"{out_dir}, run the same command again to go on") from None
     finally:
         bar.close()
         if started:
