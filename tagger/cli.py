@@ -620,10 +620,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="local: this process (default); ray: Ray Data actors, partitioned output in --out DIR, "
                         "restartable; --input may also be a glob or .parquet files (a 'text' column)")
     g.add_argument("--address", help="Ray cluster to join: auto, or ray://HOST:PORT (default: start a local one)")
-    g.add_argument("--workers", type=int, help="actors, each with the model loaded (default: one per CPU)")
+    g.add_argument("--workers", type=_positive_int, help="actors, each with the model loaded (default: one per CPU)")
     g.add_argument("--gpus-per-worker", type=float, help="GPUs reserved per actor, e.g. 0.25 (default: 0); "
                    "the numpy backend computes on the CPU, use --backend keras on GPUs")
-    g.add_argument("--partition-size", type=int, default=1000,
+    g.add_argument("--partition-size", type=_positive_int, default=1000,
                    help="records (files, JSONL lines, Parquet rows) per output partition (default: %(default)s)")
     p.set_defaults(func=cmd_tag_engine)
     _annotate_parser(sub)

@@ -9,9 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tagger.engines.partitions import (expand_inputs, finished, partition_records, plan_partitions, prepare,
-                                       tag_records)
+                                       tag_partition)
 from tagger.errors import TaggerError
-from tagger.inputs import Record, read_records
+from tagger.inputs import check_text, read_records
 
 
 def _as_tuples(records):
@@ -24,9 +24,10 @@ def test_jsonl_slices_keep_offsets_and_line_numbers(tmp_path):
     f.write_bytes(b"".join(lines))
     parts = plan_partitions([f], 2)
     # hand-computed: lines 1-2 from byte 0, lines 3-4 from byte 17, line 5 from byte 17 + 29 + 5
-    assert [(p["offset"], p["first_line"], p["lines"]) for p in parts] == [(0, 1, 2), (17, 3, 2), (51, 5, 1)]
+    assert [(p["offset"], p["end"], p["first_line"], p["lines"]) for p in parts] == [
+        (0, 17, 1, 2), (17, 51, 3, 2), (51, 67, 5, 1)]
     got = [r for p in parts for r in partition_records(p, 1000)]
-    assert _as_tuples(got) == [(f"{f}:1", "one", None), ("x", "three", None),
+    assert _as_tuples(got) == [(f"{f}:1", "one", None), (f"{f}:2", None, "blank line"), ("x", "three", None),
                                (f"{f}:4", None, "invalid JSON: Expecting property name enclosed in double quotes"),
                                (f"{f}:5", "five", None)]
 
@@ -35,6 +36,7 @@ LINE = st.one_of(
     st.builds(lambda t: json.dumps({"text": t}), st.text(max_size=12)),
     st.builds(lambda t, i: json.dumps({"text": t, "id": i}), st.text(min_size=1, max_size=8), st.integers(0, 99)),
     st.just(""), st.just("{not json"), st.just('{"id": 3}'), st.just("[1, 2]"),
+    st.just('{"text": "' + "long " * 300 + '"}'),  # over the 1,200-byte line limit of max_chars=50
 )
 
 
@@ -43,7 +45,7 @@ LINE = st.one_of(
 def test_jsonl_partitions_read_exactly_what_the_local_reader_reads(tmp_path_factory, lines, size, final_newline):
     f = tmp_path_factory.mktemp("j") / "in.jsonl"
     f.write_text("\n".join(lines) + ("\n" if final_newline and lines else ""), encoding="utf-8")
-    parts = plan_partitions(expand_inputs([str(f)]), size)
+    parts = plan_partitions(expand_inputs([str(f)]), size, max_chars=50)
     assert all(p["lines"] <= size for p in parts)
     got = [r for p in parts for r in partition_records(p, 50)]
     assert _as_tuples(got) == _as_tuples(read_records(inputs=[str(f)], max_chars=50))
@@ -61,11 +63,9 @@ def test_parquet_partitions_cover_every_row_once(tmp_path_factory, texts, group,
     for k, (rec, text) in enumerate(zip(got, texts)):
         assert rec.id == (f"r{k}" if with_ids and k % 3 else f"{f}:{k + 1}")
         if text is None:
-            assert rec.error == 'a string "text" value is expected'
-        elif text.strip():
-            assert (rec.text, rec.error) == (text, None)
-        else:
-            assert rec.error == "empty text"
+            assert rec.error == "text must be a string, not NoneType"
+        else:  # the local engine's gate, as for any other source
+            assert (rec.text, rec.error) == (check_text(rec.id, text, 50).text, check_text(rec.id, text, 50).error)
 
 
 def test_inputs_that_name_nothing_become_error_records(tmp_path):
@@ -115,15 +115,25 @@ def test_plan_is_kept_for_the_same_inputs_and_refused_for_others(tmp_path):
         prepare(out, [str(tmp_path / "in")], opts)
 
 
-def test_tag_records_pairs_every_record_in_order():
+def test_tag_partition_writes_the_local_records_and_a_done_record(tmp_path):
     from tagger.annotate import OpinionTagger
 
     ot = OpinionTagger.load()
-    texts = {"a": "Officials said it.", "c": "She fears the worst.", "d": "Rain fell."}
-    recs = [Record("a", texts["a"]), Record("b", error="bad"), Record("c", texts["c"]), Record("d", texts["d"]),
-            Record("e", error="e")]
-    out = list(tag_records(ot, recs, chunk=2))  # chunks [a, b], [c, d], [e]
-    assert [r.id for r, _ in out] == ["a", "b", "c", "d", "e"]
-    assert [d and (d.id, d.text) for _, d in out] == [("a", texts["a"]), None, ("c", texts["c"]),
-                                                      ("d", texts["d"]), None]
-    assert [d.to_dict() for _, d in out if d] == [ot.tag(texts[k], id=k).to_dict() for k in "acd"]
+    f = tmp_path / "in.jsonl"
+    texts = ["Officials said it.", "She fears the worst.", "Rain fell."]
+    f.write_text("\n".join([json.dumps({"id": "a", "text": texts[0]}), "{bad", json.dumps({"text": texts[1]}),
+                            json.dumps({"id": "d", "text": texts[2]})]) + "\n")
+    part = plan_partitions([f], 3)[1]  # lines 4-4
+    assert (part["first_line"], part["lines"]) == (4, 1)
+    part = plan_partitions([f], 4)[0]
+    counts = tag_partition(ot, part, tmp_path, "jsonl", 1000, chunk=2)
+    lines = (tmp_path / "part-00000.jsonl").read_text(encoding="utf-8").splitlines()
+    local = [ot.tag(texts[0], id="a").to_dict(), {"id": f"{f}:2", "error": "invalid JSON: Expecting property name "
+                                                                            "enclosed in double quotes"},
+             ot.tag(texts[1], id=f"{f}:3").to_dict(), ot.tag(texts[2], id="d").to_dict()]
+    assert [json.loads(x) for x in lines] == local
+    assert (counts["records"], counts["errors"]) == (4, 1)
+    assert counts["tokens"] == sum(len(s["tokens"]) for r in local if "error" not in r for s in r["sentences"])
+    done = finished(tmp_path, part, "jsonl")
+    assert done["bytes"] == (tmp_path / "part-00000.jsonl").stat().st_size and done["records"] == 4
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.jsonl", "part-00000.done.json", "part-00000.jsonl"]

@@ -4,7 +4,7 @@ An input (files, directories and globs of ``.txt``, ``.jsonl`` and ``.parquet``
 files) is cut into partitions of about ``size`` records: consecutive plain-text
 files (one document each), line ranges of a JSONL file, row ranges of a Parquet
 file.  ``tag_partition`` tags one partition with the local tagging API
-(``tagger.inputs`` reads the records, ``OpinionTagger`` tags them,
+(``tagger.inputs`` reads the records, ``OpinionTagger.tag_many`` tags them,
 ``tagger.formats`` writes them), so a record's output is the local engine's.
 Each partition becomes one file ``part-NNNNN.EXT`` in the output directory,
 written atomically, then ``part-NNNNN.done.json`` (counts and the file's size);
@@ -16,7 +16,6 @@ made from other inputs.
 from __future__ import annotations
 
 import glob
-import itertools
 import json
 import os
 import time
@@ -24,7 +23,8 @@ from pathlib import Path
 from typing import Iterable, Iterator
 
 from tagger.errors import TaggerError
-from tagger.inputs import Record, _file_records, _jsonl_records, check_text, directory_files
+from tagger.inputs import (MAX_CHARS, Record, _byte_limit, _file_records, _jsonl_records, _lines, check_text, directory_files,
+                           record_id)
 
 PLAN = "_plan.json"
 OUTPUT_FORMATS = ("jsonl", "conll", "parquet")
@@ -52,22 +52,40 @@ def expand_inputs(specs: Iterable[str]) -> list[Path | Record]:
     return items
 
 
-def _jsonl_slices(path: Path, size: int) -> list[dict]:
-    """Line ranges of ``size`` lines: byte offset, first line number, line count."""
-    out, offset, line_no, n, start = [], 0, 1, 0, (0, 1)
+def _jsonl_slices(path: Path, size: int, max_chars: int | None) -> list[dict]:
+    """Line ranges of ``size`` lines (the reader's line splitting, long lines not
+    held in memory): byte offsets, first line number, line count.  An empty file
+    is one range of no lines (the reader makes it an ``empty file`` record)."""
+    out: list[dict] = []
+    offset, line_no, start = 0, 1, None
     with open(path, "rb") as fh:
-        for raw in fh:  # the same line splitting as the reader's
-            if n == 0:
-                start = (offset, line_no)
-            n += 1
-            offset += len(raw)
+        for _, length in _lines(fh, _byte_limit(max_chars)):
+            if start is None:
+                start = {"kind": "jsonl", "path": str(path), "offset": offset, "first_line": line_no, "lines": 0}
+            start["lines"] += 1
+            offset += length
             line_no += 1
-            if n == size:
-                out.append({"kind": "jsonl", "path": str(path), "offset": start[0], "first_line": start[1], "lines": n})
-                n = 0
-    if n:
-        out.append({"kind": "jsonl", "path": str(path), "offset": start[0], "first_line": start[1], "lines": n})
+            if start["lines"] == size:
+                out.append({**start, "end": offset})
+                start = None
+    if start is not None or not out:
+        out.append({**(start or {"kind": "jsonl", "path": str(path), "offset": 0, "first_line": 1, "lines": 0}),
+                    "end": offset})
     return out
+
+
+class _ByteRange:
+    """``readline`` over bytes ``start .. end`` of a binary file (what the JSONL reader needs)."""
+
+    def __init__(self, fh, start: int, end: int):
+        fh.seek(start)
+        self.fh, self.left = fh, end - start
+
+    def readline(self, size: int = -1) -> bytes:
+        n = self.left if size is None or size < 0 else min(size, self.left)
+        line = self.fh.readline(n) if n > 0 else b""
+        self.left -= len(line)
+        return line
 
 
 def _parquet_slices(path: Path, size: int) -> list[dict]:
@@ -85,7 +103,7 @@ def _parquet_slices(path: Path, size: int) -> list[dict]:
     return [{"kind": "parquet", "path": str(path), "row": r, "rows": min(size, n - r)} for r in range(0, n, size)]
 
 
-def plan_partitions(items: list[Path | Record], size: int) -> list[dict]:
+def plan_partitions(items: list[Path | Record], size: int, max_chars: int | None = MAX_CHARS) -> list[dict]:
     """Partitions in input order, each a JSON-able dict with its ``index``."""
     if size < 1:
         raise TaggerError("--partition-size must be at least 1")
@@ -96,7 +114,8 @@ def plan_partitions(items: list[Path | Record], size: int) -> list[dict]:
             if group:
                 parts.append({"kind": "files", "items": group})
                 group = []
-            parts.extend(_jsonl_slices(item, size) if item.suffix == ".jsonl" else _parquet_slices(item, size))
+            parts.extend(_jsonl_slices(item, size, max_chars) if item.suffix == ".jsonl"
+                         else _parquet_slices(item, size))
         else:
             group.append({"path": str(item)} if isinstance(item, Path) else {"id": item.id, "error": item.error})
             if len(group) == size:
@@ -149,7 +168,7 @@ def prepare(out_dir: Path, specs: list[str], options: dict) -> list[dict]:
     if plan_path.exists() or any(out_dir.glob("part-*.done.json")):
         raise TaggerError(f"--out {out_dir} holds the output of a run over other inputs or options "
                           f"(see {PLAN}); give a new directory")
-    partitions = plan_partitions(items, options["partition_size"])
+    partitions = plan_partitions(items, options["partition_size"], options["max_chars"])
     write_atomic(plan_path, json.dumps({"fingerprint": fingerprint, "partitions": partitions}).encode())
     return partitions
 
@@ -171,11 +190,7 @@ def _parquet_records(path: str, row: int, rows: int, max_chars: int) -> Iterator
     table = pf.read_row_groups(groups, columns=columns).slice(row - (first or 0), rows)
     ids = table.column("id").to_pylist() if "id" in columns else [None] * table.num_rows
     for k, (text, rid) in enumerate(zip(table.column("text").to_pylist(), ids)):
-        rid = f"{path}:{row + k + 1}" if rid is None else str(rid)
-        if not isinstance(text, (str, bytes)):
-            yield Record(rid, error='a string "text" value is expected')
-        else:
-            yield check_text(rid, text, max_chars)
+        yield check_text(record_id(rid, f"{path}:{row + k + 1}"), text, max_chars)
 
 
 def partition_records(part: dict, max_chars: int) -> Iterator[Record]:
@@ -186,34 +201,15 @@ def partition_records(part: dict, max_chars: int) -> Iterator[Record]:
             if "error" in item:
                 yield Record(item["id"], error=item["error"])
                 continue
-            try:
-                yield from _file_records(Path(item["path"]), max_chars)
-            except OSError as exc:
-                yield Record(item["path"], error=f"cannot read ({exc.strerror or exc})")
+            yield from _file_records(Path(item["path"]), max_chars)
     elif kind == "jsonl":
         with open(part["path"], "rb") as fh:
-            fh.seek(part["offset"])
-            yield from _jsonl_records(part["path"], itertools.islice(fh, part["lines"]), max_chars,
+            yield from _jsonl_records(part["path"], _ByteRange(fh, part["offset"], part["end"]), max_chars,
                                       first_line=part["first_line"])
     elif kind == "parquet":
         yield from _parquet_records(part["path"], part["row"], part["rows"], max_chars)
     else:
         raise ValueError(f"unknown partition kind {kind!r}")
-
-
-def tag_records(ot, records: Iterable[Record], chunk: int = 256) -> Iterator[tuple[Record, object]]:
-    """``(record, TaggedDocument)`` for each record in order, ``(record, None)`` for
-    an error record; good records are tagged ``chunk`` records at a time."""
-    pending: list[Record] = []
-    for rec in itertools.chain(records, [None]):
-        if rec is not None:
-            pending.append(rec)
-        if pending and (rec is None or len(pending) >= chunk):
-            good = [(r.id, r.text) for r in pending if r.error is None]
-            tagged = iter(ot.tag_many(good, chunk=len(good) or 1))
-            for r in pending:
-                yield r, (None if r.error is not None else next(tagged))
-            pending = []
 
 
 def parquet_schema(types: tuple[str, ...]):
@@ -232,24 +228,25 @@ def part_name(index: int, fmt: str) -> str:
     return f"part-{index:05d}.{fmt}"
 
 
-def _serialise(fmt: str, items: Iterable[tuple[Record, object]], types: tuple[str, ...], counts: dict) -> bytes:
+def _serialise(fmt: str, docs: Iterable, types: tuple[str, ...], counts: dict) -> bytes:
+    """The partition's output file, from ``OpinionTagger.tag_many``'s documents."""
     import io
 
     def counted():
-        for rec, doc in items:
+        for doc in docs:
             counts["records"] += 1
-            if doc is None:
+            if doc.error is not None:
                 counts["errors"] += 1
-                counts["error_records"].append([rec.id, rec.error])
+                counts["error_records"].append([doc.id, doc.error])
             else:
                 counts["tokens"] += sum(len(s.tokens) for s in doc.sentences)
-            yield rec, doc
+            yield doc
 
     if fmt == "parquet":
         import pyarrow as pa
         import pyarrow.parquet as pq
 
-        rows = [{"id": r.id, "error": r.error} if d is None else {**d.to_dict(), "error": None} for r, d in counted()]
+        rows = [{"error": None, **d.to_dict()} for d in counted()]
         buf = io.BytesIO()
         pq.write_table(pa.Table.from_pylist(rows, schema=parquet_schema(types)), buf)
         return buf.getvalue()
@@ -257,11 +254,8 @@ def _serialise(fmt: str, items: Iterable[tuple[Record, object]], types: tuple[st
 
     text = io.StringIO()
     writer = Writer(fmt, text)
-    for rec, doc in counted():
-        if doc is None:
-            writer.error(rec.id, rec.error)
-        else:
-            writer.document(doc)
+    for doc in counted():
+        writer.document(doc)  # an error record when the document has one
     writer.close()
     return text.getvalue().encode("utf-8")
 
@@ -271,7 +265,7 @@ def tag_partition(ot, part: dict, out_dir: Path, fmt: str, max_chars: int, chunk
     returns the counts (records, errors, tokens), the error records and seconds."""
     t0 = time.perf_counter()
     counts = {"index": part["index"], "records": 0, "errors": 0, "tokens": 0, "error_records": []}
-    data = _serialise(fmt, tag_records(ot, partition_records(part, max_chars), chunk), ot.types, counts)
+    data = _serialise(fmt, ot.tag_many(partition_records(part, max_chars), chunk=chunk), ot.types, counts)
     name = part_name(part["index"], fmt)
     write_atomic(out_dir / name, data)
     counts["seconds"] = time.perf_counter() - t0
