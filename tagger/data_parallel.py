@@ -57,6 +57,9 @@ def train_data_parallel(config, train_sentences, dev_sentences, out_dir, devices
     record names the devices and the per-device batch."""
     from tagger.training import train
 
+    if config.trainer != "keras":
+        raise TaggerError(f"--devices splits the batches of the Keras trainer; trainer {config.trainer!r} "
+                          "runs on one device")
     chosen = select_devices(devices)
     record = dict(kwargs.pop("record", None) or {})
     record["data_parallel"] = {"devices": chosen, "global_batch": config.batch_size,

@@ -69,6 +69,11 @@ def test_devices_needs_jax_and_an_even_split():
     from tagger.data_parallel import data_parallel, select_devices
     from tagger.errors import TaggerError
 
+    from tagger.config import TaggerConfig
+    from tagger.data_parallel import train_data_parallel
+
+    with pytest.raises(TaggerError, match="runs on one device"):
+        train_data_parallel(TaggerConfig(trainer="fast", cell="elman", output="softmax"), [], [], "unused", "2")
     if keras.backend.backend() != "jax":
         with pytest.raises(TaggerError, match="needs the JAX backend"):
             select_devices("2")
