@@ -84,6 +84,12 @@ def test_inputs_that_name_nothing_become_error_records(tmp_path):
     ]
     with pytest.raises(TaggerError, match="standard input"):
         expand_inputs(["-"])
+    pq.write_table(pa.table({"text": pa.array([], pa.string())}), tmp_path / "none.parquet")
+    assert [(r.id, r.error) for p in plan_partitions([tmp_path / "none.parquet"], 5) for r in partition_records(p, 9)
+            ] == [(str(tmp_path / "none.parquet"), "empty file: no records")]
+    opts = {"model": "m", "backend": "numpy", "format": "jsonl", "max_chars": 100, "partition_size": 5}
+    with pytest.raises(TaggerError, match="inside the input directory"):
+        prepare(tmp_path / "empty" / "out", [str(tmp_path)], opts)
 
 
 def test_plain_text_files_are_grouped_in_order(tmp_path):

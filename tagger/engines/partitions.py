@@ -100,6 +100,8 @@ def _parquet_slices(path: Path, size: int) -> list[dict]:
         return [{"kind": "files", "items": [{"id": str(path), "error": 'a Parquet file with a "text" column '
                                                                        "is expected"}]}]
     n = pf.metadata.num_rows
+    if n == 0:
+        return [{"kind": "files", "items": [{"id": str(path), "error": "empty file: no records"}]}]
     return [{"kind": "parquet", "path": str(path), "row": r, "rows": min(size, n - r)} for r in range(0, n, size)]
 
 
@@ -153,6 +155,9 @@ def prepare(out_dir: Path, specs: list[str], options: dict) -> list[dict]:
     items = expand_inputs(specs)
     if out_dir.exists() and not out_dir.is_dir():
         raise TaggerError(f"--out {out_dir}: not a directory")
+    for spec in specs:  # its partitions would be read as input by the next run
+        if Path(spec).is_dir() and out_dir.resolve().is_relative_to(Path(spec).resolve()):
+            raise TaggerError(f"--out {out_dir} is inside the input directory {spec}; write elsewhere")
     out_dir.mkdir(parents=True, exist_ok=True)
     fingerprint = _fingerprint(specs, items, options)
     plan_path = out_dir / PLAN
