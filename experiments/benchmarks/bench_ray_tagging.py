@@ -8,9 +8,13 @@ to a temporary JSONL file, removed afterwards; nothing from it is kept).
   local Ray instance started once beforehand (its start-up is printed
   separately); actor start-up and model loading are included.
 
-Tokens per second are medians of --repeats runs; ratios are against the local
-engine of the same run.  The last line works out, from the 2-worker rate per
-worker, how many workers a billion tokens an hour would take.
+Columns: wall seconds and tokens/s end to end (medians of --repeats runs, ratio
+against the local engine of the same run); "in actors": tokens over the actors'
+wall time inside partitions, per worker averaged (the steady rate a long run
+approaches); "per CPU s": tokens per CPU-second of the tagging process (local:
+this process, start-up included; ray: the actors inside partitions), the rate
+per core that a shared, busy machine does not hide.  The last lines work out how
+many single-core workers a billion tokens an hour would take.
 
     python experiments/benchmarks/bench_ray_tagging.py [--copies 2] [--repeats 3] [--partition-size 50]
 """
@@ -31,11 +35,11 @@ from tagger.cli import main as cli_main
 from tagger.corpus.mpqa import MPQACorpus
 from tagger.paths import default_model, default_mpqa
 
+PER_HOUR = 1e9 / 3600  # a billion tokens an hour, in tokens per second
 
-def timed(fn) -> float:
-    t0 = time.perf_counter()
-    fn()
-    return time.perf_counter() - t0
+
+def load() -> str:
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
 def main() -> int:
@@ -60,51 +64,53 @@ def main() -> int:
                 for k, t in enumerate(texts):
                     fh.write(json.dumps({"id": f"{c}-{k}", "text": t}) + "\n")
         print(f"model {default_model()}, numpy backend; {len(texts)} MPQA documents x {args.copies} copies, "
-              f"partitions of {args.partition_size}; {os.cpu_count()} CPUs, load average "
-              f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+              f"partitions of {args.partition_size}; {os.cpu_count()} CPUs, load average {load()}")
 
-        def local():
+        def local() -> tuple[float, float]:
             out = tmp / "local.jsonl"
+            t0, c0 = time.perf_counter(), time.process_time()
             assert cli_main(["tag", "--quiet", "--input", str(src), "--out", str(out)]) in (0, 1)
-            return out
+            return time.perf_counter() - t0, time.process_time() - c0
 
-        n_tokens = 0
-        for line in local().read_text(encoding="utf-8").splitlines():
-            rec = json.loads(line)
-            n_tokens += sum(len(s["tokens"]) for s in rec.get("sentences", []))
+        local()
+        n_tokens = sum(sum(len(s["tokens"]) for s in json.loads(line).get("sentences", []))
+                       for line in (tmp / "local.jsonl").read_text(encoding="utf-8").splitlines())
         print(f"{n_tokens} tokens")
-        results = {"local": statistics.median(timed(local) for _ in range(args.repeats))}
-        steady: dict[str, float] = {}  # seconds the actors spent in partitions, per worker
-        start = timed(lambda: ray.init(num_cpus=os.cpu_count(), include_dashboard=False, logging_level="ERROR",
-                                       runtime_env={"env_vars": {"PYTHONPATH": _package_root()}}))
-        print(f"ray local instance start: {start:.1f}s (once, not counted below)")
+        runs = [local() for _ in range(args.repeats)]
+        wall = {"local": statistics.median(r[0] for r in runs)}
+        cpu = {"local": statistics.median(r[1] for r in runs)}
+        inside: dict[str, float] = {}
+        t0 = time.perf_counter()
+        ray.init(num_cpus=os.cpu_count(), include_dashboard=False, logging_level="ERROR",
+                 runtime_env={"env_vars": {"PYTHONPATH": _package_root()}})
+        print(f"ray local instance start: {time.perf_counter() - t0:.1f}s (once, not counted below)")
         for n in (int(w) for w in args.workers.split(",")):
-            def run(n=n):
+            name = f"ray {n} worker{'s' if n > 1 else ''}"
+            runs = []
+            for _ in range(args.repeats):
                 out = tmp / f"ray{n}"
                 shutil.rmtree(out, ignore_errors=True)
+                t0 = time.perf_counter()
                 totals = tag_with_ray([str(src)], out, workers=n, partition_size=args.partition_size, progress=False)
+                runs.append((time.perf_counter() - t0, totals["worker_seconds"] / n, totals["worker_cpu_seconds"]))
                 assert totals["tokens"] == n_tokens, totals["tokens"]
-                busy.append(totals["worker_seconds"] / n)
-
-            busy: list[float] = []
-            name = f"ray {n} worker{'s' if n > 1 else ''}"
-            results[name] = statistics.median(timed(run) for _ in range(args.repeats))
-            steady[name] = statistics.median(busy)
+            wall[name], inside[name], cpu[name] = (statistics.median(r[k] for r in runs) for k in range(3))
         ray.shutdown()
-        base = n_tokens / results["local"]
-        print(f"{'engine':14} {'seconds':>8} {'tokens/s':>10} {'vs local':>9} {'in actors':>10}"
-              f"   (median of {args.repeats}; in actors: tokens/s over the actors' time in partitions)")
-        for name, secs in results.items():
-            inside = f"{n_tokens / steady[name]:10,.0f}" if name in steady else f"{'':10}"
-            print(f"{name:14} {secs:8.1f} {n_tokens / secs:10,.0f} {n_tokens / secs / base:8.2f}x {inside}")
-        best = max(steady, key=lambda k: int(k.split()[1]))
+        base = n_tokens / wall["local"]
+        print(f"{'engine':14} {'seconds':>8} {'tokens/s':>10} {'vs local':>9} {'in actors':>10} {'per CPU s':>10}"
+              f"   (medians of {args.repeats})")
+        for name, secs in wall.items():
+            steady = f"{n_tokens / inside[name]:10,.0f}" if name in inside else f"{'':10}"
+            print(f"{name:14} {secs:8.1f} {n_tokens / secs:10,.0f} {n_tokens / secs / base:8.2f}x {steady} "
+                  f"{n_tokens / cpu[name]:10,.0f}")
+        best = max(inside, key=lambda k: int(k.split()[1]))
         n_best = int(best.split()[1])
-        wall, inside = n_tokens / results[best] / n_best, n_tokens / steady[best] / n_best
-        print(f"a billion tokens an hour = {1e9 / 3600:,.0f} tokens/s: at the {best} rate per worker, "
-              f"{1e9 / 3600 / inside:,.0f} workers (one CPU core each) from the actors' steady rate "
-              f"({inside:,.0f} tokens/s per worker), {1e9 / 3600 / wall:,.0f} from the end-to-end rate "
-              f"({wall:,.0f} tokens/s per worker, start-up included)")
-        print(f"load average at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+        per_cpu = n_tokens / cpu[best]
+        per_wall = n_tokens / wall[best] / n_best
+        print(f"a billion tokens an hour = {PER_HOUR:,.0f} tokens/s: {PER_HOUR / per_cpu:,.0f} single-core workers "
+              f"at the {best} rate per CPU-second ({per_cpu:,.0f}), i.e. on cores of their own; "
+              f"{PER_HOUR / per_wall:,.0f} at this run's end-to-end rate per worker ({per_wall:,.0f} tokens/s)")
+        print(f"load average at the end: {load()}")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return 0

@@ -100,7 +100,7 @@ def tag_with_ray(inputs: list[str], out_dir: str | Path, *, model: str | Path | 
     Finished partitions of an earlier run over the same inputs are skipped.
     Returns totals: partitions, skipped (finished before), records, errors,
     tokens; and of the partitions tagged now: ``error_records`` ([id, reason]),
-    ``tokens_now`` and ``worker_seconds`` (the actors' time spent on them)."""
+    ``tokens_now``, ``worker_seconds`` and ``worker_cpu_seconds`` (the actors' wall and CPU time on them)."""
     from tqdm.auto import tqdm
 
     from tagger.bundle import load_bundle_files
@@ -123,7 +123,7 @@ def tag_with_ray(inputs: list[str], out_dir: str | Path, *, model: str | Path | 
     done = {p["index"]: d for p in parts if (d := finished(out_dir, p, fmt)) is not None}
     todo = [p for p in parts if p["index"] not in done]
     totals = {"partitions": len(parts), "skipped": len(done), "records": 0, "errors": 0, "tokens": 0,
-              "error_records": [], "tokens_now": 0, "worker_seconds": 0.0}
+              "error_records": [], "tokens_now": 0, "worker_seconds": 0.0, "worker_cpu_seconds": 0.0}
     for d in done.values():
         for k in ("records", "errors", "tokens"):
             totals[k] += d[k]
@@ -155,6 +155,7 @@ def tag_with_ray(inputs: list[str], out_dir: str | Path, *, model: str | Path | 
                 totals[k] += s[k]
             totals["tokens_now"] += s["tokens"]
             totals["worker_seconds"] += s["seconds"]
+            totals["worker_cpu_seconds"] += s["cpu_seconds"]
             errors.extend((s["index"], k, e) for k, e in enumerate(s["error_records"]))
             bar.update(1)
             bar.set_postfix(records=totals["records"], errors=totals["errors"])
