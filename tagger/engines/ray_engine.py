@@ -104,7 +104,7 @@ def tag_with_ray(inputs: list[str], out_dir: str | Path, *, model: str | Path | 
     from tqdm.auto import tqdm
 
     from tagger.bundle import load_bundle_files
-    from tagger.paths import default_model
+    from tagger.paths import resolve_model
 
     if importlib.util.find_spec("ray") is None:
         raise TaggerError("--engine ray needs Ray: pip install -e '.[ray]' (or pip install 'ray[data]')")
@@ -115,7 +115,7 @@ def tag_with_ray(inputs: list[str], out_dir: str | Path, *, model: str | Path | 
     if gpus_per_worker < 0:
         raise TaggerError("--gpus-per-worker must not be negative")
     out_dir = Path(out_dir)
-    model = str(Path(model or default_model()).resolve())
+    model = str(resolve_model(model).resolve())  # a bundle directory or a bundled model's name
     load_bundle_files(model)  # a missing or damaged bundle is reported here, not by every actor
     options = {"model": model, "backend": backend, "format": fmt, "max_chars": max_chars,
                "partition_size": partition_size}
