@@ -608,7 +608,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="model bundle directory or bundled model name (default: the bundled model, 'default')")
     p.add_argument("--format", choices=(*FORMATS, "parquet"), default="jsonl",
                    help="(default: %(default)s; parquet with --engine ray)")
-    p.add_argument("--out", type=Path, help="output file (a directory for brat and --engine ray); default: standard output")
+    p.add_argument("--out", type=Path,
+                   help="output file (a directory for brat and --engine ray); default: standard output")
     p.add_argument("--backend", choices=("numpy", "keras"), default="numpy",
                    help="numpy: exact NumPy forward pass, no TensorFlow start-up (default); keras")
     p.add_argument("--max-chars", type=_positive_int, default=MAX_CHARS,

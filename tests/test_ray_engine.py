@@ -127,7 +127,8 @@ def test_parquet_in_and_out(tmp_path):
 def test_cli_engine_ray_and_local_path_without_ray(mixed, tmp_path):
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     out = tmp_path / "out"
-    proc = subprocess.run([sys.executable, "-m", "tagger", "tag", "--engine", "ray", "--workers", "2", "--model", "default",
+    proc = subprocess.run([sys.executable, "-m", "tagger", "tag", "--engine", "ray", "--workers", "2",
+                           "--model", "default",
                            "--partition-size", "3", "--input", str(mixed / "*.txt"), "--input", str(mixed / "e.jsonl"),
                            "--out", str(out)], capture_output=True, text=True, env=env, timeout=240)
     assert proc.returncode == 1, proc.stderr

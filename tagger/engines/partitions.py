@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Iterable, Iterator
 
 from tagger.errors import TaggerError
-from tagger.inputs import (MAX_CHARS, Record, _byte_limit, _file_records, _jsonl_records, _lines, check_text, directory_files,
-                           record_id)
+from tagger.inputs import (MAX_CHARS, Record, _byte_limit, _file_records, _jsonl_records, _lines, check_text,
+                           directory_files, record_id)
 
 PLAN = "_plan.json"
 OUTPUT_FORMATS = ("jsonl", "conll", "parquet")
