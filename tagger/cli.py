@@ -282,8 +282,14 @@ def cmd_train(args) -> int:
           f"{'from ' + str(init) + ' ' if init else ''}on "
           f"{'fold ' + str(args.fold) if source != 'annotations' else path}: "
           f"{len(train_s)} train / {len(dev_s)} dev sentences", file=sys.stderr)
-    _, meta = train(config, train_s, dev_s, args.out, extra_words=extra, resume=args.resume,
-                    progress=not args.quiet, record=record, init=init)
+    if args.devices:  # data parallel over several devices (JAX backend)
+        from tagger.data_parallel import train_data_parallel
+
+        _, meta = train_data_parallel(config, train_s, dev_s, args.out, devices=args.devices, extra_words=extra,
+                                      resume=args.resume, progress=not args.quiet, record=record, init=init)
+    else:
+        _, meta = train(config, train_s, dev_s, args.out, extra_words=extra, resume=args.resume,
+                        progress=not args.quiet, record=record, init=init)
     t = meta["training"]
     print(f"saved {args.out}: best epoch {t['best_epoch']} of {t['epochs']}, {t['train_seconds']:.0f}s "
           f"training on {t['device']}", file=sys.stderr)
@@ -410,6 +416,36 @@ def cmd_tag(args) -> int:
             out_fh.close()
     print(f"tagged {counts['tagged']} records, {counts['errors']} errors", file=sys.stderr)
     return 1 if counts["errors"] else 0
+
+
+def cmd_tag_ray(args) -> int:
+    """``tag --engine ray``: partitioned output in --out DIR (tagger.engines.ray_engine)."""
+    from tagger.engines.ray_engine import tag_with_ray
+
+    if args.text or not args.input:
+        raise TaggerError("--engine ray tags files: give --input FILE|DIR|GLOB (no TEXT arguments)")
+    if args.out is None:
+        raise TaggerError("--engine ray writes partitioned output: give --out DIRECTORY")
+    totals = tag_with_ray(args.input, args.out, model=args.model, backend=args.backend, fmt=args.format,
+                          max_chars=args.max_chars, chunk=args.chunk, partition_size=args.partition_size,
+                          address=args.address, workers=args.workers, gpus_per_worker=args.gpus_per_worker or 0.0,
+                          progress=not args.quiet)
+    for rid, reason in totals["error_records"]:
+        print(f"opinion-tagger: {rid}: {reason}", file=sys.stderr)
+    print(f"tagged {totals['records'] - totals['errors']} records, {totals['errors']} errors, "
+          f"{totals['tokens']} tokens in {totals['partitions']} partitions "
+          f"({totals['skipped']} finished before) in {args.out}", file=sys.stderr)
+    return 1 if totals["errors"] else 0
+
+
+def cmd_tag_engine(args) -> int:
+    if args.engine == "ray":
+        return cmd_tag_ray(args)
+    ray_only = [f for f, v in (("--address", args.address), ("--workers", args.workers),
+                               ("--gpus-per-worker", args.gpus_per_worker)) if v is not None]
+    if ray_only or args.format == "parquet":
+        raise TaggerError(f"{ray_only[0] if ray_only else '--format parquet'} needs --engine ray")
+    return cmd_tag(args)
 
 
 # --------------------------------------------------------------------------- annotate
@@ -547,6 +583,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--init-from", metavar="NAME|PATH",
                    help="continue training a bundle (e.g. default) on the data; its configuration is the "
                         "base, options change training fields only")
+    p.add_argument("--devices", metavar="all|N", help="data-parallel training over all or N devices, each global "
+                   "batch split across them (keras.distribution.DataParallel; needs KERAS_BACKEND=jax)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=cmd_train)
 
@@ -568,15 +606,27 @@ def build_parser() -> argparse.ArgumentParser:
                         "directory, or - for standard input; repeatable")
     p.add_argument("--model", default=None, metavar="NAME|PATH",
                    help="model bundle directory or bundled model name (default: the bundled model, 'default')")
-    p.add_argument("--format", choices=FORMATS, default="jsonl", help="(default: %(default)s)")
-    p.add_argument("--out", type=Path, help="output file (a directory for brat); default: standard output")
+    p.add_argument("--format", choices=(*FORMATS, "parquet"), default="jsonl",
+                   help="(default: %(default)s; parquet with --engine ray)")
+    p.add_argument("--out", type=Path,
+                   help="output file (a directory for brat and --engine ray); default: standard output")
     p.add_argument("--backend", choices=("numpy", "keras"), default="numpy",
                    help="numpy: exact NumPy forward pass, no TensorFlow start-up (default); keras")
     p.add_argument("--max-chars", type=_positive_int, default=MAX_CHARS,
                    help="longer records become error records (default: %(default)s)")
     p.add_argument("--chunk", type=_positive_int, default=256, help="records tagged together (default: %(default)s)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
-    p.set_defaults(func=cmd_tag)
+    g = p.add_argument_group("distributed tagging (pip install -e '.[ray]')")
+    g.add_argument("--engine", choices=("local", "ray"), default="local",
+                   help="local: this process (default); ray: Ray Data actors, partitioned output in --out DIR, "
+                        "restartable; --input may also be a glob or .parquet files (a 'text' column)")
+    g.add_argument("--address", help="Ray cluster to join: auto, or ray://HOST:PORT (default: start a local one)")
+    g.add_argument("--workers", type=_positive_int, help="actors, each with the model loaded (default: one per CPU)")
+    g.add_argument("--gpus-per-worker", type=float, help="GPUs reserved per actor, e.g. 0.25 (default: 0); "
+                   "the numpy backend computes on the CPU, use --backend keras on GPUs")
+    g.add_argument("--partition-size", type=_positive_int, default=1000,
+                   help="records (files, JSONL lines, Parquet rows) per output partition (default: %(default)s)")
+    p.set_defaults(func=cmd_tag_engine)
     _annotate_parser(sub)
     return parser
 

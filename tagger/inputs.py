@@ -174,17 +174,19 @@ def jsonl_record(rid: str, line: bytes, max_chars: int | None = MAX_CHARS) -> Re
     return check_text(record_id(obj.get("id"), rid), obj["text"], max_chars)
 
 
-def _jsonl_records(name: str, fh: BinaryIO, max_chars: int | None, first: bytes | None = None) -> Iterator[Record]:
-    """Records of a JSONL stream, one per line; ``first``: a first line already read."""
+def _jsonl_records(name: str, fh: BinaryIO, max_chars: int | None, first: bytes | None = None,
+                   first_line: int = 1) -> Iterator[Record]:
+    """Records of a JSONL stream, one per line; ``first``: a first line already read;
+    ``first_line``: the number of the stream's first line (a slice of a file keeps the file's ids)."""
     limit = _byte_limit(max_chars)
-    n = 0
-    for n, (line, length) in enumerate(_lines(fh, limit, first), 1):
+    n = first_line - 1
+    for n, (line, length) in enumerate(_lines(fh, limit, first), first_line):
         rid = f"{name}:{n}"
         if line is None:
             yield Record(rid, error=f"over-long line: {length} bytes (limit {limit})")
         else:
             yield jsonl_record(rid, line, max_chars)
-    if n == 0:
+    if n < first_line:
         yield Record(name, error="empty file: no records")
 
 
@@ -217,7 +219,7 @@ def read_records(texts: Iterable[str] = (), inputs: Iterable[str] = (), max_char
             continue
         path = Path(spec)
         if path.is_dir():
-            files = sorted(p for p in path.rglob("*") if p.is_file() and not p.name.startswith("."))
+            files = directory_files(path)
             if not files:
                 yield Record(str(path), error="directory holds no files")
             for f in files:
@@ -226,6 +228,11 @@ def read_records(texts: Iterable[str] = (), inputs: Iterable[str] = (), max_char
             yield from _file_records(path, max_chars)
         else:
             yield Record(str(path), error="no such file or directory")
+
+
+def directory_files(path: Path) -> list[Path]:
+    """A directory's files, recursively, in name order; hidden files left out."""
+    return sorted(p for p in path.rglob("*") if p.is_file() and not p.name.startswith("."))
 
 
 def _stdin_records(stream: BinaryIO, max_chars: int | None) -> Iterator[Record]:
