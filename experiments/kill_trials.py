@@ -8,10 +8,12 @@ many kills land in the middle of a write.  Every process is started with
 ``--resume``; a kill comes a random time (uniform in [0, --window] epochs of the
 reference run) after the process reports its first epoch.
 
-    python experiments/kill_trials.py [--kills 20] [--seed 0] [--max-epochs 60] [--code DIR]
+    python experiments/kill_trials.py [--kills 20] [--seed 0] [--max-epochs 60] [--fork | --code DIR]
 
-``--code DIR`` runs another checkout's ``tagger`` (e.g. an older commit) in the
-child processes.  Prints: trials run (kills sent), survived (kills after which the
+Each child is a fresh ``python -m tagger.cli train`` process; ``--fork`` instead
+forks it from this process after TensorFlow is imported here (never used here),
+which saves the import at every start (the slow test uses it).  ``--code DIR``
+runs another checkout's ``tagger`` (e.g. an older commit) in the child processes.  Prints: trials run (kills sent), survived (kills after which the
 next process went on training), final score equal (the final bundle's dev scores
 and per-epoch history equal the uninterrupted run's).
 """
@@ -30,6 +32,7 @@ import sys
 import tempfile
 import threading
 import time
+import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -61,6 +64,54 @@ def child_env(code: Path) -> dict:
             "TF_CPP_MIN_LOG_LEVEL": "2", "PYTHONUNBUFFERED": "1"}
 
 
+class Forked:
+    """A forked child that runs ``tagger.cli.main(argv)``, with Popen's poll/wait/send_signal."""
+
+    def __init__(self, argv: list[str]):
+        import tagger.cli
+
+        read, write = os.pipe()
+        self.pid = os.fork()
+        if self.pid == 0:  # the child: output to the pipe, exit without the parent's clean-up
+            code = 70
+            try:
+                os.close(read)
+                os.dup2(write, 1)
+                os.dup2(write, 2)
+                sys.stdout = sys.stderr = os.fdopen(write, "w", buffering=1)
+                code = tagger.cli.main(argv[argv.index("train"):])
+            except BaseException:
+                traceback.print_exc()
+            finally:
+                os._exit(code)
+        os.close(write)
+        self.stdout = os.fdopen(read, "r", errors="replace")
+        self.returncode = None
+
+    def poll(self):
+        if self.returncode is None:
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if pid:
+                self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode
+
+    def wait(self):
+        if self.returncode is None:
+            self.returncode = os.waitstatus_to_exitcode(os.waitpid(self.pid, 0)[1])
+        return self.returncode
+
+    def send_signal(self, sig: int) -> None:
+        os.kill(self.pid, sig)
+
+
+def preload(code: Path) -> None:
+    """What every child would import, from ``code``: loaded once, before forking (nothing is run)."""
+    sys.path.insert(0, str(code))
+    import keras  # noqa: F401
+
+    import tagger.cli, tagger.evaluation, tagger.model, tagger.predict, tagger.training  # noqa: F401,E401
+
+
 @dataclass
 class Child:
     """One `train --resume` process; its output is read in a thread and scanned for epoch lines."""
@@ -73,9 +124,9 @@ class Child:
     seen: threading.Event = field(default_factory=threading.Event)
 
     @classmethod
-    def start(cls, argv: list[str], env: dict) -> "Child":
-        proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                errors="replace")
+    def start(cls, argv: list[str], env: dict, fork: bool = False) -> "Child":
+        proc = Forked(argv) if fork else subprocess.Popen(
+            argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace")
         child = cls(proc, time.perf_counter())
         threading.Thread(target=child._read, daemon=True).start()
         return child
@@ -120,13 +171,17 @@ def bundle_loads(bundle: Path, code: Path) -> bool:
 
 
 def run_trials(kills: int, work: Path, seed: int = 0, max_epochs: int = 60, window: float = 3.0,
-               code: Path = ROOT, log=print) -> dict:
+               code: Path = ROOT, fork: bool = False, log=print) -> dict:
     """Send ``kills`` SIGKILLs to one training run, resuming after each; returns the figures."""
     rng = random.Random(seed)
     env = child_env(code)
     conll, split = prepare_data(work, code)
+    if fork:
+        os.environ.update({k: env[k] for k in ("TF_NUM_INTRAOP_THREADS", "TF_NUM_INTEROP_THREADS",
+                                               "TF_CPP_MIN_LOG_LEVEL")})
+        preload(code)
     t0 = time.perf_counter()
-    ref = Child.start(train_argv(conll, split, work / "reference", max_epochs), env)
+    ref = Child.start(train_argv(conll, split, work / "reference", max_epochs), env, fork)
     ref.proc.wait()
     ref_seconds = time.perf_counter() - t0
     if ref.proc.returncode != 0 or ref.first_epoch is None:
@@ -135,15 +190,12 @@ def run_trials(kills: int, work: Path, seed: int = 0, max_epochs: int = 60, wind
     epoch_s = (time.perf_counter() - ref.first_epoch) / max(1, max_epochs - 1)
     log(f"reference: {max_epochs} epochs in {ref_seconds:.1f}s, {epoch_s * 1000:.0f} ms per epoch")
     out = work / "killed"
-    sent = survived = 0
+    sent = survived = mid_save = 0
     failure = None
     finished = False
     kill_epochs = []
     while not finished and failure is None:
-        child = Child.start(train_argv(conll, split, out, max_epochs), env)
-        if sent:
-            # the previous kill is survived once this process trains an epoch or completes the run
-            child.seen.wait()
+        child = Child.start(train_argv(conll, split, out, max_epochs), env, fork)
         if sent < kills:
             child.seen.wait()
             time.sleep(rng.uniform(0, window) * epoch_s)
@@ -151,8 +203,9 @@ def run_trials(kills: int, work: Path, seed: int = 0, max_epochs: int = 60, wind
                 child.proc.send_signal(signal.SIGKILL)
         child.proc.wait()
         code_ = child.proc.returncode
-        if sent and (child.epochs or code_ == 0):
+        if sent and (child.epochs or code_ == 0):  # the previous kill is survived: this process went on
             survived += 1
+        mid_save += "skipping incomplete checkpoint" in "".join(child.output)
         if code_ == -signal.SIGKILL:
             sent += 1
             kill_epochs.append(child.epochs[-1] if child.epochs else None)
@@ -162,7 +215,7 @@ def run_trials(kills: int, work: Path, seed: int = 0, max_epochs: int = 60, wind
             failure = f"exit status {code_}: {child.tail()}"
     final = summary(out) if finished else None
     reference = summary(work / "reference")
-    figures = {"trials": sent, "survived": survived, "finished": finished,
+    figures = {"trials": sent, "survived": survived, "killed_mid_save": mid_save, "finished": finished,
                "final_score_equal": final is not None and final == reference,
                "bundle_loads": finished and bundle_loads(out, code), "failure": failure,
                "last_epoch_before_each_kill": kill_epochs, "seconds": round(time.perf_counter() - t0, 1)}
@@ -178,15 +231,17 @@ def main() -> int:
     ap.add_argument("--max-epochs", type=int, default=60)
     ap.add_argument("--window", type=float, default=3.0, help="kill within this many epochs of the first one")
     ap.add_argument("--code", type=Path, default=ROOT, help="checkout whose tagger the children run")
+    ap.add_argument("--fork", action="store_true", help="fork the children from this process (faster starts)")
     ap.add_argument("--work", type=Path, help="working directory (default: a temporary one)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         work = args.work or Path(tmp)
         work.mkdir(parents=True, exist_ok=True)
-        f = run_trials(args.kills, work, args.seed, args.max_epochs, args.window, args.code.resolve())
+        f = run_trials(args.kills, work, args.seed, args.max_epochs, args.window, args.code.resolve(), args.fork)
     print(f"trials run: {f['trials']}")
     print(f"survived: {f['survived']}")
+    print(f"kills that left an incomplete checkpoint (resume fell back): {f['killed_mid_save']}")
     print(f"final score equal: {'yes' if f['final_score_equal'] else 'no'}")
     print(f"final bundle loads: {'yes' if f['bundle_loads'] else 'no'}")
     if f["failure"]:
