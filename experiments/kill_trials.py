@@ -6,9 +6,11 @@ The data is the invented sample corpus (corpora/sample/make_sample.py), converte
 once; the model is tiny, so most of each epoch is spent writing the checkpoint and
 many kills land in the middle of a write.  Every process is started with
 ``--resume``; a kill comes a random time (uniform in [0, --window] epochs of the
-reference run) after the process reports its first epoch.
+reference run) after the process reports its first epoch, or when it reports its
+second, whichever is first: a process adds at most two epochs, so with the default
+--max-epochs (2 x kills + 10) the run is still going when the last kill is sent.
 
-    python experiments/kill_trials.py [--kills 20] [--seed 0] [--max-epochs 60] [--fork | --code DIR]
+    python experiments/kill_trials.py [--kills 20] [--seed 0] [--window 2] [--fork | --code DIR]
 
 Each child is a fresh ``python -m tagger.cli train`` process; ``--fork`` instead
 forks it from this process after TensorFlow is imported here (never used here),
@@ -122,6 +124,7 @@ class Child:
     epochs: list[int] = field(default_factory=list)
     output: list[str] = field(default_factory=list)
     seen: threading.Event = field(default_factory=threading.Event)
+    second: threading.Event = field(default_factory=threading.Event)
 
     @classmethod
     def start(cls, argv: list[str], env: dict, fork: bool = False) -> "Child":
@@ -139,7 +142,10 @@ class Child:
                 if self.first_epoch is None:
                     self.first_epoch = time.perf_counter()
                     self.seen.set()
+                elif len(self.epochs) >= 2:
+                    self.second.set()
         self.seen.set()
+        self.second.set()
 
     def tail(self, n: int = 3) -> str:
         lines = [x.strip() for x in "".join(self.output).replace("\r", "\n").splitlines() if x.strip()]
@@ -170,10 +176,11 @@ def bundle_loads(bundle: Path, code: Path) -> bool:
     return r.returncode == 0
 
 
-def run_trials(kills: int, work: Path, seed: int = 0, max_epochs: int = 60, window: float = 3.0,
+def run_trials(kills: int, work: Path, seed: int = 0, max_epochs: int | None = None, window: float = 2.0,
                code: Path = ROOT, fork: bool = False, log=print) -> dict:
     """Send ``kills`` SIGKILLs to one training run, resuming after each; returns the figures."""
     rng = random.Random(seed)
+    max_epochs = max_epochs or 2 * kills + 10
     env = child_env(code)
     conll, split = prepare_data(work, code)
     if fork:
@@ -198,7 +205,7 @@ def run_trials(kills: int, work: Path, seed: int = 0, max_epochs: int = 60, wind
         child = Child.start(train_argv(conll, split, out, max_epochs), env, fork)
         if sent < kills:
             child.seen.wait()
-            time.sleep(rng.uniform(0, window) * epoch_s)
+            child.second.wait(rng.uniform(0, window) * epoch_s)
             if child.proc.poll() is None:
                 child.proc.send_signal(signal.SIGKILL)
         child.proc.wait()
@@ -228,8 +235,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--kills", type=int, default=20)
     ap.add_argument("--seed", type=int, default=0, help="seed of the kill moments")
-    ap.add_argument("--max-epochs", type=int, default=60)
-    ap.add_argument("--window", type=float, default=3.0, help="kill within this many epochs of the first one")
+    ap.add_argument("--max-epochs", type=int, help="(default: 2 x kills + 10)")
+    ap.add_argument("--window", type=float, default=2.0, help="kill within this many epochs of the first one")
     ap.add_argument("--code", type=Path, default=ROOT, help="checkout whose tagger the children run")
     ap.add_argument("--fork", action="store_true", help="fork the children from this process (faster starts)")
     ap.add_argument("--work", type=Path, help="working directory (default: a temporary one)")

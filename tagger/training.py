@@ -10,9 +10,9 @@ F1 (the paper's), early stopping, a checkpoint after every epoch and resume.
 Every file is written atomically (``tagger.storage``); a checkpoint directory
 whose manifest is missing or does not verify is incomplete, and resume falls
 back to the newest complete one (the two newest are kept).  The random state is
-a function of (seed, epoch): data order, dropout and every Keras generator are
-reseeded at the start of each epoch, so a resumed run repeats the uninterrupted
-one exactly.
+a function of (seed, epoch): the data order and every layer's (dropout) seed
+generator are set from it at the start of each epoch, so a resumed run repeats
+the uninterrupted one exactly.
 """
 
 from __future__ import annotations
