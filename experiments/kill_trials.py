@@ -52,7 +52,7 @@ def prepare_data(work: Path, code: Path) -> tuple[Path, Path]:
     mpqa = make_sample.write_sample(work / "mpqa")
     conll = work / "sample.conll"
     subprocess.run([sys.executable, "-m", "tagger.cli", "corpus", "convert", "--mpqa", str(mpqa),
-                    "--out", str(conll)], env=child_env(code), check=True, capture_output=True)
+                    "--out", str(conll)], env=child_env(code), cwd=code, check=True, capture_output=True)
     split = work / "split"
     split.mkdir(exist_ok=True)
     (split / "doclist.mpqaOriginalSubset").write_text("demo/doc-a\ndemo/doc-b\nother/doc-c\n")
@@ -128,8 +128,10 @@ class Child:
 
     @classmethod
     def start(cls, argv: list[str], env: dict, fork: bool = False) -> "Child":
+        # run in the code's checkout: `python -m` puts the working directory first on sys.path
         proc = Forked(argv) if fork else subprocess.Popen(
-            argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace")
+            argv, env=env, cwd=env["PYTHONPATH"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+            errors="replace")
         child = cls(proc, time.perf_counter())
         threading.Thread(target=child._read, daemon=True).start()
         return child
@@ -171,8 +173,8 @@ def bundle_loads(bundle: Path, code: Path) -> bool:
     """The final bundle loads (and verifies) in a fresh process, on the NumPy runtime."""
     probe = ("import sys; from tagger.predict import Tagger; "
              "t = Tagger.load(sys.argv[1], backend='numpy'); print(len(t.predict([['A', 'test', '.']])))")
-    r = subprocess.run([sys.executable, "-c", probe, str(bundle)], env=child_env(code), capture_output=True,
-                       text=True)
+    r = subprocess.run([sys.executable, "-c", probe, str(bundle)], env=child_env(code), cwd=code,
+                       capture_output=True, text=True)
     return r.returncode == 0
 
 

@@ -110,9 +110,9 @@ def load_bundle_files(path: str | Path, verify: bool = True):
         raise BundleError(f"{path / 'meta.json'}: bundle format {meta.get('format_version')!r} "
                           f"is not supported (expected {FORMAT_VERSION})")
     hashed = verify and "manifest" in meta
-    if verify and not hashed:
-        warnings.warn(f"{path / 'meta.json'}: no file manifest (a bundle of an older version): files not verified; "
-                      "tagger.bundle.add_manifest upgrades it", BundleWarning, stacklevel=2)
+    if verify and not hashed:  # shown as one line "<bundle>/meta.json:0: BundleWarning: no file manifest ..."
+        warnings.warn_explicit("no file manifest (a bundle of an older version): files not verified; "
+                               "tagger.bundle.add_manifest upgrades it", BundleWarning, str(path / "meta.json"), 0)
     if hashed:  # the network and vocabulary first: a truncated file is named as such
         _check_manifest(path, meta, ("model.keras", "vocab.txt"))
     config = _read_config(path / "config.json")
