@@ -25,6 +25,7 @@ from tagger.paths import default_datasplit, default_model, default_mpqa
 from tagger.predict import Tagger
 from tagger.provenance import git_commit
 from tagger.evaluation import evaluate_tagger
+from tagger.storage import atomic_write_text
 from tagger.training import remove_checkpoint, train
 
 CONFIG = TaggerConfig(task="joint", cell="elman", depth=3, budget="200k", features="glove",
@@ -56,7 +57,7 @@ def main() -> int:
     path = Path(args.out) / "meta.json"  # the bundle's meta gets the held-out scores
     stored = json.loads(path.read_text())
     stored["scores"] = {"fold0_test": report}
-    path.write_text(json.dumps(stored, indent=2) + "\n")
+    atomic_write_text(path, json.dumps(stored, indent=2) + "\n")  # the manifest in it stays valid
     print(f"trained in {time.perf_counter() - t0:.0f}s")
     for t, r in report.items():
         print(f"{t} fold-0 test: proportional F1 {100 * r['proportional']['f1']:.2f}, "

@@ -3,56 +3,135 @@
     model.keras   the network (Keras 3 format; loaded with safe_mode=True)
     config.json   the TaggerConfig
     vocab.txt     the vocabulary, one word a line (index = line number)
-    meta.json     format version, tag types, training record and scores
+    meta.json     format version, tag types, training record, scores and a
+                  manifest (size and sha256 of the three other files)
 
-No pickle anywhere; a missing or corrupt part raises BundleError naming the path.
+No pickle anywhere.  Every file is written atomically and meta.json last, so an
+interrupted save leaves a bundle that does not load rather than a wrong one.
+Loading checks itself, the same for both back ends: the manifest, and the
+network in model.keras against config.json (cell, depth, hidden size, output
+heads, input features) and vocab.txt (vocabulary size).  A missing, corrupt or
+inconsistent part raises BundleError, one line naming the file (and field).
+A bundle written before manifests existed loads with a BundleWarning;
+``add_manifest`` upgrades it in place.
 """
 
 from __future__ import annotations
 
 import json
+import re
+import warnings
 from pathlib import Path
 
 from tagger.config import TaggerConfig
 from tagger.errors import BundleError
-from tagger.features import Vocabulary
+from tagger.features import GLOVE_DIM, Vocabulary
+from tagger.storage import atomic_path, atomic_write_text, fsync_dir, make_manifest, manifest_problem
 
 FORMAT_VERSION = 1
 FILES = ("model.keras", "config.json", "vocab.txt", "meta.json")
+HASHED = ("model.keras", "config.json", "vocab.txt")  # meta.json holds their manifest
+CELL_LAYERS = {"SimpleRNN": "elman", "LSTM": "lstm", "GRU": "gru"}
+
+
+class BundleWarning(UserWarning):
+    """A bundle that loads but cannot be verified (written before manifests)."""
 
 
 def save_bundle(path: str | Path, model, vocab: Vocabulary, config: TaggerConfig, meta: dict) -> Path:
     """Write a bundle.  ``model`` should be uncompiled (no optimizer state)."""
     path = Path(path)
     path.mkdir(parents=True, exist_ok=True)
-    model.save(path / "model.keras")
-    config.save(path / "config.json")
+    (path / "meta.json").unlink(missing_ok=True)  # until the new one is written, the bundle is incomplete
+    fsync_dir(path)
+    with atomic_path(path / "model.keras") as tmp:
+        model.save(tmp)
+    atomic_write_text(path / "config.json", json.dumps(config.to_dict(), indent=2) + "\n")
     vocab.save(path / "vocab.txt")
     import tagger
 
     meta = {"format_version": FORMAT_VERSION, "tagger_version": tagger.__version__,
-            "types": list(config.types), **meta}
-    (path / "meta.json").write_text(json.dumps(meta, indent=2) + "\n")
+            "types": list(config.types), **meta, "manifest": make_manifest(path, HASHED)}
+    atomic_write_text(path / "meta.json", json.dumps(meta, indent=2) + "\n")
     return path
 
 
-def load_bundle_files(path: str | Path):
-    """(Vocabulary, TaggerConfig, meta) of a bundle, checking that every part is there."""
+def _read_json(file: Path) -> dict:
+    try:
+        data = json.loads(file.read_text(encoding="utf-8"))
+    except UnicodeDecodeError:
+        raise BundleError(f"{file}: not UTF-8 text") from None
+    except ValueError as exc:
+        raise BundleError(f"{file}: not valid JSON ({exc})") from None
+    except OSError as exc:
+        raise BundleError(f"{file}: cannot read: {exc.strerror}") from None
+    if not isinstance(data, dict):
+        raise BundleError(f"{file}: expected a JSON object, found {type(data).__name__}")
+    return data
+
+
+def _read_config(file: Path) -> TaggerConfig:
+    data = _read_json(file)
+    try:
+        return TaggerConfig.from_dict(data)
+    except (ValueError, TypeError) as exc:
+        raise BundleError(f"{file}: {str(exc).removeprefix('config: ')}") from None
+
+
+def _read_vocab(file: Path) -> Vocabulary:
+    try:
+        return Vocabulary.load(file)
+    except UnicodeDecodeError:
+        raise BundleError(f"{file}: not UTF-8 text") from None
+    except ValueError as exc:
+        raise BundleError(f"{file}: {exc}") from None
+
+
+def _check_manifest(path: Path, meta: dict, names) -> None:
+    manifest = meta["manifest"]
+    if not isinstance(manifest, dict) or not set(HASHED) <= set(manifest):
+        raise BundleError(f"{path / 'meta.json'}: field manifest must list {', '.join(HASHED)}")
+    problem = manifest_problem(path, {n: manifest[n] for n in names})
+    if problem:
+        raise BundleError(f"{problem} (manifest in meta.json)")
+
+
+def load_bundle_files(path: str | Path, verify: bool = True):
+    """(Vocabulary, TaggerConfig, meta) of a bundle, checking that every part is there, that
+    the files are those the manifest lists and that the network matches config.json."""
     path = Path(path)
     if not path.is_dir():
         raise BundleError(f"{path}: model bundle not found (expected a directory with {', '.join(FILES)})")
     for name in FILES:
         if not (path / name).is_file():
             raise BundleError(f"{path / name}: missing from the model bundle")
-    try:
-        meta = json.loads((path / "meta.json").read_text())
-        config = TaggerConfig.load(path / "config.json")
-    except (ValueError, TypeError) as exc:
-        raise BundleError(f"{path}: corrupt bundle metadata: {exc}") from None
+    meta = _read_json(path / "meta.json")
     if meta.get("format_version") != FORMAT_VERSION:
         raise BundleError(f"{path / 'meta.json'}: bundle format {meta.get('format_version')!r} "
                           f"is not supported (expected {FORMAT_VERSION})")
-    return Vocabulary.load(path / "vocab.txt"), config, meta
+    hashed = verify and "manifest" in meta
+    if verify and not hashed:  # shown as one line "<bundle>/meta.json:0: BundleWarning: no file manifest ..."
+        warnings.warn_explicit("no file manifest (a bundle of an older version): files not verified; "
+                               "tagger.bundle.add_manifest upgrades it", BundleWarning, str(path / "meta.json"), 0)
+    if hashed:  # the network and vocabulary first: a truncated file is named as such
+        _check_manifest(path, meta, ("model.keras", "vocab.txt"))
+    config = _read_config(path / "config.json")
+    vocab = _read_vocab(path / "vocab.txt")
+    check_network(path, config, len(vocab))
+    if hashed:  # an edit of config.json that the network check cannot see
+        _check_manifest(path, meta, ("config.json",))
+    return vocab, config, meta
+
+
+def add_manifest(path: str | Path) -> Path:
+    """Upgrade a bundle written without a manifest: check it, then rewrite meta.json with
+    the manifest of its files (all other content kept)."""
+    path = Path(path)
+    load_bundle_files(path, verify=False)
+    meta = _read_json(path / "meta.json")
+    meta["manifest"] = make_manifest(path, HASHED)
+    atomic_write_text(path / "meta.json", json.dumps(meta, indent=2) + "\n")
+    return path
 
 
 def _keras_config(file: Path) -> str:
@@ -66,8 +145,58 @@ def _keras_config(file: Path) -> str:
         return ""
 
 
-def load_keras_model(path: str | Path, vocab_size: int):
-    """The bundle's Keras model, loaded in safe mode (no arbitrary code)."""
+def keras_architecture(file: Path) -> dict:
+    """The functional model's config (layers, inputs, outputs) inside a ``.keras`` file."""
+    try:
+        arch = json.loads(_keras_config(file) or "null")["config"]
+        return {"layers": {layer["config"]["name"]: layer for layer in arch["layers"]}, "outputs": arch["output_layers"]}
+    except (ValueError, TypeError, KeyError):
+        raise BundleError(f"{file}: cannot read the network's configuration (not a Keras model file?)") from None
+
+
+def network_shape(file: Path) -> dict:
+    """What the network in ``file`` is, in TaggerConfig's terms (and its vocabulary size)."""
+    arch = keras_architecture(file)
+    layers, outputs = arch["layers"], arch["outputs"]
+    rnns = [layers[n] for n in sorted((n for n in layers if re.fullmatch(r"birnn_\d+", n)), key=lambda n: int(n[6:]))]
+    heads = list(outputs) if isinstance(outputs, dict) else [o[0] for o in (
+        [outputs] if outputs and isinstance(outputs[0], str) else outputs)]
+    try:
+        inner = rnns[0]["config"]["layer"] if rnns else None
+        embedding = layers["embedding"]["config"]
+        return {"task types": sorted(heads),
+                "cell": CELL_LAYERS.get(inner["class_name"], inner["class_name"]) if inner else None,
+                "depth": len(rnns),
+                "hidden size": inner["config"]["units"] if inner else 0,
+                "output": "crf" if any(v["class_name"] == "CRF" for v in layers.values()) else "softmax",
+                "contextual": "minilm" if ("context" in layers or "minilm" in layers) else None,
+                "context_fine_tune": "minilm" in layers,
+                "embedding dim": embedding["dim"], "vocab_size": embedding["vocab_size"]}
+    except (KeyError, TypeError, IndexError):
+        raise BundleError(f"{file}: not a network of this tagger (no embedding or recurrent layer config)") from None
+
+
+def check_network(path: str | Path, config: TaggerConfig, vocab_size: int) -> None:
+    """Refuse a bundle whose model.keras is not the network that config.json and vocab.txt describe."""
+    path = Path(path)
+    net = network_shape(path / "model.keras")
+    expected = {"task types": sorted(config.types), "cell": config.cell if config.depth else None,
+                "depth": config.depth, "hidden size": config.hidden_size, "output": config.output,
+                "contextual": config.contextual, "context_fine_tune": config.context_fine_tune,
+                "embedding dim": GLOVE_DIM if config.features == "glove" else config.embedding_dim}
+    fields = {"task types": "task", "hidden size": "hidden/budget", "embedding dim": "features/embedding_dim"}
+    for key, want in expected.items():
+        if net[key] != want:
+            raise BundleError(f"{path / 'config.json'}: field {fields.get(key, key)} gives {key} {want!r} "
+                              f"but model.keras has {net[key]!r}")
+    if net["vocab_size"] != vocab_size:
+        raise BundleError(f"{path / 'vocab.txt'}: {vocab_size} words but model.keras's embedding has "
+                          f"{net['vocab_size']} rows")
+
+
+def load_keras_model(path: str | Path):
+    """The bundle's Keras model, loaded in safe mode (no arbitrary code); ``load_bundle_files``
+    has checked it against config.json and vocab.txt."""
     import keras
 
     import tagger.model  # noqa: F401  (registers the custom layers)
@@ -83,7 +212,4 @@ def load_keras_model(path: str | Path, vocab_size: int):
         model = keras.models.load_model(path / "model.keras", compile=False, safe_mode=True)
     except Exception as exc:  # keras raises many types for a damaged file
         raise BundleError(f"{path / 'model.keras'}: cannot load the model: {str(exc).splitlines()[0]}") from None
-    if model.get_layer("embedding").vocab_size != vocab_size:
-        raise BundleError(f"{path}: vocab.txt has {vocab_size} words but the model expects "
-                          f"{model.get_layer('embedding').vocab_size}")
     return model

@@ -211,7 +211,7 @@ def _run_folds(exp, folds, docs, extra, path, results, runs, datasplit, progress
     from tagger.corpus.split import load_split
     from tagger.evaluation import evaluate_tagger, score_predictions
     from tagger.provenance import git_commit
-    from tagger.training import remove_checkpoint, train
+    from tagger.training import has_checkpoint, remove_checkpoint, train
 
     splits = {k: load_split(datasplit, k) for k in folds}
     parts = {k: tuple(select(docs, splits[k].part(p)) for p in ("train", "dev", "test")) for k in folds}
@@ -239,7 +239,7 @@ def _run_folds(exp, folds, docs, extra, path, results, runs, datasplit, progress
         trained = train_fast_together(cfg, [(parts[k][0], parts[k][1], dirs[k]) for k in folds], extra, progress)
     else:
         (k,) = folds
-        resume = (dirs[k] / "checkpoint" / "state.json").is_file()
+        resume = has_checkpoint(dirs[k])
         cache = context_cache_path(runs, cfg, exp.data["source"]) if cfg.contextual else None
         trained = [train(cfg, parts[k][0], parts[k][1], dirs[k], extra_words=extra, resume=resume,
                          progress=progress, context_cache=cache)]

@@ -20,6 +20,7 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from tagger.config import TaggerConfig
+from tagger.storage import atomic_write_text
 
 PAD, UNK = "<pad>", "<unk>"
 GLOVE_DIM = 50
@@ -59,7 +60,7 @@ class Vocabulary:
         return [get(normalize(t), 1) for t in tokens]
 
     def save(self, path: str | Path) -> None:
-        Path(path).write_text("\n".join(self.words) + "\n", encoding="utf-8")
+        atomic_write_text(path, "\n".join(self.words) + "\n")
 
     @classmethod
     def load(cls, path: str | Path) -> "Vocabulary":

@@ -79,20 +79,16 @@ class Tagger:
     @classmethod
     def load(cls, path: str | Path, backend: str = "keras") -> "Tagger":
         """Load a bundle; ``backend`` "keras" (default) or "numpy" (no TensorFlow import)."""
-        vocab, config, meta = load_bundle_files(path)
-        if backend == "keras":
-            return cls.from_model(load_keras_model(path, len(vocab)), vocab, config, meta)
-        if backend != "numpy":
+        if backend not in BACKENDS:
             raise ValueError(f"backend must be one of {BACKENDS}")
+        vocab, config, meta = load_bundle_files(path)  # verified: both back ends run what config.json says
+        if backend == "keras":
+            return cls.from_model(load_keras_model(path), vocab, config, meta)
         if config.contextual:
             raise BundleError(f"{path}: a model with contextual features runs on the keras backend only")
-        from tagger.runtime import NumpyNetwork
+        from tagger.runtime import NumpyNetwork, read_keras_weights
 
-        net = NumpyNetwork.load(path)
-        if net.table.shape[0] != len(vocab):
-            raise BundleError(f"{path}: vocab.txt has {len(vocab)} words but the model expects "
-                              f"{net.table.shape[0]}")
-        return cls(net, vocab, config, meta)
+        return cls(NumpyNetwork(config, read_keras_weights(Path(path) / "model.keras")), vocab, config, meta)
 
     def save(self, path: str | Path) -> Path:
         if self.model is None:

@@ -96,8 +96,11 @@ class NumpyNetwork:
 
     @classmethod
     def load(cls, bundle: str | Path) -> "NumpyNetwork":
+        """The network of a bundle, checked (``tagger.bundle.load_bundle_files``) like the Keras back end's."""
+        from tagger.bundle import load_bundle_files
+
         bundle = Path(bundle)
-        return cls(TaggerConfig.load(bundle / "config.json"), read_keras_weights(bundle / "model.keras"))
+        return cls(load_bundle_files(bundle)[1], read_keras_weights(bundle / "model.keras"))
 
     def _run(self, xw: np.ndarray, recurrent: np.ndarray, bias_h: np.ndarray | None) -> np.ndarray:
         """Both directions over time at once: ``xw`` [T, 2, B, G] = inputs times kernel (+ bias),

@@ -2,15 +2,26 @@
 F1 (the paper's), early stopping, a checkpoint after every epoch and resume.
 
     out_dir/                 the model bundle (written when training ends)
-    out_dir/checkpoint/      last.keras, optimizer.npz, best.weights.h5,
-                             vocab.txt, state.json (epoch, best score, history)
+    out_dir/checkpoint/epoch-NNNN/
+                             last.keras, optimizer.npz, best.weights.h5, vocab.txt,
+                             state.json (epoch, best score, history) and, written
+                             last, manifest.json (size and sha256 of each file)
+
+Every file is written atomically (``tagger.storage``); a checkpoint directory
+whose manifest is missing or does not verify is incomplete, and resume falls
+back to the newest complete one (the two newest are kept).  The random state is
+a function of (seed, epoch): the data order and every layer's (dropout) seed
+generator are set from it at the start of each epoch, so a resumed run repeats
+the uninterrupted one exactly.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import re
 import shutil
+import sys
 import time
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
@@ -23,6 +34,8 @@ from tagger.errors import TaggerError
 from tagger.features import (Vocabulary, batches, build_vocabulary, encode_tags, encode_words, initial_embeddings,
                              network_inputs)
 from tagger.evaluation import evaluate_tagger
+from tagger.storage import atomic_copy, atomic_path, atomic_write_text, fsync_dir, make_manifest, manifest_problem, \
+    remove_tree
 
 log = logging.getLogger("tagger")
 
@@ -34,10 +47,45 @@ def training_fields(config: TaggerConfig) -> dict:
                                             "input_dropout", "dropout")}
 
 
+CHECKPOINT_FILES = ("last.keras", "optimizer.npz", "best.weights.h5", "vocab.txt", "state.json")
+MANIFEST = "manifest.json"
+KEEP_CHECKPOINTS = 2
+_EPOCH_DIR = re.compile(r"epoch-(\d+)")
+
+
 def set_seeds(seed: int) -> None:
     import keras
 
     keras.utils.set_random_seed(seed)
+
+
+def reseed_epoch(model, seed: int, epoch: int) -> None:
+    """Random state as a function of (seed, epoch) alone: each layer's own (dropout) seed
+    generator is set, so a resumed run repeats the uninterrupted one.  (The global seed is
+    left alone: ``tf.random.set_seed`` makes every later training step re-instantiate its
+    graph, about a second each on a CPU; the training step draws only from these generators.)"""
+    generators = [v for v in model.variables if v.path.endswith("seed_generator_state")]
+    starts = np.random.default_rng([seed, epoch]).integers(1, 2**30, size=len(generators))
+    for var, start in zip(generators, starts):
+        var.assign(np.array([start, 0], dtype=var.dtype))
+
+
+def checkpoint_dirs(out_dir: str | Path) -> list[tuple[int, Path]]:
+    """(epoch, directory) of the checkpoints under ``out_dir``, newest first, complete or not."""
+    root = Path(out_dir) / "checkpoint"
+    found = [(int(m.group(1)), p) for p in root.glob("epoch-*") if (m := _EPOCH_DIR.fullmatch(p.name))]
+    return sorted(found, reverse=True)
+
+
+def has_checkpoint(out_dir: str | Path) -> bool:
+    """Whether an interrupted run left a checkpoint (of this or the older, single-directory format)."""
+    return bool(checkpoint_dirs(out_dir)) or (Path(out_dir) / "checkpoint" / "state.json").is_file()
+
+
+def _say(message: str) -> None:
+    """Resume decisions are always shown (also with --quiet): they change what the run does."""
+    print(message, file=sys.stderr, flush=True)
+    log.info(message)
 
 
 def device_name() -> str:
@@ -90,6 +138,7 @@ class Trainer:
         self.context_cache = context_cache
         self.ckpt = self.out_dir / "checkpoint"
         self.progress, self.on_epoch = progress, on_epoch
+        self._last: Path | None = None  # the newest complete checkpoint directory
 
     # -- set-up -----------------------------------------------------------------
     def _steps(self, train: Sequence[Sentence]) -> int:
@@ -121,48 +170,89 @@ class Trainer:
         if saved.replace(**training_fields(self.config)) != self.config:
             raise TaggerError(f"{self.init}: training can continue only with the bundle's network "
                               "(its task, cell, depth, sizes and features)")
-        model = load_keras_model(self.init, len(vocab))
+        model = load_keras_model(self.init)
         compile_model(model, self.config, self._steps(train))
         state = {"epoch": 0, "best_score": None, "best_epoch": 0, "bad_epochs": 0, "history": [],
                  "train_seconds": 0.0, "init": str(self.init)}
         return model, vocab, state
 
-    def _resume(self, train: Sequence[Sentence]):
+    def _complete_checkpoint(self) -> Path | None:
+        """The newest checkpoint whose manifest verifies; incomplete ones are reported and skipped.
+        A checkpoint of the older format (no manifest) is taken as it is."""
+        for epoch, d in checkpoint_dirs(self.out_dir):
+            try:
+                manifest = json.loads((d / MANIFEST).read_text())
+                problem = manifest_problem(d, manifest)
+            except FileNotFoundError:
+                problem = f"{d / MANIFEST}: missing (the save was interrupted)"
+            except (OSError, ValueError) as exc:
+                problem = f"{d / MANIFEST}: unreadable ({exc})"
+            if problem is None and set(manifest) >= set(CHECKPOINT_FILES):
+                return d
+            _say(f"skipping incomplete checkpoint of epoch {epoch}: {problem or 'files missing from the manifest'}")
+        if (self.ckpt / "state.json").is_file():
+            _say(f"{self.ckpt}: checkpoint of an older format (no manifest): its files are not verified")
+            return self.ckpt
+        return None
+
+    def _resume(self, train: Sequence[Sentence], where: Path):
         import keras
 
         from tagger.model import compile_model
 
-        state = json.loads((self.ckpt / "state.json").read_text())
-        saved = TaggerConfig.from_dict(state["config"])
+        try:
+            state = json.loads((where / "state.json").read_text())
+            saved = TaggerConfig.from_dict(state["config"])
+        except (OSError, ValueError, TypeError, KeyError) as exc:
+            raise TaggerError(f"{where / 'state.json'}: unreadable checkpoint state: {exc}") from None
         if saved.replace(max_epochs=1, patience=1) != self.config.replace(max_epochs=1, patience=1):
             raise TaggerError(f"{self.ckpt}: the checkpoint was made with another configuration; "
                               "resume with the same options or train into a new directory")
-        vocab = Vocabulary.load(self.ckpt / "vocab.txt")
+        vocab = Vocabulary.load(where / "vocab.txt")
         if self.config.context_fine_tune:
             import keras_hub  # noqa: F401  (registers the encoder's layers for loading)
-        model = keras.models.load_model(self.ckpt / "last.keras", compile=False, safe_mode=True)
+        try:
+            model = keras.models.load_model(where / "last.keras", compile=False, safe_mode=True)
+        except Exception as exc:  # keras raises many types for a damaged file
+            raise TaggerError(f"{where / 'last.keras'}: cannot load: {str(exc).splitlines()[0]}") from None
         compile_model(model, self.config, self._steps(train))
         model.optimizer.build(model.trainable_variables)
-        with np.load(self.ckpt / "optimizer.npz", allow_pickle=False) as saved_opt:
+        with np.load(where / "optimizer.npz", allow_pickle=False) as saved_opt:
             values = [saved_opt[f"v{i}"] for i in range(len(saved_opt.files))]
         if [v.shape for v in values] != [tuple(v.shape) for v in model.optimizer.variables]:
-            raise TaggerError(f"{self.ckpt / 'optimizer.npz'}: optimizer state does not match the model")
+            raise TaggerError(f"{where / 'optimizer.npz'}: optimizer state does not match the model")
         for var, val in zip(model.optimizer.variables, values):
             var.assign(val)
-        set_seeds(self.config.seed + state["epoch"])
         return model, vocab, state
 
-    def _save_checkpoint(self, model, vocab, state):
-        self.ckpt.mkdir(parents=True, exist_ok=True)
-        tmp = self.ckpt / "last.tmp.keras"
-        model.save(tmp)
-        tmp.replace(self.ckpt / "last.keras")
-        np.savez(self.ckpt / "optimizer.tmp.npz",
-                 **{f"v{i}": np.asarray(v) for i, v in enumerate(model.optimizer.variables)})
-        (self.ckpt / "optimizer.tmp.npz").replace(self.ckpt / "optimizer.npz")
-        vocab.save(self.ckpt / "vocab.txt")
-        (self.ckpt / "state.tmp.json").write_text(json.dumps({**state, "config": self.config.to_dict()}, indent=1))
-        (self.ckpt / "state.tmp.json").replace(self.ckpt / "state.json")
+    def _save_checkpoint(self, model, vocab, state, improved: bool) -> None:
+        """``checkpoint/epoch-N/``: every file written atomically, the manifest last; then
+        all but the ``KEEP_CHECKPOINTS`` newest complete checkpoints are removed."""
+        d = self.ckpt / f"epoch-{state['epoch']:04d}"
+        remove_tree(d)  # what an interrupted save of this epoch left
+        d.mkdir(parents=True)
+        fsync_dir(self.ckpt)
+        with atomic_path(d / "last.keras") as tmp:
+            model.save(tmp)
+        with atomic_path(d / "optimizer.npz") as tmp:
+            np.savez(tmp, **{f"v{i}": np.asarray(v) for i, v in enumerate(model.optimizer.variables)})
+        if improved or self._last is None:
+            with atomic_path(d / "best.weights.h5") as tmp:
+                model.save_weights(tmp)
+        else:
+            atomic_copy(self._last / "best.weights.h5", d / "best.weights.h5")
+        vocab.save(d / "vocab.txt")
+        atomic_write_text(d / "state.json", json.dumps({**state, "config": self.config.to_dict()}, indent=1))
+        atomic_write_text(d / MANIFEST, json.dumps(make_manifest(d, CHECKPOINT_FILES), indent=1))
+        kept = [d]
+        for _, old in checkpoint_dirs(self.out_dir):
+            if old != d and len(kept) < KEEP_CHECKPOINTS and old == self._last:
+                kept.append(old)
+            elif old != d:
+                remove_tree(old)
+        for name in CHECKPOINT_FILES:  # the older single-directory format
+            (self.ckpt / name).unlink(missing_ok=True)
+        self._last = d
 
     # -- the loop ---------------------------------------------------------------
     def run(self, train: Sequence[Sentence], dev: Sequence[Sentence], extra_words: Iterable[str] = (),
@@ -174,11 +264,15 @@ class Trainer:
         cfg = self.config
         if not train:
             raise TaggerError("no training sentences")
-        if resume and (self.ckpt / "state.json").is_file():
-            model, vocab, state = self._resume(train)
-            log.warning("resuming from %s after epoch %d", self.ckpt, state["epoch"])
+        self._last = self._complete_checkpoint() if resume else None
+        if self._last is not None:
+            model, vocab, state = self._resume(train, self._last)
+            _say(f"resuming from epoch {state['epoch']} ({self._last})")
         else:
-            if (self.ckpt / "state.json").is_file():
+            if resume and has_checkpoint(self.out_dir):
+                _say(f"{self.ckpt}: no complete checkpoint: starting afresh")
+                remove_tree(self.ckpt)
+            elif has_checkpoint(self.out_dir):
                 raise TaggerError(f"{self.ckpt}: a checkpoint exists; pass --resume to continue it "
                                   "or choose another output directory")
             model, vocab, state = self._fresh(train, extra_words)
@@ -198,6 +292,7 @@ class Trainer:
         stopped = bool(cfg.patience) and state["bad_epochs"] >= cfg.patience
         while state["epoch"] < cfg.max_epochs and not stopped:
             epoch = state["epoch"] + 1
+            reseed_epoch(model, cfg.seed, epoch)
             rng = np.random.default_rng([cfg.seed, epoch])
             t0 = time.perf_counter()
             losses = []
@@ -219,14 +314,13 @@ class Trainer:
             state["history"].append(entry)
             state["epoch"] = epoch
             state["train_seconds"] += seconds
-            if state["best_score"] is None or score > state["best_score"]:
+            improved = state["best_score"] is None or score > state["best_score"]
+            if improved:
                 state.update(best_score=score, best_epoch=epoch, bad_epochs=0)
-                self.ckpt.mkdir(parents=True, exist_ok=True)
-                model.save_weights(self.ckpt / "best.weights.h5")
             else:
                 state["bad_epochs"] += 1
             stopped = bool(cfg.patience) and state["bad_epochs"] >= cfg.patience
-            self._save_checkpoint(model, vocab, state)
+            self._save_checkpoint(model, vocab, state, improved)
             msg = f"epoch {epoch}: loss {entry['loss']:.4f}, dev prop F1 {score:.4f}, {seconds:.1f}s"
             if self.progress:
                 tqdm.write(msg)
@@ -240,7 +334,7 @@ class Trainer:
         from tagger.predict import Tagger
 
         cfg = self.config
-        model.load_weights(self.ckpt / "best.weights.h5")
+        model.load_weights(self._last / "best.weights.h5")
         dim = model.get_layer("embedding").dim
         clean = build_model(cfg, len(vocab), dim, pretrained=False)  # no optimizer state in the bundle
         clean.set_weights(model.get_weights())

@@ -11,7 +11,8 @@ from tagger.corpus import MPQACorpus, mpqa_sentences
 from tagger.errors import BundleError
 from tagger.predict import Tagger
 from tagger.evaluation import evaluate_tagger
-from tagger.training import Trainer, train
+from tagger.storage import make_manifest
+from tagger.training import CHECKPOINT_FILES, Trainer, checkpoint_dirs, train
 
 TINY = dict(depth=2, hidden=12, input_dropout=0.0, dropout=0.0, learning_rate=0.02, batch_size=4,
             features="random", embedding_dim=12)
@@ -82,30 +83,33 @@ def test_resume_continues_from_last_checkpoint(sample_sentences, tmp_path):
 
     with pytest.raises(Stop):
         Trainer(cfg, tmp_path / "b", progress=False, on_epoch=interrupt).run(sample_sentences, sample_sentences)
-    state = json.loads((tmp_path / "b/checkpoint/state.json").read_text())
-    assert state["epoch"] == 2
+    (_, last), (_, previous) = checkpoint_dirs(tmp_path / "b")
+    assert json.loads((last / "state.json").read_text())["epoch"] == 2 and previous.name == "epoch-0001"
     # a second start without --resume refuses to overwrite
     from tagger.errors import TaggerError
 
     with pytest.raises(TaggerError, match="--resume"):
         Trainer(cfg, tmp_path / "b", progress=False).run(sample_sentences, sample_sentences)
-    # optimizer state is matched to the model's variables one by one (count and shapes)
-    opt = tmp_path / "b/checkpoint/optimizer.npz"
-    good = opt.read_bytes()
+    # optimizer state is matched to the model's variables one by one (count and shapes), even in a
+    # checkpoint whose manifest agrees
+    opt, manifest = last / "optimizer.npz", last / "manifest.json"
+    good, good_manifest = opt.read_bytes(), manifest.read_bytes()
     with np.load(opt) as saved:
         arrays = {k: saved[k] for k in saved.files}
     arrays["v2"], arrays["v3"] = arrays["v3"], np.zeros((1, 1), "float32")
     np.savez(opt, **arrays)
+    manifest.write_text(json.dumps(make_manifest(last, CHECKPOINT_FILES)))
     with pytest.raises(TaggerError, match="optimizer state does not match"):
         Trainer(cfg, tmp_path / "b", progress=False).run(sample_sentences, sample_sentences, resume=True)
     opt.write_bytes(good)
+    manifest.write_bytes(good_manifest)
     seen = []
     resumed = Trainer(cfg, tmp_path / "b", progress=False, on_epoch=seen.append).run(
         sample_sentences, sample_sentences, resume=True)[1]
     assert [e["epoch"] for e in seen] == [3, 4]
     a = [h["loss"] for h in straight["training"]["history"]]
     b = [h["loss"] for h in resumed["training"]["history"]]
-    np.testing.assert_allclose(a, b, rtol=1e-4)
+    assert a == b
 
 
 def test_crf_joint_model_trains_and_reloads(sample_sentences, tmp_path):

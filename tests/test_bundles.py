@@ -1,0 +1,129 @@
+"""Bundles check themselves on load, the same on both back ends: hand-made corrupt
+copies of the bundled model (edited config.json, truncated files, garbage JSON)
+are refused with one line that names the file and the field."""
+
+import json
+import shutil
+import warnings
+
+import pytest
+
+from tagger.bundle import BundleWarning, add_manifest, load_bundle_files
+from tagger.errors import BundleError
+from tagger.paths import default_model
+from tagger.predict import Tagger
+
+BACKENDS = ("numpy", "keras")  # the checks run before either back end reads the network
+
+
+@pytest.fixture
+def bundle(tmp_path):
+    """A copy of the bundled model (joint task, Elman cells, depth 3, hidden 100, GloVe 50-d)."""
+    return shutil.copytree(default_model(), tmp_path / "bundle")
+
+
+def edit_config(bundle, **changes):
+    file = bundle / "config.json"
+    file.write_text(json.dumps({**json.loads(file.read_text()), **changes}, indent=2))
+
+
+def refused(bundle, backend="numpy") -> str:
+    with pytest.raises(BundleError) as exc:
+        Tagger.load(bundle, backend=backend)
+    message = str(exc.value)
+    assert "\n" not in message
+    return message
+
+
+def test_bundled_model_verifies_without_warning():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        vocab, config, meta = load_bundle_files(default_model())
+    assert set(meta["manifest"]) == {"model.keras", "config.json", "vocab.txt"}
+    assert meta["manifest"]["vocab.txt"]["bytes"] == (default_model() / "vocab.txt").stat().st_size
+    assert meta["training"]["best_epoch"] == 15  # the earlier content is kept
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("changes, field, detail", [
+    (dict(depth=2), "field depth", "depth 2 but model.keras has 3"),
+    (dict(task="dse"), "field task", "task types ['DSE'] but model.keras has ['DSE', 'ESE']"),
+    (dict(cell="lstm"), "field cell", "cell 'lstm' but model.keras has 'elman'"),
+    (dict(budget=None, hidden=50), "field hidden/budget", "hidden size 50 but model.keras has 100"),
+    (dict(output="crf"), "field output", "output 'crf' but model.keras has 'softmax'"),
+    (dict(features="random", embedding_dim=20), "field features/embedding_dim", "dim 20 but model.keras has 50"),
+])
+def test_config_that_disagrees_with_the_network_is_refused(bundle, backend, changes, field, detail):
+    edit_config(bundle, **changes)
+    message = refused(bundle, backend)
+    assert message.startswith(f"{bundle / 'config.json'}: {field} gives ")
+    assert detail in message
+
+
+@pytest.mark.parametrize("text, detail", [
+    ("{not json", "not valid JSON"),
+    ("[1, 2, 3]", "expected a JSON object, found list"),
+    ('{"depth": 3, "colour": "red"}', "unknown keys colour"),
+    ('{"depth": 9}', "depth must be"),
+    ('{"cell": 5}', "cell must be one of"),
+])
+def test_garbage_in_config_json_is_reported_against_config_json(bundle, text, detail):
+    (bundle / "config.json").write_text(text)
+    message = refused(bundle)
+    assert message.startswith(f"{bundle / 'config.json'}: ") and detail in message
+
+
+def test_config_edit_the_network_cannot_show_fails_the_manifest(bundle):
+    file = bundle / "config.json"
+    file.write_text(file.read_text().replace('"dropout": 0.2', '"dropout": 0.5'))  # same size
+    assert refused(bundle) == (f"{bundle / 'config.json'}: sha256 differs from the manifest (the file was changed) "
+                               "(manifest in meta.json)")
+
+
+@pytest.mark.parametrize("name", ["model.keras", "vocab.txt"])
+def test_truncated_files_are_named(bundle, name):
+    file = bundle / name
+    size = file.stat().st_size
+    file.write_bytes(file.read_bytes()[:96])
+    assert refused(bundle, "keras") == (f"{file}: 96 bytes, the manifest says {size} (truncated or changed) "
+                                        "(manifest in meta.json)")
+
+
+def test_truncated_config_is_named(bundle):
+    file = bundle / "config.json"
+    file.write_bytes(file.read_bytes()[:96])
+    assert refused(bundle, "keras").startswith(f"{file}: not valid JSON (Unterminated string")
+
+
+def test_garbage_meta_json_and_manifest_are_named(bundle):
+    meta_file = bundle / "meta.json"
+    meta = json.loads(meta_file.read_text())
+    meta_file.write_text("\x00garbage")
+    assert refused(bundle).startswith(f"{meta_file}: not valid JSON")
+    meta_file.write_text(json.dumps({**meta, "manifest": {"model.keras": meta["manifest"]["model.keras"]}}))
+    assert refused(bundle) == f"{meta_file}: field manifest must list model.keras, config.json, vocab.txt"
+    wrong = {**meta["manifest"], "model.keras": {"bytes": 1, "sha256": "0"}}
+    meta_file.write_text(json.dumps({**meta, "manifest": wrong}))
+    assert refused(bundle).startswith(f"{bundle / 'model.keras'}: 5796338 bytes, the manifest says 1 ")
+
+
+def test_bundle_without_manifest_loads_with_a_warning_and_can_be_upgraded(bundle):
+    meta = json.loads((bundle / "meta.json").read_text())
+    del meta["manifest"]
+    (bundle / "meta.json").write_text(json.dumps(meta, indent=2))
+    words = [["Officials", "said", "the", "plan", "was", "daylight", "robbery", "."]]
+    with pytest.warns(BundleWarning, match=r"^no file manifest") as seen:
+        old = Tagger.load(bundle, backend="numpy").predict(words)
+    assert seen[0].filename == str(bundle / "meta.json")  # printed as "<bundle>/meta.json:0: BundleWarning: ..."
+    # the structural checks still run without a manifest: a shortened vocabulary is refused
+    vocab = (bundle / "vocab.txt").read_text().split("\n")
+    (bundle / "vocab.txt").write_text("\n".join(vocab[:-2]) + "\n")
+    with pytest.warns(BundleWarning):
+        assert refused(bundle) == f"{bundle / 'vocab.txt'}: 25068 words but model.keras's embedding has 25069 rows"
+    (bundle / "vocab.txt").write_text("\n".join(vocab))
+    add_manifest(bundle)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert Tagger.load(bundle, backend="numpy").predict(words) == old
+    upgraded = json.loads((bundle / "meta.json").read_text())
+    assert upgraded == {**meta, "manifest": upgraded["manifest"]}
