@@ -212,9 +212,13 @@ def _plots(summaries: dict, plot_dir: Path) -> list[tuple[str, str]]:
                 ax.set_xlabel("depth")
             if col == 0:
                 ax.set_ylabel("F1 (%)")
-    axes[0][0].legend(fontsize=8)
+    labelled = {}
+    for ax in axes.flat:  # one legend for every series drawn in any panel
+        for handle, label in zip(*ax.get_legend_handles_labels()):
+            labelled.setdefault(label, handle)
+    fig.legend(list(labelled.values()), list(labelled), loc="lower center", ncol=3, fontsize=8)
     fig.suptitle("F1 against depth: Elman taggers vs. the paper")
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.07, 1, 1))
     fig.savefig(plot_dir / "f1_vs_depth.png", dpi=100)
     plt.close(fig)
     out.append(("F1 against depth (24k and 200k)", "f1_vs_depth.png"))
