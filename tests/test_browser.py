@@ -37,10 +37,12 @@ def _free_port() -> int:
 def server(tmp_path):
     port = _free_port()
     env = {**os.environ, "OPINION_TAGGER_PROJECT": str(tmp_path / "study.sqlite")}
+    # the server's log goes to a file: an unread pipe fills up and blocks the server mid-run
+    log = open(tmp_path / "streamlit.log", "wb")
     proc = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", str(ROOT / "streamlit_app.py"), "--server.port", str(port),
          "--server.address", "127.0.0.1", "--server.headless", "true", "--browser.gatherUsageStats", "false"],
-        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
+        cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env=env)
     url = f"http://127.0.0.1:{port}"
     try:
         for _ in range(120):
@@ -55,6 +57,12 @@ def server(tmp_path):
     finally:
         proc.terminate()
         proc.wait(timeout=20)
+        log.close()
+
+
+def _server_log(tmp_path) -> str:
+    text = (tmp_path / "streamlit.log").read_text(encoding="utf-8", errors="replace")
+    return "\n--- Streamlit server log (tail) ---\n" + text[-4000:]
 
 
 def test_annotate_in_chromium(server, tmp_path):
@@ -80,9 +88,17 @@ def test_annotate_in_chromium(server, tmp_path):
         page.goto(server, wait_until="domcontentloaded")
         # 1. import two documents (pre-annotated by the bundled model)
         page.locator("input[type=file]").first.set_input_files(str(upload))
-        page.get_by_role("button", name="Import").click()
+        # the upload is an HTTP request of its own: submit only once the uploader lists the file
+        expect(page.get_by_text(upload.name)).to_be_visible(timeout=30_000)
+        import_button = page.get_by_role("button", name="Import")
+        expect(import_button).to_be_enabled(timeout=30_000)
+        import_button.click()
         words = page.locator(".ot-word")
-        expect(words.first).to_be_visible(timeout=60_000)
+        try:
+            expect(words.first).to_be_visible(timeout=120_000)
+        except AssertionError as exc:
+            shot("00-import-failed")
+            raise AssertionError(str(exc) + _server_log(tmp_path)) from None
         expect(page.get_by_text("0 of 2 done")).to_be_visible()
         shot("01-imported")
         # 2. select a word with the mouse and label it with a key
