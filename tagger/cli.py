@@ -10,7 +10,9 @@ import time
 from pathlib import Path
 
 from tagger.errors import TaggerError
-from tagger.paths import default_mpqa
+from tagger.paths import bundled_models, default_mpqa
+
+BUNDLED_NAMES = ", ".join(bundled_models()) or "none installed"
 
 
 class _Help(argparse.ArgumentDefaultsHelpFormatter):
@@ -167,6 +169,9 @@ def _config_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--fine-tune-context", action="store_const", const=True, dest="context_fine_tune",
                    help="train the MiniLM encoder with the tagger instead of using frozen vectors "
                    "(first wordpiece; use a small --lr such as 5e-5)")
+    g.add_argument("--lora-rank", type=int, dest="context_lora_rank", metavar="R",
+                   help="with --fine-tune-context: train low-rank (LoRA) adapters of rank R on the encoder's "
+                        "attention instead of all its weights; the bundle then holds only what training changed")
     g.add_argument("--no-jit", action="store_const", const=False, dest="jit_compile",
                    help="do not compile the training step with XLA")
     g.add_argument("--init", choices=INITS, help="uniform: every recurrent and output weight from "
@@ -524,8 +529,9 @@ def _annotate_parser(sub) -> None:
     p.add_argument("project", type=Path, help="project file (SQLite)")
     p.add_argument("input", nargs="+", help="plain-text file, .jsonl file ('text' per line, 'id' kept), "
                                             "directory, or - for standard input")
-    p.add_argument("--model", default="default", metavar="NAME|PATH|none",
-                   help="pre-annotate with this bundle or bundled model; none: tokens only (default: %(default)s)")
+    p.add_argument("--model", default="fast", metavar="NAME|PATH|none",
+                   help=f"pre-annotate with this bundle or bundled model ({BUNDLED_NAMES}); none: tokens only "
+                        "(default: %(default)s)")
     p.add_argument("--max-chars", type=int, default=MAX_CHARS, help="longer records are refused (default: %(default)s)")
     p.set_defaults(func=cmd_annotate_import)
     p = asub.add_parser("export", help="write a project's documents with their spans and provenance")
@@ -590,7 +596,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("evaluate", help="score a model with binary, proportional and exact F1")
     p.add_argument("--model", required=True, metavar="NAME|PATH",
-                   help="model bundle directory, or the name of a bundled model (default)")
+                   help=f"model bundle directory, or a bundled model's name ({BUNDLED_NAMES})")
     _data_args(p, required=False)
     p.add_argument("--split", choices=("dev", "test"), default="test", help="(default: %(default)s)")
     p.add_argument("--json", action="store_true", help="one JSON object on stdout, values as fractions")
@@ -605,7 +611,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="plain-text file (one document), .jsonl file (a 'text' field per line, 'id' kept), "
                         "directory, or - for standard input; repeatable")
     p.add_argument("--model", default=None, metavar="NAME|PATH",
-                   help="model bundle directory or bundled model name (default: the bundled model, 'default')")
+                   help=f"model bundle directory or bundled model name: {BUNDLED_NAMES} (default: fast)")
     p.add_argument("--format", choices=(*FORMATS, "parquet"), default="jsonl",
                    help="(default: %(default)s; parquet with --engine ray)")
     p.add_argument("--out", type=Path,

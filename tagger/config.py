@@ -48,6 +48,7 @@ class TaggerConfig:
     contextual: str | None = None  # None | minilm: MiniLM-L6 vectors concatenated to word vectors
     context_pooling: str = "first"  # first | mean wordpiece of a word (frozen vectors only)
     context_fine_tune: bool = False  # train the MiniLM encoder with the tagger (else frozen, cached vectors)
+    context_lora_rank: int = 0  # >0: fine-tune the encoder through LoRA adapters of this rank (bundle: changes only)
     # --- training
     optimizer: str = "adam"  # adam | sgd (with momentum, the paper)
     learning_rate: float = 0.001
@@ -103,6 +104,8 @@ class TaggerConfig:
         check(self.contextual in (None, "minilm"), f"contextual must be minilm or none, got {self.contextual!r}")
         check(self.context_pooling in ("first", "mean"), "context_pooling must be first or mean")
         check(not self.context_fine_tune or self.contextual, "context_fine_tune needs contextual: minilm")
+        check(0 <= self.context_lora_rank <= 256, f"context_lora_rank must be 0..256, got {self.context_lora_rank}")
+        check(not self.context_lora_rank or self.context_fine_tune, "context_lora_rank needs context_fine_tune")
         check(not self.context_fine_tune or self.context_pooling == "first",
               "a fine-tuned encoder reads each word's first wordpiece (context_pooling: first)")
         check(self.lr_schedule in LR_SCHEDULES, f"lr_schedule must be one of {', '.join(LR_SCHEDULES)}")

@@ -21,6 +21,14 @@ class BundleError(TaggerError):
     pass
 
 
+class TrainingDiverged(TaggerError):
+    """The training loss became infinite or NaN (``epoch``: where)."""
+
+    def __init__(self, message: str, epoch: int):
+        super().__init__(message)
+        self.epoch = epoch
+
+
 @dataclass
 class Problems:
     """Every input item that was skipped (or read with a repair), with a reason.

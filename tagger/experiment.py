@@ -31,12 +31,13 @@ from pathlib import Path
 import yaml
 
 from tagger.config import TaggerConfig
-from tagger.errors import TaggerError
+from tagger.errors import TaggerError, TrainingDiverged
 from tagger.paths import REPO_ROOT, default_datasplit, default_mpqa, default_reference
 
 log = logging.getLogger("tagger")
 RESULTS = REPO_ROOT / "experiments" / "results"
 RUNS = REPO_ROOT / "experiments" / "runs"
+DIVERGED_RETRIES = 2  # a fold whose training diverges is run again with seed + 1000, + 2000
 
 
 @dataclass
@@ -233,25 +234,48 @@ def _run_folds(exp, folds, docs, extra, path, results, runs, datasplit, progress
         return out
     cfg = exp.config()
     dirs = {k: runs / exp.name / f"fold{k}" for k in folds}
-    if cfg.trainer == "fast":
-        from tagger.fast_training import train_fast_together
 
-        trained = train_fast_together(cfg, [(parts[k][0], parts[k][1], dirs[k]) for k in folds], extra, progress)
-    else:
-        (k,) = folds
-        resume = has_checkpoint(dirs[k])
+    def attempt(config, ks):  # [(Tagger, meta) or TrainingDiverged] for folds ks
+        if config.trainer == "fast":
+            from tagger.fast_training import train_fast_together
+
+            return train_fast_together(config, [(parts[k][0], parts[k][1], dirs[k]) for k in ks], extra, progress)
+        (k,) = ks
+        resume = has_checkpoint(dirs[k]) and config.seed == cfg.seed
         cache = context_cache_path(runs, cfg, exp.data["source"]) if cfg.contextual else None
-        trained = [train(cfg, parts[k][0], parts[k][1], dirs[k], extra_words=extra, resume=resume,
-                         progress=progress, context_cache=cache)]
-    for k, (tagger, meta) in zip(folds, trained):
+        try:
+            return [train(config, parts[k][0], parts[k][1], dirs[k], extra_words=extra, resume=resume,
+                          progress=progress, context_cache=cache)]
+        except TrainingDiverged as exc:
+            remove_checkpoint(dirs[k])
+            return [exc]
+
+    trained = dict(zip(folds, attempt(cfg, folds)))
+    seeds, diverged = {k: cfg.seed for k in folds}, {k: [] for k in folds}
+    for k in folds:  # a run whose loss became infinite is run again with another seed, and recorded
+        for retry in range(1, DIVERGED_RETRIES + 1):
+            if not isinstance(trained[k], TrainingDiverged):
+                break
+            diverged[k].append({"seed": seeds[k], "epoch": trained[k].epoch})
+            seeds[k] = cfg.seed + 1000 * retry
+            log.warning("%s fold %d: training diverged at epoch %d; again with seed %d", exp.name, k,
+                        trained[k].epoch, seeds[k])
+            (trained[k],) = attempt(cfg.replace(seed=seeds[k]), [k])
+        if isinstance(trained[k], TrainingDiverged):
+            raise TaggerError(f"{exp.name} fold {k}: training diverged with seeds "
+                              f"{', '.join(str(d['seed']) for d in diverged[k])} and {seeds[k]}")
+    for k in folds:
+        tagger, meta = trained[k]
         test = evaluate_tagger(tagger, parts[k][2])
         t = meta["training"]
         training = {key: t[key] for key in ("train_seconds", "epochs", "best_epoch", "device", "parameters",
                                             "history") if key in t}
         if t.get("trained_together", 1) > 1:
             training["trained_together"] = t["trained_together"]  # train_seconds: this fold's share
+        if diverged[k]:
+            training["diverged"] = diverged[k]  # the seeds whose runs diverged before this one
         out.append(_write_result(exp, k, splits[k], parts[k], path, datasplit, commit, t0, meta["scores"]["dev"],
-                                 test, training, cfg.to_dict(), cfg.seed, results))
+                                 test, training, cfg.replace(seed=seeds[k]).to_dict(), seeds[k], results))
         remove_checkpoint(dirs[k])
     return out
 

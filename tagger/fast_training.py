@@ -35,7 +35,7 @@ import numpy as np
 
 from tagger.config import TaggerConfig
 from tagger.data import Sentence
-from tagger.errors import TaggerError
+from tagger.errors import TaggerError, TrainingDiverged
 from tagger.features import (Vocabulary, bucket_length, build_vocabulary, decode_tags, encode_tags,
                              initial_embeddings)
 
@@ -297,6 +297,7 @@ class _Fold:
         self.history: list[dict] = []
         self.best, self.best_epoch, self.bad, self.best_params = None, 0, 0, None
         self.active = True
+        self.diverged = 0  # the epoch whose loss became infinite
 
 
 class FastTrainer:
@@ -355,7 +356,8 @@ class FastTrainer:
     # -- the loop ---------------------------------------------------------------
     def run(self, runs: Sequence[tuple[Sequence[Sentence], Sequence[Sentence], str | Path]],
             extra_words: Iterable[str] = (), records: Sequence[dict] | None = None):
-        """Train one model per (train, dev, out_dir); returns [(Tagger, meta)] in the same order."""
+        """Train one model per (train, dev, out_dir); returns [(Tagger, meta)] in the same order, with a
+        ``TrainingDiverged`` in place of a model whose loss became infinite (the others train on)."""
         from tqdm.auto import tqdm
 
         from tagger.model import build_model, set_embeddings
@@ -412,8 +414,10 @@ class FastTrainer:
                 if not live[m]:
                     continue
                 mean_loss = float(sums[m] / max(counts[m], 1))
-                if not np.isfinite(mean_loss):
-                    raise TaggerError(f"training diverged at epoch {epoch} (loss {mean_loss}); lower --lr")
+                if not np.isfinite(mean_loss):  # this model stops; the others go on
+                    f.active, f.diverged = False, epoch
+                    log.warning("model %d: training diverged at epoch %d (loss %s)", m + 1, epoch, mean_loss)
+                    continue
                 entry = {"epoch": epoch, "loss": mean_loss, "seconds": seconds / len(folds),
                          "tokens_per_s": tokens[m] / (seconds / sum(live))}
                 if evaluate:
@@ -434,6 +438,10 @@ class FastTrainer:
                     f.active = False
         out = []
         for m, f in enumerate(folds):
+            if f.diverged:
+                out.append(TrainingDiverged(f"training diverged at epoch {f.diverged}; lower --lr or change --seed",
+                                            f.diverged))
+                continue
             params_to_model(f.best_params, models[m], cfg)
             record = dict((records or [{}] * len(folds))[m])
             record["trained_together"] = len(folds)
@@ -484,12 +492,17 @@ def fast_device() -> str:
 
 def train_fast(config: TaggerConfig, train: Sequence[Sentence], dev: Sequence[Sentence], out_dir: str | Path,
                extra_words: Iterable[str] = (), progress: bool = True, record: dict | None = None):
-    """Train with the JAX loop and write the bundle to ``out_dir``; returns (Tagger, meta)."""
-    return FastTrainer(config, progress).run([(train, dev, out_dir)], extra_words, [record or {}])[0]
+    """Train with the JAX loop and write the bundle to ``out_dir``; returns (Tagger, meta).  Raises
+    ``TrainingDiverged`` when the loss becomes infinite."""
+    (result,) = FastTrainer(config, progress).run([(train, dev, out_dir)], extra_words, [record or {}])
+    if isinstance(result, TrainingDiverged):
+        raise result
+    return result
 
 
 def train_fast_together(config: TaggerConfig, runs, extra_words: Iterable[str] = (), progress: bool = True,
                         records: Sequence[dict] | None = None):
     """Train several models of one configuration together, one per (train, dev, out_dir) (e.g. the folds of
-    a cross-validation); returns [(Tagger, meta)]."""
+    a cross-validation); returns [(Tagger, meta)], a ``TrainingDiverged`` for a model whose loss became
+    infinite."""
     return FastTrainer(config, progress).run(runs, extra_words, records)

@@ -113,6 +113,8 @@ def build_model(config: TaggerConfig, vocab_size: int, dim: int, pretrained: boo
         pieces = {k: keras.Input(shape=(None,), dtype="int32", name=k)
                   for k in ("token_ids", "segment_ids", "padding_mask", "word_starts")}
         encoder, _ = load_minilm(weights=pretrained, name="minilm")
+        if config.context_lora_rank:  # freezes the encoder, adds trainable adapters to query and value
+            encoder.enable_lora(config.context_lora_rank)
         sequence = encoder({k: pieces[k] for k in ("token_ids", "segment_ids", "padding_mask")})["sequence_output"]
         x = layers.Concatenate(name="features")([x, WordGather(name="word_pieces")(sequence, pieces["word_starts"])])
         inputs = {"words": ids, **pieces}

@@ -31,15 +31,26 @@ def default_datasplit() -> Path:
     return default_reference() / "datasplit"
 
 
+BUNDLED = Path(__file__).resolve().parent / "models"  # the bundled models, one directory each
+DEFAULT_NAME = "fast"  # the model taken when none is named; "default" names it too
+
+
+def bundled_models() -> list[str]:
+    """The names of the models shipped inside the package (``fast``, ``accurate``, ...)."""
+    return sorted(p.name for p in BUNDLED.iterdir() if (p / "meta.json").is_file()) if BUNDLED.is_dir() else []
+
+
 def default_model() -> Path:
-    """The model bundle shipped inside the package (``$OPINION_TAGGER_MODEL`` overrides it)."""
+    """The model taken when none is named: the bundled ``fast`` model (``$OPINION_TAGGER_MODEL``
+    overrides it)."""
     env = os.environ.get("OPINION_TAGGER_MODEL")
-    return Path(env) if env else Path(__file__).resolve().parent / "models" / "default"
+    return Path(env) if env else BUNDLED / DEFAULT_NAME
 
 
 def resolve_model(spec: str | Path | None) -> Path:
-    """A model bundle from a directory path or the name of a bundled model (``default``);
-    None means the default model.  An existing path wins over a name."""
+    """A model bundle from a directory path or the name of a bundled model (``fast``, ``accurate``;
+    ``default`` is the default model); None means the default model.  An existing path wins over
+    a name."""
     if spec is None:
         return default_model()
     path = Path(spec)
@@ -48,7 +59,6 @@ def resolve_model(spec: str | Path | None) -> Path:
     name = str(spec)
     if name == "default":
         return default_model()
-    bundled = Path(__file__).resolve().parent / "models"
-    if name.replace("-", "").replace("_", "").isalnum() and (bundled / name).is_dir():
-        return bundled / name
+    if name.replace("-", "").replace("_", "").isalnum() and (BUNDLED / name).is_dir():
+        return BUNDLED / name
     return path  # loading reports "model bundle not found" with the path

@@ -30,9 +30,9 @@ import numpy as np
 
 from tagger.config import TaggerConfig
 from tagger.data import Sentence
-from tagger.errors import TaggerError
-from tagger.features import (Vocabulary, batches, build_vocabulary, encode_tags, encode_words, initial_embeddings,
-                             network_inputs)
+from tagger.errors import TaggerError, TrainingDiverged
+from tagger.features import (GLOVE_DIM, Vocabulary, batches, build_vocabulary, encode_tags, encode_words,
+                             initial_embeddings, network_inputs)
 from tagger.evaluation import evaluate_tagger
 from tagger.storage import atomic_copy, atomic_path, atomic_write_text, fsync_dir, make_manifest, manifest_problem, \
     remove_tree
@@ -48,6 +48,9 @@ def training_fields(config: TaggerConfig) -> dict:
 
 
 CHECKPOINT_FILES = ("last.keras", "optimizer.npz", "best.weights.h5", "vocab.txt", "state.json")
+# A LoRA-tuned encoder's weights are kept by path (tagger.bundle.write_weights): Keras's files merge the
+# adapters into the kernels and zero them on loading, which would stop their training after a resume.
+LORA_CHECKPOINT_FILES = ("last.weights.npz", "optimizer.npz", "best.weights.npz", "vocab.txt", "state.json")
 MANIFEST = "manifest.json"
 KEEP_CHECKPOINTS = 2
 _EPOCH_DIR = re.compile(r"epoch-(\d+)")
@@ -139,6 +142,9 @@ class Trainer:
         self.ckpt = self.out_dir / "checkpoint"
         self.progress, self.on_epoch = progress, on_epoch
         self._last: Path | None = None  # the newest complete checkpoint directory
+        self._lora = bool(config.context_lora_rank)
+        self._files = LORA_CHECKPOINT_FILES if self._lora else CHECKPOINT_FILES
+        self._last_file, self._best_file = self._files[0], self._files[2]
 
     # -- set-up -----------------------------------------------------------------
     def _steps(self, train: Sequence[Sentence]) -> int:
@@ -187,7 +193,7 @@ class Trainer:
                 problem = f"{d / MANIFEST}: missing (the save was interrupted)"
             except (OSError, ValueError) as exc:
                 problem = f"{d / MANIFEST}: unreadable ({exc})"
-            if problem is None and set(manifest) >= set(CHECKPOINT_FILES):
+            if problem is None and set(manifest) >= set(self._files):
                 return d
             _say(f"skipping incomplete checkpoint of epoch {epoch}: {problem or 'files missing from the manifest'}")
         if (self.ckpt / "state.json").is_file():
@@ -212,9 +218,17 @@ class Trainer:
         if self.config.context_fine_tune:
             import keras_hub  # noqa: F401  (registers the encoder's layers for loading)
         try:
-            model = keras.models.load_model(where / "last.keras", compile=False, safe_mode=True)
+            if self._lora:  # rebuild the network (the encoder's LoRA set-up), then read the weights by path
+                from tagger.bundle import read_weights
+                from tagger.model import build_model
+
+                dim = GLOVE_DIM if self.config.features == "glove" else self.config.embedding_dim
+                model = build_model(self.config, len(vocab), dim, pretrained=False)
+                read_weights(model, where / self._last_file)
+            else:
+                model = keras.models.load_model(where / self._last_file, compile=False, safe_mode=True)
         except Exception as exc:  # keras raises many types for a damaged file
-            raise TaggerError(f"{where / 'last.keras'}: cannot load: {str(exc).splitlines()[0]}") from None
+            raise TaggerError(f"{where / self._last_file}: cannot load: {str(exc).splitlines()[0]}") from None
         compile_model(model, self.config, self._steps(train))
         model.optimizer.build(model.trainable_variables)
         with np.load(where / "optimizer.npz", allow_pickle=False) as saved_opt:
@@ -225,6 +239,17 @@ class Trainer:
             var.assign(val)
         return model, vocab, state
 
+    def _write(self, model, file: Path, whole: bool) -> None:
+        """The network (``whole``: a .keras model) or its weights; by path for a LoRA-tuned encoder."""
+        if self._lora:
+            from tagger.bundle import write_weights
+
+            write_weights(model, file)
+        elif whole:
+            model.save(file)
+        else:
+            model.save_weights(file)
+
     def _save_checkpoint(self, model, vocab, state, improved: bool) -> None:
         """``checkpoint/epoch-N/``: every file written atomically, the manifest last; then
         all but the ``KEEP_CHECKPOINTS`` newest complete checkpoints are removed."""
@@ -232,18 +257,18 @@ class Trainer:
         remove_tree(d)  # what an interrupted save of this epoch left
         d.mkdir(parents=True)
         fsync_dir(self.ckpt)
-        with atomic_path(d / "last.keras") as tmp:
-            model.save(tmp)
+        with atomic_path(d / self._last_file) as tmp:
+            self._write(model, tmp, whole=True)
         with atomic_path(d / "optimizer.npz") as tmp:
             np.savez(tmp, **{f"v{i}": np.asarray(v) for i, v in enumerate(model.optimizer.variables)})
         if improved or self._last is None:
-            with atomic_path(d / "best.weights.h5") as tmp:
-                model.save_weights(tmp)
+            with atomic_path(d / self._best_file) as tmp:
+                self._write(model, tmp, whole=False)
         else:
-            atomic_copy(self._last / "best.weights.h5", d / "best.weights.h5")
+            atomic_copy(self._last / self._best_file, d / self._best_file)
         vocab.save(d / "vocab.txt")
         atomic_write_text(d / "state.json", json.dumps({**state, "config": self.config.to_dict()}, indent=1))
-        atomic_write_text(d / MANIFEST, json.dumps(make_manifest(d, CHECKPOINT_FILES), indent=1))
+        atomic_write_text(d / MANIFEST, json.dumps(make_manifest(d, self._files), indent=1))
         kept = [d]
         for _, old in checkpoint_dirs(self.out_dir):
             if old != d and len(kept) < KEEP_CHECKPOINTS and old == self._last:
@@ -305,8 +330,8 @@ class Trainer:
                 bar.set_postfix(loss=f"{np.mean(losses[-50:]):.4f}")
             seconds = time.perf_counter() - t0
             if not np.isfinite(np.mean(losses)):
-                raise TaggerError(f"training diverged at epoch {epoch} (loss {np.mean(losses)}); "
-                                  "lower --lr or use another cell")
+                raise TrainingDiverged(f"training diverged at epoch {epoch} (loss {np.mean(losses)}); "
+                                       "lower --lr or use another cell", epoch)
             report = evaluate_tagger(dev_tagger, dev) if dev else {}
             score = dev_score(report) if dev else -float(np.mean(losses))
             entry = {"epoch": epoch, "loss": float(np.mean(losses)), "seconds": seconds, "dev_score": score,
@@ -334,7 +359,12 @@ class Trainer:
         from tagger.predict import Tagger
 
         cfg = self.config
-        model.load_weights(self._last / "best.weights.h5")
+        if self._lora:
+            from tagger.bundle import read_weights
+
+            read_weights(model, self._last / self._best_file)
+        else:
+            model.load_weights(self._last / self._best_file)
         dim = model.get_layer("embedding").dim
         clean = build_model(cfg, len(vocab), dim, pretrained=False)  # no optimizer state in the bundle
         clean.set_weights(model.get_weights())

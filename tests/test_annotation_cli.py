@@ -50,7 +50,7 @@ def test_import_pre_annotates_with_the_bundled_model(tmp_path, capsys):
     assert main(["annotate", "import", str(tmp_path / "p.sqlite"), str(tmp_path / "a.txt")]) == 0
     with Project(tmp_path / "p.sqlite") as p:
         doc = p.document(p.documents()[0].id)
-    assert doc.model == "default" and doc.spans and all(s.source == "model" and 0 < s.score <= 1 for s in doc.spans)
+    assert doc.model == "fast" and doc.spans and all(s.source == "model" and 0 < s.score <= 1 for s in doc.spans)
     capsys.readouterr()  # the project file lies in the directory imported next: it is not read as a document
     assert main(["annotate", "import", str(tmp_path / "p.sqlite"), str(tmp_path)]) == 0
     assert "imported 0 documents, 1 already in the project, 0 errors" in capsys.readouterr().err
@@ -76,7 +76,7 @@ def test_train_and_evaluate_on_accepted_documents(project, tmp_path, capsys):
     assert main(["train", "--data", "annotations", str(project), "--init-from", "default", "--max-epochs", "1",
                  "--no-jit", "--quiet", "--out", str(more)]) == 0
     meta = json.loads((more / "meta.json").read_text())
-    assert meta["training"]["init"].endswith("models/default") and meta["training"]["epochs"] == 1
+    assert meta["training"]["init"].endswith("models/fast") and meta["training"]["epochs"] == 1
     assert json.loads((more / "config.json").read_text())["cell"] == "elman"
     assert main(["train", "--data", "annotations", str(project), "--init-from", "default", "--cell", "lstm",
                  "--out", str(tmp_path / "m3")]) == 2

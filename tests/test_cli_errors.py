@@ -12,7 +12,7 @@ import pytest
 from tagger.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_MODEL = ROOT / "tagger" / "models" / "default"
+DEFAULT_MODEL = ROOT / "tagger" / "models" / "fast"
 
 
 def one_line_error(capsys, *names):

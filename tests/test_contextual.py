@@ -127,3 +127,48 @@ def test_fine_tuned_encoder_trains_saves_and_reloads(sample_mpqa, tmp_path):
     loaded = Tagger.load(tmp_path / "m")
     assert loaded.config.context_fine_tune
     assert loaded.predict(words) == tagger.predict(words)
+
+
+def test_lora_tuned_encoder_bundle_holds_only_what_training_changed(sample_mpqa, tmp_path):
+    sents = list(mpqa_sentences(MPQACorpus(sample_mpqa)))
+    cfg = TaggerConfig(task="joint", depth=1, cell="lstm", hidden=8, features="random", embedding_dim=4,
+                       contextual="minilm", context_fine_tune=True, context_lora_rank=2, learning_rate=1e-3,
+                       max_epochs=1, batch_size=4, jit_compile=False)
+    train(cfg, sents, sents, tmp_path / "m", progress=False)
+    # an interrupted run resumes from its checkpoint: the adapters are rebuilt, not lost
+    tagger, meta = train(cfg.replace(max_epochs=2), sents, sents, tmp_path / "m", progress=False, resume=True)
+    assert [h["epoch"] for h in meta["training"]["history"]] == [1, 2]
+    encoder = tagger.model.get_layer("minilm")
+    from tagger.contextual import load_minilm
+
+    base = load_minilm()[0]
+    # only the adapters (and the query/value biases) of the encoder were trained
+    assert np.allclose(base.get_layer("token_embedding").get_weights()[0],
+                       encoder.get_layer("token_embedding").get_weights()[0])
+    lora = [v for v in encoder.trainable_weights if "lora_kernel" in v.path]
+    assert len(lora) == 2 * 2 * 6  # a and b, query and value, 6 layers
+    bundle = tmp_path / "m"
+    assert (bundle / "weights.npz").is_file() and not (bundle / "model.keras").exists()
+    stored = np.load(bundle / "weights.npz")
+    assert any("lora_kernel_b" in k for k in stored.files)
+    assert not any("token_embedding" in k for k in stored.files)  # the base weights stay in the package
+    assert (bundle / "weights.npz").stat().st_size < 2_000_000  # MiniLM's own weights are 90 MB
+    words = [s.words for s in sents]
+    loaded = Tagger.load(bundle)
+    assert loaded.config.context_lora_rank == 2
+    assert loaded.predict(words) == tagger.predict(words)
+    with pytest.raises(BundleError, match="keras backend only"):
+        Tagger.load(bundle, backend="numpy")
+    # a weight file that does not fit the configuration is refused, naming the file
+    cfg_file = bundle / "config.json"
+    import json
+
+    other = {**json.loads(cfg_file.read_text()), "hidden": 9}
+    cfg_file.write_text(json.dumps(other))
+    with pytest.raises(BundleError, match="config.json"):  # the manifest sees the edit first
+        Tagger.load(bundle)
+    from tagger.bundle import add_manifest
+
+    add_manifest(bundle)
+    with pytest.raises(BundleError, match=r"weights.npz: weight .* has shape"):
+        Tagger.load(bundle)

@@ -164,3 +164,21 @@ model: {{task: dse, trainer: fast, depth: 1, hidden: 4, features: random, embedd
         assert r["epochs"] == 2 and r["history"][-1]["dev_score"] == pytest.approx(
             r["scores"]["dev"]["DSE"]["proportional"]["f1"])
     assert run_experiment(exp, None, tmp / "results", tmp / "runs", split, progress=False) == []  # all done
+
+
+def test_runner_reruns_a_diverged_fold_with_another_seed_then_gives_up(setup):
+    pytest.importorskip("jax")
+    split, _, _, tmp = setup
+    wild = tmp / "wild.yaml"  # a learning rate no network survives: every seed diverges
+    wild.write_text(f"""
+name: wild
+data: {{source: mpqa, path: {load_experiments(setup[1])[0].data['path']}}}
+folds: [0]
+model: {{task: dse, trainer: fast, depth: 1, hidden: 4, features: random, embedding_dim: 6, max_epochs: 3,
+        batch_size: 4, optimizer: sgd, momentum: 0.9, learning_rate: 1.0e+30, clipnorm: 0, loss_sum: true,
+        eval_every: 1, patience: 0}}
+""")
+    (exp,) = load_experiments(wild)
+    with pytest.raises(TaggerError, match=r"wild fold 0: training diverged with seeds 1, 1001 and 2001"):
+        run_experiment(exp, None, tmp / "results", tmp / "runs", split, progress=False, together=1)
+    assert not (tmp / "results" / "wild").exists()  # no result for a fold that never trained

@@ -17,7 +17,7 @@ from tagger.cli import main
 from tagger.inputs import MAX_DEPTH, check_text, printable_id, read_records, records_from_bytes
 
 ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_MODEL = str(ROOT / "tagger" / "models" / "default")
+DEFAULT_MODEL = str(ROOT / "tagger" / "models" / "fast")
 
 
 @pytest.fixture(scope="module")

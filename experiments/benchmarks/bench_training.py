@@ -10,7 +10,11 @@ by side on the 2-core machine).  The last line of output is one JSON object with
 ``train_tokens_per_s``, ``seconds_per_epoch`` and ``device`` (of the fast trainer) and the Keras
 figures beside them.
 
+``--together N`` (fast trainer only) trains folds 0..N-1 at once, as ``run_cv.py --together N`` does,
+and reports the aggregate training tokens a second of all N models beside one model alone.
+
     python experiments/benchmarks/bench_training.py [--epochs 3] [--trainers fast keras] [--threads 1]
+    python experiments/benchmarks/bench_training.py --trainers fast --together 5
 """
 
 from __future__ import annotations
@@ -32,6 +36,8 @@ def main() -> int:
     ap.add_argument("--task", default="dse", choices=["dse", "ese"])
     ap.add_argument("--depth", type=int, default=3)
     ap.add_argument("--budget", default="200k")
+    ap.add_argument("--together", type=int, default=1,
+                    help="also train folds 0..N-1 at once with the fast trainer and report aggregate tokens/s")
     args = ap.parse_args()
     if args.epochs < 2:
         ap.error("--epochs must be at least 2 (the first epoch compiles)")
@@ -74,13 +80,38 @@ def main() -> int:
         r = rows[name]
         print(f"{name:5s}: median epoch {median:6.2f} s (epochs 2..{len(secs)}), first epoch (compiling) "
               f"{secs[0]:6.1f} s, {r['train_tokens_per_s']:8.0f} training tokens/s  [{r['device']}]", flush=True)
-    if len(rows) == 2:
+    if args.together > 1:
+        from tagger.fast_training import train_fast_together
+
+        runs, total = [], 0
+        for fold in range(args.together):
+            sp = load_split(default_datasplit(), fold)
+            fold_train = select(docs, sp.train)
+            total += sum(len(s) for s in fold_train)
+            runs.append((fold_train, select(docs, sp.dev), None))
+        with tempfile.TemporaryDirectory() as tmp:
+            runs = [(tr, dv, os.path.join(tmp, str(i))) for i, (tr, dv, _) in enumerate(runs)]
+            metas = [m for _, m in train_fast_together(configs["fast"], runs, extra_words=extra, progress=False)]
+        secs = [h["seconds"] * args.together for h in metas[0]["training"]["history"]]  # wall time of an epoch
+        median = statistics.median(secs[1:])
+        rows["together"] = {"trainer": f"fast x{args.together}", "seconds_per_epoch": median,
+                            "train_tokens_per_s": total / median, "device": metas[0]["training"]["device"]}
+        print(f"fast x{args.together} (folds 0..{args.together - 1} at once): median epoch {median:6.2f} s, "
+              f"{total / median:8.0f} training tokens/s of all models together", flush=True)
+        if "fast" in rows:
+            print(f"together / alone, same run: {rows['fast']['seconds_per_epoch'] * total / tokens / median:.2f}x "
+                  "the throughput", flush=True)
+    if "fast" in rows and "keras" in rows:
         ratio = rows["keras"]["seconds_per_epoch"] / rows["fast"]["seconds_per_epoch"]
         print(f"fast trainer / Keras loop speed, same run: {ratio:.1f}x", flush=True)
     main_row = rows.get("fast") or next(iter(rows.values()))
     summary = {k: main_row[k] for k in ("train_tokens_per_s", "seconds_per_epoch", "device")}
     summary.update(trainer=main_row["trainer"], threads=args.threads, depth=args.depth, budget=args.budget,
                    tokens_per_epoch=tokens, load_average=os.getloadavg()[0])
+    if "together" in rows:
+        summary.update(together=args.together,
+                       together_train_tokens_per_s=rows["together"]["train_tokens_per_s"],
+                       together_seconds_per_epoch=rows["together"]["seconds_per_epoch"])
     if "keras" in rows and main_row is not rows["keras"]:
         summary.update(keras_train_tokens_per_s=rows["keras"]["train_tokens_per_s"],
                        keras_seconds_per_epoch=rows["keras"]["seconds_per_epoch"],

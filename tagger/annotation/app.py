@@ -174,7 +174,8 @@ def page() -> None:
     path = choose_project()
     annotator = st.sidebar.text_input("Annotator", value=os.environ.get("USER") or "annotator", key="annotator")
     threshold = st.sidebar.slider("Flag model spans below this confidence", 0.0, 1.0, 0.6, 0.05, key="threshold")
-    model = st.sidebar.text_input("Model (a bundle directory, or default)", value="default", key="model")
+    model = st.sidebar.text_input("Model (a bundled model: fast, accurate; or a bundle directory)", value="fast",
+                                  key="model")
     st.sidebar.caption("Keys: select words, then **d** DSE, **e** ESE; click a span, then **d**/**e** relabel, "
                        "**x** delete, **shift/alt+←/→** resize; **u** undo, **a** accept, **n** next unfinished.")
     if path is None:
