@@ -88,7 +88,6 @@ def bundle_size(path: Path) -> int:
 
 def write_readme(path: Path, name: str, meta: dict) -> None:
     tr, sc, speed = meta["training"], meta["scores"]["fold0_test"], meta["speed"]
-    cfg = meta["config"]
     rows = "\n".join(
         f"| {t} | " + " | ".join(f"{100 * r[m]['precision']:.2f} / {100 * r[m]['recall']:.2f} / {100 * r[m]['f1']:.2f}"
                                  for m in ("binary", "proportional", "exact")) + " |"
@@ -102,7 +101,7 @@ Written by `python experiments/train_bundled_model.py {name}`; configuration in 
 
 - Data: MPQA 2.0 (original 535-document subset) converted over spaCy tokens, the paper's fold 0.
   Epochs chosen on the 135 dev documents (trained on the 360 train documents, dev proportional F1
-  every {cfg['eval_every']} epochs: best at epoch {tr['selected_epochs']}); then trained on the 495 train + dev
+  every {tr['epoch_selection']['config']['eval_every']} epochs: best at epoch {tr['selected_epochs']}); then trained on the 495 train + dev
   documents for {tr['selected_epochs']} epochs ({tr['train_seconds']:.0f} s, {tr['device']}).
 - Parameters: {tr['parameters']['network']:,} in the network, {tr['parameters']['embedding']:,} in the word vectors.
 - Speed: {speed['tokens_per_s']:,} tokens/s ({speed['backend']} back end; {speed['how']}; {speed['machine']}).
@@ -128,9 +127,13 @@ def main() -> int:
     ap.add_argument("--datasplit", default=str(default_datasplit()))
     ap.add_argument("--epochs", type=int, help="train for N epochs (default: chosen on fold-0 dev first)")
     ap.add_argument("--out", help="bundle directory (default: tagger/models/NAME)")
+    ap.add_argument("--readme-only", action="store_true", help="rewrite the bundle's README.md from its meta.json")
     args = ap.parse_args()
 
     out = Path(args.out or BUNDLED / args.name)
+    if args.readme_only:
+        write_readme(out, args.name, json.loads((out / "meta.json").read_text()))
+        return 0
     config = CONFIGS[args.name]
     docs = load_documents("mpqa", args.mpqa)
     split = load_split(args.datasplit, 0)

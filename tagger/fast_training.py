@@ -355,9 +355,10 @@ class FastTrainer:
 
     # -- the loop ---------------------------------------------------------------
     def run(self, runs: Sequence[tuple[Sequence[Sentence], Sequence[Sentence], str | Path]],
-            extra_words: Iterable[str] = (), records: Sequence[dict] | None = None):
+            extra_words: Iterable[str] = (), records: Sequence[dict] | None = None, init: str | Path | None = None):
         """Train one model per (train, dev, out_dir); returns [(Tagger, meta)] in the same order, with a
-        ``TrainingDiverged`` in place of a model whose loss became infinite (the others train on)."""
+        ``TrainingDiverged`` in place of a model whose loss became infinite (the others train on).  ``init``:
+        a bundle whose network and vocabulary every model starts from (words it lacks read as unknown)."""
         from tqdm.auto import tqdm
 
         from tagger.model import build_model, set_embeddings
@@ -371,10 +372,13 @@ class FastTrainer:
         params, consts, models, vocabs = [], [], [], []
         for f in folds:
             set_seeds(cfg.seed)  # each model starts as it would alone
-            vocab = build_vocabulary(cfg, (w for s in f.train for w in s.words), extra_words)
-            matrix, pretrained = initial_embeddings(cfg, vocab)
-            model = build_model(cfg, len(vocab), matrix.shape[1])
-            set_embeddings(model, matrix, np.zeros(len(vocab), "float32") if cfg.fine_tune else pretrained)
+            if init is not None:
+                vocab, model = _from_bundle(init, cfg)
+            else:
+                vocab = build_vocabulary(cfg, (w for s in f.train for w in s.words), extra_words)
+                matrix, pretrained = initial_embeddings(cfg, vocab)
+                model = build_model(cfg, len(vocab), matrix.shape[1])
+                set_embeddings(model, matrix, np.zeros(len(vocab), "float32") if cfg.fine_tune else pretrained)
             p, c = params_from_model(model, cfg)
             params.append(p), consts.append(c), models.append(model), vocabs.append(vocab)
         params, consts = _stack(params), _stack(consts)
@@ -468,6 +472,18 @@ class FastTrainer:
         return tagger, meta
 
 
+def _from_bundle(init: str | Path, config: TaggerConfig):
+    """(Vocabulary, Keras model) of a trained bundle that training continues from."""
+    from tagger.bundle import load_bundle_files, load_keras_model
+    from tagger.training import training_fields
+
+    vocab, saved, _ = load_bundle_files(init)
+    if saved.replace(**training_fields(config)) != config:
+        raise TaggerError(f"{init}: training can continue only with the bundle's network "
+                          "(its task, cell, depth, sizes and features)")
+    return vocab, load_keras_model(init)
+
+
 def _stack(trees: list) -> dict:
     """Stack per-model trees on a new leading axis, zero-padding arrays whose shapes differ (vocabulary
     sizes; padded rows are never read)."""
@@ -491,10 +507,11 @@ def fast_device() -> str:
 
 
 def train_fast(config: TaggerConfig, train: Sequence[Sentence], dev: Sequence[Sentence], out_dir: str | Path,
-               extra_words: Iterable[str] = (), progress: bool = True, record: dict | None = None):
+               extra_words: Iterable[str] = (), progress: bool = True, record: dict | None = None,
+               init: str | Path | None = None):
     """Train with the JAX loop and write the bundle to ``out_dir``; returns (Tagger, meta).  Raises
-    ``TrainingDiverged`` when the loss becomes infinite."""
-    (result,) = FastTrainer(config, progress).run([(train, dev, out_dir)], extra_words, [record or {}])
+    ``TrainingDiverged`` when the loss becomes infinite.  ``init``: a bundle to continue training from."""
+    (result,) = FastTrainer(config, progress).run([(train, dev, out_dir)], extra_words, [record or {}], init)
     if isinstance(result, TrainingDiverged):
         raise result
     return result

@@ -85,7 +85,8 @@ def _describe(s: dict) -> str:
     words = c["features"] + (" fine-tuned" if c.get("fine_tune") else "")
     bits = [c["cell"], f"depth {c['depth']}", size, words] if c["depth"] else ["no recurrent layer", words]
     if c.get("context_fine_tune"):
-        bits.append(f"+ {c['contextual']} fine-tuned (first wordpiece, {c.get('lr_schedule', 'constant')} lr "
+        how = f"LoRA rank {c['context_lora_rank']}" if c.get("context_lora_rank") else "fine-tuned"
+        bits.append(f"+ {c['contextual']} {how} (first wordpiece, {c.get('lr_schedule', 'constant')} lr "
                     f"{c['learning_rate']:g})")
     elif c.get("contextual"):
         bits.append(f"+ {c['contextual']} ({c.get('context_pooling', 'first')} wordpiece)")
@@ -156,6 +157,7 @@ def write_report(results: list[dict], out_md: Path, plot_dir: Path) -> Path:
               "Every choice is made on the 135 dev documents only; test folds are only scored.", ""]
     baseline = {k: s for k, s in summaries.items() if grid_key(s, "adam") and grid_key(s, "adam")[1:] == (3, "200k")}
     lines += study_section(study, baseline)
+    lines += accurate_section(summaries)
     seen = set()
     for s in sorted([*summaries.values(), *study.values()], key=lambda s: s["name"]):
         base = s["name"]
@@ -281,6 +283,43 @@ def grid_section(summaries: dict) -> list[str]:
                   f"{'' if len(diffs) == 20 else ' (not all 20 cells have 10 folds)'}.", ""]
     lines += ["Cells with fewer than 10 folds: " + "; ".join(missing) + "." if missing
               else "All 20 cells have 10 folds.", ""]
+    reruns = [f"{s['type']} d{key[1]} {key[2]} fold {r['fold']}: "
+              + ", ".join(f"seed {d['seed']} diverged at epoch {d['epoch']}" for d in r["diverged"])
+              + f"; the result is seed {r['seed']}'s"
+              for key, s in sorted(cells.items()) for r in s["records"] if r.get("diverged")]
+    if reruns:
+        lines += ["Runs whose training loss became infinite (the authors' recipe has no gradient clipping) were run "
+                  "again with the seed + 1000 (`tagger.experiment.DIVERGED_RETRIES`): " + "; ".join(reruns) + ".", ""]
+    return lines
+
+
+ACCURATE_PREFIX = "accurate-"  # the accurate tagger's candidates (issue 15)
+ACCURATE_BASELINES = ("beyond-minilm-ft-joint", "beyond-minilm-joint-softmax")
+
+
+def accurate_section(summaries: dict) -> list[str]:
+    """The accurate tagger's dev study: fold-0 dev scores of its candidates beside the fold-0 dev scores of
+    the earlier MiniLM configurations."""
+    rows = {k: s for k, s in summaries.items()
+            if k[0].startswith(ACCURATE_PREFIX) or k[0] in ACCURATE_BASELINES}
+    if not any(k[0].startswith(ACCURATE_PREFIX) for k in rows):
+        return []
+    lines = ["### The accurate tagger (issue 15): dev study on fold 0", "",
+             "Each row is the fold-0 run of a configuration, scored on the 135 dev documents at its selected "
+             "epoch; the `beyond-minilm` rows are the earlier MiniLM configurations' fold 0. Reproduce with "
+             "`python experiments/run_cv.py experiments/configs/accurate.yaml --folds 0`.", "",
+             "| run | type | network | dev prop F1 | dev bin F1 | dev prop P / R | best epoch / epochs | training |",
+             "|---|---|---|---|---|---|---|---|"]
+    for (name, t), s in sorted(rows.items()):
+        fold0 = [k for k, r in enumerate(s["records"]) if r["fold"] == 0 and s["dev_reports"][k]]
+        if not fold0:
+            continue
+        dev, r = s["dev_reports"][fold0[0]], s["records"][fold0[0]]
+        lines.append(f"| `{name}` | {t} | {_describe(s)} | {100 * dev['proportional']['f1']:.2f} | "
+                     f"{100 * dev['binary']['f1']:.2f} | {100 * dev['proportional']['precision']:.1f} / "
+                     f"{100 * dev['proportional']['recall']:.1f} | {r.get('best_epoch')} / {r.get('epochs')} | "
+                     f"{(r.get('train_seconds') or 0) / 60:.0f} min on {r.get('device', '?')} |")
+    lines.append("")
     return lines
 
 

@@ -44,7 +44,9 @@ def training_fields(config: TaggerConfig) -> dict:
     """The configuration fields that may change when training continues from a bundle."""
     return {f: getattr(config, f) for f in ("optimizer", "learning_rate", "lr_schedule", "momentum", "clipnorm",
                                             "batch_size", "max_epochs", "patience", "seed", "jit_compile",
-                                            "input_dropout", "dropout")}
+                                            "input_dropout", "dropout", "trainer", "o_weight", "loss_sum",
+                                            "output_lr_scale", "lr_decay", "l2", "activation_l2", "init",
+                                            "init_scale", "eval_every")}
 
 
 CHECKPOINT_FILES = ("last.keras", "optimizer.npz", "best.weights.h5", "vocab.txt", "state.json")
@@ -388,13 +390,11 @@ def train(config: TaggerConfig, train: Sequence[Sentence], dev: Sequence[Sentenc
     ``context_cache``: a file that keeps contextual vectors between runs; ``init``: a bundle
     to continue training from (same network; the configuration's training fields may differ).
     ``trainer: fast`` configurations train with the JAX loop of ``tagger.fast_training`` (which
-    has no checkpoints: an interrupted run starts again; it cannot start from a bundle)."""
+    has no checkpoints: an interrupted run starts again)."""
     if config.trainer == "fast":
-        if init is not None:
-            raise TaggerError("--init-from works with the Keras trainer only (trainer: keras)")
         from tagger.fast_training import train_fast
 
-        return train_fast(config, train, dev, out_dir, extra_words, progress, record)
+        return train_fast(config, train, dev, out_dir, extra_words, progress, record, init)
     return Trainer(config, out_dir, progress, context_cache=context_cache, init=init).run(
         train, dev, extra_words, resume, record)
 

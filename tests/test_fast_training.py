@@ -3,6 +3,8 @@
 import numpy as np
 import pytest
 
+from tagger.errors import TaggerError
+
 jax = pytest.importorskip("jax")
 pytest.importorskip("optax")
 
@@ -200,6 +202,13 @@ def test_fast_training_writes_a_bundle_that_tags_like_the_fast_path(tmp_path):
     _, again = train(cfg, train_s, dev_s, tmp_path / "b", progress=False)
     assert [h.get("dev_score") for h in again["training"]["history"]] == [
         h.get("dev_score") for h in meta["training"]["history"]]
+    # training continues from a bundle: its weights are the starting point (a step too small to move them
+    # keeps its dev score), and a different network is refused
+    _, cont = train(cfg.replace(learning_rate=1e-12, max_epochs=1, eval_every=1), train_s, dev_s, tmp_path / "c",
+                    progress=False, init=tmp_path / "a")
+    assert dev_score(cont["scores"]["dev"]) == pytest.approx(dev_score(meta["scores"]["dev"]), abs=1e-9)
+    with pytest.raises(TaggerError, match="only with the bundle's network"):
+        train(cfg.replace(hidden=7), train_s, dev_s, tmp_path / "d", progress=False, init=tmp_path / "a")
 
 
 def test_config_rules():
