@@ -119,7 +119,7 @@ class OpinionTagger:
         self.batch_size = batch_size
 
     @classmethod
-    def load(cls, model: str | Path | None = None, backend: str = "numpy") -> "OpinionTagger":
+    def load(cls, model: str | Path | None = None, backend: str = "auto") -> "OpinionTagger":
         """``model``: a bundle directory or a bundled model's name (``fast``, ``accurate``; default ``fast``)."""
         return cls(Tagger.load(resolve_model(model), backend=backend))
 

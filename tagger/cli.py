@@ -616,8 +616,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="(default: %(default)s; parquet with --engine ray)")
     p.add_argument("--out", type=Path,
                    help="output file (a directory for brat and --engine ray); default: standard output")
-    p.add_argument("--backend", choices=("numpy", "keras"), default="numpy",
-                   help="numpy: exact NumPy forward pass, no TensorFlow start-up (default); keras")
+    p.add_argument("--backend", choices=("auto", "numpy", "keras"), default="auto",
+                   help="numpy: exact NumPy forward pass, no TensorFlow start-up; keras; auto (default): numpy "
+                        "unless the model has a MiniLM encoder")
     p.add_argument("--max-chars", type=_positive_int, default=MAX_CHARS,
                    help="longer records become error records (default: %(default)s)")
     p.add_argument("--chunk", type=_positive_int, default=256, help="records tagged together (default: %(default)s)")

@@ -19,7 +19,7 @@ from tagger.decoding import marginals, viterbi
 from tagger.errors import BundleError
 from tagger.features import Vocabulary, batches, bucket_length, decode_tags, encode_words, network_inputs
 
-BACKENDS = ("numpy", "keras")
+BACKENDS = ("numpy", "keras")  # "auto": numpy where the network allows it (no MiniLM encoder), else keras
 WORD_ALIGNED = ("words", "word_starts", "context")  # network inputs with one row per word
 
 
@@ -78,10 +78,13 @@ class Tagger:
 
     @classmethod
     def load(cls, path: str | Path, backend: str = "keras") -> "Tagger":
-        """Load a bundle; ``backend`` "keras" (default) or "numpy" (no TensorFlow import)."""
-        if backend not in BACKENDS:
-            raise ValueError(f"backend must be one of {BACKENDS}")
+        """Load a bundle; ``backend`` "keras" (default), "numpy" (no TensorFlow import) or "auto" (numpy
+        unless the network has a MiniLM encoder)."""
+        if backend not in (*BACKENDS, "auto"):
+            raise ValueError(f"backend must be one of {BACKENDS} or auto")
         vocab, config, meta = load_bundle_files(path)  # verified: both back ends run what config.json says
+        if backend == "auto":
+            backend = "keras" if config.contextual else "numpy"
         if backend == "keras":
             return cls.from_model(load_keras_model(path), vocab, config, meta)
         if config.contextual:

@@ -45,6 +45,9 @@ def test_bundled_model_verifies_without_warning():
     assert meta["training"]["epochs"] == meta["training"]["selected_epochs"] > 0
     assert set(meta["scores"]["fold0_test"]) == {"DSE", "ESE"} and meta["size_bytes"] < 20_000_000
     assert meta["speed"]["tokens_per_s"] > 0
+    from tagger.runtime import NumpyNetwork
+
+    assert isinstance(Tagger.load(default_model(), backend="auto").network, NumpyNetwork)  # auto: no TensorFlow
 
 
 # a CRF output needs the Keras trainer, whose configuration has none of the fast trainer's recipe fields

@@ -159,6 +159,7 @@ def test_lora_tuned_encoder_bundle_holds_only_what_training_changed(sample_mpqa,
     assert loaded.predict(words) == tagger.predict(words)
     with pytest.raises(BundleError, match="keras backend only"):
         Tagger.load(bundle, backend="numpy")
+    assert Tagger.load(bundle, backend="auto").predict(words[:3]) == tagger.predict(words[:3])  # auto: keras here
     # a weight file that does not fit the configuration is refused, naming the file
     cfg_file = bundle / "config.json"
     import json

@@ -39,7 +39,7 @@ def open_project(path: str) -> Project:
 def load_tagger(model: str):
     from tagger.annotate import OpinionTagger
 
-    return OpinionTagger.load(model, backend="numpy")
+    return OpinionTagger.load(model, backend="auto")
 
 
 def flash(message: str, level: str = "success") -> None:

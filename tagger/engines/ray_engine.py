@@ -92,7 +92,7 @@ def default_workers(gpus_per_worker: float) -> int:
     return max(1, int(res.get("CPU", 1)))
 
 
-def tag_with_ray(inputs: list[str], out_dir: str | Path, *, model: str | Path | None = None, backend: str = "numpy",
+def tag_with_ray(inputs: list[str], out_dir: str | Path, *, model: str | Path | None = None, backend: str = "auto",
                  fmt: str = "jsonl", max_chars: int = MAX_CHARS, chunk: int = 256, partition_size: int = 1000,
                  address: str | None = None, workers: int | None = None, gpus_per_worker: float = 0.0,
                  progress: bool = True) -> dict:
