@@ -22,7 +22,6 @@ import json
 import os
 import platform
 import shutil
-import statistics
 import sys
 import tempfile
 import time
@@ -65,17 +64,11 @@ def choose_epochs(config: TaggerConfig, train_s, dev_s) -> tuple[int, list]:
 
 
 def tagging_speed(path: Path, texts: list[str], backend: str, repeats: int = 3) -> dict:
-    from tagger.annotate import OpinionTagger
+    sys.path.insert(0, str(Path(__file__).resolve().parent / "benchmarks"))
+    from bench_tagging import throughput
 
-    ot = OpinionTagger.load(path, backend=backend)
-    list(ot.tag_many(texts[:3]))  # warm-up
-    times, tokens = [], 0
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        docs = list(ot.tag_many(texts, chunk=128))
-        times.append(time.perf_counter() - t0)
-        tokens = sum(len(s.tokens) for d in docs for s in d.sentences)
-    return {"tokens_per_s": round(tokens / statistics.median(times)), "tokens": tokens, "backend": backend,
+    seconds, tokens = throughput(path, backend, texts, repeats)
+    return {"tokens_per_s": round(tokens / seconds), "tokens": tokens, "backend": backend,
             "how": f"OpinionTagger.tag_many over the {len(texts)} fold-0 test documents' raw text, tokenisation "
                    f"included, median of {repeats}, one process",
             "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
