@@ -181,11 +181,11 @@ def _config_args(p: argparse.ArgumentParser) -> None:
                              "--loss-sum --o-weight 0.5 --output-lr-scale 0.1 --l2 1e-4 --activation-l2 1e-4 "
                              "--init uniform --clipnorm 0 --dropout 0 --input-dropout 0 --eval-every 5")
     r.add_argument("--trainer", choices=TRAINERS, help="fast: a JAX training loop (softmax output, word "
-                   f"features; needs pip install -e '.[fast]'), the only one with the options below (default: {d.trainer})")
+                   f"features; needs pip install -e '.[fast]'), the only one with the options below but --o-weight (default: {d.trainer})")
     r.add_argument("--loss-sum", action="store_const", const=True, dest="loss_sum",
                    help="sum token losses over a batch instead of averaging them")
     for name, typ, what in (("init_scale", float, "range of --init uniform"),
-                            ("o_weight", float, "loss weight of tokens whose gold tag is O"),
+                            ("o_weight", float, "loss weight of tokens whose gold tag is O (both trainers)"),
                             ("output_lr_scale", float, "learning-rate multiplier of the output layer"),
                             ("lr_decay", float, "learning rate multiplied by this after every update"),
                             ("l2", float, "L2 penalty on network weights, l2/2 ||w||^2 per batch"),

@@ -23,7 +23,7 @@ LR_SCHEDULES = ("constant", "cosine")
 TRAINERS = ("keras", "fast")
 INITS = ("keras", "uniform")
 # Training options that only the fast (JAX) trainer implements, with their neutral values.
-FAST_ONLY = {"o_weight": 1.0, "loss_sum": False, "output_lr_scale": 1.0, "lr_decay": 1.0, "l2": 0.0,
+FAST_ONLY = {"loss_sum": False, "output_lr_scale": 1.0, "lr_decay": 1.0, "l2": 0.0,
              "activation_l2": 0.0, "eval_every": 1}
 
 

@@ -132,6 +132,14 @@ def _batch_arrays(vocab, config, sentences, idx, pad_to, context=None, pieces=No
     return network_inputs(x, words, [context[i] for i in idx] if context is not None else None, pieces), y
 
 
+def o_weights(y: dict[str, np.ndarray], o_weight: float) -> dict[str, np.ndarray] | None:
+    """Per-token loss weights for a batch's targets: ``o_weight`` where the gold tag is O (id 0), 1
+    elsewhere (padding is masked by the network); None when every weight would be 1."""
+    if o_weight == 1.0:
+        return None
+    return {t: np.where(tags == 0, o_weight, 1.0).astype("float32") for t, tags in y.items()}
+
+
 class Trainer:
     """Trains one tagger; ``run`` returns the trained ``Tagger`` and a record."""
 
@@ -327,7 +335,7 @@ class Trainer:
                        disable=not self.progress, leave=False)
             for idx in bar:
                 x, y = _batch_arrays(vocab, cfg, train, idx, cfg.batch_size, context, pieces)
-                loss = model.train_on_batch(x, y, return_dict=True)["loss"]
+                loss = model.train_on_batch(x, y, sample_weight=o_weights(y, cfg.o_weight), return_dict=True)["loss"]
                 losses.append(float(loss))
                 bar.set_postfix(loss=f"{np.mean(losses[-50:]):.4f}")
             seconds = time.perf_counter() - t0

@@ -212,8 +212,8 @@ def test_fast_training_writes_a_bundle_that_tags_like_the_fast_path(tmp_path):
 
 
 def test_config_rules():
-    with pytest.raises(ValueError, match="o_weight.*need trainer: fast"):
-        TaggerConfig(o_weight=0.5)
+    with pytest.raises(ValueError, match="l2.*need trainer: fast"):
+        TaggerConfig(l2=1e-4, o_weight=0.5)  # the O weight works with both trainers
     with pytest.raises(ValueError, match="softmax output"):
         TaggerConfig(trainer="fast", output="crf")
     with pytest.raises(ValueError, match="lr_decay"):

@@ -192,3 +192,23 @@ def test_cosine_schedule_warms_up_then_decays_to_zero():
 def test_config_rejects_inconsistent_contextual_settings(values, message):
     with pytest.raises(ValueError, match=message):
         TaggerConfig(**values)
+
+
+def test_keras_trainer_weights_gold_o_tokens():
+    """``o_weight`` on the Keras trainer: per-token sample weights, o_weight where the gold tag is O; a
+    batch whose gold tags are all O has exactly o_weight times the unweighted loss."""
+    from tagger.model import build_model, compile_model
+    from tagger.training import o_weights
+
+    y = {"DSE": np.array([[0, 1, 2, 0]])}
+    assert o_weights(y, 1.0) is None
+    assert o_weights(y, 0.5)["DSE"].tolist() == [[0.5, 1.0, 1.0, 0.5]]
+    cfg = TaggerConfig(task="dse", depth=1, hidden=3, features="random", embedding_dim=4, input_dropout=0,
+                       dropout=0, o_weight=0.25)
+    model = build_model(cfg, 10, 4)
+    compile_model(model, cfg)
+    x = np.array([[1, 2, 3, 4, 0], [5, 6, 0, 0, 0]], dtype="int32")
+    all_o = {"DSE": np.zeros((2, 5), dtype="int32")}
+    plain = model.test_on_batch(x, all_o, return_dict=True)["loss"]
+    weighted = model.test_on_batch(x, all_o, sample_weight=o_weights(all_o, cfg.o_weight), return_dict=True)["loss"]
+    assert weighted == pytest.approx(0.25 * plain, rel=1e-6)
