@@ -57,7 +57,8 @@ def summarise(results: list[dict]) -> dict:
     return out
 
 
-GRID_NAME = re.compile(r"^(paper|adam)-elman-(dse|ese)-d([1-5])-(24k|200k)$")
+GRID_NAME = re.compile(r"^(paper|adam|frozen)-elman-(dse|ese)-d([1-5])-(24k|200k)$")
+SERIES = {"adam": "first attempt (Adam)", "frozen": "authors' recipe, frozen GloVe"}  # beside "paper" (ours)
 STUDY_PREFIX = "recipe-"  # the dev study (fold 0, dev scores only)
 TARGET_MEAN_ABS, TARGET_WORST = 2.0, 3.5  # issue 14: mean |ours - paper| and the largest shortfall, prop F1
 
@@ -73,8 +74,8 @@ def grid_key(s: dict, series: str = "paper") -> tuple | None:
 
 
 def paper_key(s: dict) -> tuple | None:
-    """The paper cell that a summary is compared with in the tables (either series)."""
-    return grid_key(s, "paper") or grid_key(s, "adam")
+    """The paper cell that a summary is compared with in the tables (any series)."""
+    return grid_key(s, "paper") or grid_key(s, "adam") or grid_key(s, "frozen")
 
 
 def _describe(s: dict) -> str:
@@ -196,7 +197,8 @@ def _plots(summaries: dict, plot_dir: Path) -> list[tuple[str, str]]:
                 ax.plot(depths, [PAPER[(t, d, budget)][k] for d in depths], "--", marker="o", alpha=0.5,
                         color=color, label=f"paper {short}")
                 for series, style in (("paper", dict(marker="s", capsize=3)),
-                                      ("adam", dict(marker="x", capsize=0, alpha=0.45, linestyle=":"))):
+                                      ("adam", dict(marker="x", capsize=0, alpha=0.45, linestyle=":")),
+                                      ("frozen", dict(marker="^", capsize=0, alpha=0.45, linestyle="-."))):
                     ours = {}
                     for s in summaries.values():
                         key = grid_key(s, series)
@@ -204,7 +206,7 @@ def _plots(summaries: dict, plot_dir: Path) -> list[tuple[str, str]]:
                             ours[key[1]] = s["metric"][(metric, "f1")]
                     if ours:
                         ds = sorted(ours)
-                        label = f"ours {short}" if series == "paper" else f"first attempt (Adam) {short}"
+                        label = f"ours {short}" if series == "paper" else f"{SERIES[series]} {short}"
                         ax.errorbar(ds, [ours[d][0] for d in ds], yerr=[ours[d][1] for d in ds], color=color,
                                     label=label, **style)
             ax.set_title(f"{t}, {budget}")
