@@ -120,13 +120,15 @@ def test_annotate_in_chromium(server, tmp_path):
         shot("04-reloaded")
         # 4. accept with a key: the next document comes up
         page.keyboard.press("a")
-        expect(page.get_by_text("1 of 2 done")).to_be_visible(timeout=30_000)
+        expect(page.get_by_text("1 of 2 done")).to_be_visible(timeout=60_000)
         expect(page.locator(".ot-word", has_text="village")).to_be_visible()
         shot("05-accepted")
         # 5. export JSONL and check it
         page.get_by_text("Export", exact=True).click()
-        with page.expect_download(timeout=30_000) as dl:
-            page.get_by_role("button", name="JSONL").click()
+        jsonl = page.get_by_role("button", name="JSONL")
+        expect(jsonl).to_be_enabled(timeout=60_000)
+        with page.expect_download(timeout=90_000) as dl:  # the file is made on the server when clicked
+            jsonl.click()
         shot("06-exported")
         records = [json.loads(line) for line in Path(dl.value.path()).read_text(encoding="utf-8").splitlines()]
         browser.close()
