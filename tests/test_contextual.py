@@ -173,3 +173,16 @@ def test_lora_tuned_encoder_bundle_holds_only_what_training_changed(sample_mpqa,
     add_manifest(bundle)
     with pytest.raises(BundleError, match=r"weights.npz: weight .* has shape"):
         Tagger.load(bundle)
+
+
+def test_bundled_accurate_model_loads_by_name_and_tags():
+    from tagger.annotate import OpinionTagger
+    from tagger.bundle import load_bundle_files
+    from tagger.paths import resolve_model
+
+    path = resolve_model("accurate")
+    vocab, config, meta = load_bundle_files(path)  # the manifest verifies weights.npz, config.json, vocab.txt
+    assert config.context_lora_rank and (path / "weights.npz").stat().st_size < 20_000_000
+    assert set(meta["scores"]["fold0_test"]) == {"DSE", "ESE"} and meta["base_weights"]["sha256"]
+    doc = OpinionTagger.load("accurate").tag("Officials said the plan was, as usual, daylight robbery.")
+    assert doc.error is None and any(s.type == "DSE" and s.text == "said" for s in doc.spans)
