@@ -136,10 +136,19 @@ def main() -> int:
     ap.add_argument("--epochs", type=int, help="train for N epochs (default: chosen on fold-0 dev first)")
     ap.add_argument("--out", help="bundle directory (default: tagger/models/NAME)")
     ap.add_argument("--readme-only", action="store_true", help="rewrite the bundle's README.md from its meta.json")
+    ap.add_argument("--speed-only", action="store_true",
+                    help="measure the bundle's tagging speed again (on a quiet machine) into meta.json and README.md")
     args = ap.parse_args()
 
     out = Path(args.out or BUNDLED / args.name)
-    if args.readme_only:
+    if args.speed_only:
+        stored = json.loads((out / "meta.json").read_text())
+        test_ids = set(load_split(args.datasplit, 0).test)
+        texts = [d.text for d in MPQACorpus(args.mpqa) if d.name in test_ids]
+        stored["speed"] = tagging_speed(out, texts, "keras" if CONFIGS[args.name].contextual else "numpy")
+        atomic_write_text(out / "meta.json", json.dumps(stored, indent=2) + "\n")
+        print(f"{stored['speed']['tokens_per_s']:,} tokens/s ({stored['speed']['machine']})")
+    if args.readme_only or args.speed_only:
         write_readme(out, args.name, json.loads((out / "meta.json").read_text()))
         return 0
     config = CONFIGS[args.name]
