@@ -362,7 +362,7 @@ class FastTrainer:
         from tqdm.auto import tqdm
 
         from tagger.model import build_model, set_embeddings
-        from tagger.training import dev_score, set_seeds
+        from tagger.training import bundle_start, dev_score, set_seeds
 
         jax, cfg = self.jax, self.config
         folds = [_Fold(*r) for r in runs]
@@ -373,7 +373,7 @@ class FastTrainer:
         for f in folds:
             set_seeds(cfg.seed)  # each model starts as it would alone
             if init is not None:
-                vocab, model = _from_bundle(init, cfg)
+                vocab, model = bundle_start(init, cfg)
             else:
                 vocab = build_vocabulary(cfg, (w for s in f.train for w in s.words), extra_words)
                 matrix, pretrained = initial_embeddings(cfg, vocab)
@@ -470,18 +470,6 @@ class FastTrainer:
         tagger = Tagger.from_model(clean, vocab, cfg, meta)
         tagger.save(fold.out_dir)
         return tagger, meta
-
-
-def _from_bundle(init: str | Path, config: TaggerConfig):
-    """(Vocabulary, Keras model) of a trained bundle that training continues from."""
-    from tagger.bundle import load_bundle_files, load_keras_model
-    from tagger.training import training_fields
-
-    vocab, saved, _ = load_bundle_files(init)
-    if saved.replace(**training_fields(config)) != config:
-        raise TaggerError(f"{init}: training can continue only with the bundle's network "
-                          "(its task, cell, depth, sizes and features)")
-    return vocab, load_keras_model(init)
 
 
 def _stack(trees: list) -> dict:

@@ -49,6 +49,18 @@ def training_fields(config: TaggerConfig) -> dict:
                                             "init_scale", "eval_every")}
 
 
+def bundle_start(init: str | Path, config: TaggerConfig):
+    """(Vocabulary, Keras model) of a trained bundle that training continues from (either trainer); its
+    network must be the one ``config`` describes (only the training fields may differ)."""
+    from tagger.bundle import load_bundle_files, load_keras_model
+
+    vocab, saved, _ = load_bundle_files(init)
+    if saved.replace(**training_fields(config)) != config:
+        raise TaggerError(f"{init}: training can continue only with the bundle's network "
+                          "(its task, cell, depth, sizes and features)")
+    return vocab, load_keras_model(init)
+
+
 CHECKPOINT_FILES = ("last.keras", "optimizer.npz", "best.weights.h5", "vocab.txt", "state.json")
 # A LoRA-tuned encoder's weights are kept by path (tagger.bundle.write_weights): Keras's files merge the
 # adapters into the kernels and zero them on loading, which would stop their training after a resume.
@@ -179,14 +191,9 @@ class Trainer:
 
     def _from_bundle(self, train: Sequence[Sentence]):
         """Start from a trained bundle's network and vocabulary (words it lacks read as unknown)."""
-        from tagger.bundle import load_bundle_files, load_keras_model
         from tagger.model import compile_model
 
-        vocab, saved, _ = load_bundle_files(self.init)
-        if saved.replace(**training_fields(self.config)) != self.config:
-            raise TaggerError(f"{self.init}: training can continue only with the bundle's network "
-                              "(its task, cell, depth, sizes and features)")
-        model = load_keras_model(self.init)
+        vocab, model = bundle_start(self.init, self.config)
         compile_model(model, self.config, self._steps(train))
         state = {"epoch": 0, "best_score": None, "best_epoch": 0, "bad_epochs": 0, "history": [],
                  "train_seconds": 0.0, "init": str(self.init)}
