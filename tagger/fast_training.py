@@ -453,23 +453,10 @@ class FastTrainer:
         return out
 
     def _finish(self, fold: _Fold, model, vocab, train_seconds, record):
-        from tagger.model import build_model, count_parameters
-        from tagger.predict import Tagger
+        from tagger.training import save_trained
 
-        cfg = self.config
-        clean = build_model(cfg, len(vocab), model.get_layer("embedding").dim, pretrained=False)
-        clean.set_weights(model.get_weights())
-        best = next(h for h in fold.history if h["epoch"] == fold.best_epoch)
-        meta = {
-            "training": {**record, "epochs": len(fold.history), "best_epoch": fold.best_epoch,
-                         "train_seconds": train_seconds, "device": fast_device(),
-                         "parameters": count_parameters(clean),
-                         "history": [{k: v for k, v in h.items() if k != "dev"} for h in fold.history]},
-            "scores": {"dev": best["dev"]},
-        }
-        tagger = Tagger.from_model(clean, vocab, cfg, meta)
-        tagger.save(fold.out_dir)
-        return tagger, meta
+        return save_trained(self.config, model, vocab, fold.out_dir, record, fold.history, fold.best_epoch,
+                            train_seconds, fast_device())
 
 
 def _stack(trees: list) -> dict:

@@ -372,9 +372,6 @@ class Trainer:
         return self._finish(model, vocab, state, record or {})
 
     def _finish(self, model, vocab, state, record):
-        from tagger.model import build_model, count_parameters
-        from tagger.predict import Tagger
-
         cfg = self.config
         if self._lora:
             from tagger.bundle import read_weights
@@ -382,20 +379,30 @@ class Trainer:
             read_weights(model, self._last / self._best_file)
         else:
             model.load_weights(self._last / self._best_file)
-        dim = model.get_layer("embedding").dim
-        clean = build_model(cfg, len(vocab), dim, pretrained=False)  # no optimizer state in the bundle
-        clean.set_weights(model.get_weights())
-        best = state["history"][state["best_epoch"] - 1]
-        meta = {
-            "training": {**record, "epochs": state["epoch"], "best_epoch": state["best_epoch"],
-                         "train_seconds": state["train_seconds"], "device": device_name(),
-                         "parameters": count_parameters(clean), "history": [
-                             {k: v for k, v in h.items() if k != "dev"} for h in state["history"]]},
-            "scores": {"dev": best["dev"]},
-        }
-        tagger = Tagger.from_model(clean, vocab, cfg, meta)
-        tagger.save(self.out_dir)
-        return tagger, meta
+        return save_trained(cfg, model, vocab, self.out_dir, record, state["history"], state["best_epoch"],
+                            state["train_seconds"], device_name())
+
+
+def save_trained(config: TaggerConfig, model, vocab, out_dir: str | Path, record: dict, history: list[dict],
+                 best_epoch: int, train_seconds: float, device: str):
+    """Write the bundle of a finished training run (the weights in ``model`` are the kept epoch's) and
+    return (Tagger, meta); meta holds the run's record, history without dev reports, and its dev scores.
+    Both trainers end here."""
+    from tagger.model import build_model, count_parameters
+    from tagger.predict import Tagger
+
+    clean = build_model(config, len(vocab), model.get_layer("embedding").dim, pretrained=False)
+    clean.set_weights(model.get_weights())  # a fresh model: no optimizer state in the bundle
+    best = next(h for h in history if h["epoch"] == best_epoch)
+    meta = {
+        "training": {**record, "epochs": history[-1]["epoch"] if history else 0, "best_epoch": best_epoch,
+                     "train_seconds": train_seconds, "device": device, "parameters": count_parameters(clean),
+                     "history": [{k: v for k, v in h.items() if k != "dev"} for h in history]},
+        "scores": {"dev": best["dev"]},
+    }
+    tagger = Tagger.from_model(clean, vocab, config, meta)
+    tagger.save(out_dir)
+    return tagger, meta
 
 
 def train(config: TaggerConfig, train: Sequence[Sentence], dev: Sequence[Sentence], out_dir: str | Path,
