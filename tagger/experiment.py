@@ -8,6 +8,8 @@ A configuration file (YAML) in ``experiments/configs/``::
     folds: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]
     model: {cell: elman, ...}      # TaggerConfig fields (rnn) or c1/c2/max_iterations (crf)
     grid: {task: [dse, ese], depth: [1, 3], budget: [24k, 200k]}   # optional: one run per combination
+    overrides:                     # optional: fields that differ for the grid cells that match
+      - {when: {depth: [4, 5]}, model: {activation_l2: 1.0e-5}}
     choices: "how each value was chosen (dev set only)"
 
 One JSON result per (configuration, fold) holds the full configuration, seed,
@@ -80,7 +82,7 @@ def load_experiments(path: str | Path) -> list[Experiment]:
         spec = yaml.safe_load(path.read_text()) or {}
     except yaml.YAMLError as exc:
         raise TaggerError(f"{path}: invalid YAML: {exc}") from None
-    known = {"name", "kind", "data", "folds", "model", "grid", "choices"}
+    known = {"name", "kind", "data", "folds", "model", "grid", "overrides", "choices"}
     if set(spec) - known:
         raise TaggerError(f"{path}: unknown keys {', '.join(sorted(set(spec) - known))}")
     if "name" not in spec:
@@ -88,11 +90,15 @@ def load_experiments(path: str | Path) -> list[Experiment]:
     if spec.get("kind", "rnn") not in ("rnn", "crf"):
         raise TaggerError(f"{path}: kind must be rnn or crf")
     grid = spec.get("grid") or {}
+    overrides = _overrides(path, spec.get("overrides") or [])
     keys = list(grid)
     out = []
     for combo in itertools.product(*(grid[k] for k in keys)) if keys else [()]:
         values = dict(zip(keys, combo))
         model = {**(spec.get("model") or {}), **values}
+        for when, fields in overrides:
+            if all(model.get(k) in allowed for k, allowed in when.items()):
+                model.update(fields)
         if "hidden" in values:
             model["budget"] = None
         name = spec["name"] + (f"-{_grid_suffix(values)}" if values else "")
@@ -104,6 +110,22 @@ def load_experiments(path: str | Path) -> list[Experiment]:
             except (ValueError, TypeError) as exc:
                 raise TaggerError(f"{path}: {name}: {exc}") from None
         out.append(exp)
+    return out
+
+
+def _overrides(path: Path, items) -> list[tuple[dict, dict]]:
+    """A configuration's ``overrides``: model fields that differ for some grid cells, e.g.
+    ``[{when: {depth: [4, 5]}, model: {activation_l2: 1.0e-5}}]``; returns [(when, fields)] with each
+    ``when`` value a list of the values it matches."""
+    if not isinstance(items, list):
+        raise TaggerError(f"{path}: overrides must be a list of {{when: ..., model: ...}}")
+    out = []
+    for k, item in enumerate(items):
+        if (not isinstance(item, dict) or set(item) != {"when", "model"} or not isinstance(item["when"], dict)
+                or not isinstance(item["model"], dict)):
+            raise TaggerError(f"{path}: overrides[{k}] must be {{when: {{field: values}}, model: {{field: value}}}}")
+        when = {f: v if isinstance(v, list) else [v] for f, v in item["when"].items()}
+        out.append((when, item["model"]))
     return out
 
 

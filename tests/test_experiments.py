@@ -54,6 +54,24 @@ def test_grid_expansion_and_errors(setup, tmp_path):
         load_experiments(bad)
 
 
+def test_overrides_set_fields_of_the_matching_grid_cells_only(tmp_path):
+    cfg = tmp_path / "deep.yaml"
+    cfg.write_text("name: deep\nmodel: {trainer: fast, activation_l2: 0.0001, l2: 0.0001}\n"
+                   "grid: {depth: [1, 3, 4, 5], budget: [24k]}\n"
+                   "overrides:\n  - when: {depth: [4, 5]}\n    model: {activation_l2: 0.00001}\n"
+                   "  - when: {depth: 1, budget: 200k}\n    model: {l2: 0.5}\n")
+    exps = load_experiments(cfg)
+    assert [e.name for e in exps] == ["deep-d1-24k", "deep-d3-24k", "deep-d4-24k", "deep-d5-24k"]
+    assert [e.config().activation_l2 for e in exps] == [1e-4, 1e-4, 1e-5, 1e-5]
+    assert [e.config().l2 for e in exps] == [1e-4] * 4  # depth 1 matches, budget 24k does not
+    for text, message in (("overrides: {depth: 4}", "must be a list"),
+                          ("overrides: [{when: {depth: 4}}]", r"overrides\[0\] must be")):
+        bad = tmp_path / "bad.yaml"
+        bad.write_text(f"name: x\ngrid: {{depth: [4]}}\n{text}\n")
+        with pytest.raises(TaggerError, match=message):
+            load_experiments(bad)
+
+
 def test_runner_writes_results_skips_and_resumes(setup):
     split, cfg, crf, tmp = setup
     results, runs = tmp / "results", tmp / "runs"
