@@ -57,8 +57,9 @@ def summarise(results: list[dict]) -> dict:
     return out
 
 
-GRID_NAME = re.compile(r"^(paper|adam|frozen)-elman-(dse|ese)-d([1-5])-(24k|200k)$")
-SERIES = {"adam": "first attempt (Adam)", "frozen": "authors' recipe, frozen GloVe"}  # beside "paper" (ours)
+GRID_NAME = re.compile(r"^(paper|adam|frozen|authors)-elman-(dse|ese)-d([1-5])-(24k|200k)$")
+SERIES = {"adam": "first attempt (Adam)", "frozen": "authors' recipe, frozen GloVe",  # beside "paper" (ours)
+          "authors": "authors' recipe, lr decay x0.999"}
 STUDY_PREFIX = "recipe-"  # the dev study (fold 0, dev scores only)
 # whose fold-0 dev scores the study starts from: the first attempt, and the grid cell that step 4 varies
 STUDY_BASELINES = ("adam-elman-dse-d3-200k", "adam-elman-ese-d3-200k", "paper-elman-dse-d1-24k")
@@ -77,7 +78,7 @@ def grid_key(s: dict, series: str = "paper") -> tuple | None:
 
 def paper_key(s: dict) -> tuple | None:
     """The paper cell that a summary is compared with in the tables (any series)."""
-    return grid_key(s, "paper") or grid_key(s, "adam") or grid_key(s, "frozen")
+    return next(filter(None, (grid_key(s, series) for series in ("paper", *SERIES))), None)
 
 
 def _describe(s: dict) -> str:
@@ -202,7 +203,8 @@ def _plots(summaries: dict, plot_dir: Path) -> list[tuple[str, str]]:
                         color=color, label=f"paper {short}")
                 for series, style in (("paper", dict(marker="s", capsize=3)),
                                       ("adam", dict(marker="x", capsize=0, alpha=0.45, linestyle=":")),
-                                      ("frozen", dict(marker="^", capsize=0, alpha=0.45, linestyle="-."))):
+                                      ("frozen", dict(marker="^", capsize=0, alpha=0.45, linestyle="-.")),
+                                      ("authors", dict(marker="v", capsize=0, alpha=0.45, linestyle="--"))):
                     ours = {}
                     for s in summaries.values():
                         key = grid_key(s, series)

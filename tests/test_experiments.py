@@ -1,6 +1,8 @@
 """The CV runner and the report generator on a tiny configuration and corpus (seconds)."""
 
 import json
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -200,3 +202,29 @@ model: {{task: dse, trainer: fast, depth: 1, hidden: 4, features: random, embedd
     with pytest.raises(TaggerError, match=r"wild fold 0: training diverged with seeds 1, 1001 and 2001"):
         run_experiment(exp, None, tmp / "results", tmp / "runs", split, progress=False, together=1)
     assert not (tmp / "results" / "wild").exists()  # no result for a fold that never trained
+
+
+def test_rename_results_moves_records_and_keeps_the_old_name(tmp_path):
+    import subprocess
+
+    script = Path(__file__).resolve().parents[1] / "experiments" / "rename_results.py"
+    for name, folds in (("paper-elman-dse-d1-24k", (0, 3)), ("paper-elman-ese-d1-24k", (0,)), ("paperx-y", (0,))):
+        (tmp_path / name).mkdir()
+        for k in folds:
+            (tmp_path / name / f"fold{k}.json").write_text(json.dumps({"name": name, "fold": k}))
+
+    def run(*args):
+        return subprocess.run([sys.executable, str(script), *args, "--results", str(tmp_path)],
+                              capture_output=True, text=True)
+
+    done = run("paper-elman", "authors-elman", "--only", "paper-elman-dse-d1-24k")
+    assert done.returncode == 0 and "2 results renamed" in done.stderr
+    assert not (tmp_path / "paper-elman-dse-d1-24k").exists()
+    moved = json.loads((tmp_path / "authors-elman-dse-d1-24k" / "fold3.json").read_text())
+    assert moved == {"name": "authors-elman-dse-d1-24k", "fold": 3, "renamed_from": "paper-elman-dse-d1-24k"}
+    assert (tmp_path / "paper-elman-ese-d1-24k" / "fold0.json").exists()  # not in --only
+    (tmp_path / "authors-elman-ese-d1-24k").mkdir()
+    (tmp_path / "authors-elman-ese-d1-24k" / "fold0.json").write_text("{}")
+    clash = run("paper-elman", "authors-elman")
+    assert clash.returncode != 0 and "already exists" in clash.stderr
+    assert (tmp_path / "paper-elman-ese-d1-24k" / "fold0.json").exists() and (tmp_path / "paperx-y").exists()
