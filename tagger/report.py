@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 import statistics
 from collections import defaultdict
@@ -296,7 +297,52 @@ def grid_section(summaries: dict) -> list[str]:
     if reruns:
         lines += ["Runs whose training loss became infinite (the authors' recipe has no gradient clipping) were run "
                   "again with the seed + 1000 (`tagger.experiment.DIVERGED_RETRIES`): " + "; ".join(reruns) + ".", ""]
-    return lines
+    return lines + depth_section(cells)
+
+
+def sign_test(wins: int, losses: int) -> float:
+    """Two-sided exact sign test: the probability, with wins and losses equally likely, of a split at
+    least as uneven as ``wins``:``losses`` (ties left out beforehand)."""
+    n = wins + losses
+    if n == 0:
+        return 1.0
+    k = min(wins, losses)
+    return min(1.0, 2 * sum(math.comb(n, i) for i in range(k + 1)) / 2 ** n)
+
+
+def fold_scores(s: dict, metric: str = "proportional") -> dict[int, float]:
+    """Test F1 (%) of a summary's type, per fold."""
+    return {r["fold"]: 100 * r["scores"]["test"][s["type"]][metric]["f1"] for r in s["records"]}
+
+
+def depth_section(cells: dict) -> list[str]:
+    """The paper's finding that deeper networks (2-3 layers) beat a single layer at the same parameter
+    budget, tested on our cells: per (type, budget), depth d against depth 1 on the folds both have."""
+    rows = []
+    for t in ("DSE", "ESE"):
+        for b in ("24k", "200k"):
+            one = cells.get((t, 1, b))
+            for d in (2, 3, 4, 5):
+                deep = cells.get((t, d, b))
+                if not one or not deep:
+                    continue
+                a, z = fold_scores(one), fold_scores(deep)
+                common = sorted(set(a) & set(z))
+                if len(common) < 2:
+                    continue
+                diffs = [z[k] - a[k] for k in common]
+                wins, losses = sum(x > 0 for x in diffs), sum(x < 0 for x in diffs)
+                paper = PAPER[(t, d, b)][0] - PAPER[(t, 1, b)][0]
+                rows.append(f"| {t} | {b} | {d} − 1 | {len(common)} | {statistics.mean(diffs):+.2f} ± "
+                            f"{statistics.stdev(diffs):.2f} | {wins} / {losses} | {sign_test(wins, losses):.3f} | "
+                            f"{paper:+.2f} |")
+    if not rows:
+        return []
+    return ["### Does depth help at the same budget? (the paper's finding)", "",
+            "Test proportional F1 of a deeper cell minus depth 1, paired over the folds both have run; "
+            "wins / losses: folds where the deeper network scores higher / lower; p: two-sided exact sign test.",
+            "", "| type | budget | depths | folds | mean diff ± std | wins / losses | p | paper's diff |",
+            "|---|---|---|---|---|---|---|---|", *rows, ""]
 
 
 ACCURATE_PREFIX = "accurate-"  # the accurate tagger's candidates (issue 15)

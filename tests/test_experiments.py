@@ -11,7 +11,7 @@ from tagger.corpus.dataset import load_documents, select
 from tagger.corpus.split import load_split
 from tagger.errors import TaggerError
 from tagger.experiment import load_experiments, load_results, run_experiment
-from tagger.report import write_report
+from tagger.report import depth_section, sign_test, write_report
 from tagger.training import Trainer
 
 
@@ -228,3 +228,21 @@ def test_rename_results_moves_records_and_keeps_the_old_name(tmp_path):
     clash = run("paper-elman", "authors-elman")
     assert clash.returncode != 0 and "already exists" in clash.stderr
     assert (tmp_path / "paper-elman-ese-d1-24k" / "fold0.json").exists() and (tmp_path / "paperx-y").exists()
+
+
+def test_sign_test_and_depth_table_by_hand():
+    assert sign_test(9, 0) == 2 / 2 ** 9  # 0.0039
+    assert sign_test(8, 2) == 2 * (1 + 10 + 45) / 2 ** 10  # 0.109375
+    assert sign_test(2, 8) == sign_test(8, 2) and sign_test(5, 5) == 1.0 and sign_test(0, 0) == 1.0
+
+    def cell(scores):
+        return {"type": "DSE", "records": [{"fold": k, "scores": {"test": {"DSE": {"proportional": {"f1": f}}}}}
+                                           for k, f in scores.items()]}
+
+    cells = {("DSE", 1, "24k"): cell({0: 0.60, 1: 0.62, 2: 0.61}),
+             ("DSE", 3, "24k"): cell({0: 0.63, 1: 0.61, 2: 0.64, 3: 0.70})}  # fold 3 has no depth-1 partner
+    lines = depth_section(cells)
+    (row,) = [x for x in lines if x.startswith("| DSE")]
+    # diffs +3, -1, +3 points: mean +1.67, std 2.31; 2 wins, 1 loss: p = 2 * (1 + 3) / 8 = 1.0
+    assert row == "| DSE | 24k | 3 − 1 | 3 | +1.67 ± 2.31 | 2 / 1 | 1.000 | +0.74 |"
+    assert depth_section({("DSE", 3, "24k"): cells[("DSE", 3, "24k")]}) == []
