@@ -3,7 +3,7 @@ under a name of their own and the configuration's name is free for the new recip
 
     python experiments/rename_results.py paper-elman authors-elman [--only paper-elman-dse-d3-200k ...]
 
-moves ``experiments/results/OLD-*/`` to ``NEW-*/``; in each fold's JSON the ``name`` becomes the new
+moves ``experiments/results/OLD/`` and ``OLD-*/`` to ``NEW/`` and ``NEW-*/``; in each fold's JSON the ``name`` becomes the new
 one and ``renamed_from`` records the old.  Refuses to overwrite a result that already exists.
 """
 
@@ -20,7 +20,7 @@ from tagger.storage import atomic_write_text
 
 def rename(results: Path, old: str, new: str, only: list[str] | None = None) -> list[Path]:
     moved = []
-    for src in sorted(results.glob(f"{old}-*")):
+    for src in sorted([*results.glob(old), *results.glob(f"{old}-*")]):  # OLD itself, or OLD's grid
         if not src.is_dir() or (only and src.name not in only):
             continue
         dst = results / (new + src.name[len(old):])

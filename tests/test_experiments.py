@@ -228,6 +228,10 @@ def test_rename_results_moves_records_and_keeps_the_old_name(tmp_path):
     clash = run("paper-elman", "authors-elman")
     assert clash.returncode != 0 and "already exists" in clash.stderr
     assert (tmp_path / "paper-elman-ese-d1-24k" / "fold0.json").exists() and (tmp_path / "paperx-y").exists()
+    whole = run("paper-elman-ese-d1-24k", "recipe-x-ese-d1-24k-init_scale0.01")  # one experiment by its full name
+    assert whole.returncode == 0 and "1 results renamed" in whole.stderr
+    assert json.loads((tmp_path / "recipe-x-ese-d1-24k-init_scale0.01" / "fold0.json").read_text())["renamed_from"] \
+        == "paper-elman-ese-d1-24k"
 
 
 def test_sign_test_and_depth_table_by_hand():
