@@ -44,7 +44,7 @@ case "$1" in
   bench)
     commit=$2; shift 2
     use_repo "$commit"
-    python3 experiments/benchmarks/bench_training.py "$@" 2>&1 | grep -v "cudart\|absl\|tpu" ;;
+    python3 experiments/benchmarks/bench_training.py "$@" 2>&1 | grep -v "cudart\|absl\|libtpu" ;;
   grid)
     commit=$2 config=$3 jobs=$4; shift 4
     use_repo "$commit"
@@ -59,7 +59,7 @@ case "$1" in
     sleep "${2:-0}"
     for log in "$W"/fold*.log "$W"/grid*.log; do
       [ -f "$log" ] || continue
-      echo "== $log"; grep -v "cudart\|absl\|tpu" "$log" | tail -n 4 || true; done
+      echo "== $log"; grep -v "cudart\|absl\|libtpu" "$log" | tail -n 4 || true; done
     for state in "$W"/runs/*/fold*/checkpoint/state.json; do  # logs stay empty until a fold ends
       [ -f "$state" ] && python3 -c "import json, sys; s = json.load(open(sys.argv[1])); print(sys.argv[1], 'epoch', s['epoch'], 'best', s['best_epoch'])" "$state"
     done
