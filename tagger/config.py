@@ -57,7 +57,8 @@ class TaggerConfig:
     clipnorm: float = 5.0  # largest norm of each weight's gradient (0: no clipping)
     batch_size: int = 32
     max_epochs: int = 30
-    patience: int = 5  # dev evaluations without a better dev proportional F1 before stopping (0: never stop)
+    patience: int = 5  # dev evaluations without a better dev proportional F1 before stopping (0: never stop);
+    # they count once the dev F1 has risen above 0 (a network still tagging everything O trains on)
     seed: int = 1
     jit_compile: bool = True  # XLA on the TensorFlow backend (the JAX backend always compiles)
     init: str = "keras"  # keras (Glorot / orthogonal / zero biases) | uniform: U(-init_scale, init_scale), the authors'

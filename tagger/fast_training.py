@@ -362,7 +362,7 @@ class FastTrainer:
         from tqdm.auto import tqdm
 
         from tagger.model import build_model, set_embeddings
-        from tagger.training import bundle_start, dev_score, set_seeds
+        from tagger.training import bundle_start, dev_score, patience_counts, set_seeds
 
         jax, cfg = self.jax, self.config
         folds = [_Fold(*r) for r in runs]
@@ -430,7 +430,7 @@ class FastTrainer:
                     if f.best is None or score > f.best:
                         f.best, f.best_epoch, f.bad = score, epoch, 0
                         f.best_params = jax.tree_util.tree_map(lambda x: x[m], host)
-                    else:
+                    elif patience_counts(f.best, bool(f.dev)):
                         f.bad += 1
                     msg = (f"epoch {epoch}{f' (model {m + 1}/{len(folds)})' if len(folds) > 1 else ''}: "
                            f"loss {mean_loss:.4f}, dev prop F1 {score:.4f}, {seconds:.1f}s")

@@ -130,6 +130,14 @@ def dev_score(report: dict) -> float:
     return float(np.mean([r["proportional"]["f1"] for r in report.values()]))
 
 
+def patience_counts(best_score: float | None, has_dev: bool) -> bool:
+    """Whether an evaluation without a better score counts against the patience.  Not while the best dev
+    F1 is still 0: a network that has not left its all-O start (deep ReLU stacks with small initial
+    weights can sit there for tens of epochs) is not converged, and the authors' trainer, which never
+    stops early, would go on training it; it then trains on to ``max_epochs``."""
+    return not has_dev or (best_score is not None and best_score > 0)
+
+
 def _batch_arrays(vocab, config, sentences, idx, pad_to, context=None, pieces=None):
     """Inputs and targets of one batch, padded to ``pad_to`` rows (full-size batches
     keep one compiled graph per length bucket)."""
@@ -359,7 +367,7 @@ class Trainer:
             improved = state["best_score"] is None or score > state["best_score"]
             if improved:
                 state.update(best_score=score, best_epoch=epoch, bad_epochs=0)
-            else:
+            elif patience_counts(state["best_score"], bool(dev)):
                 state["bad_epochs"] += 1
             stopped = bool(cfg.patience) and state["bad_epochs"] >= cfg.patience
             self._save_checkpoint(model, vocab, state, improved)

@@ -212,3 +212,28 @@ def test_keras_trainer_weights_gold_o_tokens():
     plain = model.test_on_batch(x, all_o, return_dict=True)["loss"]
     weighted = model.test_on_batch(x, all_o, sample_weight=o_weights(all_o, cfg.o_weight), return_dict=True)["loss"]
     assert weighted == pytest.approx(0.25 * plain, rel=1e-6)
+
+
+@pytest.mark.parametrize("trainer", ["keras", "fast"])
+def test_patience_waits_until_the_network_tags_something(sample_sentences, trainer, tmp_path):
+    """Trained on sentences stripped of their opinion spans, the network learns to tag everything O, so its
+    dev F1 stays 0: such a run is not converged and trains on to max_epochs instead of stopping after
+    ``patience`` evaluations.  A run that tags something stops as before."""
+    from tagger.data import Sentence
+    from tagger.training import patience_counts
+
+    if trainer == "fast":
+        pytest.importorskip("jax")
+        pytest.importorskip("optax")
+    assert patience_counts(None, True) is False and patience_counts(0.0, True) is False
+    assert patience_counts(0.01, True) is True and patience_counts(-3.0, False) is True  # no dev: loss
+    all_o = [Sentence(s.tokens, {t: ["O"] * len(s) for t in s.tags}, doc=s.doc, index=s.index)
+             for s in sample_sentences]
+    cfg = TaggerConfig(task="dse", trainer=trainer, max_epochs=4, patience=1, **TINY)
+    _, meta = train(cfg, all_o, sample_sentences, tmp_path / "stuck", progress=False)
+    assert [h["dev_score"] for h in meta["training"]["history"]] == [0.0] * 4
+    assert meta["training"]["epochs"] == 4  # patience 1 alone would have stopped it after epoch 2
+    _, meta = train(cfg.replace(max_epochs=12), sample_sentences, sample_sentences, tmp_path / "learns",
+                    progress=False)
+    scores = [h["dev_score"] for h in meta["training"]["history"]]
+    assert max(scores) > 0 and meta["training"]["epochs"] == min(12, scores.index(max(scores)) + 2)
