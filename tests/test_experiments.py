@@ -250,3 +250,26 @@ def test_sign_test_and_depth_table_by_hand():
     # diffs +3, -1, +3 points: mean +1.67, std 2.31; 2 wins, 1 loss: p = 2 * (1 + 3) / 8 = 1.0
     assert row == "| DSE | 24k | 3 − 1 | 3 | +1.67 ± 2.31 | 2 / 1 | 1.000 | +0.74 |"
     assert depth_section({("DSE", 3, "24k"): cells[("DSE", 3, "24k")]}) == []
+
+
+def test_grid_section_by_hand_lists_stuck_and_diverged_runs():
+    from tagger.report import grid_section, summarise
+
+    def result(fold, test_f1, dev_f1, **extra):
+        score = lambda f: {"ESE": {m: {"precision": f, "recall": f, "f1": f}  # noqa: E731
+                                   for m in ("proportional", "binary", "exact")}}
+        return {"name": "paper-elman-ese-d5-24k", "kind": "rnn", "fold": fold, "config": {}, "epochs": 100,
+                "data": {"source": "reference"}, "scores": {"test": score(test_f1), "dev": score(dev_f1)}, **extra}
+
+    results = [result(k, 0.5, 0.55) for k in range(9)] + [result(9, 0.0, 0.0, diverged=[{"seed": 1, "epoch": 3}],
+                                                                   seed=1001)]
+    lines = grid_section(summarise(results))
+    (row,) = [x for x in lines if x.startswith("| ESE | 24k | 5 |")]
+    # nine folds at 50 and one at 0: mean 45.00, sample std sqrt((9 * 5² + 45²) / 9) = sqrt(250) = 15.81;
+    # paper 49.25
+    assert row.startswith("| ESE | 24k | 5 | 10 | 45.00 ± 15.81 | 49.25 | -4.25 |")
+    assert any("over the 1 cells" in x.lower() and "mean |ours − paper| 4.25" in x for x in lines)
+    assert any(x.startswith("Runs whose training loss became infinite") and "ESE d5 24k fold 9: seed 1 diverged "
+               "at epoch 3; the result is seed 1001's" in x for x in lines)
+    assert any(x.startswith("Runs that never tagged anything") and x.endswith("ESE d5 24k fold 9 (100 epochs).")
+               for x in lines)
