@@ -27,8 +27,8 @@ def main(argv=None) -> int:
 
     from tqdm.auto import tqdm
 
-    from tagger.contextual import MiniLMEncoder
     from tagger.corpus.dataset import load_documents
+    from tagger.network.contextual import MiniLMEncoder
 
     try:
         done = set()

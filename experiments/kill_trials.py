@@ -111,7 +111,11 @@ def preload(code: Path) -> None:
     sys.path.insert(0, str(code))
     import keras  # noqa: F401
 
-    import tagger.cli, tagger.evaluation, tagger.model, tagger.predict, tagger.training  # noqa: F401,E401
+    import tagger.cli  # noqa: F401,E401
+    import tagger.evaluation.scoring
+    import tagger.network.model
+    import tagger.network.predict
+    import tagger.training.trainer
 
 
 @dataclass
@@ -171,7 +175,7 @@ def summary(bundle: Path) -> dict | None:
 
 def bundle_loads(bundle: Path, code: Path) -> bool:
     """The final bundle loads (and verifies) in a fresh process, on the NumPy runtime."""
-    probe = ("import sys; from tagger.predict import Tagger; "
+    probe = ("import sys; from tagger.network.predict import Tagger; "
              "t = Tagger.load(sys.argv[1], backend='numpy'); print(len(t.predict([['A', 'test', '.']])))")
     r = subprocess.run([sys.executable, "-c", probe, str(bundle)], env=child_env(code), cwd=code,
                        capture_output=True, text=True)

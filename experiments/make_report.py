@@ -9,8 +9,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from tagger.evaluation.report import write_report
 from tagger.experiment import RESULTS, load_results
-from tagger.report import write_report
 
 
 def main(argv=None) -> int:

@@ -31,12 +31,12 @@ from tagger.config import TaggerConfig
 from tagger.corpus.dataset import load_documents, select
 from tagger.corpus.mpqa import MPQACorpus
 from tagger.corpus.split import load_split
-from tagger.evaluation import evaluate_tagger
+from tagger.evaluation.scoring import evaluate_tagger
+from tagger.network.predict import Tagger
 from tagger.paths import BUNDLED, default_datasplit, default_mpqa
-from tagger.predict import Tagger
 from tagger.provenance import git_commit
 from tagger.storage import atomic_write_text
-from tagger.training import remove_checkpoint, train
+from tagger.training.trainer import remove_checkpoint, train
 
 # The authors' recipe (experiments/configs/paper.yaml, chosen on fold-0 dev) on the paper's best
 # network, ReLU Elman depth 3 at the 200k budget, one network for DSE and ESE.

@@ -1,4 +1,21 @@
-"""opinion-tagger: deep bidirectional RNN taggers for opinion expressions (DSE, ESE)."""
+"""opinion-tagger: deep bidirectional RNN taggers for opinion expressions (DSE, ESE).
+
+The packages, in the order data flows through them:
+
+    corpus/      MPQA 2.0 and the reference BIO files, the split, the converted format
+    network/     features, the Keras model, bundles on disk, the NumPy runtime, Tagger
+    training/    the Keras trainer, the fast JAX trainer, data-parallel, the CRF baseline
+    evaluation/  the paper's metrics, scoring, the experiments report
+    experiment   the cross-validation runner (configurations, folds, results)
+    tagging/     input records, OpinionTagger (text in, spans out), output formats
+    engines/     batch tagging in partitions, on Ray
+    annotation/  the annotation store and the Streamlit annotator
+    cli          ``opinion-tagger``: a thin layer over all of the above
+
+Shared by every stage: ``config`` (TaggerConfig), ``data`` (tokens, sentences,
+spans), ``tokenize`` (spaCy), ``errors``, ``paths``, ``provenance``, ``storage``
+(atomic files).
+"""
 
 __version__ = "0.1.0"
 
@@ -6,3 +23,13 @@ import os as _os
 
 _os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 _os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+
+
+def __getattr__(name):
+    # ``from tagger import OpinionTagger``, imported on first use so that ``import tagger``
+    # (every command, every subpackage) loads neither spaCy nor a network.
+    if name == "OpinionTagger":
+        from tagger.tagging.annotate import OpinionTagger
+
+        return OpinionTagger
+    raise AttributeError(f"module 'tagger' has no attribute {name!r}")

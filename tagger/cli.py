@@ -254,11 +254,11 @@ def cmd_train(args) -> int:
     from tagger.corpus.dataset import select
     from tagger.corpus.split import load_split
     from tagger.provenance import git_commit
-    from tagger.training import train
+    from tagger.training.trainer import train
 
     init = None
     if args.init_from:
-        from tagger.bundle import load_bundle_files
+        from tagger.network.bundle import load_bundle_files
         from tagger.paths import resolve_model
 
         init = resolve_model(args.init_from)
@@ -290,7 +290,7 @@ def cmd_train(args) -> int:
           f"{'fold ' + str(args.fold) if source != 'annotations' else path}: "
           f"{len(train_s)} train / {len(dev_s)} dev sentences", file=sys.stderr)
     if args.devices:  # data parallel over several devices (JAX backend)
-        from tagger.data_parallel import train_data_parallel
+        from tagger.training.data_parallel import train_data_parallel
 
         _, meta = train_data_parallel(config, train_s, dev_s, args.out, devices=args.devices, extra_words=extra,
                                       resume=args.resume, progress=not args.quiet, record=record, init=init)
@@ -328,9 +328,8 @@ def _recorded_data_path(model: Path, source: str, path: str) -> str:
 def cmd_evaluate(args) -> int:
     from tagger.corpus.dataset import select
     from tagger.corpus.split import load_split
-    from tagger.predict import Tagger
-    from tagger.evaluation import evaluate_tagger
-
+    from tagger.evaluation.scoring import evaluate_tagger
+    from tagger.network.predict import Tagger
     from tagger.paths import resolve_model
 
     tagger = Tagger.load(resolve_model(args.model))
@@ -391,9 +390,9 @@ def _tag_output(args):
 def cmd_tag(args) -> int:
     from tqdm.auto import tqdm
 
-    from tagger.annotate import OpinionTagger
-    from tagger.formats import Writer
-    from tagger.inputs import read_records
+    from tagger.tagging.annotate import OpinionTagger
+    from tagger.tagging.formats import Writer
+    from tagger.tagging.inputs import read_records
 
     if not args.text and not args.input:
         raise TaggerError("nothing to tag: give TEXT arguments or --input FILE|DIR|-")
@@ -457,10 +456,10 @@ def cmd_tag_engine(args) -> int:
 
 # --------------------------------------------------------------------------- annotate
 def cmd_annotate_import(args) -> int:
-    from tagger.annotate import OpinionTagger
     from tagger.annotation.importing import import_records
     from tagger.annotation.store import Project
-    from tagger.inputs import read_records
+    from tagger.tagging.annotate import OpinionTagger
+    from tagger.tagging.inputs import read_records
 
     tagger = None if args.model == "none" else OpinionTagger.load(args.model)
     own = {str(args.project.resolve()) + suffix for suffix in ("", "-wal", "-shm", "-journal")}
@@ -523,7 +522,7 @@ def cmd_annotate_serve(args) -> int:
 def _annotate_parser(sub) -> None:
     from tagger.annotation.exporting import EXPORT_FORMATS
     from tagger.annotation.store import STATUSES
-    from tagger.inputs import MAX_CHARS
+    from tagger.tagging.inputs import MAX_CHARS
 
     ann = sub.add_parser("annotate", help="annotation projects: import, export, statistics, the annotator page")
     asub = ann.add_subparsers(dest="annotate_command", required=True)
@@ -604,8 +603,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="one JSON object on stdout, values as fractions")
     p.set_defaults(func=cmd_evaluate)
 
-    from tagger.formats import FORMATS
-    from tagger.inputs import MAX_CHARS
+    from tagger.tagging.formats import FORMATS
+    from tagger.tagging.inputs import MAX_CHARS
 
     p = sub.add_parser("tag", help="tag text, files or directories with a model bundle")
     p.add_argument("text", nargs="*", help="texts to tag (each one document)")

@@ -201,7 +201,7 @@ def run_experiment(exp: Experiment, folds: list[int] | None = None, results: Pat
                    together: int = 10) -> list[Path]:
     """Train and score ``exp`` on each fold that has no result yet; returns the result files written.
     Configurations with ``trainer: fast`` train up to ``together`` folds at once in one program
-    (``tagger.fast_training``); others one fold at a time, resuming from checkpoints."""
+    (``tagger.training.fast_trainer``); others one fold at a time, resuming from checkpoints."""
     from tagger.corpus.dataset import load_documents
 
     datasplit = Path(datasplit or default_datasplit())
@@ -232,9 +232,9 @@ def _run_folds(exp, folds, docs, extra, path, results, runs, datasplit, progress
     """Train and score ``folds`` of ``exp`` (several at once with the fast trainer) and write their results."""
     from tagger.corpus.dataset import select
     from tagger.corpus.split import load_split
-    from tagger.evaluation import evaluate_tagger, score_predictions
+    from tagger.evaluation.scoring import evaluate_tagger, score_predictions
     from tagger.provenance import git_commit
-    from tagger.training import has_checkpoint, remove_checkpoint, train
+    from tagger.training.trainer import has_checkpoint, remove_checkpoint, train
 
     splits = {k: load_split(datasplit, k) for k in folds}
     parts = {k: tuple(select(docs, splits[k].part(p)) for p in ("train", "dev", "test")) for k in folds}
@@ -242,7 +242,7 @@ def _run_folds(exp, folds, docs, extra, path, results, runs, datasplit, progress
     commit = git_commit()  # the code the folds start with (a fold can outlast a commit)
     out = []
     if exp.kind == "crf":
-        from tagger.crf_baseline import CRFBaseline
+        from tagger.training.crf_baseline import CRFBaseline
 
         for k in folds:
             train_s, dev_s, test_s = parts[k]
@@ -259,7 +259,7 @@ def _run_folds(exp, folds, docs, extra, path, results, runs, datasplit, progress
 
     def attempt(config, ks):  # [(Tagger, meta) or TrainingDiverged] for folds ks
         if config.trainer == "fast":
-            from tagger.fast_training import train_fast_together
+            from tagger.training.fast_trainer import train_fast_together
 
             return train_fast_together(config, [(parts[k][0], parts[k][1], dirs[k]) for k in ks], extra, progress)
         (k,) = ks

@@ -13,7 +13,7 @@ def _nlp():
 
     nlp = spacy.blank("en")
     nlp.add_pipe("sentencizer")
-    nlp.max_length = 10**8  # inputs are bounded by the caller (see tagger.inputs)
+    nlp.max_length = 10**8  # inputs are bounded by the caller (see tagger.tagging.inputs)
     return nlp
 
 

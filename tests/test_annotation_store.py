@@ -10,12 +10,13 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tagger.annotation.exporting import export, record, stats, tagged
 from tagger.annotation.importing import import_records
 from tagger.annotation.store import ConflictError, Project, ProjectError, StoredSpan, StoredToken
-from tagger.inputs import Record
+from tagger.tagging.inputs import Record
 
 ROOT = Path(__file__).resolve().parent.parent
 TEXT = "Ann said it was awful. Bob left."

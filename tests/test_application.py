@@ -5,13 +5,13 @@ import re
 
 import pytest
 
-from tagger.annotate import OpinionTagger, TaggedDocument, apply_tags
 from tagger.cli import main
 from tagger.config import TaggerConfig
 from tagger.corpus import MPQACorpus, mpqa_sentences
-from tagger.formats import brat_ann, conll_lines, render_html
-from tagger.inputs import read_records, records_from_bytes
-from tagger.training import train
+from tagger.tagging.annotate import OpinionTagger, TaggedDocument, apply_tags
+from tagger.tagging.formats import brat_ann, conll_lines, render_html
+from tagger.tagging.inputs import read_records, records_from_bytes
+from tagger.training.trainer import train
 
 
 @pytest.fixture(scope="module")
@@ -107,7 +107,7 @@ def test_formats(ot):
 
 
 def test_brat_fragments_across_lines():
-    from tagger.annotate import TaggedSpan
+    from tagger.tagging.annotate import TaggedSpan
 
     doc = TaggedDocument("x", "a b\nc d", spans=[TaggedSpan("ESE", 2, 5, "b\nc", 0.5)])
     assert brat_ann(doc) == "T1\tESE 2 3;4 5\tb c\n"
@@ -159,3 +159,20 @@ def test_stdin_plain_text_and_overlong(tmp_path):
     assert recs[0].error.startswith("over-long input")
     recs = list(read_records(inputs=["-"], stdin=io.BytesIO(b'{"id": 7, "text": "A."}\n{"text": "B."}\n')))
     assert [(r.id, r.text) for r in recs] == [("7", "A."), ("stdin:2", "B.")]
+
+
+def test_top_level_import_is_light_and_exports_the_api():
+    # ``import tagger`` (done by every subpackage) must not load spaCy, TensorFlow or a network;
+    # ``tagger.OpinionTagger`` is the text API, imported on first use.
+    import subprocess
+    import sys
+
+    code = ("import sys, tagger; heavy = [m for m in ('spacy', 'tensorflow', 'keras', 'tagger.tagging.annotate') "
+            "if m in sys.modules]; print(heavy); from tagger import OpinionTagger; "
+            "from tagger.tagging.annotate import OpinionTagger as O; print(OpinionTagger is O)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split("\n")
+    assert out[:2] == ["[]", "True"]
+    with pytest.raises(AttributeError, match="no attribute 'nothing'"):
+        import tagger
+
+        tagger.nothing  # noqa: B018

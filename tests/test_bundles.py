@@ -8,10 +8,10 @@ import warnings
 
 import pytest
 
-from tagger.bundle import BundleWarning, add_manifest, load_bundle_files
 from tagger.errors import BundleError
+from tagger.network.bundle import BundleWarning, add_manifest, load_bundle_files
+from tagger.network.predict import Tagger
 from tagger.paths import default_model
-from tagger.predict import Tagger
 
 BACKENDS = ("numpy", "keras")  # the checks run before either back end reads the network
 
@@ -45,7 +45,7 @@ def test_bundled_model_verifies_without_warning():
     assert meta["training"]["epochs"] == meta["training"]["selected_epochs"] > 0
     assert set(meta["scores"]["fold0_test"]) == {"DSE", "ESE"} and meta["size_bytes"] < 20_000_000
     assert meta["speed"]["tokens_per_s"] > 0
-    from tagger.runtime import NumpyNetwork
+    from tagger.network.runtime import NumpyNetwork
 
     assert isinstance(Tagger.load(default_model(), backend="auto").network, NumpyNetwork)  # auto: no TensorFlow
 

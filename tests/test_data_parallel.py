@@ -22,8 +22,8 @@ import jax, keras
 from conftest import make_sample
 from tagger.config import TaggerConfig
 from tagger.corpus import MPQACorpus, mpqa_sentences
-from tagger.data_parallel import data_parallel, select_devices, train_data_parallel
-from tagger.training import train
+from tagger.training.data_parallel import data_parallel, select_devices, train_data_parallel
+from tagger.training.trainer import train
 
 out = sys.argv[2]
 sents = list(mpqa_sentences(MPQACorpus(make_sample.write_sample(out + "/mpqa"))))
@@ -66,11 +66,9 @@ def test_two_virtual_devices_match_one(tmp_path):
 def test_devices_needs_jax_and_an_even_split():
     import keras
 
-    from tagger.data_parallel import data_parallel, select_devices
-    from tagger.errors import TaggerError
-
     from tagger.config import TaggerConfig
-    from tagger.data_parallel import train_data_parallel
+    from tagger.errors import TaggerError
+    from tagger.training.data_parallel import data_parallel, select_devices, train_data_parallel
 
     with pytest.raises(TaggerError, match="runs on one device"):
         train_data_parallel(TaggerConfig(trainer="fast", cell="elman", output="softmax"), [], [], "unused", "2")

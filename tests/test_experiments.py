@@ -10,9 +10,9 @@ from tagger.config import TaggerConfig
 from tagger.corpus.dataset import load_documents, select
 from tagger.corpus.split import load_split
 from tagger.errors import TaggerError
+from tagger.evaluation.report import depth_section, sign_test, write_report
 from tagger.experiment import load_experiments, load_results, run_experiment
-from tagger.report import depth_section, sign_test, write_report
-from tagger.training import Trainer
+from tagger.training.trainer import Trainer
 
 
 @pytest.fixture
@@ -253,7 +253,7 @@ def test_sign_test_and_depth_table_by_hand():
 
 
 def test_grid_section_by_hand_lists_stuck_and_diverged_runs():
-    from tagger.report import grid_section, summarise
+    from tagger.evaluation.report import grid_section, summarise
 
     def result(fold, test_f1, dev_f1, **extra):
         score = lambda f: {"ESE": {m: {"precision": f, "recall": f, "f1": f}  # noqa: E731

@@ -11,10 +11,10 @@ pytest.importorskip("optax")
 import jax.numpy as jnp  # noqa: E402
 import keras  # noqa: E402
 
-from tagger import fast_training as ft  # noqa: E402
 from tagger.config import TaggerConfig  # noqa: E402
 from tagger.data import Sentence, Token  # noqa: E402
-from tagger.model import build_model  # noqa: E402
+from tagger.network.model import build_model  # noqa: E402
+from tagger.training import fast_trainer as ft  # noqa: E402
 
 VOCAB = 12
 
@@ -175,9 +175,9 @@ def test_clipnorm_clips_each_weight():
 def test_fast_training_writes_a_bundle_that_tags_like_the_fast_path(tmp_path):
     """A tiny run: the bundle's own tagging (NumPy runtime) reproduces the dev scores the fast path
     recorded for the best epoch, and a second run with the same seed gives the same scores."""
-    from tagger.evaluation import evaluate_tagger
-    from tagger.predict import Tagger
-    from tagger.training import dev_score, train
+    from tagger.evaluation.scoring import evaluate_tagger
+    from tagger.network.predict import Tagger
+    from tagger.training.trainer import dev_score, train
 
     rng = np.random.default_rng(0)
     words = ["said", "the", "plan", "was", "robbery", "as", "usual", "fears", "he", "good"]
@@ -240,7 +240,7 @@ def test_epoch_plan_covers_every_sentence_once_with_aligned_lengths():
 def test_models_trained_together_equal_models_trained_alone(tmp_path):
     """Two folds in one vmapped run give the same losses and dev scores as each alone (same batch count,
     so the same batch order)."""
-    from tagger.fast_training import train_fast, train_fast_together
+    from tagger.training.fast_trainer import train_fast, train_fast_together
 
     rng = np.random.default_rng(5)
     words = ["said", "the", "plan", "was", "robbery", "as", "usual", "fears", "he", "good"]

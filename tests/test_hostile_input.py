@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
+from strategies import api_inputs, api_records, expected_records, jsonl_files
 from streamlit.testing.v1 import AppTest
 
-from strategies import api_inputs, api_records, expected_records, jsonl_files
-from tagger.annotate import InvalidText, OpinionTagger
 from tagger.cli import main
-from tagger.inputs import MAX_DEPTH, check_text, printable_id, read_records, records_from_bytes
+from tagger.tagging.annotate import InvalidText, OpinionTagger
+from tagger.tagging.inputs import MAX_DEPTH, check_text, printable_id, read_records, records_from_bytes
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_MODEL = str(ROOT / "tagger" / "models" / "fast")

@@ -2,7 +2,7 @@
 
 import pytest
 
-from tagger.metrics import exact_scores, overlap_scores, span_report
+from tagger.evaluation.metrics import exact_scores, overlap_scores, span_report
 
 
 def approx(d):

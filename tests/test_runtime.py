@@ -5,8 +5,8 @@ import pytest
 
 from tagger.config import TaggerConfig
 from tagger.corpus import MPQACorpus, mpqa_sentences
-from tagger.predict import Tagger
-from tagger.training import train
+from tagger.network.predict import Tagger
+from tagger.training.trainer import train
 
 
 @pytest.mark.parametrize("cell,output,task", [("elman", "softmax", "joint"), ("lstm", "crf", "dse"),

@@ -9,7 +9,7 @@ from streamlit.testing.v1 import AppTest
 from tagger.annotation.editor import apply_event, editor_data
 from tagger.annotation.importing import import_records
 from tagger.annotation.store import ConflictError, Project, ProjectError
-from tagger.inputs import Record
+from tagger.tagging.inputs import Record
 
 APP = str(Path(__file__).resolve().parent.parent / "streamlit_app.py")
 # invented sentences (no corpus text)

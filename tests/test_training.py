@@ -9,10 +9,10 @@ from tagger.cli import main
 from tagger.config import TaggerConfig
 from tagger.corpus import MPQACorpus, mpqa_sentences
 from tagger.errors import BundleError
-from tagger.predict import Tagger
-from tagger.evaluation import evaluate_tagger
+from tagger.evaluation.scoring import evaluate_tagger
+from tagger.network.predict import Tagger
 from tagger.storage import make_manifest
-from tagger.training import CHECKPOINT_FILES, Trainer, checkpoint_dirs, train
+from tagger.training.trainer import CHECKPOINT_FILES, Trainer, checkpoint_dirs, train
 
 TINY = dict(depth=2, hidden=12, input_dropout=0.0, dropout=0.0, learning_rate=0.02, batch_size=4,
             features="random", embedding_dim=12)
@@ -164,7 +164,7 @@ def test_cli_train_and_evaluate_on_sample(sample_mpqa, tmp_path, capsys):
 
 
 def test_decoded_tags_are_valid_iob2():
-    from tagger.features import decode_tags
+    from tagger.network.features import decode_tags
 
     # a stray I (after O, or first in the sentence) begins a span: B
     assert decode_tags([2, 2, 0, 2, 1, 2, 0], "ESE") == [
@@ -173,7 +173,7 @@ def test_decoded_tags_are_valid_iob2():
 
 
 def test_cosine_schedule_warms_up_then_decays_to_zero():
-    from tagger.model import learning_rate
+    from tagger.network.model import learning_rate
 
     assert learning_rate(TaggerConfig(learning_rate=0.01), 7) == 0.01  # constant: the number itself
     sched = learning_rate(TaggerConfig(learning_rate=0.01, lr_schedule="cosine", max_epochs=2), 50)
@@ -197,8 +197,8 @@ def test_config_rejects_inconsistent_contextual_settings(values, message):
 def test_keras_trainer_weights_gold_o_tokens():
     """``o_weight`` on the Keras trainer: per-token sample weights, o_weight where the gold tag is O; a
     batch whose gold tags are all O has exactly o_weight times the unweighted loss."""
-    from tagger.model import build_model, compile_model
-    from tagger.training import o_weights
+    from tagger.network.model import build_model, compile_model
+    from tagger.training.trainer import o_weights
 
     y = {"DSE": np.array([[0, 1, 2, 0]])}
     assert o_weights(y, 1.0) is None
@@ -220,7 +220,7 @@ def test_patience_waits_until_the_network_tags_something(sample_sentences, train
     dev F1 stays 0: such a run is not converged and trains on to max_epochs instead of stopping after
     ``patience`` evaluations.  A run that tags something stops as before."""
     from tagger.data import Sentence
-    from tagger.training import patience_counts
+    from tagger.training.trainer import patience_counts
 
     if trainer == "fast":
         pytest.importorskip("jax")

@@ -34,11 +34,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from tagger.annotate import OpinionTagger
 from tagger.annotation.editor import editor_data
 from tagger.annotation.importing import import_records
 from tagger.annotation.store import Project
-from tagger.inputs import Record
+from tagger.tagging.annotate import OpinionTagger
+from tagger.tagging.inputs import Record
 
 WORDS = ("the council said plan bridge river we fear hope strongly new old village mayor claimed awful "
          "wonderful report people were told as usual critics praised failed market rain night").split()

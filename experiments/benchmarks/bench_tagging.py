@@ -19,10 +19,10 @@ import subprocess
 import sys
 import time
 
-from tagger.annotate import OpinionTagger
 from tagger.corpus.mpqa import MPQACorpus
-from tagger.bundle import load_bundle_files
+from tagger.network.bundle import load_bundle_files
 from tagger.paths import default_mpqa, resolve_model
+from tagger.tagging.annotate import OpinionTagger
 
 
 def throughput(model, backend: str, texts: list[str], repeats: int) -> tuple[float, int]:

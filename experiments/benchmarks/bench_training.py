@@ -51,7 +51,7 @@ def main() -> int:
     from tagger.corpus.dataset import load_documents, select
     from tagger.corpus.split import load_split
     from tagger.paths import default_datasplit, default_reference
-    from tagger.training import train
+    from tagger.training.trainer import train
 
     docs = load_documents("reference", str(default_reference()))
     split = load_split(default_datasplit(), 0)
@@ -81,7 +81,7 @@ def main() -> int:
         print(f"{name:5s}: median epoch {median:6.2f} s (epochs 2..{len(secs)}), first epoch (compiling) "
               f"{secs[0]:6.1f} s, {r['train_tokens_per_s']:8.0f} training tokens/s  [{r['device']}]", flush=True)
     if args.together > 1:
-        from tagger.fast_training import train_fast_together
+        from tagger.training.fast_trainer import train_fast_together
 
         runs, total = [], 0
         for fold in range(args.together):

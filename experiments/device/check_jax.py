@@ -3,7 +3,7 @@
     KERAS_BACKEND=jax python experiments/device/check_jax.py [N_SENTENCES]
 
 Tags the first N reference sentences (default 150) with the bundled model through Keras on
-the current backend and through ``tagger.runtime``; prints whether the tags are equal and
+the current backend and through ``tagger.network.runtime``; prints whether the tags are equal and
 the largest confidence difference.  Exits 1 when the tags differ.
 """
 
@@ -12,8 +12,8 @@ from __future__ import annotations
 import sys
 
 from tagger.corpus.dataset import load_documents
+from tagger.network.predict import Tagger
 from tagger.paths import default_model, default_reference
-from tagger.predict import Tagger
 
 
 def main() -> int:

@@ -28,7 +28,7 @@ import numpy as np
 
 from tagger.config import TaggerConfig
 from tagger.corpus.dataset import load_documents
-from tagger.features import normalize
+from tagger.network.features import normalize
 from tagger.paths import default_reference
 
 PART = 30 * 2**20  # bytes per weights part: each of the three travels in its own call

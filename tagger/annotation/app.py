@@ -37,7 +37,7 @@ def open_project(path: str) -> Project:
 
 @st.cache_resource(show_spinner="Loading the model...")
 def load_tagger(model: str):
-    from tagger.annotate import OpinionTagger
+    from tagger.tagging.annotate import OpinionTagger
 
     return OpinionTagger.load(model, backend="auto")
 
@@ -79,7 +79,7 @@ def choose_project() -> Path | None:
 # --------------------------------------------------------------------------- sections
 def import_section(project: Project, model: str) -> None:
     from tagger.annotation.importing import import_records
-    from tagger.inputs import check_text, records_from_bytes
+    from tagger.tagging.inputs import check_text, records_from_bytes
 
     with st.expander("Import documents", expanded=sum(project.counts().values()) == 0, key="exp_import"):
         with st.form("import", clear_on_submit=True):
@@ -138,7 +138,7 @@ def scores_section(project: Project, model: str) -> None:
     with st.expander("Model scores on the accepted documents", key="exp_scores"):
         if st.button(f"Score {model} on the accepted documents", key="score"):
             from tagger.annotation.dataset import accepted_documents
-            from tagger.evaluation import evaluate_tagger
+            from tagger.evaluation.scoring import evaluate_tagger
 
             try:
                 docs = accepted_documents(project.path)

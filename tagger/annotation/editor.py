@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tagger.annotation.store import Document, Project, ProjectError
-from tagger.formats import COLORS
+from tagger.tagging.formats import COLORS
 
 STATIC = Path(__file__).resolve().parent / "static"
 KEYS = {"d": "DSE", "e": "ESE", "1": "DSE", "2": "ESE"}  # label keys (see static/editor.js for the others)

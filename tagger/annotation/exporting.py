@@ -15,9 +15,9 @@ from collections import Counter
 from pathlib import Path
 from typing import Iterator
 
-from tagger.annotate import TaggedDocument, TaggedSentence, TaggedSpan, TaggedToken
 from tagger.annotation.store import Document, Project
-from tagger.formats import Writer, brat_ann, conll_lines
+from tagger.tagging.annotate import TaggedDocument, TaggedSentence, TaggedSpan, TaggedToken
+from tagger.tagging.formats import Writer, brat_ann, conll_lines
 
 EXPORT_FORMATS = ("jsonl", "conll", "brat")
 
@@ -29,9 +29,10 @@ def tagged(doc: Document, types: tuple[str, ...]) -> TaggedDocument:
         for k in range(sp.tok_start, sp.tok_end):
             tags[k][sp.type] = ("B-" if k == sp.tok_start else "I-") + sp.type
     out = TaggedDocument(doc.name, doc.text, types=types)
+    current = None  # the sentence index of the last token placed
     for tok, tg in zip(doc.tokens, tags):
         t = TaggedToken(doc.text[tok.start:tok.end], tok.start, tok.end, tg)
-        if not out.sentences or tok.sentence != current:
+        if tok.sentence != current:
             out.sentences.append(TaggedSentence(tok.start, tok.end, []))
             current = tok.sentence
         out.sentences[-1].tokens.append(t)

@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Iterable
 
-from tagger.annotate import OpinionTagger, TaggedDocument, tokenised
 from tagger.annotation.store import Project, StoredSpan, StoredToken
-from tagger.inputs import Record
+from tagger.tagging.annotate import OpinionTagger, TaggedDocument, tokenised
+from tagger.tagging.inputs import Record
 
 
 @dataclass

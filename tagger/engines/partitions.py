@@ -4,8 +4,8 @@ An input (files, directories and globs of ``.txt``, ``.jsonl`` and ``.parquet``
 files) is cut into partitions of about ``size`` records: consecutive plain-text
 files (one document each), line ranges of a JSONL file, row ranges of a Parquet
 file.  ``tag_partition`` tags one partition with the local tagging API
-(``tagger.inputs`` reads the records, ``OpinionTagger.tag_many`` tags them,
-``tagger.formats`` writes them), so a record's output is the local engine's.
+(``tagger.tagging.inputs`` reads the records, ``OpinionTagger.tag_many`` tags them,
+``tagger.tagging.formats`` writes them), so a record's output is the local engine's.
 Each partition becomes one file ``part-NNNNN.EXT`` in the output directory,
 written atomically, then ``part-NNNNN.done.json`` (counts and the file's size);
 ``_plan.json`` holds the partitions and a fingerprint of the inputs and options,
@@ -23,8 +23,17 @@ from pathlib import Path
 from typing import Iterable, Iterator
 
 from tagger.errors import TaggerError
-from tagger.inputs import (MAX_CHARS, Record, _byte_limit, _file_records, _jsonl_records, _lines, check_text,
-                           directory_files, record_id)
+from tagger.tagging.inputs import (
+    MAX_CHARS,
+    Record,
+    _byte_limit,
+    _file_records,
+    _jsonl_records,
+    _lines,
+    check_text,
+    directory_files,
+    record_id,
+)
 
 PLAN = "_plan.json"
 OUTPUT_FORMATS = ("jsonl", "conll", "parquet")
@@ -255,7 +264,7 @@ def _serialise(fmt: str, docs: Iterable, types: tuple[str, ...], counts: dict) -
         buf = io.BytesIO()
         pq.write_table(pa.Table.from_pylist(rows, schema=parquet_schema(types)), buf)
         return buf.getvalue()
-    from tagger.formats import Writer
+    from tagger.tagging.formats import Writer
 
     text = io.StringIO()
     writer = Writer(fmt, text)

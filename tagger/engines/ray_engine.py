@@ -27,7 +27,7 @@ from pathlib import Path
 
 from tagger.engines.partitions import OUTPUT_FORMATS, finished, prepare, tag_partition
 from tagger.errors import TaggerError
-from tagger.inputs import MAX_CHARS
+from tagger.tagging.inputs import MAX_CHARS
 
 
 class PartitionTagger:
@@ -37,7 +37,7 @@ class PartitionTagger:
         # actors sharing a GPU (--gpus-per-worker below 1) must not each take all its memory
         os.environ.setdefault("TF_FORCE_GPU_ALLOW_GROWTH", "true")
         os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
-        from tagger.annotate import OpinionTagger
+        from tagger.tagging.annotate import OpinionTagger
 
         self.ot = OpinionTagger.load(model, backend=backend)
         self.out_dir, self.fmt, self.max_chars, self.chunk = Path(out_dir), fmt, max_chars, chunk
@@ -103,7 +103,7 @@ def tag_with_ray(inputs: list[str], out_dir: str | Path, *, model: str | Path | 
     ``tokens_now``, ``worker_seconds`` and ``worker_cpu_seconds`` (the actors' wall and CPU time on them)."""
     from tqdm.auto import tqdm
 
-    from tagger.bundle import load_bundle_files
+    from tagger.network.bundle import load_bundle_files
     from tagger.paths import resolve_model
 
     if importlib.util.find_spec("ray") is None:

@@ -1,7 +1,7 @@
 """Tag raw text: sentence splitting and tokenisation (spaCy), the model, and
 spans with character offsets into the input and a confidence.
 
-    from tagger.annotate import OpinionTagger
+    from tagger.tagging.annotate import OpinionTagger
     ot = OpinionTagger.load()                 # the bundled model
     doc = ot.tag("Officials said the plan was daylight robbery.")
     doc.spans   # [Span(type='DSE', start=10, end=14, text='said', score=0.93), ...]
@@ -15,9 +15,9 @@ from typing import Iterable, Iterator
 
 from tagger.corpus.labels import spans_from_bio
 from tagger.errors import TaggerError
-from tagger.inputs import Record, check_text
+from tagger.network.predict import Tagger
 from tagger.paths import resolve_model
-from tagger.predict import Tagger
+from tagger.tagging.inputs import Record, check_text
 
 
 @dataclass
@@ -139,7 +139,7 @@ class OpinionTagger:
         """Tag ``(id, text)`` pairs, bare strings or ``Record``s lazily, ``chunk`` at a time.
 
         Exactly one document per input, in input order: one that cannot be tagged
-        (see ``tagger.inputs.check_text``) comes back with ``error`` set, and never
+        (see ``tagger.tagging.inputs.check_text``) comes back with ``error`` set, and never
         stops the stream."""
         buf: list[Record] = []
         for n, rec in enumerate(records):

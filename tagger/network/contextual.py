@@ -10,7 +10,7 @@ and optionally on disk (float16), since the same corpus is encoded for every
 fold.
 
 With ``context_fine_tune`` the encoder is part of the network instead
-(``tagger.model``) and is trained with it; ``WordPieces`` turns a batch of
+(``tagger.network.model``) and is trained with it; ``WordPieces`` turns a batch of
 sentences into its inputs (wordpiece ids, padding mask and the index of each
 word's first wordpiece).
 """
@@ -117,7 +117,7 @@ class WordPieces:
         and ``word_starts`` [rows, words]: each word's first wordpiece, 0 for padding and
         truncated words), plus each sentence's word spans.  ``shape`` (rows, words) pads
         to the word-id array's shape; ``length`` fixes the wordpiece length."""
-        from tagger.features import bucket_length
+        from tagger.network.features import bucket_length
 
         seqs = [self.sequence(w) for w in sentences]
         rows, n_words = shape or (len(seqs), max((len(w) for w in sentences), default=1))

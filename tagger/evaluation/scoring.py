@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from tagger.data import Sentence
-from tagger.metrics import span_report
+from tagger.evaluation.metrics import span_report
 
 
 def score_predictions(sentences: Sequence[Sentence], predicted: dict[str, list[list[str]]]) -> dict:

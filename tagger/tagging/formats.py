@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 from typing import TextIO
 
-from tagger.annotate import TaggedDocument
+from tagger.tagging.annotate import TaggedDocument
 
 FORMATS = ("jsonl", "conll", "brat", "html")
 COLORS = {"DSE": "#ffd36b", "ESE": "#9fd3ff"}

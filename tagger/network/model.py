@@ -18,7 +18,7 @@ import numpy as np
 from keras import layers, ops
 
 from tagger.config import TaggerConfig
-from tagger.crf import CRF
+from tagger.network.crf import CRF
 
 N_TAGS = 3  # O, B, I
 
@@ -97,7 +97,7 @@ def build_model(config: TaggerConfig, vocab_size: int, dim: int, pretrained: boo
     """The uncompiled network: input ``words`` (int ids, 0 = padding), one output per type.
     With frozen contextual features the input is a dict ``{"words", "context"}`` (context:
     [B, T, 384]); with a fine-tuned encoder ``{"words", "token_ids", "segment_ids",
-    "padding_mask", "word_starts"}`` (``tagger.contextual.WordPieces``), and the encoder
+    "padding_mask", "word_starts"}`` (``tagger.network.contextual.WordPieces``), and the encoder
     starts from the pinned MiniLM weights (``pretrained=False``: uninitialised, for
     copying trained weights into).
 
@@ -108,7 +108,7 @@ def build_model(config: TaggerConfig, vocab_size: int, dim: int, pretrained: boo
     x = WordEmbedding(vocab_size, dim, name="embedding")(ids)
     inputs = ids
     if config.context_fine_tune:
-        from tagger.contextual import load_minilm
+        from tagger.network.contextual import load_minilm
 
         pieces = {k: keras.Input(shape=(None,), dtype="int32", name=k)
                   for k in ("token_ids", "segment_ids", "padding_mask", "word_starts")}
@@ -119,7 +119,7 @@ def build_model(config: TaggerConfig, vocab_size: int, dim: int, pretrained: boo
         x = layers.Concatenate(name="features")([x, WordGather(name="word_pieces")(sequence, pieces["word_starts"])])
         inputs = {"words": ids, **pieces}
     elif config.contextual:
-        from tagger.contextual import MINILM_DIM
+        from tagger.network.contextual import MINILM_DIM
 
         ctx = keras.Input(shape=(None, MINILM_DIM), dtype="float32", name="context")
         x = layers.Concatenate(name="features")([x, ctx])
