@@ -273,3 +273,46 @@ def test_grid_section_by_hand_lists_stuck_and_diverged_runs():
                "at epoch 3; the result is seed 1001's" in x for x in lines)
     assert any(x.startswith("Runs that never tagged anything") and x.endswith("ESE d5 24k fold 9 (100 epochs).")
                for x in lines)
+
+
+def test_variants_section_by_hand_pairs_with_the_elman_cell():
+    from tagger.evaluation.report import grid_section, summarise
+
+    def result(name, source, fold, f1):
+        score = {"DSE": {m: {"precision": f1, "recall": f1, "f1": f1} for m in ("proportional", "binary", "exact")}}
+        return {"name": name, "kind": "rnn", "fold": fold, "config": {"cell": "elman", "depth": 3, "budget": "200k"},
+                "data": {"source": source}, "scores": {"test": score, "dev": score}}
+
+    results = ([result("paper-elman-dse-d3-200k", "reference", k, f) for k, f in enumerate((0.60, 0.62, 0.61))]
+               + [result("paper-elman-spacy-dse", "mpqa", k, f) for k, f in enumerate((0.58, 0.63, 0.60))])
+    lines = grid_section(summarise(results))
+    (row,) = [x for x in lines if x.startswith("| `paper-elman-spacy-dse`")]
+    # spaCy 58, 63, 60: mean 60.33, std sqrt((2.33² + 2.67² + 0.33²) / 2) = 2.52; Elman 60, 62, 61: 61.00 ± 1.00;
+    # paired diffs -2, +1, -1: mean -0.67, 1 win and 2 losses, p = 2 * (1 + 3) / 8 = 1; paper DSE d3 200k 66.01
+    assert row == ("| `paper-elman-spacy-dse` | DSE | elman, depth 3, 200k | mpqa | 3 | 60.33 ± 2.52 | 60.33 ± 2.52 | "
+                   "60.3 / 60.3 | 61.00 ± 1.00 | -0.67 on 3 folds, 1 / 2, p 1.000 | 66.01 |")
+    # the spaCy rows are not grid cells: the 20-cell table still counts one cell with results
+    assert any(x.startswith("| DSE | 200k | 3 | 3 | 61.00 ± 1.00 |") for x in lines)
+
+
+def test_factors_and_seed_spread_by_hand():
+    from tagger.evaluation.report import factors_section, summarise
+
+    def result(name, dev_f1, seed=1, fold=0):
+        score = {"DSE": {m: {"precision": dev_f1, "recall": dev_f1, "f1": dev_f1}
+                         for m in ("proportional", "binary", "exact")}}
+        return {"name": name, "kind": "rnn", "fold": fold, "seed": seed, "data": {"source": "reference"},
+                "config": {"depth": 1, "budget": "24k"}, "scores": {"test": score, "dev": score}}
+
+    results = [result("paper-elman-dse-d1-24k", 0.62), result("paper-elman-dse-d1-24k", 0.99, fold=1),
+               result("recipe-dropout-dse-d1-24k-dropout0.1", 0.605),
+               result("recipe-seed-dse-d1-24k-seed2", 0.60, seed=2), result("recipe-seed-dse-d1-24k-seed3", 0.64, seed=3)]
+    lines = factors_section(summarise(results))
+    (factor,) = [x for x in lines if x.startswith("| dropout")]
+    # fold 0 only (fold 1's 99 is not a dev figure of the study): 62.00 -> 60.50
+    assert factor == ("| dropout 0 → 0.1 | DSE | d1 24k | `paper-elman-dse-d1-24k` | 62.00 | "
+                      "`recipe-dropout-dse-d1-24k-dropout0.1` | 60.50 | -1.50 |")
+    (spread,) = [x for x in lines if x.startswith("| DSE | d1 24k |")]
+    # seeds 1 (the grid's run), 2, 3: 62, 60, 64: mean 62.00, sample std 2.00, range 4.00
+    assert spread == "| DSE | d1 24k | 1, 2, 3 | 62.00, 60.00, 64.00 | 62.00 ± 2.00 | 4.00 |"
+    assert factors_section({}) == []
