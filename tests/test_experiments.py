@@ -296,7 +296,7 @@ def test_variants_section_by_hand_pairs_with_the_elman_cell():
 
 
 def test_factors_and_seed_spread_by_hand():
-    from tagger.evaluation.report import factors_section, summarise
+    from tagger.evaluation.report import factor_changes, factors_section, summarise
 
     def result(name, dev_f1, seed=1, fold=0):
         score = {"DSE": {m: {"precision": dev_f1, "recall": dev_f1, "f1": dev_f1}
@@ -316,3 +316,5 @@ def test_factors_and_seed_spread_by_hand():
     # seeds 1 (the grid's run), 2, 3: 62, 60, 64: mean 62.00, sample std 2.00, range 4.00
     assert spread == "| DSE | d1 24k | 1, 2, 3 | 62.00, 60.00, 64.00 | 62.00 ± 2.00 | 4.00 |"
     assert factors_section({}) == []
+    assert factor_changes(summarise(results), "dropout 0 → 0.1") == "-1.50 (DSE d1 24k)"
+    assert factor_changes(summarise(results), "frozen GloVe → fine-tuned GloVe") == "not run"

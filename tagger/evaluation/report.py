@@ -156,7 +156,7 @@ def write_report(results: list[dict], out_md: Path, plot_dir: Path) -> Path:
                   f"the paper's best: {PAPER[(t, 3, '200k')][0]:.2f} / {PAPER[(t, 3, '200k')][1]:.2f}; "
                   f"semi-CRF {PAPER_BASELINES[(t, 'semi-CRF')][0]:.2f} / {PAPER_BASELINES[(t, 'semi-CRF')][1]:.2f}.",
                   ""]
-    lines += grid_section(summaries)
+    lines += grid_section(summaries, study)
     plots = _plots(summaries, plot_dir)
     for title, name in plots:
         lines += [f"### {title}", "", f"![{title}]({plot_dir.name}/{name})", ""]
@@ -253,9 +253,10 @@ def _plots(summaries: dict, plot_dir: Path) -> list[tuple[str, str]]:
     return out
 
 
-def grid_section(summaries: dict) -> list[str]:
+def grid_section(summaries: dict, study: dict | None = None) -> list[str]:
     """The paper's 20 cells (type x budget x depth) against ours: F1 with the std over folds, the
-    difference, precision and recall, and the issue's targets on the cells that have all 10 folds."""
+    difference, precision and recall, and the issue's targets on the cells that have all 10 folds; ``study``:
+    the dev study's runs, whose measured factors the paragraph on what still differs quotes."""
     cells = {grid_key(s): s for s in summaries.values() if grid_key(s)}
     lines = ["## Paper reproduction grid (Elman, softmax, the paper's tokens)", "",
              "Configurations `paper-elman-<task>-d<depth>-<budget>` (`experiments/configs/paper.yaml`). "
@@ -292,7 +293,7 @@ def grid_section(summaries: dict) -> list[str]:
                   f"{'' if len(diffs) == 20 else ' (not all 20 cells have 10 folds)'}.", ""]
     lines += ["Cells with fewer than 10 folds: " + "; ".join(missing) + "." if missing
               else "All 20 cells have 10 folds.", ""]
-    lines += differences_paragraph(cells)
+    lines += differences_paragraph(cells, {**summaries, **(study or {})})
     reruns = [f"{s['type']} d{key[1]} {key[2]} fold {r['fold']}: "
               + ", ".join(f"seed {d['seed']} diverged at epoch {d['epoch']}" for d in r["diverged"])
               + f"; the result is seed {r['seed']}'s"
@@ -346,9 +347,21 @@ def variants_section(summaries: dict, cells: dict) -> list[str]:
             "|---|---|---|---|---|---|---|---|---|---|---|", *rows, ""]
 
 
-def differences_paragraph(cells: dict) -> list[str]:
+def factor_changes(summaries: dict, factor: str) -> str:
+    """A factor's fold-0 dev F1 changes (``FACTORS``), e.g. "+1.88 (DSE d3 200k), +2.31 (ESE d3 200k)";
+    "not run" when none of its pairs has both runs."""
+    out = []
+    for name, t, before, after in FACTORS:
+        a, b = summaries.get((before, t)), summaries.get((after, t))
+        if name == factor and a and b and (x := fold0_dev(a)) is not None and (y := fold0_dev(b)) is not None:
+            out.append(f"{y - x:+.2f} ({t} d{b['config'].get('depth')} {b['config'].get('budget')})")
+    return ", ".join(out) or "not run"
+
+
+def differences_paragraph(cells: dict, summaries: dict) -> list[str]:
     """What still differs from the paper: the signed differences of the 10-fold cells at depths 1-3 (where the
-    paper's curves rise or stay flat) and at depths 4-5 (where they fall), and the causes measured on dev."""
+    paper's curves rise or stay flat) and at depths 4-5 (where they fall), and what the dev study measured of
+    the remaining differences in set-up."""
     full = {k: s for k, s in cells.items() if len(s["folds"]) == 10}
     if not full:
         return []
@@ -361,20 +374,23 @@ def differences_paragraph(cells: dict) -> list[str]:
                          f"({below} below the paper, {len(diffs) - below} above; from {min(diffs):+.2f} to "
                          f"{max(diffs):+.2f})")
     stds = [s["metric"][("proportional", "f1")][1] for k, s in full.items() if k[1] <= 3] or [0.0]
+    epochs = "epochs: at most 100, stop after 4 evaluations without gain → 200, no early stop"
     return ["**What still differs from the paper.** Proportional F1 over the cells with 10 folds: "
             + "; ".join(parts) + ". "
-            f"Below the paper at depths 1-3 by one to two points, about the same on every cell: the set-ups still "
-            "differ in the word vectors (50-d GloVe 6B, fine-tuned, against the paper's frozen 300-d word2vec "
-            "trained on about 100 billion words; not available offline here, so not measured: the factor table "
-            "below shows what vectors are worth on dev, fine-tuning GloVe alone about +2, random vectors about −3.6), "
-            "in the epoch budget (at most 100 epochs and a stop after 4 evaluations without improvement, against "
-            "the authors' 200), and in the paper's own run-to-run noise, which is not published (our std over folds at "
-            f"depths 1-3 is {min(stds):.1f}-{max(stds):.1f} points; the seed spread on one fold is in the table below). Above the paper at "
-            "depths 4-5, where the paper's F1 falls and ours does not: our depths 4 and 5 start from U(±0.05) "
-            "weights because the authors' U(±0.01) left depth 4 at the all-O start on every fold (dev study, "
-            "step 5); a network that never leaves that start scores 0 on its fold, and one such fold in ten "
-            "lowers a 10-fold mean by about the paper's drop. That is a possible cause of the paper's drop, "
-            "not a measured one.", ""]
+            "What still differs in the set-up, with what the dev study measured of it (fold-0 dev F1 changes, "
+            "factor table below): (1) the word vectors, 50-d GloVe 6B fine-tuned against the paper's frozen 300-d "
+            "word2vec trained on about 100 billion words, which are not available offline here, so their share is "
+            "not measured; what vectors are worth on this task: fine-tuning GloVe "
+            f"{factor_changes(summaries, 'frozen GloVe → fine-tuned GloVe')}, random vectors instead of GloVe "
+            f"{factor_changes(summaries, 'frozen GloVe → random 50-d vectors, trained')}; (2) the epoch budget, "
+            "at most 100 epochs with a stop after 4 evaluations without gain against the authors' 200 without a "
+            f"stop: {factor_changes(summaries, epochs)}; (3) run-to-run noise, which the paper does not publish: "
+            f"our std over folds at depths 1-3 is {min(stds):.1f}-{max(stds):.1f} points, and seeds move one "
+            "fold's dev F1 by the spread in the seed table. At depths 4-5 the paper's F1 falls and ours does not: "
+            "our depths 4 and 5 start from U(±0.05) weights because the authors' U(±0.01) left depth 4 at the "
+            "all-O start on every fold (dev study, step 5); a network that never leaves that start scores 0 on "
+            "its fold, and one such fold in ten lowers a 10-fold mean by about the paper's drop. That is a "
+            "possible cause of the paper's drop, not a measured one.", ""]
 
 
 def sign_test(wins: int, losses: int) -> float:
