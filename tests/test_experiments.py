@@ -318,3 +318,24 @@ def test_factors_and_seed_spread_by_hand():
     assert factors_section({}) == []
     assert factor_changes(summarise(results), "dropout 0 → 0.1") == "-1.50 (DSE d1 24k)"
     assert factor_changes(summarise(results), "frozen GloVe → fine-tuned GloVe") == "not run"
+
+
+def test_factor_rows_name_the_units_where_not_elman():
+    from tagger.evaluation.report import factor_changes, factors_section, network, summarise
+
+    assert network({"cell": "lstm", "depth": 3, "budget": "24k"}) == "lstm d3 24k"
+    assert network({"cell": "elman", "depth": 1, "budget": "200k"}) == "d1 200k"
+    assert network({"depth": 2, "hidden": 128}) == "d2 128"
+
+    def result(name, dev_f1):
+        score = {"ESE": {m: {"precision": dev_f1, "recall": dev_f1, "f1": dev_f1}
+                         for m in ("proportional", "binary", "exact")}}
+        return {"name": name, "kind": "rnn", "fold": 0, "seed": 1, "data": {"source": "reference"},
+                "config": {"cell": "gru", "depth": 3, "budget": "24k"}, "scores": {"test": score, "dev": score}}
+
+    before, after = (f"recipe-gated-ese-gru-24k-learning_rate0.001-lr_decay{d}" for d in ("0.999", "0.9999"))
+    summaries = summarise([result(before, 0.50), result(after, 0.5525)])
+    (row,) = [x for x in factors_section(summaries) if x.startswith("| GRU")]
+    assert row == (f"| GRU units: lr decay ×0.999 → ×0.9999 | ESE | gru d3 24k | `{before}` | 50.00 | `{after}` | "
+                   "55.25 | +5.25 |")
+    assert factor_changes(summaries, "GRU units: lr decay ×0.999 → ×0.9999") == "+5.25 (ESE gru d3 24k)"
