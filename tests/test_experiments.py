@@ -293,6 +293,15 @@ def test_variants_section_by_hand_pairs_with_the_elman_cell():
                    "60.3 / 60.3 | 61.00 ± 1.00 | -0.67 on 3 folds, 1 / 2, p 1.000 | 66.01 |")
     # the spaCy rows are not grid cells: the 20-cell table still counts one cell with results
     assert any(x.startswith("| DSE | 200k | 3 | 3 | 61.00 ± 1.00 |") for x in lines)
+    assert not any("decay the learning rate" in x for x in lines)  # the same recipe: nothing to say
+    # a gated row with another decay than its Elman cell's says so, with the measured factor (none here)
+    gated = [{**result("gated-dse-lstm-200k", "reference", 0, 0.62),
+              "config": {"cell": "lstm", "depth": 3, "budget": "200k", "lr_decay": 0.9999}}]
+    for r in results:
+        r["config"]["lr_decay"] = 0.999
+    lines = grid_section(summarise(results + gated))
+    assert any("The `gated-*` rows also decay the learning rate by ×0.9999 per update where the Elman grid decays "
+               "it by ×0.999" in x and "moved fold-0 dev F1 by not run" in x for x in lines)
 
 
 def test_factors_and_seed_spread_by_hand():

@@ -308,7 +308,7 @@ def grid_section(summaries: dict, study: dict | None = None) -> list[str]:
         lines += ["Runs that never tagged anything on the dev documents (the network stayed at its all-O start to "
                   "the last epoch; patience counts only once the dev F1 is above 0) are kept as they are, test F1 "
                   "0 included: " + "; ".join(stuck) + ".", ""]
-    return lines + depth_section(cells) + variants_section(summaries, cells)
+    return lines + depth_section(cells) + variants_section({**summaries, **(study or {})}, cells)
 
 
 VARIANT = re.compile(r"^(paper-elman-spacy|gated)-")  # issue 14, step 4: other tokens, other cells
@@ -318,7 +318,7 @@ def variants_section(summaries: dict, cells: dict) -> list[str]:
     """The grid's network on other data or with other cells (``paper-elman-spacy-*``: the project's spaCy-token
     conversion; ``gated-*``: LSTM and GRU), each against our Elman cell of the same type, depth and budget on the
     paper's tokens (test prop F1 paired over the folds both have, exact sign test) and the paper's figure."""
-    rows = []
+    rows, decays = [], set()
     for (name, t), s in sorted(summaries.items()):
         if not VARIANT.match(name) or s["kind"] != "rnn":
             continue
@@ -326,6 +326,8 @@ def variants_section(summaries: dict, cells: dict) -> list[str]:
         key = (t, c.get("depth"), c.get("budget"))
         m, n = s["metric"], len(s["folds"])
         elman, paper = cells.get(key), PAPER.get(key)
+        if elman and c.get("lr_decay") != elman["config"].get("lr_decay"):
+            decays.add((elman["config"].get("lr_decay"), c.get("lr_decay"), name.split("-")[0]))
         pair = paired(elman, s) if elman else None
         vs = (f"{pair['mean']:+.2f} on {pair['folds']} folds, {pair['wins']} / {pair['losses']}, p {pair['p']:.3f}"
               if pair else "–")
@@ -342,7 +344,12 @@ def variants_section(summaries: dict, cells: dict) -> list[str]:
             "(`experiments/configs/gated.yaml`): LSTM and GRU units in place of Elman units, with the Elman hidden "
             "sizes of the budget. *Elman*: our grid cell of the same type, depth and budget on the paper's tokens; "
             "*vs Elman*: test prop F1 minus that cell's, paired over the folds both have, wins / losses, two-sided "
-            "exact sign test; *paper*: the paper's Elman figure for that cell.", "",
+            "exact sign test; *paper*: the paper's Elman figure for that cell." + "".join(
+                f" The `{prefix}-*` rows also decay the learning rate by ×{after} per update where the Elman grid "
+                f"decays it by ×{before}, so their *vs Elman* measures the units and that decay together; at Elman "
+                f"depths 1-3 that change moved fold-0 dev F1 by "
+                f"{factor_changes(summaries, f'lr decay ×{before} → ×{after}')} (factor table below)."
+                for before, after, prefix in sorted(decays, key=str)), "",
             "| configuration | type | network | data | folds | prop F1 | bin F1 | P / R | Elman | vs Elman | paper |",
             "|---|---|---|---|---|---|---|---|---|---|---|", *rows, ""]
 
