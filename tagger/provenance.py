@@ -24,4 +24,8 @@ def git_commit() -> str:
 
 
 def machine() -> str:
-    return f"{platform.machine()} {platform.system()}, Python {platform.python_version()}"
+    from tagger.threads import cpu_threads
+
+    n = cpu_threads()
+    return (f"{platform.machine()} {platform.system()}, Python {platform.python_version()}"
+            + (f", {n} CPU thread{'s' if n > 1 else ''} for kernels" if n else ""))

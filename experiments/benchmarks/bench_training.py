@@ -41,11 +41,9 @@ def main() -> int:
     args = ap.parse_args()
     if args.epochs < 2:
         ap.error("--epochs must be at least 2 (the first epoch compiles)")
-    if args.threads:
-        os.environ.setdefault("TF_NUM_INTRAOP_THREADS", str(args.threads))
-        os.environ.setdefault("TF_NUM_INTEROP_THREADS", "1")
-        os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " --xla_cpu_multi_thread_eigen=false "
-                                   f"intra_op_parallelism_threads={args.threads}").strip()
+    from tagger.threads import limit_cpu_threads
+
+    limit_cpu_threads(args.threads)
 
     from tagger.config import TaggerConfig
     from tagger.corpus.dataset import load_documents, select
