@@ -14,7 +14,7 @@ import sys
 
 from tagger.errors import TaggerError
 from tagger.experiment import RESULTS, RUNS, load_experiments, run_experiment
-from tagger.threads import limit_cpu_threads
+from tagger.threads import limit_cpu_threads, parse_cpus
 
 
 def main(argv=None) -> int:
@@ -28,11 +28,13 @@ def main(argv=None) -> int:
     ap.add_argument("--list", action="store_true", help="list the experiments and their finished folds")
     ap.add_argument("--together", type=int, default=10,
                     help="folds trained at once in one program by the fast trainer (default: %(default)s)")
-    ap.add_argument("--threads", type=int, default=1,
-                    help="CPU threads for each job's kernels (default %(default)s: two jobs side by side on a "
-                         "2-core machine; 0: the libraries' defaults, e.g. on a GPU machine)")
+    ap.add_argument("--cpus", help="pin this job to these cores, e.g. 0 or 0,1 (on the 2-core machine: two jobs, "
+                                   "--cpus 0 and --cpus 1); default: no pinning, the libraries' thread pools")
     args = ap.parse_args(argv)
-    limit_cpu_threads(args.threads)  # before the trainers import TensorFlow or JAX
+    try:
+        limit_cpu_threads(cpus=parse_cpus(args.cpus) if args.cpus else None)  # before TensorFlow or JAX loads
+    except ValueError as exc:
+        ap.error(f"--cpus {exc}")
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     from pathlib import Path
 

@@ -1,7 +1,10 @@
-"""CPU threads for TensorFlow's and XLA's kernels: set before either library is imported.
+"""CPU threads and cores for TensorFlow's and XLA's kernels: set before either library is imported.
 
-Training on the 2-core machine runs two jobs side by side with one thread each; left to their
-defaults, each job's XLA runtime spreads over both cores and the two jobs contend for them.
+Training on the 2-core machine runs two jobs side by side, each on a core of its own
+(``run_cv.py --cpus 0`` and ``--cpus 1``).  Left to their defaults, each job's XLA runtime keeps a
+pool of as many threads as the process may use cores, and the two jobs contend for both cores.
+XLA sizes that pool from the process's CPU affinity, which is why pinning, not an environment
+variable, is what limits it.
 """
 
 from __future__ import annotations
@@ -11,16 +14,35 @@ import os
 ENV = "OPINION_TAGGER_CPU_THREADS"  # what was asked for, recorded with each result
 
 
-def limit_cpu_threads(n: int) -> None:
-    """``n`` > 0: at most ``n`` threads for TensorFlow's and XLA's CPU kernels (0: the libraries'
-    defaults).  Call it before TensorFlow or JAX is imported; later it has no effect."""
+def parse_cpus(text: str) -> list[int]:
+    """``"0"``, ``"0,1"`` or ``"0-3"`` -> the core numbers (``ValueError`` with the reason otherwise)."""
+    cpus: list[int] = []
+    for part in text.split(","):
+        lo, _, hi = part.strip().partition("-")
+        if not lo.isdigit() or (hi and not hi.isdigit()):
+            raise ValueError(f"{text!r}: give core numbers such as 0 or 0,1 or 0-3")
+        cpus.extend(range(int(lo), int(hi or lo) + 1))
+    if not cpus:
+        raise ValueError(f"{text!r}: no cores named")
+    return sorted(set(cpus))
+
+
+def limit_cpu_threads(n: int = 0, cpus: list[int] | None = None) -> None:
+    """Before TensorFlow or JAX is imported (later it has no effect): ``cpus``, pin this process to those
+    cores (XLA's and TensorFlow's pools then have one thread a core); ``n`` > 0, at most ``n`` threads for
+    TensorFlow's kernels (default with ``cpus``: one a core; 0 and no ``cpus``: the libraries' defaults)."""
+    if cpus:
+        allowed = os.sched_getaffinity(0)
+        if not set(cpus) <= allowed:
+            raise ValueError(f"cores {sorted(set(cpus) - allowed)} are not available here "
+                             f"(this process may use {sorted(allowed)})")
+        os.sched_setaffinity(0, cpus)
+        n = n or len(cpus)
     if n <= 0:
         return
     os.environ[ENV] = str(n)
     os.environ.setdefault("TF_NUM_INTRAOP_THREADS", str(n))
     os.environ.setdefault("TF_NUM_INTEROP_THREADS", "1")
-    os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " --xla_cpu_multi_thread_eigen=false "
-                               f"intra_op_parallelism_threads={n}").strip()
 
 
 def cpu_threads() -> int:

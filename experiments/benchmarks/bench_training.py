@@ -5,15 +5,15 @@ prints, per trainer, the median seconds of the epochs after the first (the first
 batch shape) and training tokens a second; then the ratio fast / Keras measured in the same run.
 Both use the same network and batch size (the authors' 80 sentences) and no dropout; the fast
 trainer runs the authors' recipe, the Keras loop Adam (the optimiser barely changes the cost of a
-step).  Each trainer gets ``--threads`` CPU threads (the grid runs one thread per job, two jobs side
-by side on the 2-core machine).  The last line of output is one JSON object with
+step).  ``--cpus 0`` pins the run to one core, as each of the grid's two jobs runs on the 2-core machine
+(``run_cv.py --cpus 0`` / ``--cpus 1``); by default it has the whole machine.  The last line of output is one JSON object with
 ``train_tokens_per_s``, ``seconds_per_epoch`` and ``device`` (of the fast trainer) and the Keras
 figures beside them.
 
 ``--together N`` (fast trainer only) trains folds 0..N-1 at once, as ``run_cv.py --together N`` does,
 and reports the aggregate training tokens a second of all N models beside one model alone.
 
-    python experiments/benchmarks/bench_training.py [--epochs 3] [--trainers fast keras] [--threads 1]
+    python experiments/benchmarks/bench_training.py [--epochs 3] [--trainers fast keras] [--cpus 0]
     python experiments/benchmarks/bench_training.py --trainers fast --together 5
 """
 
@@ -32,7 +32,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--epochs", type=int, default=3, help="epochs per trainer (at least 2; the first compiles)")
     ap.add_argument("--trainers", nargs="+", default=["fast", "keras"], choices=["fast", "keras"])
-    ap.add_argument("--threads", type=int, default=1, help="CPU threads per trainer (0: the libraries' default)")
+    ap.add_argument("--cpus", help="pin the run to these cores, e.g. 0 (one core, as each of the grid's two jobs "
+                                   "runs) or 0,1; default: no pinning, the whole machine")
     ap.add_argument("--task", default="dse", choices=["dse", "ese"])
     ap.add_argument("--depth", type=int, default=3)
     ap.add_argument("--budget", default="200k")
@@ -41,9 +42,12 @@ def main() -> int:
     args = ap.parse_args()
     if args.epochs < 2:
         ap.error("--epochs must be at least 2 (the first epoch compiles)")
-    from tagger.threads import limit_cpu_threads
+    from tagger.threads import limit_cpu_threads, parse_cpus
 
-    limit_cpu_threads(args.threads)
+    try:
+        limit_cpu_threads(cpus=parse_cpus(args.cpus) if args.cpus else None)
+    except ValueError as exc:
+        ap.error(f"--cpus {exc}")
 
     from tagger.config import TaggerConfig
     from tagger.corpus.dataset import load_documents, select
@@ -56,8 +60,8 @@ def main() -> int:
     train_s, dev_s = select(docs, split.train), select(docs, split.dev)
     extra = {w for sents in docs.values() for s in sents for w in s.words}
     tokens = sum(len(s) for s in train_s)
-    print(f"fold 0 (reference tokens): {len(train_s)} train sentences, {tokens} tokens; {args.threads or 'default'} "
-          f"thread(s); {platform.processor() or platform.machine()}, {os.cpu_count()} cores", flush=True)
+    print(f"fold 0 (reference tokens): {len(train_s)} train sentences, {tokens} tokens; cores: {args.cpus or 'all'} "
+          f"(pinned: {args.cpus is not None}); {platform.processor() or platform.machine()}, {os.cpu_count()} cores", flush=True)
     common = dict(task=args.task, cell="elman", depth=args.depth, budget=args.budget, batch_size=80,
                   input_dropout=0.0, dropout=0.0, max_epochs=args.epochs, patience=0, seed=1)
     configs = {
@@ -104,7 +108,7 @@ def main() -> int:
         print(f"fast trainer / Keras loop speed, same run: {ratio:.1f}x", flush=True)
     main_row = rows.get("fast") or next(iter(rows.values()))
     summary = {k: main_row[k] for k in ("train_tokens_per_s", "seconds_per_epoch", "device")}
-    summary.update(trainer=main_row["trainer"], threads=args.threads, depth=args.depth, budget=args.budget,
+    summary.update(trainer=main_row["trainer"], cpus=args.cpus or "all", depth=args.depth, budget=args.budget,
                    tokens_per_epoch=tokens, load_average=os.getloadavg()[0])
     if "together" in rows:
         summary.update(together=args.together,
