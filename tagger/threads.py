@@ -18,12 +18,10 @@ def parse_cpus(text: str) -> list[int]:
     """``"0"``, ``"0,1"`` or ``"0-3"`` -> the core numbers (``ValueError`` with the reason otherwise)."""
     cpus: list[int] = []
     for part in text.split(","):
-        lo, _, hi = part.strip().partition("-")
-        if not lo.isdigit() or (hi and not hi.isdigit()):
+        lo, dash, hi = part.strip().partition("-")
+        if not lo.isdigit() or (dash and not hi.isdigit()) or (dash and int(hi) < int(lo)):
             raise ValueError(f"{text!r}: give core numbers such as 0 or 0,1 or 0-3")
-        cpus.extend(range(int(lo), int(hi or lo) + 1))
-    if not cpus:
-        raise ValueError(f"{text!r}: no cores named")
+        cpus.extend(range(int(lo), int(hi if dash else lo) + 1))
     return sorted(set(cpus))
 
 

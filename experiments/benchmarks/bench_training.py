@@ -15,6 +15,7 @@ and reports the aggregate training tokens a second of all N models beside one mo
 
     python experiments/benchmarks/bench_training.py [--epochs 3] [--trainers fast keras] [--cpus 0]
     python experiments/benchmarks/bench_training.py --trainers fast --together 5
+    python experiments/benchmarks/bench_training.py --jobs 2     # two pinned jobs, as the CPU grid runs
 """
 
 from __future__ import annotations
@@ -39,9 +40,14 @@ def main() -> int:
     ap.add_argument("--budget", default="200k")
     ap.add_argument("--together", type=int, default=1,
                     help="also train folds 0..N-1 at once with the fast trainer and report aggregate tokens/s")
+    ap.add_argument("--jobs", type=int, default=1,
+                    help="N > 1: N fast-trainer runs side by side, each pinned to a core of its own (cores 0..N-1), "
+                         "as the grid runs on the CPU; reports their aggregate training tokens/s")
     args = ap.parse_args()
     if args.epochs < 2:
         ap.error("--epochs must be at least 2 (the first epoch compiles)")
+    if args.jobs > 1:
+        return side_by_side(args)
     from tagger.threads import limit_cpu_threads, parse_cpus
 
     try:
@@ -119,6 +125,34 @@ def main() -> int:
                        keras_seconds_per_epoch=rows["keras"]["seconds_per_epoch"],
                        speedup=rows["keras"]["seconds_per_epoch"] / main_row["seconds_per_epoch"])
     print(json.dumps(summary), flush=True)
+    return 0
+
+
+def side_by_side(args) -> int:
+    """``--jobs N``: this script N times at once with ``--trainers fast --cpus K``; the aggregate of their
+    training tokens a second (each job's median epoch falls while the others train too)."""
+    import subprocess
+
+    cmd = [sys.executable, __file__, "--epochs", str(args.epochs), "--trainers", "fast", "--task", args.task,
+           "--depth", str(args.depth), "--budget", args.budget]
+    procs = [subprocess.Popen(cmd + ["--cpus", str(k)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+             for k in range(args.jobs)]
+    jobs = []
+    for k, proc in enumerate(procs):
+        out, _ = proc.communicate()
+        if proc.returncode != 0:
+            print(f"job {k} failed (exit {proc.returncode})", file=sys.stderr)
+            return 1
+        jobs.append(json.loads(out.strip().splitlines()[-1]))
+        print(f"job {k} (core {k}): median epoch {jobs[-1]['seconds_per_epoch']:6.2f} s, "
+              f"{jobs[-1]['train_tokens_per_s']:8.0f} training tokens/s", flush=True)
+    total = sum(j["train_tokens_per_s"] for j in jobs)
+    print(f"{args.jobs} jobs side by side: {total:8.0f} training tokens/s together", flush=True)
+    print(json.dumps({"train_tokens_per_s": total, "seconds_per_epoch": statistics.median(
+        j["seconds_per_epoch"] for j in jobs), "device": jobs[0]["device"], "trainer": "fast", "jobs": args.jobs,
+        "cpus": "one each", "depth": args.depth, "budget": args.budget, "tokens_per_epoch": jobs[0]["tokens_per_epoch"],
+        "per_job_train_tokens_per_s": [j["train_tokens_per_s"] for j in jobs],
+        "load_average": os.getloadavg()[0]}), flush=True)
     return 0
 
 

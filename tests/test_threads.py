@@ -1,0 +1,54 @@
+"""Pinning a training job to cores (run_cv.py / bench_training.py --cpus): the parsing by hand, the
+pinning and XLA's thread pool in a child process (the test process keeps its own cores)."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from tagger.threads import parse_cpus
+
+
+def test_parse_cpus_by_hand():
+    assert parse_cpus("0") == [0]
+    assert parse_cpus("1,0") == [0, 1]
+    assert parse_cpus("0-2,5") == [0, 1, 2, 5]
+    assert parse_cpus("1, 1") == [1]
+    for bad in ("", "a", "0-", "-1", "0,,1", "1.5", "3-1"):
+        with pytest.raises(ValueError, match="core numbers"):
+            parse_cpus(bad)
+
+
+def child(code: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                          env={k: v for k, v in os.environ.items() if k != "OPINION_TAGGER_CPU_THREADS"})
+
+
+def test_pinning_sets_the_affinity_and_the_thread_limit():
+    out = child("import os\nfrom tagger.threads import limit_cpu_threads, cpu_threads\n"
+                "limit_cpu_threads(cpus=[0])\n"
+                "print(sorted(os.sched_getaffinity(0)), cpu_threads(), os.environ['TF_NUM_INTRAOP_THREADS'])")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["[0]", "1", "1"]
+    out = child(f"from tagger.threads import limit_cpu_threads\nlimit_cpu_threads(cpus=[{os.cpu_count() + 7}])")
+    assert out.returncode != 0 and f"cores [{os.cpu_count() + 7}] are not available here" in out.stderr
+
+
+@pytest.mark.skipif(os.cpu_count() < 2, reason="needs two cores to tell one thread from two")
+def test_a_pinned_job_gets_one_xla_compute_thread():
+    pytest.importorskip("jax", reason="fast extra not installed")
+    code = ("import os, sys\nfrom tagger.threads import limit_cpu_threads\n"
+            "limit_cpu_threads(cpus=[0] if sys.argv[1] == 'pin' else None)\n"
+            "import jax, jax.numpy as jnp\n"
+            "x = jnp.ones((64, 64)); jax.jit(lambda a: jnp.tanh(a @ a))(x).block_until_ready()\n"
+            "print(sum(open(f'/proc/self/task/{t}/comm').read().strip() == 'tf_XLAEigen'"
+            " for t in os.listdir('/proc/self/task')))\n")
+
+    def pool(mode):
+        out = subprocess.run([sys.executable, "-c", code, mode], capture_output=True, text=True, timeout=120,
+                             env={**os.environ, "JAX_PLATFORMS": "cpu"})
+        assert out.returncode == 0, out.stderr
+        return int(out.stdout.split()[-1])
+
+    assert pool("pin") == 1 and pool("all") == min(os.cpu_count(), len(os.sched_getaffinity(0)))
