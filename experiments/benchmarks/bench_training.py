@@ -1,4 +1,5 @@
-"""Training speed of the depth-3 200k Elman tagger: the fast JAX trainer against the Keras loop.
+"""Training speed of the depth-3 200k Elman tagger (``--cell lstm|gru`` for the gated rows): the fast JAX
+trainer against the Keras loop.
 
 Trains on the paper's fold 0 (the paper's tokens, DSE) with each trainer for ``--epochs`` epochs and
 prints, per trainer, the median seconds of the epochs after the first (the first compiles each
@@ -6,9 +7,9 @@ batch shape) and training tokens a second; then the ratio fast / Keras measured 
 Both use the same network and batch size (the authors' 80 sentences) and no dropout; the fast
 trainer runs the authors' recipe, the Keras loop Adam (the optimiser barely changes the cost of a
 step).  ``--cpus 0`` pins the run to one core, as each of the grid's two jobs runs on the 2-core machine
-(``run_cv.py --cpus 0`` / ``--cpus 1``); by default it has the whole machine.  The last line of output is one JSON object with
-``train_tokens_per_s``, ``seconds_per_epoch`` and ``device`` (of the fast trainer) and the Keras
-figures beside them.
+(``run_cv.py --cpus 0`` / ``--cpus 1``); by default it has the whole machine.  The last line of output
+is one JSON object with ``train_tokens_per_s``, ``seconds_per_epoch`` and ``device`` (of the fast
+trainer) and the Keras figures beside them.
 
 ``--together N`` (fast trainer only) trains folds 0..N-1 at once, as ``run_cv.py --together N`` does,
 and reports the aggregate training tokens a second of all N models beside one model alone.
@@ -36,6 +37,7 @@ def main() -> int:
     ap.add_argument("--cpus", help="pin the run to these cores, e.g. 0 (one core, as each of the grid's two jobs "
                                    "runs) or 0,1; default: no pinning, the whole machine")
     ap.add_argument("--task", default="dse", choices=["dse", "ese"])
+    ap.add_argument("--cell", default="elman", choices=["elman", "lstm", "gru"])
     ap.add_argument("--depth", type=int, default=3)
     ap.add_argument("--budget", default="200k")
     ap.add_argument("--together", type=int, default=1,
@@ -67,8 +69,9 @@ def main() -> int:
     extra = {w for sents in docs.values() for s in sents for w in s.words}
     tokens = sum(len(s) for s in train_s)
     print(f"fold 0 (reference tokens): {len(train_s)} train sentences, {tokens} tokens; cores: {args.cpus or 'all'} "
-          f"(pinned: {args.cpus is not None}); {platform.processor() or platform.machine()}, {os.cpu_count()} cores", flush=True)
-    common = dict(task=args.task, cell="elman", depth=args.depth, budget=args.budget, batch_size=80,
+          f"(pinned: {args.cpus is not None}); {platform.processor() or platform.machine()}, {os.cpu_count()} cores",
+          flush=True)
+    common = dict(task=args.task, cell=args.cell, depth=args.depth, budget=args.budget, batch_size=80,
                   input_dropout=0.0, dropout=0.0, max_epochs=args.epochs, patience=0, seed=1)
     configs = {
         "fast": TaggerConfig(**common, trainer="fast", optimizer="sgd", momentum=0.7, learning_rate=0.001,
@@ -114,8 +117,8 @@ def main() -> int:
         print(f"fast trainer / Keras loop speed, same run: {ratio:.1f}x", flush=True)
     main_row = rows.get("fast") or next(iter(rows.values()))
     summary = {k: main_row[k] for k in ("train_tokens_per_s", "seconds_per_epoch", "device")}
-    summary.update(trainer=main_row["trainer"], cpus=args.cpus or "all", depth=args.depth, budget=args.budget,
-                   tokens_per_epoch=tokens, load_average=os.getloadavg()[0])
+    summary.update(trainer=main_row["trainer"], cpus=args.cpus or "all", cell=args.cell, depth=args.depth,
+                   budget=args.budget, tokens_per_epoch=tokens, load_average=os.getloadavg()[0])
     if "together" in rows:
         summary.update(together=args.together,
                        together_train_tokens_per_s=rows["together"]["train_tokens_per_s"],
@@ -134,7 +137,7 @@ def side_by_side(args) -> int:
     import subprocess
 
     cmd = [sys.executable, __file__, "--epochs", str(args.epochs), "--trainers", "fast", "--task", args.task,
-           "--depth", str(args.depth), "--budget", args.budget]
+           "--cell", args.cell, "--depth", str(args.depth), "--budget", args.budget]
     procs = [subprocess.Popen(cmd + ["--cpus", str(k)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
              for k in range(args.jobs)]
     jobs = []
@@ -150,7 +153,8 @@ def side_by_side(args) -> int:
     print(f"{args.jobs} jobs side by side: {total:8.0f} training tokens/s together", flush=True)
     print(json.dumps({"train_tokens_per_s": total, "seconds_per_epoch": statistics.median(
         j["seconds_per_epoch"] for j in jobs), "device": jobs[0]["device"], "trainer": "fast", "jobs": args.jobs,
-        "cpus": "one each", "depth": args.depth, "budget": args.budget, "tokens_per_epoch": jobs[0]["tokens_per_epoch"],
+        "cpus": "one each", "cell": args.cell, "depth": args.depth, "budget": args.budget,
+        "tokens_per_epoch": jobs[0]["tokens_per_epoch"],
         "per_job_train_tokens_per_s": [j["train_tokens_per_s"] for j in jobs],
         "load_average": os.getloadavg()[0]}), flush=True)
     return 0
