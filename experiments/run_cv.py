@@ -32,7 +32,7 @@ def main(argv=None) -> int:
                                    "--cpus 0 and --cpus 1); default: no pinning, the libraries' thread pools")
     args = ap.parse_args(argv)
     try:
-        limit_cpu_threads(cpus=parse_cpus(args.cpus) if args.cpus else None)  # before TensorFlow or JAX loads
+        limit_cpu_threads(parse_cpus(args.cpus) if args.cpus else None)  # before TensorFlow or JAX loads
     except ValueError as exc:
         ap.error(f"--cpus {exc}")
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")

@@ -28,4 +28,4 @@ def machine() -> str:
 
     n = cpu_threads()
     return (f"{platform.machine()} {platform.system()}, Python {platform.python_version()}"
-            + (f", {n} CPU thread{'s' if n > 1 else ''} for kernels" if n else ""))
+            + (f", {n} CPU thread{'s' if n > 1 else ''} for kernels" if n else ""))  # cores it was pinned to

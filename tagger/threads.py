@@ -25,26 +25,24 @@ def parse_cpus(text: str) -> list[int]:
     return sorted(set(cpus))
 
 
-def limit_cpu_threads(n: int = 0, cpus: list[int] | None = None) -> None:
-    """Before TensorFlow or JAX is imported (later it has no effect): ``cpus``, pin this process to those
-    cores (XLA's and TensorFlow's pools then have one thread a core); ``n`` > 0, at most ``n`` threads for
-    TensorFlow's kernels (default with ``cpus``: one a core; 0 and no ``cpus``: the libraries' defaults)."""
-    if cpus:
-        allowed = os.sched_getaffinity(0)
-        if not set(cpus) <= allowed:
-            raise ValueError(f"cores {sorted(set(cpus) - allowed)} are not available here "
-                             f"(this process may use {sorted(allowed)})")
-        os.sched_setaffinity(0, cpus)
-        n = n or len(cpus)
-    if n <= 0:
+def limit_cpu_threads(cpus: list[int] | None) -> None:
+    """Pin this process to the cores ``cpus`` (None or empty: leave it be), before TensorFlow or JAX is
+    imported (later it has no effect): XLA's pool then has one thread a core, and TensorFlow is given
+    as many."""
+    if not cpus:
         return
-    os.environ[ENV] = str(n)
-    os.environ.setdefault("TF_NUM_INTRAOP_THREADS", str(n))
+    allowed = os.sched_getaffinity(0)
+    if not set(cpus) <= allowed:
+        raise ValueError(f"cores {sorted(set(cpus) - allowed)} are not available here "
+                         f"(this process may use {sorted(allowed)})")
+    os.sched_setaffinity(0, cpus)
+    os.environ[ENV] = str(len(cpus))
+    os.environ.setdefault("TF_NUM_INTRAOP_THREADS", str(len(cpus)))
     os.environ.setdefault("TF_NUM_INTEROP_THREADS", "1")
 
 
 def cpu_threads() -> int:
-    """The thread limit set by ``limit_cpu_threads`` in this process or its parent (0: none)."""
+    """The cores ``limit_cpu_threads`` pinned this process or its parent to (0: not pinned)."""
     try:
         return int(os.environ.get(ENV, "0"))
     except ValueError:

@@ -27,11 +27,11 @@ def child(code: str) -> subprocess.CompletedProcess:
 
 def test_pinning_sets_the_affinity_and_the_thread_limit():
     out = child("import os\nfrom tagger.threads import limit_cpu_threads, cpu_threads\n"
-                "limit_cpu_threads(cpus=[0])\n"
+                "limit_cpu_threads([0])\n"
                 "print(sorted(os.sched_getaffinity(0)), cpu_threads(), os.environ['TF_NUM_INTRAOP_THREADS'])")
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["[0]", "1", "1"]
-    out = child(f"from tagger.threads import limit_cpu_threads\nlimit_cpu_threads(cpus=[{os.cpu_count() + 7}])")
+    out = child(f"from tagger.threads import limit_cpu_threads\nlimit_cpu_threads([{os.cpu_count() + 7}])")
     assert out.returncode != 0 and f"cores [{os.cpu_count() + 7}] are not available here" in out.stderr
 
 
@@ -39,7 +39,7 @@ def test_pinning_sets_the_affinity_and_the_thread_limit():
 def test_a_pinned_job_gets_one_xla_compute_thread():
     pytest.importorskip("jax", reason="fast extra not installed")
     code = ("import os, sys\nfrom tagger.threads import limit_cpu_threads\n"
-            "limit_cpu_threads(cpus=[0] if sys.argv[1] == 'pin' else None)\n"
+            "limit_cpu_threads([0] if sys.argv[1] == 'pin' else None)\n"
             "import jax, jax.numpy as jnp\n"
             "x = jnp.ones((64, 64)); jax.jit(lambda a: jnp.tanh(a @ a))(x).block_until_ready()\n"
             "print(sum(open(f'/proc/self/task/{t}/comm').read().strip() == 'tf_XLAEigen'"

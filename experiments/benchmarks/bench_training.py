@@ -53,7 +53,7 @@ def main() -> int:
     from tagger.threads import limit_cpu_threads, parse_cpus
 
     try:
-        limit_cpu_threads(cpus=parse_cpus(args.cpus) if args.cpus else None)
+        limit_cpu_threads(parse_cpus(args.cpus) if args.cpus else None)
     except ValueError as exc:
         ap.error(f"--cpus {exc}")
 
