@@ -10,12 +10,14 @@ reference run) after the process reports its first epoch, or when it reports its
 second, whichever is first: a process adds at most two epochs, so with the default
 --max-epochs (2 x kills + 10) the run is still going when the last kill is sent.
 
-    python experiments/kill_trials.py [--kills 20] [--seed 0] [--window 2] [--fork | --code DIR]
+    python experiments/kill_trials.py [--kills 20] [--seed 0] [--window 2] [--fork | --code DIR] [--trainer fast]
 
 Each child is a fresh ``python -m tagger.cli train`` process; ``--fork`` instead
 forks it from this process after TensorFlow is imported here (never used here),
 which saves the import at every start (the slow test uses it).  ``--code DIR``
-runs another checkout's ``tagger`` (e.g. an older commit) in the child processes.  Prints: trials run (kills sent), survived (kills after which the
+runs another checkout's ``tagger`` (e.g. an older commit) in the child processes.  ``--trainer fast``
+trains with the JAX loop instead (a checkpoint after each dev evaluation, here every epoch; no
+``--fork``: JAX's threads do not survive one).  Prints: trials run (kills sent), survived (kills after which the
 next process went on training), final score equal (the final bundle's dev scores
 and per-epoch history equal the uninterrupted run's).
 """
@@ -42,6 +44,7 @@ ROOT = Path(__file__).resolve().parent.parent
 EPOCH_LINE = re.compile(r"epoch (\d+): loss")
 TINY = ["--task", "joint", "--cell", "elman", "--depth", "1", "--hidden", "8", "--features", "random",
         "--embedding-dim", "8", "--batch-size", "2", "--patience", "1000", "--no-jit"]
+TRAINERS = {"keras": [], "fast": ["--trainer", "fast", "--eval-every", "1"]}
 
 
 def prepare_data(work: Path, code: Path) -> tuple[Path, Path]:
@@ -158,9 +161,9 @@ class Child:
         return " | ".join(lines[-n:])
 
 
-def train_argv(conll: Path, split: Path, out: Path, max_epochs: int) -> list[str]:
+def train_argv(conll: Path, split: Path, out: Path, max_epochs: int, trainer: str = "keras") -> list[str]:
     return [sys.executable, "-m", "tagger.cli", "train", "--data", "conll", str(conll), "--datasplit", str(split),
-            "--fold", "0", *TINY, "--max-epochs", str(max_epochs), "--out", str(out), "--resume"]
+            "--fold", "0", *TINY, *TRAINERS[trainer], "--max-epochs", str(max_epochs), "--out", str(out), "--resume"]
 
 
 def summary(bundle: Path) -> dict | None:
@@ -183,7 +186,7 @@ def bundle_loads(bundle: Path, code: Path) -> bool:
 
 
 def run_trials(kills: int, work: Path, seed: int = 0, max_epochs: int | None = None, window: float = 2.0,
-               code: Path = ROOT, fork: bool = False, log=print) -> dict:
+               code: Path = ROOT, fork: bool = False, log=print, trainer: str = "keras") -> dict:
     """Send ``kills`` SIGKILLs to one training run, resuming after each; returns the figures."""
     rng = random.Random(seed)
     max_epochs = max_epochs or 2 * kills + 10
@@ -194,7 +197,7 @@ def run_trials(kills: int, work: Path, seed: int = 0, max_epochs: int | None = N
                                                "TF_CPP_MIN_LOG_LEVEL")})
         preload(code)
     t0 = time.perf_counter()
-    ref = Child.start(train_argv(conll, split, work / "reference", max_epochs), env, fork)
+    ref = Child.start(train_argv(conll, split, work / "reference", max_epochs, trainer), env, fork)
     ref.proc.wait()
     ref_seconds = time.perf_counter() - t0
     if ref.proc.returncode != 0 or ref.first_epoch is None:
@@ -208,7 +211,7 @@ def run_trials(kills: int, work: Path, seed: int = 0, max_epochs: int | None = N
     finished = False
     kill_epochs = []
     while not finished and failure is None:
-        child = Child.start(train_argv(conll, split, out, max_epochs), env, fork)
+        child = Child.start(train_argv(conll, split, out, max_epochs, trainer), env, fork)
         if sent < kills:
             child.seen.wait()
             child.second.wait(rng.uniform(0, window) * epoch_s)
@@ -246,12 +249,16 @@ def main() -> int:
     ap.add_argument("--code", type=Path, default=ROOT, help="checkout whose tagger the children run")
     ap.add_argument("--fork", action="store_true", help="fork the children from this process (faster starts)")
     ap.add_argument("--work", type=Path, help="working directory (default: a temporary one)")
+    ap.add_argument("--trainer", choices=sorted(TRAINERS), default="keras")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
+    if args.fork and args.trainer == "fast":
+        ap.error("--fork works with the Keras trainer only (JAX's threads do not survive a fork)")
     with tempfile.TemporaryDirectory() as tmp:
         work = args.work or Path(tmp)
         work.mkdir(parents=True, exist_ok=True)
-        f = run_trials(args.kills, work, args.seed, args.max_epochs, args.window, args.code.resolve(), args.fork)
+        f = run_trials(args.kills, work, args.seed, args.max_epochs, args.window, args.code.resolve(), args.fork,
+                       trainer=args.trainer)
     print(f"trials run: {f['trials']}")
     print(f"survived: {f['survived']}")
     print(f"kills that left an incomplete checkpoint (resume fell back): {f['killed_mid_save']}")

@@ -14,7 +14,7 @@ import sys
 
 from tagger.errors import TaggerError
 from tagger.experiment import RESULTS, RUNS, load_experiments, run_experiment
-from tagger.threads import limit_cpu_threads, parse_cpus
+from tagger.threads import add_cpus_option, pin_cpus
 
 
 def main(argv=None) -> int:
@@ -28,13 +28,10 @@ def main(argv=None) -> int:
     ap.add_argument("--list", action="store_true", help="list the experiments and their finished folds")
     ap.add_argument("--together", type=int, default=10,
                     help="folds trained at once in one program by the fast trainer (default: %(default)s)")
-    ap.add_argument("--cpus", help="pin this job to these cores, e.g. 0 or 0,1 (on the 2-core machine: two jobs, "
-                                   "--cpus 0 and --cpus 1); default: no pinning, the libraries' thread pools")
+    add_cpus_option(ap, "pin this job to these cores, e.g. 0 or 0,1 (on the 2-core machine: two jobs, "
+                        "--cpus 0 and --cpus 1); default: no pinning, the libraries' thread pools")
     args = ap.parse_args(argv)
-    try:
-        limit_cpu_threads(parse_cpus(args.cpus) if args.cpus else None)  # before TensorFlow or JAX loads
-    except ValueError as exc:
-        ap.error(f"--cpus {exc}")
+    pin_cpus(ap, args)  # before TensorFlow or JAX loads
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     from pathlib import Path
 

@@ -258,12 +258,14 @@ def _run_folds(exp, folds, docs, extra, path, results, runs, datasplit, progress
     dirs = {k: runs / exp.name / f"fold{k}" for k in folds}
 
     def attempt(config, ks):  # [(Tagger, meta) or TrainingDiverged] for folds ks
-        if config.trainer == "fast":
+        resume = config.seed == cfg.seed  # a rerun with another seed (after a divergence) starts afresh
+        if config.trainer == "fast":  # from the newest epoch that every fold has checkpointed, if any
             from tagger.training.fast_trainer import train_fast_together
 
-            return train_fast_together(config, [(parts[k][0], parts[k][1], dirs[k]) for k in ks], extra, progress)
+            return train_fast_together(config, [(parts[k][0], parts[k][1], dirs[k]) for k in ks], extra, progress,
+                                       resume=resume)
         (k,) = ks
-        resume = has_checkpoint(dirs[k]) and config.seed == cfg.seed
+        resume = resume and has_checkpoint(dirs[k])
         cache = context_cache_path(runs, cfg, exp.data["source"]) if cfg.contextual else None
         try:
             return [train(config, parts[k][0], parts[k][1], dirs[k], extra_words=extra, resume=resume,

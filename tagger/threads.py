@@ -41,6 +41,19 @@ def limit_cpu_threads(cpus: list[int] | None) -> None:
     os.environ.setdefault("TF_NUM_INTEROP_THREADS", "1")
 
 
+def add_cpus_option(parser, help: str) -> None:
+    """The scripts' ``--cpus`` option (``pin_cpus`` applies it)."""
+    parser.add_argument("--cpus", help=help)
+
+
+def pin_cpus(parser, args) -> None:
+    """Apply ``--cpus`` (before TensorFlow or JAX loads); a bad value is the parser's one-line error."""
+    try:
+        limit_cpu_threads(parse_cpus(args.cpus) if args.cpus else None)
+    except ValueError as exc:
+        parser.error(f"--cpus {exc}")
+
+
 def cpu_threads() -> int:
     """The cores ``limit_cpu_threads`` pinned this process or its parent to (0: not pinned)."""
     try:

@@ -225,3 +225,16 @@ def test_damaged_base_weights_package_is_named_with_how_to_reinstall(monkeypatch
     assert main(["tag", "--model", "accurate", "Officials said the plan was daylight robbery."]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "Traceback" not in err and re.search(says, err), err
+
+
+def test_weights_check_rehashes_a_file_that_changed_since_it_was_checked(tmp_path):
+    from tagger.errors import TaggerError
+    from tagger.network.contextual import check_weights
+
+    weights = tmp_path / "model.safetensors"
+    for data, digest in ((b"abc", "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"),
+                         (b"abcd", "88d4266fd4e6338d13b845fcf289579d209c897823b9217da3e161936f031589")):
+        weights.write_bytes(data)
+        for _ in range(2):  # the second check of the same file comes from the cache, with the same verdict
+            with pytest.raises(TaggerError, match=f"sha256 {digest} is not the pinned"):
+                check_weights(tmp_path)

@@ -264,3 +264,74 @@ def test_models_trained_together_equal_models_trained_alone(tmp_path):
         assert [h["loss"] for h in h1] == pytest.approx([h["loss"] for h in h2], rel=1e-4)
         assert [h.get("dev_score") for h in h1] == pytest.approx([h.get("dev_score") for h in h2], abs=1e-9)
         assert meta["training"]["trained_together"] == 2
+
+
+def _toy_sentences(seed, n, k0=0):
+    rng = np.random.default_rng(seed)
+    words = ["said", "the", "plan", "was", "robbery", "as", "usual", "fears", "he", "good"]
+    out = []
+    for k in range(n):
+        ws = [words[i] for i in rng.integers(0, len(words), int(rng.integers(3, 12)))]
+        tags = ["B-DSE" if w in ("said", "fears") else "O" for w in ws]
+        out.append(Sentence([Token(w, 0, len(w)) for w in ws], {"DSE": tags}, doc=f"d{k0 + k}", index=k))
+    return out
+
+
+def _histories(meta):
+    """Epochs, then losses, then dev scores (-1 where an epoch was not evaluated), in one flat list."""
+    h = meta["training"]["history"]
+    return [e["epoch"] for e in h] + [e["loss"] for e in h] + [e.get("dev_score", -1) for e in h]
+
+
+@pytest.mark.slow
+def test_a_killed_run_resumes_from_its_last_complete_checkpoint_and_ends_as_the_uninterrupted_one(tmp_path, capsys):
+    """Momentum, learning-rate decay (the optimizer's step count) and dropout all carry over: a run stopped
+    after epoch 4 whose newest checkpoint was damaged resumes from epoch 2 and repeats the 6-epoch run."""
+    from tagger.training import fast_checkpoint
+    from tagger.training.trainer import train
+
+    train_s, dev_s = _toy_sentences(0, 60), _toy_sentences(1, 20, 100)
+    cfg = TaggerConfig(task="dse", depth=2, hidden=6, budget=None, trainer="fast", features="random",
+                       optimizer="sgd", momentum=0.7, learning_rate=0.05, lr_decay=0.99, input_dropout=0.2,
+                       dropout=0.1, batch_size=8, max_epochs=6, eval_every=2, patience=0)
+    _, whole = train(cfg, train_s, dev_s, tmp_path / "whole", progress=False)
+    killed = tmp_path / "killed"
+    train(cfg.replace(max_epochs=4), train_s, dev_s, killed, progress=False)  # stands for a run killed after 4
+    assert [e for e, _ in fast_checkpoint.checkpoint_dirs(killed)] == [4, 2]  # the two newest are kept
+    arrays = killed / "checkpoint" / "epoch-0004" / "arrays.npz"
+    arrays.write_bytes(arrays.read_bytes()[:100])  # a damaged (truncated) newest checkpoint
+    with pytest.raises(TaggerError, match="a checkpoint exists; pass --resume"):
+        train(cfg, train_s, dev_s, killed, progress=False)
+    with pytest.raises(TaggerError, match="another configuration"):
+        train(cfg.replace(learning_rate=0.01), train_s, dev_s, killed, progress=False, resume=True)
+    capsys.readouterr()
+    _, resumed = train(cfg, train_s, dev_s, killed, progress=False, resume=True)
+    err = capsys.readouterr().err
+    assert "skipping incomplete checkpoint of epoch 4" in err and "resuming from epoch 2" in err
+    assert _histories(resumed) == pytest.approx(_histories(whole), rel=1e-6)
+    assert resumed["training"]["best_epoch"] == whole["training"]["best_epoch"]
+    assert dev_score_of(resumed) == pytest.approx(dev_score_of(whole), abs=1e-12)
+
+
+def dev_score_of(meta):
+    from tagger.training.trainer import dev_score
+
+    return dev_score(meta["scores"]["dev"])
+
+
+@pytest.mark.slow
+def test_models_trained_together_resume_from_the_newest_epoch_all_have_checkpointed(tmp_path):
+    from tagger.training.fast_trainer import train_fast_together
+
+    a, b, dev = _toy_sentences(2, 40), _toy_sentences(3, 40, 100), _toy_sentences(4, 15, 200)
+    cfg = TaggerConfig(task="dse", depth=1, hidden=5, budget=None, trainer="fast", features="random",
+                       optimizer="sgd", momentum=0.7, learning_rate=0.05, batch_size=8, max_epochs=6,
+                       eval_every=2, patience=0, input_dropout=0, dropout=0)
+    whole = train_fast_together(cfg, [(a, dev, tmp_path / "wa"), (b, dev, tmp_path / "wb")], progress=False)
+    runs = [(a, dev, tmp_path / "ka"), (b, dev, tmp_path / "kb")]
+    train_fast_together(cfg.replace(max_epochs=4), runs, progress=False)
+    (tmp_path / "kb" / "checkpoint" / "epoch-0004" / "manifest.json").unlink()  # killed while saving b's
+    resumed = train_fast_together(cfg, runs, progress=False, resume=True)
+    for (_, w), (_, r) in zip(whole, resumed):
+        assert _histories(r) == pytest.approx(_histories(w), rel=1e-6)
+        assert r["training"]["best_epoch"] == w["training"]["best_epoch"]

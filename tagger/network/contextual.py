@@ -17,6 +17,7 @@ word's first wordpiece).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from pathlib import Path
 from typing import Sequence
@@ -62,14 +63,23 @@ def check_files(path: Path) -> None:
 
 
 def check_weights(path: Path) -> None:
+    """The encoder's weights file against the pinned sha256 (hashed once a process for the same file,
+    size and modification time: a process that loads the encoder again does not re-read 90 MB)."""
+    weights = path / "model.safetensors"
+    stat = weights.stat()
+    digest = _sha256(str(weights), stat.st_size, stat.st_mtime_ns)
+    if digest != MINILM_SHA256:
+        raise TaggerError(f"{weights}: sha256 {digest} is not the pinned MiniLM-L6 weights ({MINILM_SHA256}): "
+                          f"the package is damaged or another version; reinstall it: {REINSTALL_HINT}")
+
+
+@functools.lru_cache(maxsize=8)
+def _sha256(path: str, size: int, mtime_ns: int) -> str:  # size and mtime: the cache key
     h = hashlib.sha256()
-    with open(path / "model.safetensors", "rb") as fh:
+    with open(path, "rb") as fh:
         for block in iter(lambda: fh.read(1 << 20), b""):
             h.update(block)
-    if h.hexdigest() != MINILM_SHA256:
-        raise TaggerError(f"{path / 'model.safetensors'}: sha256 {h.hexdigest()} is not the pinned MiniLM-L6 "
-                          f"weights ({MINILM_SHA256}): the package is damaged or another version; "
-                          f"reinstall it: {REINSTALL_HINT}")
+    return h.hexdigest()
 
 
 def sentence_key(words: Sequence[str]) -> str:

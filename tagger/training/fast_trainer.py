@@ -18,9 +18,10 @@ It implements the recipe options of the authors' released trainer
 (oir/deep-recurrent): O-class loss weight, summed token losses, SGD with
 momentum and per-update learning-rate decay, a smaller learning rate for the
 output layer, L2 on weights and on hidden activations, dev evaluation every N
-epochs keeping the best dev proportional F1.  There is no checkpoint inside a
-run (a run takes minutes): an interrupted run starts again, and being seeded
-throughout, it ends with the same weights.
+epochs keeping the best dev proportional F1.  After each dev evaluation every
+model writes a checkpoint (``tagger.training.fast_checkpoint``); a run killed
+part-way resumes from it and, seeded throughout, ends with the weights the
+uninterrupted run would have.
 """
 
 from __future__ import annotations
@@ -305,6 +306,16 @@ class _Fold:
         self.active = True
         self.diverged = 0  # the epoch whose loss became infinite
 
+    STATE = ("history", "best", "best_epoch", "bad", "active", "diverged")
+
+    def state(self, train_seconds: float) -> dict:
+        """What a checkpoint keeps besides the arrays."""
+        return {**{k: getattr(self, k) for k in self.STATE}, "train_seconds": train_seconds}
+
+    def restore(self, state: dict) -> None:
+        for k in self.STATE:
+            setattr(self, k, state[k])
+
 
 class FastTrainer:
     """Trains one or several taggers of the same configuration together (e.g. the folds of a cross-
@@ -361,14 +372,25 @@ class FastTrainer:
 
     # -- the loop ---------------------------------------------------------------
     def run(self, runs: Sequence[tuple[Sequence[Sentence], Sequence[Sentence], str | Path]],
-            extra_words: Iterable[str] = (), records: Sequence[dict] | None = None, init: str | Path | None = None):
+            extra_words: Iterable[str] = (), records: Sequence[dict] | None = None, init: str | Path | None = None,
+            resume: bool = False):
         """Train one model per (train, dev, out_dir); returns [(Tagger, meta)] in the same order, with a
         ``TrainingDiverged`` in place of a model whose loss became infinite (the others train on).  ``init``:
-        a bundle whose network and vocabulary every model starts from (words it lacks read as unknown)."""
+        a bundle whose network and vocabulary every model starts from (words it lacks read as unknown).
+        ``resume``: continue from the newest epoch every model has a complete checkpoint of (if none,
+        start afresh); without it, an existing checkpoint is an error."""
         from tqdm.auto import tqdm
 
         from tagger.network.model import build_model, set_embeddings
-        from tagger.training.trainer import bundle_start, dev_score, patience_counts, set_seeds
+        from tagger.training.trainer import (
+            announce,
+            bundle_start,
+            dev_score,
+            has_checkpoint,
+            patience_counts,
+            remove_checkpoint,
+            set_seeds,
+        )
 
         jax, cfg = self.jax, self.config
         folds = [_Fold(*r) for r in runs]
@@ -389,12 +411,24 @@ class FastTrainer:
             params.append(p), consts.append(c), models.append(model), vocabs.append(vocab)
         params, consts = _stack(params), _stack(consts)
         opt_state = jax.jit(jax.vmap(self.opt.init))(params)
+        first, train_seconds = 1, 0.0
+        restored = self._restore(folds, params, opt_state) if resume else None
+        if restored is not None:
+            params, opt_state, first, train_seconds = restored
+            announce(f"resuming from epoch {first - 1} ({folds[0].out_dir / 'checkpoint'}"
+                     f"{f' and {len(folds) - 1} more' if len(folds) > 1 else ''})")
+        else:
+            stale = [f.out_dir / "checkpoint" for f in folds if has_checkpoint(f.out_dir)]
+            if stale and not resume:
+                raise TaggerError(f"{stale[0]}: a checkpoint exists; pass --resume to continue it "
+                                  "or choose another output directory")
+            for f in folds:
+                remove_checkpoint(f.out_dir)
         train_data = [Encoded(v, f.train, cfg.types) for v, f in zip(vocabs, folds)]
         dev_data = [Encoded(v, f.dev, cfg.types) for v, f in zip(vocabs, folds)]
         tokens = [sum(d.lengths) for d in train_data]
         key = jax.random.PRNGKey(cfg.seed)
-        train_seconds = 0.0
-        for epoch in range(1, cfg.max_epochs + 1):
+        for epoch in range(first, cfg.max_epochs + 1):
             live = [f.active for f in folds]
             if not any(live):
                 break
@@ -446,9 +480,12 @@ class FastTrainer:
                 f.history.append(entry)
                 if cfg.patience and f.bad >= cfg.patience:
                     f.active = False
+            if evaluate:
+                self._checkpoint(folds, epoch, host, opt_state, train_seconds)
         out = []
         for m, f in enumerate(folds):
             if f.diverged:
+                remove_checkpoint(f.out_dir)  # a rerun takes another seed
                 out.append(TrainingDiverged(f"training diverged at epoch {f.diverged}; lower --lr or change --seed",
                                             f.diverged))
                 continue
@@ -457,6 +494,48 @@ class FastTrainer:
             record["trained_together"] = len(folds)
             out.append(self._finish(f, models[m], vocabs[m], train_seconds / len(folds), record))
         return out
+
+    def _checkpoint(self, folds, epoch, host, opt_state, train_seconds) -> None:
+        """Each model's slice of the stacked weights and optimizer state, with its best weights and
+        progress, into its own checkpoint."""
+        from tagger.training import fast_checkpoint
+
+        leaves = self.jax.tree_util.tree_leaves
+        p_leaves = leaves(host)
+        o_leaves = [np.asarray(x) for x in leaves(opt_state)]
+        for m, f in enumerate(folds):
+            fast_checkpoint.save(f.out_dir, epoch, {
+                "params": [x[m] for x in p_leaves], "opt": [x[m] for x in o_leaves],
+                "best": None if f.best_params is None else leaves(f.best_params)}, f.state(train_seconds), self.config)
+
+    def _restore(self, folds, params, opt_state):
+        """(params, opt_state, first epoch, training seconds so far) from the models' checkpoints, stacked
+        as ``params`` and ``opt_state`` are; None (the run starts afresh) when there is no epoch that all
+        models have, or the checkpoints were stacked in another way (other models trained together)."""
+        from tagger.training import fast_checkpoint
+        from tagger.training.trainer import announce
+
+        saved = fast_checkpoint.latest_common([f.out_dir for f in folds], self.config)
+        if saved is None:
+            return None
+        tree = self.jax.tree_util
+        stacked = {}
+        for part, like in (("params", params), ("opt", opt_state)):
+            template, treedef = tree.tree_flatten(like)
+            per_model = [leaves[part] for _, leaves in saved]
+            if any(x is None or [(a.shape, a.dtype) for a in x] != [(t.shape[1:], t.dtype) for t in template]
+                   for x in per_model):
+                announce(f"{folds[0].out_dir / 'checkpoint'}: the checkpoint holds other shapes than this run "
+                         "(other models trained together): starting afresh")
+                return None
+            stacked[part] = tree.tree_unflatten(
+                treedef, [self.jax.numpy.asarray(np.stack(xs)) for xs in zip(*per_model)])
+        p_def = tree.tree_structure(params)
+        for f, (state, leaves) in zip(folds, saved):
+            f.restore(state)
+            f.best_params = None if leaves["best"] is None else tree.tree_unflatten(p_def, leaves["best"])
+        state = saved[0][0]
+        return stacked["params"], stacked["opt"], state["epoch"] + 1, float(state["train_seconds"])
 
     def _finish(self, fold: _Fold, model, vocab, train_seconds, record):
         from tagger.training.trainer import save_trained
@@ -489,18 +568,19 @@ def fast_device() -> str:
 
 def train_fast(config: TaggerConfig, train: Sequence[Sentence], dev: Sequence[Sentence], out_dir: str | Path,
                extra_words: Iterable[str] = (), progress: bool = True, record: dict | None = None,
-               init: str | Path | None = None):
+               init: str | Path | None = None, resume: bool = False):
     """Train with the JAX loop and write the bundle to ``out_dir``; returns (Tagger, meta).  Raises
-    ``TrainingDiverged`` when the loss becomes infinite.  ``init``: a bundle to continue training from."""
-    (result,) = FastTrainer(config, progress).run([(train, dev, out_dir)], extra_words, [record or {}], init)
+    ``TrainingDiverged`` when the loss becomes infinite.  ``init``: a bundle to continue training from;
+    ``resume``: continue from the checkpoint in ``out_dir``."""
+    (result,) = FastTrainer(config, progress).run([(train, dev, out_dir)], extra_words, [record or {}], init, resume)
     if isinstance(result, TrainingDiverged):
         raise result
     return result
 
 
 def train_fast_together(config: TaggerConfig, runs, extra_words: Iterable[str] = (), progress: bool = True,
-                        records: Sequence[dict] | None = None):
+                        records: Sequence[dict] | None = None, resume: bool = False):
     """Train several models of one configuration together, one per (train, dev, out_dir) (e.g. the folds of
     a cross-validation); returns [(Tagger, meta)], a ``TrainingDiverged`` for a model whose loss became
-    infinite."""
-    return FastTrainer(config, progress).run(runs, extra_words, records)
+    infinite.  ``resume``: continue from their checkpoints."""
+    return FastTrainer(config, progress).run(runs, extra_words, records, resume=resume)

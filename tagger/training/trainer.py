@@ -114,7 +114,7 @@ def has_checkpoint(out_dir: str | Path) -> bool:
     return bool(checkpoint_dirs(out_dir)) or (Path(out_dir) / "checkpoint" / "state.json").is_file()
 
 
-def _say(message: str) -> None:
+def announce(message: str) -> None:
     """Resume decisions are always shown (also with --quiet): they change what the run does."""
     print(message, file=sys.stderr, flush=True)
     log.info(message)
@@ -235,9 +235,9 @@ class Trainer:
                 problem = f"{d / MANIFEST}: unreadable ({exc})"
             if problem is None and set(manifest) >= set(self._files):
                 return d
-            _say(f"skipping incomplete checkpoint of epoch {epoch}: {problem or 'files missing from the manifest'}")
+            announce(f"skipping incomplete checkpoint of epoch {epoch}: {problem or 'files missing from the manifest'}")
         if (self.ckpt / "state.json").is_file():
-            _say(f"{self.ckpt}: checkpoint of an older format (no manifest): its files are not verified")
+            announce(f"{self.ckpt}: checkpoint of an older format (no manifest): its files are not verified")
             return self.ckpt
         return None
 
@@ -332,10 +332,10 @@ class Trainer:
         self._last = self._complete_checkpoint() if resume else None
         if self._last is not None:
             model, vocab, state = self._resume(train, self._last)
-            _say(f"resuming from epoch {state['epoch']} ({self._last})")
+            announce(f"resuming from epoch {state['epoch']} ({self._last})")
         else:
             if resume and has_checkpoint(self.out_dir):
-                _say(f"{self.ckpt}: no complete checkpoint: starting afresh")
+                announce(f"{self.ckpt}: no complete checkpoint: starting afresh")
                 remove_tree(self.ckpt)
             elif has_checkpoint(self.out_dir):
                 raise TaggerError(f"{self.ckpt}: a checkpoint exists; pass --resume to continue it "
@@ -435,11 +435,11 @@ def train(config: TaggerConfig, train: Sequence[Sentence], dev: Sequence[Sentenc
     ``context_cache``: a file that keeps contextual vectors between runs; ``init``: a bundle
     to continue training from (same network; the configuration's training fields may differ).
     ``trainer: fast`` configurations train with the JAX loop of ``tagger.training.fast_trainer`` (which
-    has no checkpoints: an interrupted run starts again)."""
+    checkpoints after each dev evaluation, ``tagger.training.fast_checkpoint``)."""
     if config.trainer == "fast":
         from tagger.training.fast_trainer import train_fast
 
-        return train_fast(config, train, dev, out_dir, extra_words, progress, record, init)
+        return train_fast(config, train, dev, out_dir, extra_words, progress, record, init, resume)
     return Trainer(config, out_dir, progress, context_cache=context_cache, init=init).run(
         train, dev, extra_words, resume, record)
 
