@@ -183,6 +183,7 @@ model: {{task: dse, trainer: fast, depth: 1, hidden: 4, features: random, embedd
         assert r["trained_together"] == 2 and r["device"].endswith("fast JAX trainer")
         assert r["epochs"] == 2 and r["history"][-1]["dev_score"] == pytest.approx(
             r["scores"]["dev"]["DSE"]["proportional"]["f1"])
+    assert not list((tmp / "runs" / "quick").glob("fold*/checkpoint"))  # checkpoints go once results are written
     assert run_experiment(exp, None, tmp / "results", tmp / "runs", split, progress=False) == []  # all done
 
 
