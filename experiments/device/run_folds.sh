@@ -74,7 +74,7 @@ case "$1" in
     for log in "$W"/fold*.log "$W"/grid*.log "$W"/study*.log; do
       [ -f "$log" ] || continue
       echo "== $log"; grep -v "cudart\|absl\|libtpu" "$log" | tail -n 4 || true; done
-    for state in "$W"/runs/*/fold*/checkpoint/state.json; do  # logs stay empty until a fold ends
+    for state in "$W"/runs/*/fold*/checkpoint/epoch-*/state.json; do  # progress of folds still running
       [ -f "$state" ] && python3 -c "import json, sys; s = json.load(open(sys.argv[1])); print(sys.argv[1], 'epoch', s['epoch'], 'best', s['best_epoch'])" "$state"
     done
     nvidia-smi --query-gpu=utilization.gpu,memory.used --format=csv,noheader
