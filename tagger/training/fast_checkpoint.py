@@ -26,8 +26,8 @@ import numpy as np
 
 from tagger.config import TaggerConfig
 from tagger.errors import TaggerError
-from tagger.storage import atomic_path, atomic_write_text, fsync_dir, make_manifest, manifest_problem, remove_tree
-from tagger.training.trainer import KEEP_CHECKPOINTS, MANIFEST, announce, checkpoint_dirs
+from tagger.storage import atomic_path, atomic_write_text, fsync_dir, make_manifest, remove_tree
+from tagger.training.trainer import KEEP_CHECKPOINTS, MANIFEST, announce, checkpoint_dirs, checkpoint_problem
 
 FILES = ("arrays.npz", "state.json")
 PARTS = ("params", "opt", "best")  # the array trees a checkpoint holds, as flat leaf lists
@@ -64,12 +64,7 @@ def complete(out_dir: str | Path) -> dict[int, Path]:
     is named in one line and skipped."""
     found = {}
     for epoch, d in checkpoint_dirs(out_dir):
-        try:
-            problem = manifest_problem(d, json.loads((d / MANIFEST).read_text()))
-        except FileNotFoundError:
-            problem = f"{d / MANIFEST}: missing (the save was interrupted)"
-        except (OSError, ValueError) as exc:
-            problem = f"{d / MANIFEST}: unreadable ({exc})"
+        problem = checkpoint_problem(d, FILES)
         if problem is None:
             found[epoch] = d
         else:

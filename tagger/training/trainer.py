@@ -109,6 +109,21 @@ def checkpoint_dirs(out_dir: str | Path) -> list[tuple[int, Path]]:
     return sorted(found, reverse=True)
 
 
+def checkpoint_problem(d: Path, files: Sequence[str]) -> str | None:
+    """None when the checkpoint directory ``d`` is complete: its manifest lists ``files`` and every file
+    it lists verifies; else one line saying what is wrong (both trainers' checkpoints)."""
+    try:
+        manifest = json.loads((d / MANIFEST).read_text())
+    except FileNotFoundError:
+        return f"{d / MANIFEST}: missing (the save was interrupted)"
+    except (OSError, ValueError) as exc:
+        return f"{d / MANIFEST}: unreadable ({exc})"
+    problem = manifest_problem(d, manifest)
+    if problem is None and not set(manifest) >= set(files):
+        problem = "files missing from the manifest"
+    return problem
+
+
 def has_checkpoint(out_dir: str | Path) -> bool:
     """Whether an interrupted run left a checkpoint (of this or the older, single-directory format)."""
     return bool(checkpoint_dirs(out_dir)) or (Path(out_dir) / "checkpoint" / "state.json").is_file()
@@ -226,16 +241,10 @@ class Trainer:
         """The newest checkpoint whose manifest verifies; incomplete ones are reported and skipped.
         A checkpoint of the older format (no manifest) is taken as it is."""
         for epoch, d in checkpoint_dirs(self.out_dir):
-            try:
-                manifest = json.loads((d / MANIFEST).read_text())
-                problem = manifest_problem(d, manifest)
-            except FileNotFoundError:
-                problem = f"{d / MANIFEST}: missing (the save was interrupted)"
-            except (OSError, ValueError) as exc:
-                problem = f"{d / MANIFEST}: unreadable ({exc})"
-            if problem is None and set(manifest) >= set(self._files):
+            problem = checkpoint_problem(d, self._files)
+            if problem is None:
                 return d
-            announce(f"skipping incomplete checkpoint of epoch {epoch}: {problem or 'files missing from the manifest'}")
+            announce(f"skipping incomplete checkpoint of epoch {epoch}: {problem}")
         if (self.ckpt / "state.json").is_file():
             announce(f"{self.ckpt}: checkpoint of an older format (no manifest): its files are not verified")
             return self.ckpt
