@@ -17,6 +17,15 @@ and reports the aggregate training tokens a second of all N models beside one mo
     python experiments/benchmarks/bench_training.py [--epochs 3] [--trainers fast keras] [--cpus 0]
     python experiments/benchmarks/bench_training.py --trainers fast --together 5
     python experiments/benchmarks/bench_training.py --jobs 2     # two pinned jobs, as the CPU grid runs
+
+``--experiment FILE`` measures instead the first configuration of an experiment file (``--name`` picks
+another), e.g. the MiniLM tagger of issue 15 (``experiments/configs/accurate.yaml``), with the trainer
+the configuration names, on the first ``--sentences N`` training sentences of fold 0 (a MiniLM epoch of
+the whole fold takes several minutes); dev is scored on 20 sentences and not timed.  With ``--jobs 2``
+it shows whether two pinned jobs beat one job on both cores for that network too:
+
+    python experiments/benchmarks/bench_training.py --experiment experiments/configs/accurate.yaml \
+        --sentences 640 --epochs 3 [--cpus 0 | --jobs 2]
 """
 
 from __future__ import annotations
@@ -47,12 +56,23 @@ def main() -> int:
     ap.add_argument("--jobs", type=int, default=1,
                     help="N > 1: N fast-trainer runs side by side, each pinned to a core of its own (cores 0..N-1), "
                          "as the grid runs on the CPU; reports their aggregate training tokens/s")
+    ap.add_argument("--experiment", metavar="FILE",
+                    help="measure this experiment file's configuration (its own trainer) instead of the Elman grid's")
+    ap.add_argument("--name", help="with --experiment: the configuration's name (default: the file's first)")
+    ap.add_argument("--sentences", type=int,
+                    help="with --experiment: train on the first N training sentences of fold 0 (default: all)")
     args = ap.parse_args()
     if args.epochs < 2:
         ap.error("--epochs must be at least 2 (the first epoch compiles)")
+    if (args.name or args.sentences) and not args.experiment:
+        ap.error("--name and --sentences go with --experiment")
+    if args.sentences is not None and args.sentences < 1:
+        ap.error("--sentences must be at least 1")
     if args.jobs > 1:
         return side_by_side(args)
     pin_cpus(ap, args)
+    if args.experiment:
+        return bench_experiment(ap, args)
 
     from tagger.config import TaggerConfig
     from tagger.corpus.dataset import load_documents, select
@@ -128,13 +148,56 @@ def main() -> int:
     return 0
 
 
+def bench_experiment(ap, args) -> int:
+    """``--experiment``: one configuration of an experiment file, trained for ``--epochs`` epochs."""
+    from tagger.corpus.dataset import load_documents, select
+    from tagger.corpus.split import load_split
+    from tagger.errors import TaggerError
+    from tagger.experiment import data_path, load_experiments
+    from tagger.paths import default_datasplit
+    from tagger.training.trainer import train
+
+    try:
+        exps = [e for e in load_experiments(args.experiment) if e.kind == "rnn"]
+    except TaggerError as exc:
+        ap.error(str(exc))
+    chosen = [e for e in exps if e.name == args.name] if args.name else exps[:1]
+    if not chosen:
+        ap.error(f"--name {args.name}: not in {args.experiment} (it has {', '.join(e.name for e in exps)})")
+    exp = chosen[0]
+    config = exp.config().replace(max_epochs=args.epochs, patience=0)
+    docs = load_documents(exp.data["source"], data_path(exp.data))
+    split = load_split(default_datasplit(), 0)
+    train_s, dev_s = select(docs, split.train), select(docs, split.dev)[:20]
+    if args.sentences:
+        train_s = train_s[: args.sentences]
+    tokens = sum(len(s) for s in train_s)
+    print(f"{exp.name} ({config.trainer} trainer), fold 0: {len(train_s)} train sentences, {tokens} tokens; "
+          f"cores: {args.cpus or 'all'} (pinned: {args.cpus is not None}); {os.cpu_count()} cores", flush=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        _, meta = train(config, train_s, dev_s, tmp, progress=False)
+    secs = [h["seconds"] for h in meta["training"]["history"]]
+    median = statistics.median(secs[1:])
+    print(f"{config.trainer}: median epoch {median:6.2f} s (epochs 2..{len(secs)}), first epoch {secs[0]:6.1f} s, "
+          f"{tokens / median:8.0f} training tokens/s  [{meta['training']['device']}]", flush=True)
+    print(json.dumps({"train_tokens_per_s": tokens / median, "seconds_per_epoch": median,
+                      "device": meta["training"]["device"], "trainer": config.trainer, "experiment": exp.name,
+                      "cpus": args.cpus or "all", "sentences": len(train_s), "tokens_per_epoch": tokens,
+                      "load_average": os.getloadavg()[0]}), flush=True)
+    return 0
+
+
 def side_by_side(args) -> int:
-    """``--jobs N``: this script N times at once with ``--trainers fast --cpus K``; the aggregate of their
+    """``--jobs N``: this script N times at once, each run pinned to a core of its own (``--cpus K``),
+    training the fast trainer's network or ``--experiment``'s configuration; the aggregate of their
     training tokens a second (each job's median epoch falls while the others train too)."""
     import subprocess
 
     cmd = [sys.executable, __file__, "--epochs", str(args.epochs), "--trainers", "fast", "--task", args.task,
            "--cell", args.cell, "--depth", str(args.depth), "--budget", args.budget]
+    if args.experiment:
+        cmd += ["--experiment", args.experiment] + (["--name", args.name] if args.name else []) + (
+            ["--sentences", str(args.sentences)] if args.sentences else [])
     procs = [subprocess.Popen(cmd + ["--cpus", str(k)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
              for k in range(args.jobs)]
     jobs = []
@@ -149,8 +212,10 @@ def side_by_side(args) -> int:
     total = sum(j["train_tokens_per_s"] for j in jobs)
     print(f"{args.jobs} jobs side by side: {total:8.0f} training tokens/s together", flush=True)
     print(json.dumps({"train_tokens_per_s": total, "seconds_per_epoch": statistics.median(
-        j["seconds_per_epoch"] for j in jobs), "device": jobs[0]["device"], "trainer": "fast", "jobs": args.jobs,
-        "cpus": "one each", "cell": args.cell, "depth": args.depth, "budget": args.budget,
+        j["seconds_per_epoch"] for j in jobs), "device": jobs[0]["device"], "trainer": jobs[0]["trainer"],
+        "jobs": args.jobs, "cpus": "one each",
+        **({"experiment": jobs[0]["experiment"], "sentences": jobs[0]["sentences"]} if args.experiment else
+           {"cell": args.cell, "depth": args.depth, "budget": args.budget}),
         "tokens_per_epoch": jobs[0]["tokens_per_epoch"],
         "per_job_train_tokens_per_s": [j["train_tokens_per_s"] for j in jobs],
         "load_average": os.getloadavg()[0]}), flush=True)
