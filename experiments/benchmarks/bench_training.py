@@ -174,8 +174,9 @@ def bench_experiment(ap, args) -> int:
     tokens = sum(len(s) for s in train_s)
     print(f"{exp.name} ({config.trainer} trainer), fold 0: {len(train_s)} train sentences, {tokens} tokens; "
           f"cores: {args.cpus or 'all'} (pinned: {args.cpus is not None}); {os.cpu_count()} cores", flush=True)
+    extra = {w for sents in docs.values() for s in sents for w in s.words}  # the vocabulary run_cv.py gives
     with tempfile.TemporaryDirectory() as tmp:
-        _, meta = train(config, train_s, dev_s, tmp, progress=False)
+        _, meta = train(config, train_s, dev_s, tmp, extra_words=extra, progress=False)
     secs = [h["seconds"] for h in meta["training"]["history"]]
     median = statistics.median(secs[1:])
     print(f"{config.trainer}: median epoch {median:6.2f} s (epochs 2..{len(secs)}), first epoch {secs[0]:6.1f} s, "
