@@ -251,7 +251,7 @@ def _load_data(source: str, path: str):
 
 
 def cmd_train(args) -> int:
-    from tagger.corpus.dataset import select
+    from tagger.corpus.dataset import corpus_words, select
     from tagger.corpus.split import load_split
     from tagger.provenance import git_commit
     from tagger.training.trainer import train
@@ -278,7 +278,7 @@ def cmd_train(args) -> int:
         data = {"fold": args.fold, "datasplit": str(Path(args.datasplit).resolve())}
     train_s = select(docs, train_names)
     dev_s = select(docs, dev_names)
-    extra = {w for sents in docs.values() for s in sents for w in s.words}
+    extra = corpus_words(docs)
     record = {"data": {"source": source, "path": str(Path(path).resolve()), **data,
                        "sentences": {"train": len(train_s), "dev": len(dev_s)}},
               "seed": config.seed, "git_commit": git_commit()}

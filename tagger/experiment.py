@@ -202,7 +202,7 @@ def run_experiment(exp: Experiment, folds: list[int] | None = None, results: Pat
     """Train and score ``exp`` on each fold that has no result yet; returns the result files written.
     Configurations with ``trainer: fast`` train up to ``together`` folds at once in one program
     (``tagger.training.fast_trainer``); others one fold at a time, resuming from checkpoints."""
-    from tagger.corpus.dataset import load_documents
+    from tagger.corpus.dataset import corpus_words, load_documents
 
     datasplit = Path(datasplit or default_datasplit())
     todo = [k for k in (folds if folds is not None else exp.folds) if not result_path(results, exp.name, k).exists()]
@@ -211,7 +211,7 @@ def run_experiment(exp: Experiment, folds: list[int] | None = None, results: Pat
     path = data_path(exp.data)
     if docs is None:
         docs = load_documents(exp.data["source"], path)
-    extra = {w for sents in docs.values() for s in sents for w in s.words}
+    extra = corpus_words(docs)
     group = together if exp.kind == "rnn" and exp.config().trainer == "fast" else 1
     written = []
     for start in range(0, len(todo), max(1, group)):

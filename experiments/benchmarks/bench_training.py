@@ -75,7 +75,7 @@ def main() -> int:
         return bench_experiment(ap, args)
 
     from tagger.config import TaggerConfig
-    from tagger.corpus.dataset import load_documents, select
+    from tagger.corpus.dataset import corpus_words, load_documents, select
     from tagger.corpus.split import load_split
     from tagger.paths import default_datasplit, default_reference
     from tagger.training.trainer import train
@@ -83,7 +83,7 @@ def main() -> int:
     docs = load_documents("reference", str(default_reference()))
     split = load_split(default_datasplit(), 0)
     train_s, dev_s = select(docs, split.train), select(docs, split.dev)
-    extra = {w for sents in docs.values() for s in sents for w in s.words}
+    extra = corpus_words(docs)
     tokens = sum(len(s) for s in train_s)
     print(f"fold 0 (reference tokens): {len(train_s)} train sentences, {tokens} tokens; cores: {args.cpus or 'all'} "
           f"(pinned: {args.cpus is not None}); {platform.processor() or platform.machine()}, {os.cpu_count()} cores",
@@ -150,7 +150,7 @@ def main() -> int:
 
 def bench_experiment(ap, args) -> int:
     """``--experiment``: one configuration of an experiment file, trained for ``--epochs`` epochs."""
-    from tagger.corpus.dataset import load_documents, select
+    from tagger.corpus.dataset import corpus_words, load_documents, select
     from tagger.corpus.split import load_split
     from tagger.errors import TaggerError
     from tagger.experiment import data_path, load_experiments
@@ -174,7 +174,7 @@ def bench_experiment(ap, args) -> int:
     tokens = sum(len(s) for s in train_s)
     print(f"{exp.name} ({config.trainer} trainer), fold 0: {len(train_s)} train sentences, {tokens} tokens; "
           f"cores: {args.cpus or 'all'} (pinned: {args.cpus is not None}); {os.cpu_count()} cores", flush=True)
-    extra = {w for sents in docs.values() for s in sents for w in s.words}  # the vocabulary run_cv.py gives
+    extra = corpus_words(docs)  # the vocabulary run_cv.py gives
     with tempfile.TemporaryDirectory() as tmp:
         _, meta = train(config, train_s, dev_s, tmp, extra_words=extra, progress=False)
     secs = [h["seconds"] for h in meta["training"]["history"]]

@@ -44,3 +44,9 @@ def select(docs: dict[str, list[Sentence]], names, strict: bool = True) -> list[
     if missing and strict:
         raise CorpusError(f"{len(missing)} split documents are not in the corpus, e.g. {missing[0]}")
     return [s for n in names for s in docs.get(n, [])]
+
+
+def corpus_words(docs: dict[str, list[Sentence]]) -> set[str]:
+    """Every word of every document: the vocabulary a model's GloVe table is built over, so that words
+    outside its training folds still find their pretrained vectors."""
+    return {w for sents in docs.values() for s in sents for w in s.words}
