@@ -307,7 +307,8 @@ def grid_section(summaries: dict, study: dict | None = None) -> list[str]:
     if stuck:
         lines += ["Runs that never tagged anything on the dev documents (the network stayed at its all-O start to "
                   "the last epoch; patience counts only once the dev F1 is above 0) are kept as they are, test F1 "
-                  "0 included: " + "; ".join(stuck) + ".", ""]
+                  "0 included: " + "; ".join(stuck) + ".  With no span predicted, such a run's precision counts as "
+                  "100 (the authors' evaluator's convention), which raises its cell's P column.", ""]
     return lines + depth_section(cells) + variants_section({**summaries, **(study or {})}, cells)
 
 
