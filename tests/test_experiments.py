@@ -350,3 +350,30 @@ def test_factor_rows_name_the_units_where_not_elman():
     assert row == (f"| GRU units: lr decay ×0.999 → ×0.9999 | ESE | gru d3 24k | `{before}` | 50.00 | `{after}` | "
                    "55.25 | +5.25 |")
     assert factor_changes(summaries, "GRU units: lr decay ×0.999 → ×0.9999") == "+5.25 (ESE gru d3 24k)"
+
+
+def test_goal_check_by_hand_for_the_best_and_the_shipped_configuration():
+    from tagger.evaluation.report import SHIPPED_ACCURATE, goal_lines, summarise
+
+    def result(name, fold, prop, binary, exact):
+        score = {"DSE": {m: {"precision": f, "recall": f, "f1": f}
+                         for m, f in (("proportional", prop), ("binary", binary), ("exact", exact))}}
+        return {"name": name, "kind": "rnn", "fold": fold, "config": {}, "data": {"source": "reference"},
+                "scores": {"test": score, "dev": score}}
+
+    # the best: ten folds, five at 72/78/50 and five at 74/80/52 -> 73.00 / 79.00 / 51.00, each std
+    # sqrt(10 * 1² / 9) = 1.05; the shipped one: two folds, 66/70/48 and 68/72/50 -> 67.00 ± 1.41 etc.
+    results = ([result("best", k, *((0.72, 0.78, 0.50) if k < 5 else (0.74, 0.80, 0.52))) for k in range(10)]
+               + [result(SHIPPED_ACCURATE, k, *f) for k, f in ((0, (0.66, 0.70, 0.48)), (1, (0.68, 0.72, 0.50)))])
+    summaries = summarise(results)
+    rows = sorted((s for s in summaries.values()), key=lambda s: -s["metric"][("proportional", "f1")][0])
+    lines = goal_lines("DSE", rows)
+    assert ("Best configuration with all 10 folds: `best` (10 of 10 folds), 73.00 ± 1.05 / 79.00 ± 1.05 "
+            "(exact-match F1 51.00 ± 1.05); against the goal +1.00 / +2.00: the goal is met.") in lines
+    assert (f"The `accurate` bundle's configuration (a bidirectional LSTM over MiniLM and GloVe): `{SHIPPED_ACCURATE}` "
+            "(2 of 10 folds), 67.00 ± 1.41 / 71.00 ± 1.41 (exact-match F1 49.00 ± 1.41); against the goal "
+            "-5.00 / -6.00: the goal is not met (not all folds have run).") in lines
+    # binary below its goal: not met, even with prop above
+    low = [result("best", k, 0.73, 0.76, 0.5) for k in range(10)]
+    low_lines = goal_lines("DSE", list(summarise(low).values()))
+    assert any(x.endswith("+1.00 / -1.00: the goal is not met.") for x in low_lines)
