@@ -574,6 +574,11 @@ def goal_lines(t: str, rows: list[dict]) -> list[str]:
     if shipped:
         lines += ["", f"The `accurate` bundle's configuration (a bidirectional LSTM over MiniLM and GloVe): "
                       f"{check(shipped[0])}"]
+        pair = paired(full[0], shipped[0]) if full and full[0] is not shipped[0] else None
+        if pair:
+            lines[-1] += (f"  Against `{full[0]['name']}` on the folds both have run: {pair['mean']:+.2f} ± "
+                          f"{pair['std']:.2f} prop F1 over {pair['folds']} folds, {pair['wins']} / {pair['losses']} "
+                          f"(wins / losses), sign test p {pair['p']:.3f}.")
     return lines + ["", f"Goal for the best configuration (10-fold means, prop / bin): {goal[0]:.1f} / {goal[1]:.1f}; "
                         f"the paper's best: {PAPER[(t, 3, '200k')][0]:.2f} / {PAPER[(t, 3, '200k')][1]:.2f}; "
                         f"semi-CRF {PAPER_BASELINES[(t, 'semi-CRF')][0]:.2f} / "
