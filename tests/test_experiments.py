@@ -379,3 +379,16 @@ def test_goal_check_by_hand_for_the_best_and_the_shipped_configuration():
     low = [result("best", k, 0.73, 0.76, 0.5) for k in range(10)]
     low_lines = goal_lines("DSE", list(summarise(low).values()))
     assert any(x.endswith("+1.00 / -1.00: the goal is not met.") for x in low_lines)
+
+
+def test_accurate_study_runs_show_dev_scores_only(tmp_path):
+    def result(name, f1):
+        score = {"DSE": {m: {"precision": f1, "recall": f1, "f1": f1} for m in ("proportional", "binary", "exact")}}
+        config = {"cell": "lstm", "depth": 1, "hidden": 128, "features": "glove"}
+        return {"name": name, "kind": "rnn", "fold": 0, "config": config, "epochs": 5, "best_epoch": 5, "data": {"source": "reference"}, "scores": {"test": score, "dev": score}}
+
+    text = write_report([result("accurate-lora16-bilstm-joint", 0.66), result("accurate-study-rank64", 0.71)],
+                        tmp_path / "REPORT.md", tmp_path / "plots").read_text()
+    tables, study = text.split("### The accurate tagger (issue 15): dev study on fold 0")
+    assert "`accurate-lora16-bilstm-joint`: " in tables and "accurate-study-rank64" not in tables
+    assert "| `accurate-study-rank64` | DSE |" in study and "| 71.00 |" in study
