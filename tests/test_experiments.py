@@ -385,7 +385,8 @@ def test_accurate_study_runs_show_dev_scores_only(tmp_path):
     def result(name, f1):
         score = {"DSE": {m: {"precision": f1, "recall": f1, "f1": f1} for m in ("proportional", "binary", "exact")}}
         config = {"cell": "lstm", "depth": 1, "hidden": 128, "features": "glove"}
-        return {"name": name, "kind": "rnn", "fold": 0, "config": config, "epochs": 5, "best_epoch": 5, "data": {"source": "reference"}, "scores": {"test": score, "dev": score}}
+        return {"name": name, "kind": "rnn", "fold": 0, "config": config, "epochs": 5, "best_epoch": 5,
+                "data": {"source": "reference"}, "scores": {"test": score, "dev": score}}
 
     text = write_report([result("accurate-lora16-bilstm-joint", 0.66), result("accurate-study-rank64", 0.71)],
                         tmp_path / "REPORT.md", tmp_path / "plots").read_text()
