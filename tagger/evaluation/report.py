@@ -562,11 +562,11 @@ def goal_lines(t: str, rows: list[dict]) -> list[str]:
 
     def check(s: dict) -> str:
         n = len(s["folds"])
-        (p, ps), (b, bs), (e, es) = (s["metric"][(m, "f1")] for m in ("proportional", "binary", "exact"))
+        prop, binary, exact = (s["metric"][(m, "f1")] for m in ("proportional", "binary", "exact"))
+        p, b = prop[0], binary[0]
         met = "met" if n == 10 and p >= goal[0] and b >= goal[1] else "not met"
-        spread = (lambda m, sd: f"{m:.2f} ± {sd:.2f}") if n > 1 else (lambda m, sd: f"{m:.2f}")
-        return (f"`{s['name']}` ({n} of 10 folds), {spread(p, ps)} / {spread(b, bs)} (exact-match F1 "
-                f"{spread(e, es)}); against the goal {p - goal[0]:+.2f} / {b - goal[1]:+.2f}: the goal is {met}"
+        return (f"`{s['name']}` ({n} of 10 folds), {_fmt(prop, n)} / {_fmt(binary, n)} (exact-match F1 "
+                f"{_fmt(exact, n)}); against the goal {p - goal[0]:+.2f} / {b - goal[1]:+.2f}: the goal is {met}"
                 f"{'' if n == 10 else ' (not all folds have run)'}.")
 
     full = [s for s in rows if len(s["folds"]) == 10]
