@@ -235,6 +235,40 @@ def test_rename_results_moves_records_and_keeps_the_old_name(tmp_path):
         == "paper-elman-ese-d1-24k"
 
 
+def test_adopt_run_copies_a_fold_only_when_the_configuration_matches(tmp_path):
+    import subprocess
+
+    script = Path(__file__).resolve().parents[1] / "experiments" / "adopt_run.py"
+    config = tmp_path / "c.yaml"
+    config.write_text("name: big\nmodel: {task: joint, cell: lstm, hidden: 8, learning_rate: 2.0e-3}\n"
+                      "grid: {task: [joint]}\nchoices: picked on dev\n")
+    (exp,) = load_experiments(config)
+    results = tmp_path / "results"
+
+    def put(name, **changes):
+        (results / name).mkdir(parents=True)
+        record = {"name": name, "kind": "rnn", "fold": 0, "seed": 7, "choices": "a study",
+                  "config": exp.config().replace(seed=7, **changes).to_dict(), "data": {"source": "reference"}}
+        (results / name / "fold0.json").write_text(json.dumps(record))
+
+    def run(source):
+        return subprocess.run([sys.executable, str(script), str(config), "big-joint", source, "--folds", "0",
+                               "--results", str(results)], capture_output=True, text=True)
+
+    put("study-lr", learning_rate=5e-4)
+    refused = run("study-lr")
+    assert refused.returncode == 2 and "learning_rate (0.0005 vs 0.002)" in refused.stderr
+    assert not (results / "big-joint").exists()
+    put("study-same")
+    done = run("study-same")
+    assert done.returncode == 0 and "1 folds adopted" in done.stderr
+    adopted = json.loads((results / "big-joint" / "fold0.json").read_text())
+    assert (adopted["name"], adopted["adopted_from"], adopted["choices"], adopted["seed"]) == \
+        ("big-joint", "study-same", "picked on dev", 7)
+    again = run("study-same")
+    assert again.returncode == 2 and "already exists" in again.stderr
+
+
 def test_sign_test_and_depth_table_by_hand():
     assert sign_test(9, 0) == 2 / 2 ** 9  # 0.0039
     assert sign_test(8, 2) == 2 * (1 + 10 + 45) / 2 ** 10  # 0.109375

@@ -91,8 +91,9 @@ def _describe(s: dict) -> str:
     bits = [c["cell"], f"depth {c['depth']}", size, words] if c["depth"] else ["no recurrent layer", words]
     if c.get("context_fine_tune"):
         how = f"LoRA rank {c['context_lora_rank']}" if c.get("context_lora_rank") else "fine-tuned"
+        o_weight = f", O weight {c['o_weight']:g}" if c.get("o_weight", 1) != 1 else ""
         bits.append(f"+ {c['contextual']} {how} (first wordpiece, {c.get('lr_schedule', 'constant')} lr "
-                    f"{c['learning_rate']:g})")
+                    f"{c['learning_rate']:g}{o_weight})")
     elif c.get("contextual"):
         bits.append(f"+ {c['contextual']} ({c.get('context_pooling', 'first')} wordpiece)")
     if c.get("output") == "crf":
@@ -550,8 +551,8 @@ def seed_spread(summaries: dict) -> list[str]:
 ACCURATE_PREFIX = "accurate-"  # the accurate tagger's candidates (issue 15)
 ACCURATE_STUDY_PREFIX = "accurate-study-"  # its fold-0 dev study (experiments/configs/accurate-study.yaml)
 ACCURATE_BASELINES = ("beyond-minilm-ft-joint", "beyond-minilm-joint-softmax")
-# the configuration of the `accurate` bundle, tagger/models/accurate (experiments/configs/accurate.yaml)
-SHIPPED_ACCURATE = "accurate-lora16-bilstm-joint"
+# the configuration of the `accurate` bundle, tagger/models/accurate (experiments/configs/accurate-lora64.yaml)
+SHIPPED_ACCURATE = "accurate-lora64-bilstm-joint"
 
 
 def goal_lines(t: str, rows: list[dict]) -> list[str]:
@@ -597,11 +598,16 @@ def accurate_section(summaries: dict) -> list[str]:
     lines = ["### The accurate tagger (issue 15): dev study on fold 0", "",
              "Each row is the fold-0 run of a configuration, scored on the 135 dev documents at its selected "
              "epoch; the `beyond-minilm` rows are the earlier MiniLM configurations' fold 0. Reproduce with "
-             "`python experiments/run_cv.py experiments/configs/accurate.yaml --folds 0`.", "",
+             "`python experiments/run_cv.py experiments/configs/accurate.yaml --folds 0` (the first candidate) and "
+             "`python experiments/run_cv.py experiments/configs/accurate-study.yaml --only NAME` (the study's rows). "
+             "A 10-fold configuration chosen from a study row takes that row's run as its fold 0 "
+             "(`experiments/adopt_run.py`, recorded as `adopted_from`; only when the configurations are identical "
+             "but for the name), so it has no row of its own here.", "",
              "| run | type | network | dev prop F1 | dev bin F1 | dev prop P / R | best epoch / epochs | training |",
              "|---|---|---|---|---|---|---|---|"]
     for (name, t), s in sorted(rows.items()):
-        fold0 = [k for k, r in enumerate(s["records"]) if r["fold"] == 0 and s["dev_reports"][k]]
+        fold0 = [k for k, r in enumerate(s["records"]) if r["fold"] == 0 and s["dev_reports"][k]
+                 and not r.get("adopted_from")]  # an adopted fold 0 is its source's row
         if not fold0:
             continue
         dev, r = s["dev_reports"][fold0[0]], s["records"][fold0[0]]
