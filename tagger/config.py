@@ -142,7 +142,9 @@ class TaggerConfig:
         return dataclasses.replace(self, **changes)
 
     def save(self, path: str | Path) -> None:
-        Path(path).write_text(json.dumps(self.to_dict(), indent=2) + "\n")
+        from tagger.storage import atomic_write_text
+
+        atomic_write_text(path, json.dumps(self.to_dict(), indent=2) + "\n")
 
     @classmethod
     def load(cls, path: str | Path) -> "TaggerConfig":

@@ -35,6 +35,7 @@ import yaml
 from tagger.config import TaggerConfig
 from tagger.errors import TaggerError, TrainingDiverged
 from tagger.paths import REPO_ROOT, default_datasplit, default_mpqa, default_reference
+from tagger.storage import atomic_write_text
 
 log = logging.getLogger("tagger")
 RESULTS = REPO_ROOT / "experiments" / "results"
@@ -322,9 +323,7 @@ def _write_result(exp, fold, split, parts, path, datasplit, commit, t0, dev, tes
     }
     out = result_path(results, exp.name, fold)
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_suffix(".tmp")
-    tmp.write_text(json.dumps(record, indent=1) + "\n")
-    tmp.replace(out)
+    atomic_write_text(out, json.dumps(record, indent=1) + "\n")  # fsynced: a crash leaves the old file or none
     log.warning("%s fold %d: test %s", exp.name, fold, {
         t: round(r["proportional"]["f1"], 4) for t, r in test.items()})
     return out

