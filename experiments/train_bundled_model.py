@@ -61,7 +61,8 @@ DESCRIPTIONS = {
     "accurate": "the accurate tagger: the MiniLM-L6 encoder fine-tuned through LoRA adapters (rank 64), its "
                 "vector per word beside frozen GloVe 6B 50-d, into a bidirectional LSTM (128 units a direction), "
                 "softmax heads for DSE and ESE (experiments/configs/accurate-lora64.yaml); the bundle holds only what "
-                "training changed (weights.npz), the encoder's base weights come from the sha256-pinned package; "
+                "training changed (weights.npz), the encoder's base weights come from the sha256-pinned package "
+                "and the frozen GloVe rows from the GloVe package (the table checked by sha256); "
                 "runs on the Keras back end",
 }
 PAPER = {"DSE": (66.01, 71.72), "ESE": (56.26, 67.18)}  # Irsoy & Cardie, depth 3, 200k: prop / bin F1
