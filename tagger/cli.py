@@ -456,15 +456,13 @@ def cmd_tag_engine(args) -> int:
 
 # --------------------------------------------------------------------------- annotate
 def cmd_annotate_import(args) -> int:
-    from tagger.annotation.importing import import_records
+    from tagger.annotation.importing import import_records, input_records
     from tagger.annotation.store import Project
     from tagger.tagging.annotate import OpinionTagger
-    from tagger.tagging.inputs import read_records
 
     tagger = None if args.model == "none" else OpinionTagger.load(args.model)
-    own = {str(args.project.resolve()) + suffix for suffix in ("", "-wal", "-shm", "-journal")}
-    records = (r for r in read_records((), args.input, max_chars=args.max_chars)
-               if str(Path(r.id).resolve()) not in own)  # the project file itself, inside an input directory
+    own = {Path(str(args.project.resolve()) + suffix) for suffix in ("", "-wal", "-shm", "-journal")}
+    records = input_records(args.input, args.max_chars, skip=own)  # not the project file, inside an input directory
     with Project(args.project, create=True) as project:
         report = import_records(project, records, tagger, model_name=None if tagger is None else args.model)
         counts = project.counts()
@@ -503,20 +501,16 @@ def cmd_annotate_stats(args) -> int:
 
 def cmd_annotate_serve(args) -> int:
     import os
-    import subprocess
 
+    from tagger.annotation import serving
     from tagger.annotation.store import Project
 
+    cmd, env = serving.plan(args, os.environ)  # refused before anything is made or started
     Project(args.project, create=True).close()  # a clear error now rather than in the page
-    app = Path(__file__).resolve().parent / "annotation" / "app.py"
-    env = {**os.environ, "OPINION_TAGGER_PROJECT": str(args.project.resolve())}
-    cmd = [sys.executable, "-m", "streamlit", "run", str(app), "--server.port", str(args.port),
-           "--server.headless", "true", "--browser.gatherUsageStats", "false"]
-    print(f"annotating {args.project} at http://localhost:{args.port}", file=sys.stderr)
-    try:
-        return subprocess.call(cmd, env=env)
-    except KeyboardInterrupt:
-        return 0
+    host = f"[{args.host}]" if ":" in args.host else args.host
+    login = "; annotators log in with the password" if serving.PASSWORD_ENV in env else ""
+    print(f"annotating {args.project} at http://{host}:{args.port}{login}", file=sys.stderr)
+    return serving.run(cmd, env)
 
 
 def _annotate_parser(sub) -> None:
@@ -529,7 +523,8 @@ def _annotate_parser(sub) -> None:
     p = asub.add_parser("import", help="add documents to a project (created if needed), pre-annotated by a model")
     p.add_argument("project", type=Path, help="project file (SQLite)")
     p.add_argument("input", nargs="+", help="plain-text file, .jsonl file ('text' per line, 'id' kept), "
-                                            "directory, or - for standard input")
+                                            "directory, or - for standard input; a document's name is its "
+                                            "path in the directory given (sub/b.txt) or a file's name")
     p.add_argument("--model", default="fast", metavar="NAME|PATH|none",
                    help=f"pre-annotate with this bundle or bundled model ({BUNDLED_NAMES}); none: tokens only "
                         "(default: %(default)s)")
@@ -548,6 +543,14 @@ def _annotate_parser(sub) -> None:
     p = asub.add_parser("serve", help="start the annotator page on a project")
     p.add_argument("project", type=Path)
     p.add_argument("--port", type=int, default=8501, help="(default: %(default)s)")
+    p.add_argument("--host", default="127.0.0.1",
+                   help="address to listen on (default: %(default)s, this machine only); any other address "
+                        "needs a password: $OPINION_TAGGER_PASSWORD or --password-file")
+    p.add_argument("--password-file", type=Path, metavar="FILE",
+                   help="the annotators' password, the file's first line (instead of $OPINION_TAGGER_PASSWORD); "
+                        "with a password each annotator logs in with a name, recorded with their changes")
+    p.add_argument("--annotator", metavar="NAME",
+                   help="the annotator recorded with every change (a server without a password login)")
     p.set_defaults(func=cmd_annotate_serve)
 
 

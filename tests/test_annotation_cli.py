@@ -88,3 +88,26 @@ def test_train_and_evaluate_on_accepted_documents(project, tmp_path, capsys):
     assert main(["train", "--data", "annotations", str(project), "--init-from", "default", "--cell", "lstm",
                  "--out", str(tmp_path / "m3")]) == 2
     assert "only with the bundle's network" in capsys.readouterr().err
+
+
+def test_import_ids_are_relative_to_the_directory_given(tmp_path, capsys, monkeypatch):
+    docs = tmp_path / "docs"
+    (docs / "sub").mkdir(parents=True)
+    (docs / "a.txt").write_text(TEXTS[0], encoding="utf-8")
+    (docs / "sub" / "b.txt").write_text(TEXTS[1], encoding="utf-8")
+    (docs / "sub" / "c.jsonl").write_text(json.dumps({"text": TEXTS[2]}) + "\n", encoding="utf-8")
+    (tmp_path / "alone.txt").write_text(TEXTS[3], encoding="utf-8")
+    project = docs / "p.sqlite"  # inside the directory imported: still not read as a document
+    assert main(["annotate", "import", str(project), f"{docs.resolve()}/", str(tmp_path / "alone.txt"),
+                 "--model", "none"]) == 0
+    with Project(project) as p:
+        names = [d.name for d in p.documents()]
+    assert names == ["a.txt", "sub/b.txt", "sub/c.jsonl:1", "alone.txt"]  # no machine path in an id
+    monkeypatch.chdir(tmp_path)  # the same directory given another way: the same ids, nothing new
+    capsys.readouterr()
+    assert main(["annotate", "import", str(project), "docs", "--model", "none"]) == 0
+    assert "imported 0 documents, 3 already in the project" in capsys.readouterr().err
+    assert main(["annotate", "export", str(project), "--format", "brat", "--out", str(tmp_path / "b")]) == 0
+    assert sorted(f.name for f in (tmp_path / "b").iterdir()) == [
+        "a.txt.ann", "a.txt.txt", "alone.txt.ann", "alone.txt.txt", "sub_b.txt.ann", "sub_b.txt.txt",
+        "sub_c.jsonl_1.ann", "sub_c.jsonl_1.txt"]

@@ -17,6 +17,13 @@ TEXTS = ["Maria said the new bridge was a complete disaster.", "Rain fell on the
          "Critics fear the plan will fail, as usual."]
 
 
+@pytest.fixture(autouse=True)
+def _no_login(monkeypatch):
+    """No password or fixed annotator from the environment the tests run in."""
+    monkeypatch.delenv("OPINION_TAGGER_PASSWORD", raising=False)
+    monkeypatch.delenv("OPINION_TAGGER_ANNOTATOR", raising=False)
+
+
 @pytest.fixture
 def project_path(tmp_path):
     path = tmp_path / "projects" / "demo.sqlite"
@@ -37,6 +44,16 @@ def _app(monkeypatch, project_path) -> AppTest:
 
 def _text(at) -> str:
     return "\n".join(str(getattr(e, "value", "")) for e in at.main)
+
+
+def _shown(at) -> str:
+    """Everything the page sent, the editor's data included."""
+    out, todo = [], [at._tree]
+    while todo:
+        node = todo.pop()
+        out.append(str(getattr(node, "proto", "")))
+        todo.extend(getattr(node, "children", {}).values())
+    return "\n".join(out)
 
 
 def _button(at, label):
@@ -147,3 +164,38 @@ def test_editor_events_are_checked_then_saved(project_path):
         assert p.document(2).version == 2
         out = apply_event(p, {"op": "accept", "doc": 2, "version": 2}, "ann")
         assert out.next_doc == 3 and p.document(2).status == "done"
+
+
+def test_a_password_login_comes_before_any_project_data(monkeypatch, project_path):
+    monkeypatch.setenv("OPINION_TAGGER_PASSWORD", "correct horse")
+    at = _app(monkeypatch, project_path)
+    shown = _shown(at)
+    assert "Rain fell" not in shown and "doc1" not in shown and "demo" not in shown and not at.selectbox
+    at.text_input(key="login_user").input("alice")
+    at.text_input(key="login_password").input("correct hors")
+    _button(at, "Log in").click().run()
+    assert not at.exception and any("Wrong password" in e.value for e in at.error)
+    assert "Rain fell" not in _shown(at) and not at.selectbox
+    at.text_input(key="login_user").input(" ")
+    at.text_input(key="login_password").input("correct horse")
+    _button(at, "Log in").click().run()
+    assert any("your name" in e.value for e in at.error) and "Rain fell" not in _shown(at)
+    at.text_input(key="login_user").input("alice")
+    _button(at, "Log in").click().run()
+    assert not at.exception and "Rain fell on the village" in _shown(at)  # the first unfinished document
+    assert "annotator" not in [t.key for t in at.sidebar.text_input]  # the name is the one logged in with
+    _button(at, "Accept (a)").click().run()
+    with Project(project_path) as p:
+        assert p.document(2).status == "done" and p.document(2).annotator == "alice"
+    _button(at, "Log out").click().run()
+    assert "Rain fell" not in _shown(at) and at.text_input(key="login_password")
+
+
+def test_a_fixed_annotator_records_every_change(monkeypatch, project_path):
+    monkeypatch.delenv("OPINION_TAGGER_PASSWORD", raising=False)
+    monkeypatch.setenv("OPINION_TAGGER_ANNOTATOR", "bob")
+    at = _app(monkeypatch, project_path)
+    assert "annotator" not in [t.key for t in at.sidebar.text_input]
+    _button(at, "Accept (a)").click().run()
+    with Project(project_path) as p:
+        assert p.document(2).annotator == "bob"

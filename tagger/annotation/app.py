@@ -5,24 +5,32 @@ documents.  A thin layer over ``tagger.annotation``.
 Run: ``opinion-tagger annotate serve PROJECT`` (this project), or
 ``streamlit run streamlit_app.py`` (choose a project in the page; projects live in
 ``$OPINION_TAGGER_PROJECTS``, default ``./projects``).
+
+With ``$OPINION_TAGGER_PASSWORD`` set, a session sees nothing of the projects until it
+has logged in with that password and a name, the annotator recorded with its changes;
+``$OPINION_TAGGER_ANNOTATOR`` fixes the annotator of a server without a login.
 """
 
 from __future__ import annotations
 
+import hmac
 import logging
 import os
 import re
+import time
 from pathlib import Path
 
 import streamlit as st
 
 from tagger.annotation.editor import Outcome, apply_event, editor_data, span_editor
+from tagger.annotation.serving import ANNOTATOR_ENV, PASSWORD_ENV, annotator_problem
 from tagger.annotation.store import ConflictError, Project, ProjectError
 from tagger.errors import TaggerError
 
 log = logging.getLogger("tagger")
 STATUS_MARK = {"todo": "○ to do", "in_progress": "◐ in progress", "done": "● done"}
 MAX_UPLOAD_BYTES = 50 * 1024 * 1024
+LOGGED_IN = "_logged_in_as"  # no widget has this key: only a right password sets it
 
 
 def plain(text: object) -> str:
@@ -49,6 +57,42 @@ def flash(message: str, level: str = "success") -> None:
 def show_flash() -> None:
     for level, message in st.session_state.pop("flash", []):
         getattr(st, level)(message)
+
+
+# --------------------------------------------------------------------------- login
+def logged_in(password: str) -> bool:
+    """Whether this session has logged in; until it has, the login form (and nothing of the projects)."""
+    if st.session_state.get(LOGGED_IN):
+        return True
+    st.title("opinion-tagger annotator")
+    with st.form("login"):
+        name = st.text_input("Your name (recorded with each of your changes)", key="login_user", max_chars=64)
+        given = st.text_input("Password", type="password", key="login_password")
+        submitted = st.form_submit_button("Log in")
+    if not submitted:
+        return False
+    if not hmac.compare_digest((given or "").encode("utf-8"), password.encode("utf-8")):
+        time.sleep(1)  # slows down guessing
+        st.error("Wrong password.")
+    elif annotator_problem(name or ""):
+        st.error(f"Give your name: {annotator_problem(name or '')}.")
+    else:
+        st.session_state[LOGGED_IN] = name.strip()
+        st.rerun()
+    return False
+
+
+def annotator_name() -> str:
+    """Who is recorded with the changes: the name logged in with, ``$OPINION_TAGGER_ANNOTATOR``,
+    or the sidebar's field."""
+    name = st.session_state.get(LOGGED_IN) or os.environ.get(ANNOTATOR_ENV)
+    if not name:
+        return st.sidebar.text_input("Annotator", value=os.environ.get("USER") or "annotator", key="annotator")
+    st.sidebar.markdown(f"**Annotator** {plain(name)}")
+    if st.session_state.get(LOGGED_IN) and st.sidebar.button("Log out", key="logout"):
+        del st.session_state[LOGGED_IN]
+        st.rerun()
+    return name
 
 
 # --------------------------------------------------------------------------- sidebar
@@ -171,8 +215,11 @@ def handle(project: Project, event: dict, annotator: str) -> None:
 
 # --------------------------------------------------------------------------- the page
 def page() -> None:
+    password = os.environ.get(PASSWORD_ENV)
+    if password and not logged_in(password):
+        return
     path = choose_project()
-    annotator = st.sidebar.text_input("Annotator", value=os.environ.get("USER") or "annotator", key="annotator")
+    annotator = annotator_name()
     threshold = st.sidebar.slider("Flag model spans below this confidence", 0.0, 1.0, 0.6, 0.05, key="threshold")
     model = st.sidebar.text_input("Model (a bundled model: fast, accurate; or a bundle directory)", value="fast",
                                   key="model")

@@ -7,12 +7,14 @@ as an error with its reason; nothing is dropped silently.
 
 from __future__ import annotations
 
+from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Iterable
+from pathlib import Path
 
 from tagger.annotation.store import Project, StoredSpan, StoredToken
 from tagger.tagging.annotate import OpinionTagger, TaggedDocument, tokenised
-from tagger.tagging.inputs import Record
+from tagger.tagging.inputs import MAX_CHARS, Record, directory_files, read_records
+from tagger.tagging.inputs import _file_records as file_records
 
 
 @dataclass
@@ -24,6 +26,28 @@ class ImportReport:
     def summary(self) -> str:
         return (f"imported {self.imported} documents, {self.duplicates} already in the project, "
                 f"{len(self.errors)} errors")
+
+
+def input_records(inputs: Iterable[str], max_chars: int | None = MAX_CHARS,
+                  skip: Collection[Path] = ()) -> Iterator[Record]:
+    """The records of ``annotate import``'s inputs, named the same on every machine: a file in a
+    directory given by its path relative to that directory (``sub/b.txt``; JSONL lines
+    ``sub/c.jsonl:3``), a file given alone by its name; files in ``skip`` (resolved paths: the
+    project's own files) are left out.  Standard input and missing paths as ``read_records``."""
+    for spec in inputs:
+        path = Path(spec)
+        if spec == "-" or not (path.is_dir() or path.is_file()):
+            yield from read_records((), [spec], max_chars)
+        elif path.is_file():
+            if path.resolve() not in skip:
+                yield from file_records(path, max_chars, name=path.name)
+        else:
+            files = directory_files(path)
+            if not files:
+                yield Record(spec, error="directory holds no files")
+            for f in files:
+                if f.resolve() not in skip:
+                    yield from file_records(f, max_chars, name=f.relative_to(path).as_posix())
 
 
 def stored_parts(doc: TaggedDocument) -> tuple[list[StoredToken], list[StoredSpan]]:

@@ -190,22 +190,25 @@ def _jsonl_records(name: str, fh: BinaryIO, max_chars: int | None, first: bytes 
         yield Record(name, error="empty file: no records")
 
 
-def _file_records(path: Path, max_chars: int | None) -> Iterator[Record]:
+def _file_records(path: Path, max_chars: int | None, name: str | None = None) -> Iterator[Record]:
+    """The records of a file; ``name``: the id of a text file, and of a JSONL file's lines
+    ``NAME:LINE`` (default: the path)."""
+    name = str(path) if name is None else name
     try:
         if path.suffix == ".jsonl":
             with open(path, "rb") as fh:
-                yield from _jsonl_records(str(path), fh, max_chars)
+                yield from _jsonl_records(name, fh, max_chars)
             return
         limit = _byte_limit(max_chars)
         size = path.stat().st_size
         if limit is not None and size > limit:
-            yield Record(str(path), error=f"over-long input: {size} bytes (limit {max_chars} characters)")
+            yield Record(name, error=f"over-long input: {size} bytes (limit {max_chars} characters)")
             return
         data = path.read_bytes()
     except OSError as exc:
-        yield Record(str(path), error=f"cannot read: {exc.strerror or exc}")
+        yield Record(name, error=f"cannot read: {exc.strerror or exc}")
         return
-    yield check_text(str(path), data, max_chars)
+    yield check_text(name, data, max_chars)
 
 
 def read_records(texts: Iterable[str] = (), inputs: Iterable[str] = (), max_chars: int | None = MAX_CHARS,

@@ -1,0 +1,211 @@
+"""``opinion-tagger annotate serve``: the Streamlit command it builds (loopback by default, a
+password for any other address, never on the command line), and the real server: it listens
+on loopback only, stops when its parent is stopped, and dies with a parent that is killed."""
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tagger.cli import build_parser, main
+
+ROOT = Path(__file__).resolve().parent.parent
+LINUX = sys.platform.startswith("linux") and Path("/proc/self/stat").exists()
+
+
+def _plan(tmp_path, *argv, environ=None):
+    from tagger.annotation import serving
+
+    args = build_parser().parse_args(["annotate", "serve", str(tmp_path / "p.sqlite"), *argv])
+    return serving.plan(args, {} if environ is None else environ)
+
+
+def _option(cmd, name):
+    return cmd[cmd.index(name) + 1]
+
+
+def _one_line_error(capsys, *parts):
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err, err
+    for part in parts:
+        assert part in err, err
+
+
+# --------------------------------------------------------------------------- the command
+def test_the_default_command_listens_on_loopback_without_a_deploy_button(tmp_path):
+    cmd, env = _plan(tmp_path, environ={"PATH": "/bin", "OPINION_TAGGER_PASSWORD": ""})
+    assert cmd[:4] == [sys.executable, "-m", "streamlit", "run"]
+    assert _option(cmd, "--server.address") == "127.0.0.1"
+    assert _option(cmd, "--server.enableXsrfProtection") == "true"
+    assert _option(cmd, "--server.maxUploadSize") == "50"
+    assert _option(cmd, "--client.toolbarMode") == "minimal"
+    assert _option(cmd, "--server.port") == "8501"
+    assert env["OPINION_TAGGER_PROJECT"] == str((tmp_path / "p.sqlite").resolve()) and env["PATH"] == "/bin"
+    assert "OPINION_TAGGER_PASSWORD" not in env and "OPINION_TAGGER_ANNOTATOR" not in env
+
+
+@pytest.mark.parametrize("host", ["0.0.0.0", "::", "192.0.2.7", "annotate.example.org", ""])
+def test_a_non_loopback_host_needs_a_password(tmp_path, capsys, monkeypatch, host):
+    monkeypatch.delenv("OPINION_TAGGER_PASSWORD", raising=False)
+    assert main(["annotate", "serve", str(tmp_path / "p.sqlite"), "--host", host]) == 2
+    _one_line_error(capsys, f"--host {host!r}", "OPINION_TAGGER_PASSWORD", "--password-file")
+    assert not (tmp_path / "p.sqlite").exists()  # refused before anything is made or started
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "127.0.0.2", "localhost", "::1"])
+def test_loopback_hosts_need_no_password(tmp_path, host):
+    cmd, env = _plan(tmp_path, "--host", host)
+    assert _option(cmd, "--server.address") == host and "OPINION_TAGGER_PASSWORD" not in env
+
+
+def test_the_password_reaches_the_page_through_its_environment_only(tmp_path, capsys):
+    secret = tmp_path / "secret"
+    secret.write_text("correct horse battery\n", encoding="utf-8")
+    cmd, env = _plan(tmp_path, "--host", "0.0.0.0", "--password-file", str(secret))
+    assert env["OPINION_TAGGER_PASSWORD"] == "correct horse battery"
+    assert not any("correct horse" in part for part in cmd)
+    cmd, env = _plan(tmp_path, "--host", "0.0.0.0", environ={"OPINION_TAGGER_PASSWORD": "from the environment"})
+    assert env["OPINION_TAGGER_PASSWORD"] == "from the environment" and "from the environment" not in cmd
+    for bad, why in ((tmp_path / "missing", "cannot read"), (tmp_path / "empty", "empty")):
+        (tmp_path / "empty").write_text("\n")
+        assert main(["annotate", "serve", str(tmp_path / "p.sqlite"), "--host", "0.0.0.0",
+                     "--password-file", str(bad)]) == 2
+        _one_line_error(capsys, f"--password-file {bad}", why)
+
+
+def test_annotator_fixes_the_name_on_a_loopback_server(tmp_path, capsys, monkeypatch):
+    _, env = _plan(tmp_path, "--annotator", "Ana López")
+    assert env["OPINION_TAGGER_ANNOTATOR"] == "Ana López"
+    for bad in ("", "a\nb", "x" * 65):
+        assert main(["annotate", "serve", str(tmp_path / "p.sqlite"), "--annotator", bad]) == 2
+        _one_line_error(capsys, "--annotator")
+    monkeypatch.setenv("OPINION_TAGGER_PASSWORD", "pw")  # with a login, each annotator gives a name there
+    assert main(["annotate", "serve", str(tmp_path / "p.sqlite"), "--annotator", "ana"]) == 2
+    _one_line_error(capsys, "--annotator", "login")
+
+
+# --------------------------------------------------------------------------- the real server
+needs_linux = pytest.mark.skipif(not LINUX, reason="reads processes and sockets from Linux's /proc")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _answers(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=1):
+            return True
+    except OSError:
+        return False
+
+
+def _stat(pid: int) -> list[str] | None:
+    """The fields of /proc/PID/stat after the command name (state, ppid, ...); None when gone."""
+    try:
+        return (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+
+
+def _children(pid: int) -> list[int]:
+    kids = []
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            fields = _stat(int(d.name))
+            if fields and int(fields[1]) == pid:
+                kids.append(int(d.name))
+    return kids
+
+
+def _alive(pid: int) -> bool:
+    fields = _stat(pid)
+    return fields is not None and fields[0] not in ("Z", "X")  # a zombie has stopped
+
+
+def _listening(port: int) -> set[str]:
+    """The local addresses (hex, as in /proc/net/tcp*) listening on ``port``."""
+    found = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            lines = Path(table).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            local, state = line.split()[1], line.split()[3]
+            address, hexport = local.split(":")
+            if state == "0A" and int(hexport, 16) == port:
+                found.add(address)
+    return found
+
+
+@pytest.fixture
+def serve(tmp_path):
+    """Start ``opinion-tagger annotate serve`` on a free port; wait until the port answers."""
+    started = []
+
+    def start():
+        port = _free_port()
+        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        env.pop("OPINION_TAGGER_PASSWORD", None)
+        with open(tmp_path / "serve.log", "wb") as log:  # an unread pipe would fill up and block the server
+            proc = subprocess.Popen([sys.executable, "-m", "tagger", "annotate", "serve",
+                                     str(tmp_path / "p.sqlite"), "--port", str(port)],
+                                    cwd=tmp_path, stdout=log, stderr=subprocess.STDOUT, env=env)
+        started.append((proc, []))
+        deadline = time.monotonic() + 120
+        while not _answers(port):
+            if proc.poll() is not None or time.monotonic() > deadline:
+                pytest.fail("the server did not start:\n" + (tmp_path / "serve.log").read_text(errors="replace"))
+            time.sleep(0.3)
+        kids = _children(proc.pid)
+        assert kids, "the server runs in a child process"
+        started[-1][1].extend(kids)
+        return proc, port, kids
+
+    yield start
+    for proc, kids in started:  # whatever the test left running
+        for kid in kids:
+            if _alive(kid):
+                os.kill(kid, signal.SIGKILL)
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def _stops(port: int, kids: list[int], within: float = 15) -> bool:
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        if not _answers(port) and not any(_alive(k) for k in kids):
+            return True
+        time.sleep(0.2)
+    return False
+
+
+@needs_linux
+@pytest.mark.slow
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP], ids=lambda s: s.name)
+def test_a_stopped_parent_stops_its_server(serve, signum):
+    proc, port, kids = serve()
+    if signum == signal.SIGTERM:  # and a real start listens on loopback only, not on every interface
+        assert _listening(port) == {"0100007F"}, _listening(port)
+    proc.send_signal(signum)
+    assert _stops(port, kids), "the server still answers (or its process lives) after the parent was stopped"
+    assert proc.wait(timeout=15) in (0, 128 + signum)  # Streamlit stops cleanly on SIGTERM and SIGINT
+    assert _children(proc.pid) == []
+
+
+@needs_linux
+@pytest.mark.slow
+def test_a_killed_parent_takes_its_server_along(serve):
+    proc, port, kids = serve()
+    proc.kill()  # no chance to forward anything: the kernel tells the child (PR_SET_PDEATHSIG)
+    proc.wait(timeout=15)
+    assert _stops(port, kids), "the server outlived its killed parent"
