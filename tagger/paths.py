@@ -32,7 +32,7 @@ def default_datasplit() -> Path:
 
 
 BUNDLED = Path(__file__).resolve().parent / "models"  # the bundled models, one directory each
-DEFAULT_NAME = "fast"  # the model taken when none is named; "default" names it too
+DEFAULT_NAME = "accurate"  # the model taken when none is named; "default" names it too
 
 
 def bundled_models() -> list[str]:
@@ -41,7 +41,7 @@ def bundled_models() -> list[str]:
 
 
 def default_model() -> Path:
-    """The model taken when none is named: the bundled ``fast`` model (``$OPINION_TAGGER_MODEL``
+    """The model taken when none is named: the bundled ``accurate`` model (``$OPINION_TAGGER_MODEL``
     overrides it)."""
     env = os.environ.get("OPINION_TAGGER_MODEL")
     return Path(env) if env else BUNDLED / DEFAULT_NAME

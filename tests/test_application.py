@@ -143,7 +143,7 @@ def test_cli_tag_formats_and_exit_status(model_dir, tmp_path, capsys):
 
 
 def test_keras_and_numpy_backends_agree_on_text(model_dir):
-    a = OpinionTagger.load(model_dir, backend="numpy").tag(TEXT).to_dict()
+    a = OpinionTagger.load(model_dir, backend="onnx").tag(TEXT).to_dict()
     b = OpinionTagger.load(model_dir, backend="keras").tag(TEXT).to_dict()
     assert [s["tokens"] for s in a["sentences"]] == [s["tokens"] for s in b["sentences"]]
     assert [(s["type"], s["start"], s["end"]) for s in a["spans"]] == [(s["type"], s["start"], s["end"])

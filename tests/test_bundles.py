@@ -11,15 +11,17 @@ import pytest
 from tagger.errors import BundleError
 from tagger.network.bundle import BundleWarning, add_manifest, load_bundle_files
 from tagger.network.predict import Tagger
-from tagger.paths import default_model
+from tagger.paths import BUNDLED
 
-BACKENDS = ("numpy", "keras")  # the checks run before either back end reads the network
+FAST = BUNDLED / "fast"  # a model.keras bundle
+
+BACKENDS = ("onnx", "keras")  # the checks run before either back end reads the network
 
 
 @pytest.fixture
 def bundle(tmp_path):
     """A copy of the bundled model (joint task, Elman cells, depth 3, hidden 100, GloVe 50-d)."""
-    return shutil.copytree(default_model(), tmp_path / "bundle")
+    return shutil.copytree(FAST, tmp_path / "bundle")
 
 
 def edit_config(bundle, **changes):
@@ -27,7 +29,7 @@ def edit_config(bundle, **changes):
     file.write_text(json.dumps({**json.loads(file.read_text()), **changes}, indent=2))
 
 
-def refused(bundle, backend="numpy") -> str:
+def refused(bundle, backend="onnx") -> str:
     with pytest.raises(BundleError) as exc:
         Tagger.load(bundle, backend=backend)
     message = str(exc.value)
@@ -38,16 +40,16 @@ def refused(bundle, backend="numpy") -> str:
 def test_bundled_model_verifies_without_warning():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        vocab, config, meta = load_bundle_files(default_model())
-    assert set(meta["manifest"]) == {"model.keras", "config.json", "vocab.txt"}
-    assert meta["manifest"]["vocab.txt"]["bytes"] == (default_model() / "vocab.txt").stat().st_size
+        vocab, config, meta = load_bundle_files(FAST)
+    assert set(meta["manifest"]) >= {"config.json", "vocab.txt", "model.onnx"}
+    assert meta["manifest"]["vocab.txt"]["bytes"] == (FAST / "vocab.txt").stat().st_size
     # the README's figures are in meta.json: the epochs chosen on dev, held-out scores, size and speed
     assert meta["training"]["epochs"] == meta["training"]["selected_epochs"] > 0
     assert set(meta["scores"]["fold0_test"]) == {"DSE", "ESE"} and meta["size_bytes"] < 20_000_000
     assert meta["speed"]["tokens_per_s"] > 0
-    from tagger.network.runtime import NumpyNetwork
+    from tagger.network.onnx_runtime import OnnxNetwork
 
-    assert isinstance(Tagger.load(default_model(), backend="auto").network, NumpyNetwork)  # auto: no TensorFlow
+    assert isinstance(Tagger.load(FAST, backend="auto").network, OnnxNetwork)  # auto: no TensorFlow
 
 
 # a CRF output needs the Keras trainer, whose configuration has none of the fast trainer's recipe fields
@@ -91,13 +93,32 @@ def test_config_edit_the_network_cannot_show_fails_the_manifest(bundle):
                                "(manifest in meta.json)")
 
 
-@pytest.mark.parametrize("name", ["model.keras", "vocab.txt"])
-def test_truncated_files_are_named(bundle, name):
+@pytest.mark.parametrize("name, backend", [("model.keras", "keras"), ("vocab.txt", "keras"), ("model.onnx", "onnx")])
+def test_truncated_files_are_named(bundle, name, backend):
     file = bundle / name
     size = file.stat().st_size
     file.write_bytes(file.read_bytes()[:96])
-    assert refused(bundle, "keras") == (f"{file}: 96 bytes, the manifest says {size} (truncated or changed) "
+    assert refused(bundle, backend) == (f"{file}: 96 bytes, the manifest says {size} (truncated or changed) "
                                         "(manifest in meta.json)")
+
+
+def test_a_bundle_without_model_onnx_tags_on_keras_and_export_onnx_adds_it(bundle, capsys):
+    from tagger.cli import main
+
+    meta = json.loads((bundle / "meta.json").read_text())
+    (bundle / "model.onnx").unlink()
+    assert refused(bundle) == f"{bundle / 'model.onnx'}: missing from the model bundle (meta.json describes it)"
+    del meta["onnx"], meta["manifest"]["model.onnx"]
+    (bundle / "meta.json").write_text(json.dumps(meta))  # as bundles were written before model.onnx
+    words = [["Officials", "said", "the", "plan", "was", "daylight", "robbery", "."]]
+    assert Tagger.load(bundle).model is not None  # auto: the Keras model
+    assert refused(bundle, "onnx").endswith("no model.onnx, add it with `opinion-tagger export-onnx "
+                                            f"{bundle}` (needs TensorFlow) or use the keras backend")
+    expected = Tagger.load(bundle, backend="keras").predict(words)
+    assert main(["export-onnx", str(bundle)]) == 0
+    assert "model.onnx: written" in capsys.readouterr().err
+    onnx = Tagger.load(bundle)
+    assert onnx.model is None and [p["DSE"][0] for p in onnx.predict(words)] == [p["DSE"][0] for p in expected]
 
 
 def test_truncated_config_is_named(bundle):
@@ -125,7 +146,7 @@ def test_bundle_without_manifest_loads_with_a_warning_and_can_be_upgraded(bundle
     (bundle / "meta.json").write_text(json.dumps(meta, indent=2))
     words = [["Officials", "said", "the", "plan", "was", "daylight", "robbery", "."]]
     with pytest.warns(BundleWarning, match=r"^no file manifest") as seen:
-        old = Tagger.load(bundle, backend="numpy").predict(words)
+        old = Tagger.load(bundle, backend="onnx").predict(words)
     assert seen[0].filename == str(bundle / "meta.json")  # printed as "<bundle>/meta.json:0: BundleWarning: ..."
     # the structural checks still run without a manifest: a shortened vocabulary is refused
     vocab = (bundle / "vocab.txt").read_text().split("\n")
@@ -137,7 +158,7 @@ def test_bundle_without_manifest_loads_with_a_warning_and_can_be_upgraded(bundle
     add_manifest(bundle)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        assert Tagger.load(bundle, backend="numpy").predict(words) == old
+        assert Tagger.load(bundle, backend="onnx").predict(words) == old
     upgraded = json.loads((bundle / "meta.json").read_text())
     assert upgraded == {**meta, "manifest": upgraded["manifest"]}
 

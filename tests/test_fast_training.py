@@ -193,7 +193,7 @@ def test_fast_training_writes_a_bundle_that_tags_like_the_fast_path(tmp_path):
                        optimizer="adam", learning_rate=0.02, o_weight=0.5, l2=1e-4, activation_l2=1e-4,
                        batch_size=8, max_epochs=6, eval_every=2, patience=0)
     _, meta = train(cfg, train_s, dev_s, tmp_path / "a", progress=False)
-    for backend in ("keras", "numpy"):
+    for backend in ("keras", "onnx"):
         tagger = Tagger.load(tmp_path / "a", backend=backend)
         assert dev_score(evaluate_tagger(tagger, dev_s)) == pytest.approx(dev_score(meta["scores"]["dev"]), abs=1e-12)
     assert dev_score(meta["scores"]["dev"]) > 0.5  # it learned the two opinion words

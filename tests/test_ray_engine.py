@@ -150,7 +150,6 @@ def test_cli_engine_ray_and_local_path_without_ray(mixed, tmp_path):
     (["--engine", "ray", "--input", "x"], "give --out DIRECTORY"),
     (["--engine", "ray", "--input", "x", "--out", "o", "--format", "html"], "writes jsonl, conll, parquet"),
     (["--engine", "ray", "--input", "x", "--out", "o", "--model", "nothing"], "nothing: model bundle not found"),
-    (["--workers", "2", "Some text."], "--workers needs --engine ray"),
     (["--format", "parquet", "Some text."], "--format parquet needs --engine ray"),
 ])
 def test_cli_usage_errors(argv, message, tmp_path, capsys, monkeypatch):

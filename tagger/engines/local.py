@@ -1,0 +1,82 @@
+"""The local engine: tag a stream of records on this machine, in one process or in a worker process per core.
+
+With ``workers`` > 1, each worker loads the model once (ONNX Runtime with one thread: processes share out
+the cores better than threads do, and tokenisation and output formatting run in parallel too), takes
+chunks of records, tags them and formats them (``format_chunk``); the parent reads the input, hands out
+the chunks and writes the results in input order.  The output is the same as one process's, record for
+record.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+import sys
+from typing import Iterable, Iterator
+
+from tagger.tagging.inputs import Record
+
+_WORKER: dict = {}  # the worker process's tagger, made by _init
+
+
+def default_workers() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def _chunks(records: Iterable[Record], size: int) -> Iterator[list[Record]]:
+    buf: list[Record] = []
+    for rec in records:
+        buf.append(rec)
+        if len(buf) >= size:
+            yield buf
+            buf = []
+    if buf:
+        yield buf
+
+
+def format_chunk(ot, records: list[Record], fmt: str) -> list[tuple[str, str | None, str | None, object]]:
+    """Tag ``records``; per record (id, error or None, the formatted text for ``fmt`` or None, the document
+    when ``fmt`` has no per-record text form)."""
+    from tagger.tagging.formats import record_text
+
+    out = []
+    for doc in ot.tag_many(records, chunk=len(records)):
+        text = record_text(doc, fmt)
+        out.append((doc.id, doc.error, text, None if text is not None else doc))
+    return out
+
+
+def _init(model, backend: str, fmt: str) -> None:
+    from tagger.errors import TaggerError
+    from tagger.tagging.annotate import OpinionTagger
+
+    _WORKER["fmt"] = fmt
+    try:  # a failure here is raised by the first chunk, in the parent (a pool whose initializer
+        _WORKER["ot"] = OpinionTagger.load(model, backend=backend, threads=1)  # fails would restart it forever)
+    except TaggerError as exc:
+        _WORKER["error"] = exc
+
+
+def _work(records: list[Record]):
+    if "error" in _WORKER:
+        raise _WORKER["error"]
+    return format_chunk(_WORKER["ot"], records, _WORKER["fmt"])
+
+
+def tag_records(records: Iterable[Record], model, backend: str, fmt: str, workers: int = 1,
+                chunk: int = 64) -> Iterator[tuple[str, str | None, str | None, object]]:
+    """``format_chunk``'s tuples for every record, in input order; ``workers`` processes (1: this one)."""
+    if workers <= 1:
+        from tagger.tagging.annotate import OpinionTagger
+
+        ot = OpinionTagger.load(model, backend=backend)
+        for part in _chunks(records, chunk):
+            yield from format_chunk(ot, part, fmt)
+        return
+    method = "fork" if sys.platform.startswith("linux") else "spawn"
+    with mp.get_context(method).Pool(workers, initializer=_init, initargs=(model, backend, fmt)) as pool:
+        for result in pool.imap(_work, _chunks(records, chunk)):
+            yield from result

