@@ -2,11 +2,11 @@
 
 The run's partitions (``tagger.engines.partitions``) become a Ray dataset of
 one row per partition; ``map_batches`` hands them, one at a time, to a pool of
-actors (``PartitionTagger``) that each load the model once and tag a partition
-straight into its output file, so the driver carries only counts.  Ray Data's
-streaming executor keeps every actor busy; an actor may reserve a fraction of a
-GPU (``gpus_per_worker``; the NumPy back end computes on the CPU, use
-``--backend keras`` to compute on it).
+actors (``PartitionTagger``) that each load the model once (ONNX Runtime, one
+thread: one actor per CPU) and tag a partition straight into its output file, so
+the driver carries only counts.  Ray Data's streaming executor keeps every actor
+busy; an actor may reserve a fraction of a GPU (``gpus_per_worker``; ONNX Runtime
+computes on it where the onnxruntime-gpu package is installed).
 
 The same code runs on a laptop (a local Ray instance started here, with as many
 CPUs as the machine has) and on a cluster (``address="auto"`` on a node of a
@@ -39,7 +39,7 @@ class PartitionTagger:
         os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
         from tagger.tagging.annotate import OpinionTagger
 
-        self.ot = OpinionTagger.load(model, backend=backend)
+        self.ot = OpinionTagger.load(model, backend=backend, threads=1)
         self.out_dir, self.fmt, self.max_chars, self.chunk = Path(out_dir), fmt, max_chars, chunk
 
     def __call__(self, batch: dict) -> dict:

@@ -98,15 +98,23 @@ def spans_of(doc: TaggedDocument, confidences: dict | None = None) -> list[Tagge
 
 def tokenised(records: list[tuple[str, str]], types: tuple[str, ...] = ("DSE", "ESE")) -> list[TaggedDocument]:
     """``(id, text)`` records split into sentences and tokens (spaCy), with no tags or spans yet."""
+    from spacy.attrs import IDX, IS_SPACE, LENGTH, SENT_START
+
     from tagger.tokenize import _nlp
 
     docs = []
     for (rid, text), sdoc in zip(records, _nlp().pipe(t for _, t in records)):
         doc = TaggedDocument(rid, text, types=types)
-        for sent in sdoc.sents:
-            toks = [TaggedToken(t.text, t.idx, t.idx + len(t.text), {}) for t in sent if not t.is_space]
-            if toks:
+        # the tokens' offsets, lengths and sentence starts in one array (faster than a Token object each)
+        toks: list[TaggedToken] = []
+        for idx, length, space, start in sdoc.to_array([IDX, LENGTH, IS_SPACE, SENT_START]).tolist():
+            if start == 1 and toks:
                 doc.sentences.append(TaggedSentence(toks[0].start, toks[-1].end, toks))
+                toks = []
+            if not space:
+                toks.append(TaggedToken(text[idx:idx + length], idx, idx + length, {}))
+        if toks:
+            doc.sentences.append(TaggedSentence(toks[0].start, toks[-1].end, toks))
         docs.append(doc)
     return docs
 

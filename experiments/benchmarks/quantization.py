@@ -1,0 +1,94 @@
+"""Does int8 dynamic quantization keep a bundle's accuracy?  Fold-0 test F1 and speed of ONNX Runtime's
+``quantize_dynamic`` variants of ``model.onnx`` against fp32, in the same run.
+
+The bundle's model.onnx, with its external weights put inside (a self-contained fp32 graph), is quantized
+(weights int8, activations quantized per call): per tensor, per channel, and per channel on the encoder's
+feed-forward layers only (two thirds of its multiply-adds).  Each variant tags the 734 sentences of the 40
+fold-0 test documents (spaCy tokens over MPQA, as the bundle's meta.json scores) on one thread.
+
+    python experiments/benchmarks/quantization.py [--model accurate]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from tagger.corpus.dataset import load_documents, select
+from tagger.corpus.split import load_split
+from tagger.evaluation.scoring import evaluate_tagger
+from tagger.network.onnx_runtime import external_arrays
+from tagger.network.predict import Tagger
+from tagger.paths import default_datasplit, default_mpqa, resolve_model
+
+
+def self_contained(bundle: Path, meta: dict, file: Path) -> None:
+    import onnx
+
+    proto = onnx.load(str(bundle / "model.onnx"), load_external_data=False)
+    arrays = external_arrays(bundle, meta)
+    for tensor in proto.graph.initializer:
+        if tensor.name in arrays:
+            tensor.CopyFrom(onnx.numpy_helper.from_array(arrays[tensor.name], tensor.name))
+    onnx.save_model(proto, str(file))
+
+
+class Session:
+    def __init__(self, file: Path):
+        import onnxruntime as ort
+
+        options = ort.SessionOptions()
+        options.intra_op_num_threads, options.log_severity_level = 1, 3
+        self.session = ort.InferenceSession(str(file), options, providers=["CPUExecutionProvider"])
+        self.inputs = [i.name for i in self.session.get_inputs()]
+        self.outputs = [o.name for o in self.session.get_outputs()]
+
+    def forward(self, inputs):
+        inputs = inputs if isinstance(inputs, dict) else {"words": inputs}
+        feed = {k: np.asarray(inputs[k], dtype=np.int32) for k in self.inputs}
+        return dict(zip(self.outputs, self.session.run(self.outputs, feed)))
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--model", default="accurate")
+    args = ap.parse_args()
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    bundle = resolve_model(args.model)
+    tagger = Tagger.load(bundle, backend="onnx", threads=1)
+    sents = select(load_documents("mpqa", default_mpqa()), load_split(default_datasplit(), 0).test)
+    tokens = sum(len(s.words) for s in sents)
+    with tempfile.TemporaryDirectory() as tmp:
+        fp32 = Path(tmp) / "fp32.onnx"
+        self_contained(bundle, tagger.meta["onnx"], fp32)
+        import onnx
+
+        names = [n.name for n in onnx.load(str(fp32)).graph.node if n.op_type in ("MatMul", "Gemm")]
+        ffn = [n for n in names if "feedforward" in n]
+        variants = {"fp32": None, "int8 per tensor": dict(per_channel=False),
+                    "int8 per channel": dict(per_channel=True),
+                    "int8 per channel, feed-forward only": dict(per_channel=True, nodes_to_quantize=ffn)}
+        print(f"{bundle}: fold-0 test, {len(sents)} sentences, {tokens:,} tokens; one thread")
+        for name, options in variants.items():
+            file = fp32
+            if options is not None:
+                file = Path(tmp) / f"{len(name)}.onnx"
+                quantize_dynamic(fp32, file, weight_type=QuantType.QInt8, **options)
+            tagger.network = Session(file)
+            t0 = time.perf_counter()
+            report = evaluate_tagger(tagger, sents)
+            secs = time.perf_counter() - t0
+            scores = ", ".join(f"{t} prop {100 * r['proportional']['f1']:.2f} bin {100 * r['binary']['f1']:.2f}"
+                               for t, r in report.items())
+            print(f"{name:36} {file.stat().st_size / 1e6:6.1f} MB  {scores}  {tokens / secs:,.0f} tokens/s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
