@@ -63,7 +63,21 @@ class Record:
 
 
 def _byte_limit(max_chars: int | None) -> int | None:
+    """Bytes read of a line or file at most: enough for ``max_chars`` characters of UTF-8 and some JSON."""
     return None if max_chars is None else 4 * max_chars + 1000
+
+
+def limit_note(max_chars: int) -> str:
+    """How an over-long record's error names the limit: in characters, as the option sets it."""
+    return f"(limit: --max-chars {max_chars})"
+
+
+_CONTINUATION = bytes(range(0x80, 0xC0))
+
+
+def utf8_chars(data: bytes) -> int:
+    """Characters in UTF-8 ``data``: its bytes that do not continue a character."""
+    return len(data.translate(None, _CONTINUATION))
 
 
 def _is_blank(text: str) -> bool:
@@ -89,7 +103,7 @@ def check_text(rid: str, raw: Any, max_chars: int | None = MAX_CHARS) -> Record:
     if not isinstance(raw, str):
         return Record(rid, error=f"text must be a string, not {type(raw).__name__}")
     if max_chars is not None and len(raw) > max_chars:
-        return Record(rid, error=f"over-long input: {len(raw)} characters (limit {max_chars})")
+        return Record(rid, error=f"over-long input: {len(raw)} characters {limit_note(max_chars)}")
     bad = _SURROGATE.search(raw)
     if bad:
         return Record(rid, error=f"not valid Unicode: lone surrogate U+{ord(bad.group()):04X} "
@@ -132,6 +146,13 @@ def _lines(fh: BinaryIO, limit: int | None, first: bytes | None = None) -> Itera
     """``(line, length)`` for each line of ``fh`` (``first``: its first line, already
     read with the same limit); a line over ``limit`` bytes is skipped without being
     held in memory and comes as ``(None, length)``."""
+    for line, length, _ in _counted_lines(fh, limit, first):
+        yield line, length
+
+
+def _counted_lines(fh: BinaryIO, limit: int | None,
+                   first: bytes | None = None) -> Iterator[tuple[bytes | None, int, int | None]]:
+    """``_lines`` with the number of characters of each skipped line: ``(None, length, chars)``."""
     while True:
         if first is not None:
             line, first = first, None
@@ -140,15 +161,15 @@ def _lines(fh: BinaryIO, limit: int | None, first: bytes | None = None) -> Itera
         if not line:
             return
         if limit is not None and len(line) > limit:
-            n = len(line)
+            n, chars = len(line), utf8_chars(line)
             while not line.endswith(b"\n"):
                 line = fh.readline(1 << 20)
                 if not line:
                     break
-                n += len(line)
-            yield None, n
+                n, chars = n + len(line), chars + utf8_chars(line)
+            yield None, n, chars - line.endswith(b"\n")
         else:
-            yield line, len(line)
+            yield line, len(line), None
 
 
 def jsonl_record(rid: str, line: bytes, max_chars: int | None = MAX_CHARS) -> Record:
@@ -165,13 +186,16 @@ def jsonl_record(rid: str, line: bytes, max_chars: int | None = MAX_CHARS) -> Re
         return Record(rid, error=f"invalid JSON: nested deeper than {MAX_DEPTH} levels")
     try:
         obj = json.loads(source)
-    except json.JSONDecodeError as exc:
-        return Record(rid, error=f"invalid JSON: {exc.msg}")
+    except json.JSONDecodeError as exc:  # the whole message: what, line, column, character
+        return Record(rid, error=f"invalid JSON: {exc}")
     except (ValueError, RecursionError) as exc:  # e.g. an integer with too many digits
         return Record(rid, error=f"invalid JSON: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")
-    if not isinstance(obj, dict) or not isinstance(obj.get("text"), str):
+    if not isinstance(obj, dict):
         return Record(rid, error='a JSON object with a string "text" field is expected')
-    return check_text(record_id(obj.get("id"), rid), obj["text"], max_chars)
+    rid = record_id(obj.get("id"), rid)  # the record's own id, whatever is wrong with its text
+    if not isinstance(obj.get("text"), str):
+        return Record(rid, error='a JSON object with a string "text" field is expected')
+    return check_text(rid, obj["text"], max_chars)
 
 
 def _jsonl_records(name: str, fh: BinaryIO, max_chars: int | None, first: bytes | None = None,
@@ -180,10 +204,10 @@ def _jsonl_records(name: str, fh: BinaryIO, max_chars: int | None, first: bytes 
     ``first_line``: the number of the stream's first line (a slice of a file keeps the file's ids)."""
     limit = _byte_limit(max_chars)
     n = first_line - 1
-    for n, (line, length) in enumerate(_lines(fh, limit, first), first_line):
+    for n, (line, _, chars) in enumerate(_counted_lines(fh, limit, first), first_line):
         rid = f"{name}:{n}"
         if line is None:
-            yield Record(rid, error=f"over-long line: {length} bytes (limit {limit})")
+            yield Record(rid, error=f"over-long line: {chars} characters {limit_note(max_chars)}")
         else:
             yield jsonl_record(rid, line, max_chars)
     if n < first_line:
@@ -202,7 +226,8 @@ def _file_records(path: Path, max_chars: int | None, name: str | None = None) ->
         limit = _byte_limit(max_chars)
         size = path.stat().st_size
         if limit is not None and size > limit:
-            yield Record(name, error=f"over-long input: {size} bytes (limit {max_chars} characters)")
+            yield Record(name, error=f"over-long input: {size} bytes, more than {max_chars} characters "
+                                    f"{limit_note(max_chars)}")
             return
         data = path.read_bytes()
     except OSError as exc:
@@ -248,7 +273,7 @@ def _stdin_records(stream: BinaryIO, max_chars: int | None) -> Iterator[Record]:
         return
     rest = stream.read(-1 if limit is None else limit)
     if limit is not None and stream.read(1):
-        yield Record("stdin", error=f"over-long input: more than {limit} bytes (limit {max_chars} characters)")
+        yield Record("stdin", error=f"over-long input: more than {max_chars} characters {limit_note(max_chars)}")
         return
     yield check_text("stdin", first + rest, max_chars)
 
