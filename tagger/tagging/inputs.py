@@ -6,7 +6,9 @@ a ``.jsonl`` file (one JSON object a line with a ``text`` field, ``id`` kept);
 a directory (its files, recursively, in name order); ``-`` for standard
 input (JSONL if the first line is a JSON object, else one document).  Files are
 read lazily, JSONL line by line with a bounded line length, so memory stays
-flat on large inputs.
+flat on large inputs.  ``input_format`` marks HTML records (``Record.html``, tagged
+by ``tagger.tagging.html_input``): ``text`` none, ``html`` all, ``auto`` those of
+``.html``/``.htm`` files.
 
 The rules (stated in README.md):
 
@@ -37,6 +39,8 @@ from typing import Any, BinaryIO, Iterable, Iterator
 
 MAX_CHARS = 200_000  # longer records are refused: split them into documents first
 MAX_DEPTH = 100  # JSON nesting deeper than this is refused before parsing
+INPUT_FORMATS = ("auto", "text", "html")
+HTML_SUFFIXES = (".html", ".htm")
 BOM = b"\xef\xbb\xbf"
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -57,6 +61,7 @@ class Record:
     id: str
     text: str | None = None
     error: str | None = None
+    html: bool = False  # the text is HTML: tag what it shows (tagger.tagging.html_input)
 
     def __post_init__(self):
         self.id = printable_id(str(self.id))
@@ -236,14 +241,30 @@ def _file_records(path: Path, max_chars: int | None, name: str | None = None) ->
     yield check_text(name, data, max_chars)
 
 
+def is_html(name: str, input_format: str) -> bool:
+    """Whether a source's texts are HTML: ``input_format`` ``html``, or ``auto`` and a ``.html``/``.htm`` file."""
+    return input_format == "html" or (input_format == "auto" and name.lower().endswith(HTML_SUFFIXES))
+
+
+def _marked(records: Iterable[Record], html: bool) -> Iterator[Record]:
+    for rec in records:
+        rec.html = html
+        yield rec
+
+
 def read_records(texts: Iterable[str] = (), inputs: Iterable[str] = (), max_chars: int | None = MAX_CHARS,
-                 stdin: BinaryIO | None = None) -> Iterator[Record]:
+                 stdin: BinaryIO | None = None, input_format: str = "text") -> Iterator[Record]:
+    """The records of texts and of ``inputs`` (files, directories, ``-``), in order;
+    ``input_format`` (``text``, ``html``, ``auto``) says which are HTML (``Record.html``)."""
+    if input_format not in INPUT_FORMATS:
+        raise ValueError(f"input_format must be one of {', '.join(INPUT_FORMATS)}, not {input_format!r}")
+    every = input_format == "html"
     for n, text in enumerate(texts):
-        yield check_text(f"arg:{n}", text, max_chars)
+        yield from _marked([check_text(f"arg:{n}", text, max_chars)], every)
     for spec in inputs:
         if spec == "-":
             stream = stdin or sys.stdin.buffer
-            yield from _stdin_records(stream, max_chars)
+            yield from _marked(_stdin_records(stream, max_chars), every)
             continue
         path = Path(spec)
         if path.is_dir():
@@ -251,9 +272,9 @@ def read_records(texts: Iterable[str] = (), inputs: Iterable[str] = (), max_char
             if not files:
                 yield Record(str(path), error="directory holds no files")
             for f in files:
-                yield from _file_records(f, max_chars)
+                yield from _marked(_file_records(f, max_chars), is_html(f.name, input_format))
         elif path.is_file():
-            yield from _file_records(path, max_chars)
+            yield from _marked(_file_records(path, max_chars), is_html(path.name, input_format))
         else:
             yield Record(str(path), error="no such file or directory")
 
