@@ -16,7 +16,7 @@ from tagger.tagging.annotate import TaggedDocument
 
 FORMATS = ("jsonl", "conll", "brat", "html")
 COLORS = {"DSE": "#ffd36b", "ESE": "#9fd3ff"}
-ESE_LINE = "#1f6fd1"  # the ESE underline: darker than its colour, to be seen on a DSE's background
+LINE_COLORS = {"DSE": "#b8860b", "ESE": "#1f6fd1"}  # underlines: darker, to be seen on a DSE's background
 
 
 def conll_lines(doc: TaggedDocument) -> str:
@@ -81,7 +81,7 @@ mark.other {{ outline: 1px dashed #888; }}
 <p class="legend"><mark class="dse">DSE</mark>: direct subjective expression (highlighted) &nbsp;
 <mark class="ese">ESE</mark>: expressive subjective element (underlined) &nbsp;
 <mark class="dse"><mark class="ese">both</mark></mark>: in a DSE and an ESE</p>
-""".format(dse=COLORS["DSE"], ese_line=ESE_LINE)
+""".format(dse=COLORS["DSE"], ese_line=LINE_COLORS["ESE"])
 
 
 class Writer:
