@@ -413,7 +413,7 @@ def _tag_output(args):
 def cmd_tag(args) -> int:
     from tqdm.auto import tqdm
 
-    from tagger.engines.local import default_workers, tag_records
+    from tagger.engines.local import default_workers, tag_stream
     from tagger.tagging.formats import Writer
     from tagger.tagging.inputs import read_records
 
@@ -426,13 +426,14 @@ def cmd_tag(args) -> int:
     bar = tqdm(unit="doc", disable=not sys.stderr.isatty() or args.quiet, desc="tagging")
 
     def records():
-        for rec in read_records(args.text, args.input or (), max_chars=args.max_chars):
+        for rec in read_records(args.text, args.input or (), max_chars=args.max_chars,
+                                input_format=args.input_format):
             bar.update(1)
             yield rec
 
     try:  # one document or error record per input record, in order
-        for rid, error, text, doc in tag_records(records(), args.model, args.backend, args.format,
-                                                 workers=workers, chunk=args.chunk):
+        for rid, error, text, doc in tag_stream(records(), args.model, args.backend, args.format,
+                                                workers=workers, chunk=args.chunk):
             if text is not None:
                 writer.formatted(text)
             else:
@@ -473,6 +474,8 @@ def cmd_tag_ray(args) -> int:
 
 def cmd_tag_engine(args) -> int:
     if args.engine == "ray":
+        if args.input_format == "html":
+            raise TaggerError("--input-format html needs --engine local (--engine ray reads every file as text)")
         return cmd_tag_ray(args)
     ray_only = [f for f, v in (("--address", args.address), ("--gpus-per-worker", args.gpus_per_worker))
                 if v is not None]
@@ -647,13 +650,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_export_onnx)
 
     from tagger.tagging.formats import FORMATS
-    from tagger.tagging.inputs import MAX_CHARS
+    from tagger.tagging.inputs import INPUT_FORMATS, MAX_CHARS
 
     p = sub.add_parser("tag", help="tag text, files or directories with a model bundle")
     p.add_argument("text", nargs="*", help="texts to tag (each one document)")
     p.add_argument("--input", action="append", metavar="FILE|DIR|-",
-                   help="plain-text file (one document), .jsonl file (a 'text' field per line, 'id' kept), "
-                        "directory, or - for standard input; repeatable")
+                   help="plain-text file (one document), .html/.htm file, .jsonl file (a 'text' field per line, "
+                        "'id' kept), directory, or - for standard input; repeatable")
+    p.add_argument("--input-format", choices=INPUT_FORMATS, default="auto",
+                   help="html: tag the text the HTML shows, offsets into the HTML; text: everything as plain text; "
+                        "auto (default): .html/.htm files are HTML, the rest text")
     p.add_argument("--model", default=None, metavar="NAME|PATH",
                    help=f"model bundle directory or bundled model name: {BUNDLED_NAMES} (default: {DEFAULT_NAME})")
     p.add_argument("--format", choices=(*FORMATS, "parquet"), default="jsonl",

@@ -1,5 +1,6 @@
 """Tagging text: the Python API, the inputs (error records), every output format, the tag CLI."""
 
+import io
 import json
 import re
 
@@ -9,7 +10,7 @@ from tagger.cli import main
 from tagger.config import TaggerConfig
 from tagger.corpus import MPQACorpus, mpqa_sentences
 from tagger.tagging.annotate import OpinionTagger, TaggedDocument, apply_tags
-from tagger.tagging.formats import brat_ann, conll_lines, render_html
+from tagger.tagging.formats import Writer, brat_ann, conll_lines, render_html
 from tagger.tagging.inputs import read_records, records_from_bytes
 from tagger.training.trainer import train
 
@@ -104,6 +105,58 @@ def test_formats(ot):
         tid, typ_span, text = line.split("\t")
         typ, start, end = typ_span.split(" ")
         assert doc.text[int(start):int(end)] == text and typ in ("DSE", "ESE")
+
+
+def _marks_around(page: str) -> dict[str, set]:
+    """For each piece of text in ``page``, the classes of the <mark>s around it."""
+    from html.parser import HTMLParser
+
+    class Marks(HTMLParser):
+        def __init__(self):
+            super().__init__()
+            self.open, self.found = [], {}
+
+        def handle_starttag(self, tag, attrs):
+            if tag == "mark":
+                self.open.append(dict(attrs)["class"])
+
+        def handle_endtag(self, tag):
+            if tag == "mark":
+                self.open.pop()
+
+        def handle_data(self, data):
+            self.found.setdefault(data, set()).update(self.open)
+
+    parser = Marks()
+    parser.feed(page)
+    return parser.found
+
+
+def test_html_output_shows_both_types_on_a_word_in_both():
+    from tagger.tagging.annotate import TaggedSpan
+    from tagger.tagging.formats import HTML_HEAD
+
+    text = 'They "strongly condemned" <script>x</script> it.'
+    doc = TaggedDocument('<i id="x">', text, spans=[
+        TaggedSpan("DSE", 5, 24, text[5:24], 0.9), TaggedSpan("ESE", 6, 14, text[6:14], 0.7),
+        TaggedSpan("ESE", 26, 34, text[26:34], 0.5)])
+    page = render_html(doc)
+    marks = _marks_around(page)
+    assert marks["strongly"] == {"dse", "ese"} and marks[" condemned"] == {"dse"} and marks["<script>"] == {"ese"}
+    assert "<script>" not in page and "&lt;script&gt;" in page and "&quot;" in page
+    assert 'title="DSE 0.90"' in page and 'title="ESE 0.70"' in page
+    # a DSE is a background, an ESE an underline: one never hides the other; the legend says so
+    css = dict(re.findall(r"mark\.(\w+) \{ ([^}]*) \}", HTML_HEAD))
+    assert css["dse"].startswith("background") and "border-bottom" in css["ese"] and "background" not in css["ese"]
+    legend = _marks_around(HTML_HEAD[HTML_HEAD.index('<p class="legend">'):])
+    assert legend["DSE"] == {"dse"} and legend["ESE"] == {"ese"} and legend["both"] == {"dse", "ese"}
+    out = io.StringIO()
+    writer = Writer("html", out)
+    writer.document(doc)
+    writer.error("<b>bad</b>", "invalid <JSON>")
+    writer.close()
+    assert '<h2>&lt;i id=&quot;x&quot;&gt;</h2>' in out.getvalue() and "&lt;b&gt;bad&lt;/b&gt;" in out.getvalue()
+    assert "invalid &lt;JSON&gt;" in out.getvalue()
 
 
 def test_brat_fragments_across_lines():

@@ -65,20 +65,28 @@ def _server_log(tmp_path) -> str:
     return "\n--- Streamlit server log (tail) ---\n" + text[-4000:]
 
 
-def test_annotate_in_chromium(server, tmp_path):
+def _need_chromium():
     if not os.path.exists(CHROMIUM):
         if os.environ.get("CI"):
             pytest.fail("chromium is missing: .ci/run installs Debian's chromium")
         pytest.skip("chromium not installed")
+
+
+def _launch(p):
+    return p.chromium.launch(executable_path=CHROMIUM, args=[
+        "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync"])
+
+
+def test_annotate_in_chromium(server, tmp_path):
+    _need_chromium()
     from playwright.sync_api import expect, sync_playwright
 
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     upload = tmp_path / "two.jsonl"
     upload.write_text("".join(json.dumps(d) + "\n" for d in DOCS), encoding="utf-8")
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=[
-            "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-            "--disable-component-update", "--disable-sync"])
+        browser = _launch(p)
         page = browser.new_page(viewport={"width": 1280, "height": 900}, accept_downloads=True)
 
         def shot(name):
@@ -136,3 +144,61 @@ def test_annotate_in_chromium(server, tmp_path):
     spans = [(s["type"], s["text"], s["source"]) for s in records[0]["spans"]]
     assert ("ESE", "bridge", "human") in spans
     assert all(s["source"] == "model" for s in records[0]["spans"] if s["text"] != "bridge")
+
+
+MARKED = {"DSE": ("said",), "ESE": ("said", "a", "big", "fat", "lie")}
+
+
+class _EveryWordItsSpan:
+    """A stand-in network: a low-confidence span of its own on each ``MARKED`` word."""
+
+    types = ("DSE", "ESE")
+
+    def predict(self, sentences, batch_size=64):
+        return [{t: (["B-" + t if w in MARKED[t] else "O" for w in words], [0.4] * len(words))
+                 for t in self.types} for words in sentences]
+
+
+def test_chips_apart_types_distinct_text_still(server, tmp_path):
+    """Issue 34, item 2: adjacent chips do not cover each other, a word in a DSE and an ESE shows
+    both (DSE background, ESE underline), and a message after a key does not move the text."""
+    _need_chromium()
+    from playwright.sync_api import expect, sync_playwright
+
+    from tagger.annotation.importing import import_records
+    from tagger.annotation.store import Project
+    from tagger.tagging.annotate import OpinionTagger
+    from tagger.tagging.formats import COLORS, LINE_COLORS
+    from tagger.tagging.inputs import Record
+
+    with Project(tmp_path / "study.sqlite", create=True) as project:  # the server's project, before the page opens
+        import_records(project, [Record("lie", "Officials said a big fat lie was told.")],
+                       OpinionTagger(_EveryWordItsSpan()), model_name="marker")
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as p:
+        browser = _launch(p)
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        page.goto(server, wait_until="domcontentloaded")
+        chips = page.locator(".ot-chip")
+        expect(chips).to_have_count(6, timeout=120_000)
+        expect(chips.nth(2)).to_have_text("⚠ ESE 0.40")
+        boxes = [chips.nth(k).bounding_box() for k in range(6)]
+        for k, a in enumerate(boxes):
+            for b in boxes[k + 1:]:
+                apart = (a["x"] + a["width"] <= b["x"] + 0.5 or b["x"] + b["width"] <= a["x"] + 0.5
+                         or a["y"] + a["height"] <= b["y"] + 0.5 or b["y"] + b["height"] <= a["y"] + 0.5)
+                assert apart, (a, b)
+        said = page.locator(".ot-word", has_text="said")
+        style = said.evaluate("w => [getComputedStyle(w).backgroundColor, getComputedStyle(w).boxShadow]")
+        rgb = [f"rgb({int(c[1:3], 16)}, {int(c[3:5], 16)}, {int(c[5:7], 16)})" for c in (COLORS["DSE"],
+                                                                                         LINE_COLORS["ESE"])]
+        assert style[0] == rgb[0] and rgb[1] in style[1], style
+        page.wait_for_timeout(300)
+        page.screenshot(path=str(ARTIFACTS / "10-chips-and-types.png"), full_page=True)
+        top = page.locator(".ot-text").bounding_box()["y"]
+        page.locator(".ot-word", has_text="told").click()
+        page.keyboard.press("d")
+        expect(page.get_by_text("Saved DSE “told”.")).to_be_visible(timeout=30_000)
+        assert page.locator(".ot-text").bounding_box()["y"] == pytest.approx(top, abs=1)
+        page.screenshot(path=str(ARTIFACTS / "11-message-in-its-slot.png"), full_page=True)
+        browser.close()

@@ -35,7 +35,7 @@ def test_check_text_refuses_what_cannot_be_tagged():
     assert check_text("x", 7).error == "text must be a string, not int"
     for blank in ("", " \n\t", "\u200b", "\ufeff\u200d ", "\x1b\x7f", "\u2028"):
         assert check_text("x", blank).error == "empty text", repr(blank)
-    assert check_text("x", "abcdef", max_chars=5).error == "over-long input: 6 characters (limit 5)"
+    assert check_text("x", "abcdef", max_chars=5).error == "over-long input: 6 characters (limit: --max-chars 5)"
 
 
 def test_check_text_normalises_control_characters_keeping_offsets():
@@ -81,7 +81,37 @@ def test_overlong_lines_are_skipped_without_reading_them_whole():
     data = b'{"text": "' + b"x" * 100_000 + b'"}\n{"text": "Short."}\n'
     recs = list(read_records(inputs=["-"], max_chars=100, stdin=io.BytesIO(data)))
     assert [(r.id, r.text) for r in recs] == [("stdin:1", None), ("stdin:2", "Short.")]
-    assert recs[0].error == "over-long line: 100013 bytes (limit 1400)"
+    assert recs[0].error == "over-long line: 100012 characters (limit: --max-chars 100)"
+
+
+# ----------------------------------------------------------------- error records say what is wrong (issue 34, item 5)
+def test_invalid_json_reason_is_whole_with_line_and_column():
+    recs = records_from_bytes("f.jsonl", b'{"id": "a", "text": "tab\there"}\n{"text": "ok",}\n')
+    assert [r.error for r in recs] == [
+        "invalid JSON: Invalid control character at: line 1 column 25 (char 24)",
+        "invalid JSON: Expecting property name enclosed in double quotes: line 1 column 15 (char 14)"]
+
+
+def test_record_with_an_id_but_no_text_keeps_its_id():
+    recs = records_from_bytes("f.jsonl", b'{"id": "doc-7"}\n{"id": 8, "text": null}\n{"text": 5}\n[1]\n')
+    assert [(r.id, r.error) for r in recs] == [
+        ("doc-7", 'a JSON object with a string "text" field is expected'),
+        ("8", 'a JSON object with a string "text" field is expected'),
+        ("f.jsonl:3", 'a JSON object with a string "text" field is expected'),
+        ("f.jsonl:4", 'a JSON object with a string "text" field is expected')]
+
+
+def test_overlong_records_are_reported_in_characters_naming_max_chars(tmp_path):
+    big = '{"text": "' + "é" * 1_000_000 + '"}\n'  # 2,000,013 bytes, 1,000,012 characters
+    (tmp_path / "big.jsonl").write_text(big + '{"text": "Short."}\n', encoding="utf-8")
+    (tmp_path / "big.txt").write_text("x" * 900_000, encoding="utf-8")
+    recs = list(read_records(inputs=[str(tmp_path)], max_chars=200_000))
+    assert [r.error for r in recs] == [
+        "over-long line: 1000012 characters (limit: --max-chars 200000)", None,
+        "over-long input: 900000 bytes, more than 200000 characters (limit: --max-chars 200000)"]
+    recs = list(read_records(inputs=["-"], max_chars=10, stdin=io.BytesIO(b"x" * 5000)))
+    assert recs[0].error == "over-long input: more than 10 characters (limit: --max-chars 10)"
+    assert check_text("x", "y" * 11, max_chars=10).error == "over-long input: 11 characters (limit: --max-chars 10)"
 
 
 def test_stdin_with_bom_is_still_jsonl():

@@ -33,8 +33,9 @@ def test_jsonl_slices_keep_offsets_and_line_numbers(tmp_path):
     assert [(p["offset"], p["end"], p["first_line"], p["lines"]) for p in parts] == [
         (0, 17, 1, 2), (17, 51, 3, 2), (51, 67, 5, 1)]
     got = [r for p in parts for r in partition_records(p, 1000)]
+    bad_json = "invalid JSON: Expecting property name enclosed in double quotes: line 1 column 2 (char 1)"
     assert _as_tuples(got) == [(f"{f}:1", "one", None), (f"{f}:2", None, "blank line"), ("x", "three", None),
-                               (f"{f}:4", None, "invalid JSON: Expecting property name enclosed in double quotes"),
+                               (f"{f}:4", None, bad_json),
                                (f"{f}:5", "five", None)]
 
 
@@ -141,7 +142,8 @@ def test_tag_partition_writes_the_local_records_and_a_done_record(tmp_path):
     counts = tag_partition(ot, part, tmp_path, "jsonl", 1000, chunk=2)
     lines = (tmp_path / "part-00000.jsonl").read_text(encoding="utf-8").splitlines()
     local = [ot.tag(texts[0], id="a").to_dict(), {"id": f"{f}:2", "error": "invalid JSON: Expecting property name "
-                                                                            "enclosed in double quotes"},
+                                                                            "enclosed in double quotes: line 1 "
+                                                                            "column 2 (char 1)"},
              ot.tag(texts[1], id=f"{f}:3").to_dict(), ot.tag(texts[2], id="d").to_dict()]
     assert [json.loads(x) for x in lines] == local
     assert (counts["records"], counts["errors"]) == (4, 1)

@@ -78,6 +78,58 @@ def test_progress_status_and_next_unfinished(monkeypatch, project_path):
     assert any("nothing to undo" in w.value for w in at.warning)
 
 
+def _layout(at) -> list[str]:
+    """The page's top-level elements in order; the messages' slot as "messages HEIGHT"."""
+    out = []
+    for node in at.main.children.values():
+        proto = getattr(node, "proto", None)
+        if str(getattr(proto, "id", "")).endswith("-messages"):
+            out.append(f"messages {proto.height_config.pixel_height}")
+        else:
+            out.append(getattr(node, "type", type(node).__name__))
+    return out
+
+
+def _messages(at) -> list[str]:
+    slot = next(n for n in at.main.children.values() if str(getattr(n.proto, "id", "")).endswith("-messages"))
+    return [str(e.value) for e in slot.children.values()]
+
+
+def test_messages_have_a_fixed_place_so_the_text_never_moves(monkeypatch, project_path):
+    at = _app(monkeypatch, project_path)
+    before = _layout(at)
+    assert before[0] == "title" and before[2] == "progress" and "bidi_component" in before
+    assert before[1].startswith("messages ") and int(before[1].split()[1]) >= 60  # a fixed height: one message
+    assert _messages(at) == []
+    _button(at, "Next (n)").click().run()
+    _button(at, "Accept (a)").click().run()
+    assert _messages(at) == ["Accepted\\."]  # in the slot, not above it
+    assert _layout(at) == before
+    _button(at, "Undo (u)").click().run()
+    assert any("nothing to undo" in m for m in _messages(at)) and _layout(at) == before
+
+
+def test_document_and_span_lists_show_a_dash_not_none(monkeypatch, project_path):
+    with Project(project_path) as p:
+        p.add_span(2, 0, "DSE", 1, 2, None)
+    at = _app(monkeypatch, project_path)
+    docs = at.dataframe[0].value
+    assert list(docs["annotator"]) == ["someone", "—", "—"]
+    assert not docs.isna().any().any() and "None" not in docs.astype(str).to_numpy()
+    spans = at.dataframe[1].value
+    assert list(spans["annotator"]) == ["—"] and not spans[["annotator", "at"]].isna().any().any()
+
+
+def test_editor_data_gives_each_type_its_own_mark():
+    from tagger.tagging.formats import COLORS, LINE_COLORS
+
+    doc = type("Doc", (), {"id": 1, "version": 0, "text": "x", "tokens": [], "spans": []})()
+    data = editor_data(doc, ("DSE", "ESE"), 0.5)
+    assert data["colors"] == COLORS and data["lines"] == LINE_COLORS  # background / underline
+    js = (Path(__file__).resolve().parent.parent / "tagger" / "annotation" / "static" / "editor.js").read_text()
+    assert "linear-gradient" not in js  # no mixed colour for a word in two spans
+
+
 def test_a_stale_tab_does_not_overwrite(monkeypatch, project_path):
     at = _app(monkeypatch, project_path)  # this tab shows doc1 at version 0
     with Project(project_path) as other:  # another tab adds a span meanwhile

@@ -30,6 +30,8 @@ from tagger.errors import TaggerError
 log = logging.getLogger("tagger")
 STATUS_MARK = {"todo": "○ to do", "in_progress": "◐ in progress", "done": "● done"}
 MAX_UPLOAD_BYTES = 50 * 1024 * 1024
+MESSAGE_SLOT_PX = 76  # the messages' place above the text: one message high, more scroll in it
+NONE_SHOWN = "—"  # in tables, for no annotator or time
 LOGGED_IN = "_logged_in_as"  # no widget has this key: only a right password sets it
 
 
@@ -231,7 +233,8 @@ def page() -> None:
         return
     project = open_project(str(path))
     st.title(f"Annotating {plain(path.stem)}")
-    with st.container():  # always there, so the elements below keep their place (and state)
+    # always there and always as high, so the text below never moves (nor loses its state)
+    with st.container(height=MESSAGE_SLOT_PX, border=False, key="messages"):
         show_flash()
     docs = project.documents()
     counts = project.counts()
@@ -281,7 +284,8 @@ def page() -> None:
 
     with st.expander("All documents", key="exp_docs"):
         st.dataframe([{"#": k + 1, "document": d.name, "status": STATUS_MARK[d.status], "spans": d.spans,
-                       "annotator": d.annotator, "updated": d.updated} for k, d in enumerate(docs)],
+                       "annotator": d.annotator or NONE_SHOWN, "updated": d.updated or NONE_SHOWN}
+                      for k, d in enumerate(docs)],
                      hide_index=True, width="stretch")
     with st.expander("Spans of this document", key="exp_spans"):
         rows = []
@@ -289,7 +293,7 @@ def page() -> None:
             a, b = doc.span_chars(s)
             rows.append({"type": s.type, "text": doc.text[a:b], "source": s.source,
                          "confidence": s.score, "review": s.source == "model" and (s.score or 0) < threshold,
-                         "annotator": s.annotator, "at": s.at})
+                         "annotator": s.annotator or NONE_SHOWN, "at": s.at or NONE_SHOWN})
         st.dataframe(rows, hide_index=True, width="stretch")
     import_section(project, model)
     export_section(project)

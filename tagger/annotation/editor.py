@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tagger.annotation.store import Document, Project, ProjectError
-from tagger.tagging.formats import COLORS
+from tagger.tagging.formats import COLORS, LINE_COLORS
 
 STATIC = Path(__file__).resolve().parent / "static"
 KEYS = {"d": "DSE", "e": "ESE", "1": "DSE", "2": "ESE"}  # label keys (see static/editor.js for the others)
@@ -17,10 +17,12 @@ OPS = ("add", "delete", "change", "undo", "accept", "next")
 
 def editor_data(doc: Document, types: tuple[str, ...], threshold: float) -> dict:
     """The component's input: text, token offsets, spans (token positions) with provenance;
-    a model span under ``threshold`` is flagged ``low`` for review."""
+    a model span under ``threshold`` is flagged ``low`` for review.  A word in a span of the
+    first type gets its colour as background, in a span of another type an underline (``lines``)."""
     return {
         "doc": doc.id, "version": doc.version, "text": doc.text, "types": list(types),
-        "colors": {t: COLORS.get(t, "#ddd") for t in types}, "keys": {k: t for k, t in KEYS.items() if t in types},
+        "colors": {t: COLORS.get(t, "#ddd") for t in types}, "lines": {t: LINE_COLORS.get(t, "#555") for t in types},
+        "keys": {k: t for k, t in KEYS.items() if t in types},
         "tokens": [{"start": t.start, "end": t.end} for t in doc.tokens],
         "spans": [{"id": s.id, "type": s.type, "start": s.tok_start, "end": s.tok_end, "source": s.source,
                    "score": s.score, "annotator": s.annotator, "at": s.at,

@@ -41,9 +41,10 @@ def format_chunk(ot, records: list[Record], fmt: str) -> list[tuple[str, str | N
     """Tag ``records``; per record (id, error or None, the formatted text for ``fmt`` or None, the document
     when ``fmt`` has no per-record text form)."""
     from tagger.tagging.formats import record_text
+    from tagger.tagging.html_input import tag_records
 
     out = []
-    for doc in ot.tag_many(records, chunk=len(records)):
+    for doc in tag_records(ot, records, chunk=len(records)):  # HTML records: the text shown, offsets into it
         text = record_text(doc, fmt)
         out.append((doc.id, doc.error, text, None if text is not None else doc))
     return out
@@ -66,7 +67,7 @@ def _work(records: list[Record]):
     return format_chunk(_WORKER["ot"], records, _WORKER["fmt"])
 
 
-def tag_records(records: Iterable[Record], model, backend: str, fmt: str, workers: int = 1,
+def tag_stream(records: Iterable[Record], model, backend: str, fmt: str, workers: int = 1,
                 chunk: int = 64) -> Iterator[tuple[str, str | None, str | None, object]]:
     """``format_chunk``'s tuples for every record, in input order; ``workers`` processes (1: this one)."""
     if workers <= 1:

@@ -16,6 +16,7 @@ from tagger.tagging.annotate import TaggedDocument
 
 FORMATS = ("jsonl", "conll", "brat", "html")
 COLORS = {"DSE": "#ffd36b", "ESE": "#9fd3ff"}
+LINE_COLORS = {"DSE": "#b8860b", "ESE": "#1f6fd1"}  # underlines: darker, to be seen on a DSE's background
 
 
 def conll_lines(doc: TaggedDocument) -> str:
@@ -44,18 +45,23 @@ def brat_ann(doc: TaggedDocument) -> str:
     return "\n".join(lines) + ("\n" if lines else "")
 
 
+def _mark_class(typ: str) -> str:
+    """The CSS class of a span type's ``<mark>``: ``dse`` (background), ``ese`` (underline), else ``other``."""
+    return typ.lower() if typ in COLORS else "other"
+
+
 def render_html(doc: TaggedDocument) -> str:
-    """One document's text with spans highlighted (``<mark>``), every character escaped.
-    Overlapping DSE/ESE spans nest as far as they can; a span's title gives type and score."""
+    """One document's text with spans marked (``<mark>``), every character escaped.
+    A DSE is a background highlight and an ESE an underline, so text in both shows both;
+    the marks nest (DSE outside); a mark's title gives type and score."""
     events = sorted({p for sp in doc.spans for p in (sp.start, sp.end)} | {0, len(doc.text)})
     parts = []
     for a, b in zip(events, events[1:]):
         covering = [sp for sp in doc.spans if sp.start <= a and b <= sp.end]
         piece = html.escape(doc.text[a:b]).replace("\n", "<br>")
-        for sp in sorted(covering, key=lambda s: s.type, reverse=True):
+        for sp in sorted(covering, key=lambda s: (s.type == "DSE", s.type)):  # innermost first, DSE last
             title = html.escape(f"{sp.type} {sp.score:.2f}")
-            piece = (f'<mark class="{sp.type.lower()}" style="background:{COLORS.get(sp.type, "#ddd")}" '
-                     f'title="{title}">{piece}</mark>')
+            piece = f'<mark class="{_mark_class(sp.type)}" title="{title}">{piece}</mark>'
         parts.append(piece)
     return "".join(parts)
 
@@ -74,17 +80,19 @@ def record_text(doc: TaggedDocument, fmt: str) -> str | None:
 HTML_HEAD = """<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>opinion-tagger output</title>
 <style>
-body {{ font-family: sans-serif; max-width: 60em; margin: 2em auto; line-height: 1.6; }}
-mark {{ padding: 0 2px; border-radius: 3px; }}
-mark.dse {{ border-bottom: 2px solid #b8860b; }}
-.legend span {{ padding: 0 6px; margin-right: 1em; border-radius: 3px; }}
+body {{ font-family: sans-serif; max-width: 60em; margin: 2em auto; line-height: 1.8; }}
+mark {{ background: transparent; color: inherit; padding: 0 0 2px; }}
+mark.dse {{ background: {dse}; }}
+mark.ese {{ border-bottom: 3px solid {ese_line}; }}
+mark.other {{ outline: 1px dashed #888; }}
 .doc {{ border-top: 1px solid #ccc; padding: 0.5em 0; }}
 .error {{ color: #a00; }}
 </style></head><body>
 <h1>opinion-tagger</h1>
-<p class="legend"><span style="background:{dse}">DSE: direct subjective expression</span>
-<span style="background:{ese}">ESE: expressive subjective element</span></p>
-""".format(dse=COLORS["DSE"], ese=COLORS["ESE"])
+<p class="legend"><mark class="dse">DSE</mark>: direct subjective expression (highlighted) &nbsp;
+<mark class="ese">ESE</mark>: expressive subjective element (underlined) &nbsp;
+<mark class="dse"><mark class="ese">both</mark></mark>: in a DSE and an ESE</p>
+""".format(dse=COLORS["DSE"], ese_line=LINE_COLORS["ESE"])
 
 
 class Writer:

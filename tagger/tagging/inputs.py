@@ -6,7 +6,9 @@ a ``.jsonl`` file (one JSON object a line with a ``text`` field, ``id`` kept);
 a directory (its files, recursively, in name order); ``-`` for standard
 input (JSONL if the first line is a JSON object, else one document).  Files are
 read lazily, JSONL line by line with a bounded line length, so memory stays
-flat on large inputs.
+flat on large inputs.  ``input_format`` marks HTML records (``Record.html``, tagged
+by ``tagger.tagging.html_input``): ``text`` none, ``html`` all, ``auto`` those of
+``.html``/``.htm`` files.
 
 The rules (stated in README.md):
 
@@ -37,6 +39,8 @@ from typing import Any, BinaryIO, Iterable, Iterator
 
 MAX_CHARS = 200_000  # longer records are refused: split them into documents first
 MAX_DEPTH = 100  # JSON nesting deeper than this is refused before parsing
+INPUT_FORMATS = ("auto", "text", "html")
+HTML_SUFFIXES = (".html", ".htm")
 BOM = b"\xef\xbb\xbf"
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -57,13 +61,28 @@ class Record:
     id: str
     text: str | None = None
     error: str | None = None
+    html: bool = False  # the text is HTML: tag what it shows (tagger.tagging.html_input)
 
     def __post_init__(self):
         self.id = printable_id(str(self.id))
 
 
 def _byte_limit(max_chars: int | None) -> int | None:
+    """Bytes read of a line or file at most: enough for ``max_chars`` characters of UTF-8 and some JSON."""
     return None if max_chars is None else 4 * max_chars + 1000
+
+
+def limit_note(max_chars: int) -> str:
+    """How an over-long record's error names the limit: in characters, as the option sets it."""
+    return f"(limit: --max-chars {max_chars})"
+
+
+_CONTINUATION = bytes(range(0x80, 0xC0))
+
+
+def utf8_chars(data: bytes) -> int:
+    """Characters in UTF-8 ``data``: its bytes that do not continue a character."""
+    return len(data.translate(None, _CONTINUATION))
 
 
 def _is_blank(text: str) -> bool:
@@ -89,7 +108,7 @@ def check_text(rid: str, raw: Any, max_chars: int | None = MAX_CHARS) -> Record:
     if not isinstance(raw, str):
         return Record(rid, error=f"text must be a string, not {type(raw).__name__}")
     if max_chars is not None and len(raw) > max_chars:
-        return Record(rid, error=f"over-long input: {len(raw)} characters (limit {max_chars})")
+        return Record(rid, error=f"over-long input: {len(raw)} characters {limit_note(max_chars)}")
     bad = _SURROGATE.search(raw)
     if bad:
         return Record(rid, error=f"not valid Unicode: lone surrogate U+{ord(bad.group()):04X} "
@@ -132,6 +151,13 @@ def _lines(fh: BinaryIO, limit: int | None, first: bytes | None = None) -> Itera
     """``(line, length)`` for each line of ``fh`` (``first``: its first line, already
     read with the same limit); a line over ``limit`` bytes is skipped without being
     held in memory and comes as ``(None, length)``."""
+    for line, length, _ in _counted_lines(fh, limit, first):
+        yield line, length
+
+
+def _counted_lines(fh: BinaryIO, limit: int | None,
+                   first: bytes | None = None) -> Iterator[tuple[bytes | None, int, int | None]]:
+    """``_lines`` with the number of characters of each skipped line: ``(None, length, chars)``."""
     while True:
         if first is not None:
             line, first = first, None
@@ -140,15 +166,15 @@ def _lines(fh: BinaryIO, limit: int | None, first: bytes | None = None) -> Itera
         if not line:
             return
         if limit is not None and len(line) > limit:
-            n = len(line)
+            n, chars = len(line), utf8_chars(line)
             while not line.endswith(b"\n"):
                 line = fh.readline(1 << 20)
                 if not line:
                     break
-                n += len(line)
-            yield None, n
+                n, chars = n + len(line), chars + utf8_chars(line)
+            yield None, n, chars - line.endswith(b"\n")
         else:
-            yield line, len(line)
+            yield line, len(line), None
 
 
 def jsonl_record(rid: str, line: bytes, max_chars: int | None = MAX_CHARS) -> Record:
@@ -165,13 +191,16 @@ def jsonl_record(rid: str, line: bytes, max_chars: int | None = MAX_CHARS) -> Re
         return Record(rid, error=f"invalid JSON: nested deeper than {MAX_DEPTH} levels")
     try:
         obj = json.loads(source)
-    except json.JSONDecodeError as exc:
-        return Record(rid, error=f"invalid JSON: {exc.msg}")
+    except json.JSONDecodeError as exc:  # the whole message: what, line, column, character
+        return Record(rid, error=f"invalid JSON: {exc}")
     except (ValueError, RecursionError) as exc:  # e.g. an integer with too many digits
         return Record(rid, error=f"invalid JSON: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")
-    if not isinstance(obj, dict) or not isinstance(obj.get("text"), str):
+    if not isinstance(obj, dict):
         return Record(rid, error='a JSON object with a string "text" field is expected')
-    return check_text(record_id(obj.get("id"), rid), obj["text"], max_chars)
+    rid = record_id(obj.get("id"), rid)  # the record's own id, whatever is wrong with its text
+    if not isinstance(obj.get("text"), str):
+        return Record(rid, error='a JSON object with a string "text" field is expected')
+    return check_text(rid, obj["text"], max_chars)
 
 
 def _jsonl_records(name: str, fh: BinaryIO, max_chars: int | None, first: bytes | None = None,
@@ -180,10 +209,10 @@ def _jsonl_records(name: str, fh: BinaryIO, max_chars: int | None, first: bytes 
     ``first_line``: the number of the stream's first line (a slice of a file keeps the file's ids)."""
     limit = _byte_limit(max_chars)
     n = first_line - 1
-    for n, (line, length) in enumerate(_lines(fh, limit, first), first_line):
+    for n, (line, _, chars) in enumerate(_counted_lines(fh, limit, first), first_line):
         rid = f"{name}:{n}"
         if line is None:
-            yield Record(rid, error=f"over-long line: {length} bytes (limit {limit})")
+            yield Record(rid, error=f"over-long line: {chars} characters {limit_note(max_chars)}")
         else:
             yield jsonl_record(rid, line, max_chars)
     if n < first_line:
@@ -202,7 +231,8 @@ def _file_records(path: Path, max_chars: int | None, name: str | None = None) ->
         limit = _byte_limit(max_chars)
         size = path.stat().st_size
         if limit is not None and size > limit:
-            yield Record(name, error=f"over-long input: {size} bytes (limit {max_chars} characters)")
+            yield Record(name, error=f"over-long input: {size} bytes, more than {max_chars} characters "
+                                    f"{limit_note(max_chars)}")
             return
         data = path.read_bytes()
     except OSError as exc:
@@ -211,14 +241,30 @@ def _file_records(path: Path, max_chars: int | None, name: str | None = None) ->
     yield check_text(name, data, max_chars)
 
 
+def is_html(name: str, input_format: str) -> bool:
+    """Whether a source's texts are HTML: ``input_format`` ``html``, or ``auto`` and a ``.html``/``.htm`` file."""
+    return input_format == "html" or (input_format == "auto" and name.lower().endswith(HTML_SUFFIXES))
+
+
+def _marked(records: Iterable[Record], html: bool) -> Iterator[Record]:
+    for rec in records:
+        rec.html = html
+        yield rec
+
+
 def read_records(texts: Iterable[str] = (), inputs: Iterable[str] = (), max_chars: int | None = MAX_CHARS,
-                 stdin: BinaryIO | None = None) -> Iterator[Record]:
+                 stdin: BinaryIO | None = None, input_format: str = "text") -> Iterator[Record]:
+    """The records of texts and of ``inputs`` (files, directories, ``-``), in order;
+    ``input_format`` (``text``, ``html``, ``auto``) says which are HTML (``Record.html``)."""
+    if input_format not in INPUT_FORMATS:
+        raise ValueError(f"input_format must be one of {', '.join(INPUT_FORMATS)}, not {input_format!r}")
+    every = input_format == "html"
     for n, text in enumerate(texts):
-        yield check_text(f"arg:{n}", text, max_chars)
+        yield from _marked([check_text(f"arg:{n}", text, max_chars)], every)
     for spec in inputs:
         if spec == "-":
             stream = stdin or sys.stdin.buffer
-            yield from _stdin_records(stream, max_chars)
+            yield from _marked(_stdin_records(stream, max_chars), every)
             continue
         path = Path(spec)
         if path.is_dir():
@@ -226,9 +272,9 @@ def read_records(texts: Iterable[str] = (), inputs: Iterable[str] = (), max_char
             if not files:
                 yield Record(str(path), error="directory holds no files")
             for f in files:
-                yield from _file_records(f, max_chars)
+                yield from _marked(_file_records(f, max_chars), is_html(f.name, input_format))
         elif path.is_file():
-            yield from _file_records(path, max_chars)
+            yield from _marked(_file_records(path, max_chars), is_html(path.name, input_format))
         else:
             yield Record(str(path), error="no such file or directory")
 
@@ -248,7 +294,7 @@ def _stdin_records(stream: BinaryIO, max_chars: int | None) -> Iterator[Record]:
         return
     rest = stream.read(-1 if limit is None else limit)
     if limit is not None and stream.read(1):
-        yield Record("stdin", error=f"over-long input: more than {limit} bytes (limit {max_chars} characters)")
+        yield Record("stdin", error=f"over-long input: more than {max_chars} characters {limit_note(max_chars)}")
         return
     yield check_text("stdin", first + rest, max_chars)
 

@@ -383,6 +383,7 @@ class FastTrainer:
 
         from tagger.network.model import build_model, set_embeddings
         from tagger.training.trainer import (
+            EpochProgress,
             announce,
             bundle_start,
             dev_score,
@@ -435,8 +436,7 @@ class FastTrainer:
             t0 = time.perf_counter()
             losses = []
             plan = epoch_plan([d.lengths for d in train_data], cfg.batch_size, cfg.seed, epoch)
-            for b, picks in enumerate(tqdm(plan, desc=f"epoch {epoch}", unit="batch", disable=not self.progress,
-                                           leave=False)):
+            for b, picks in enumerate(EpochProgress(plan, epoch, self.progress)):
                 picks = [p if a else None for p, a in zip(picks, live)]
                 ids, tags = stacked_batch(train_data, picks, cfg.batch_size, cfg.types)
                 active = np.array([p is not None for p in picks])
@@ -472,11 +472,12 @@ class FastTrainer:
                         f.best_params = jax.tree_util.tree_map(lambda x: x[m], host)
                     elif patience_counts(f.best, bool(f.dev)):
                         f.bad += 1
-                    msg = (f"epoch {epoch}{f' (model {m + 1}/{len(folds)})' if len(folds) > 1 else ''}: "
-                           f"loss {mean_loss:.4f}, dev prop F1 {score:.4f}, {seconds:.1f}s")
-                    if self.progress:
-                        tqdm.write(msg)
-                    log.info(msg)
+                dev = f", dev prop F1 {entry['dev_score']:.4f}" if evaluate else ""  # a line every epoch
+                msg = (f"epoch {epoch}{f' (model {m + 1}/{len(folds)})' if len(folds) > 1 else ''}: "
+                       f"loss {mean_loss:.4f}{dev}, {seconds:.1f}s")
+                if self.progress:
+                    tqdm.write(msg)
+                log.info(msg)
                 f.history.append(entry)
                 if cfg.patience and f.bad >= cfg.patience:
                     f.active = False

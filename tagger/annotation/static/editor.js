@@ -1,7 +1,8 @@
 // The span editor: a Streamlit (components v2) component, plain JavaScript, no build step.
 // Shows the tokens with one lane per span type under them (so overlapping DSE and ESE spans
-// are both visible), a label chip with the model's confidence at each span's start, and
-// spans under the review threshold flagged.  Every edit is sent to Python as an "event"
+// are both visible), a label chip with the model's confidence at each span's start (in the
+// flow of its lane, so that chips never cover each other), and spans under the review
+// threshold flagged.  A word in a DSE has the DSE colour as background, in an ESE an underline.  Every edit is sent to Python as an "event"
 // trigger value; Python saves it and sends the document back.  All text goes in through
 // textContent (never innerHTML), so user text is always escaped.
 //
@@ -114,9 +115,14 @@ export default function (component) {
       laneEls[ty].push(cell);
       t.appendChild(cell);
     });
-    if (covering.length === 1) w.style.background = data.colors[covering[0]];
-    else if (covering.length > 1)
-      w.style.background = `linear-gradient(${covering.map((c) => data.colors[c]).join(", ")})`;
+    // two types stay distinct on the word: the first type (DSE) as background, others as underlines
+    const underlines = [];
+    covering.forEach((ty) => {
+      if (ty === types[0]) w.style.background = data.colors[ty];
+      else underlines.push(`inset 0 -${3 * (underlines.length + 1)}px 0 ${data.lines[ty] || data.colors[ty]}`);
+    });
+    if (underlines.length) w.style.boxShadow = underlines.join(", ");
+    covering.forEach((ty) => w.classList.add(`in-${ty.toLowerCase()}`));
     w.addEventListener("mousedown", (ev) => {
       ev.preventDefault();
       releaseFocus();
