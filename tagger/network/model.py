@@ -70,6 +70,21 @@ class WordGather(layers.Layer):
         return (*starts_shape, sequence_shape[-1])
 
 
+@keras.saving.register_keras_serializable(package="opinion_tagger")
+class WordMask(layers.Layer):
+    """True for real words, False for padding (id 0): the mask the recurrent layers are given.
+
+    A ``Concatenate`` of the word vectors (masked) with contextual vectors (unmasked) keeps a position
+    if any input keeps it, so without this the recurrent layers would read the padding words too, and a
+    sentence's tags would depend on the longest sentence of its batch."""
+
+    def call(self, ids):
+        return ops.not_equal(ids, 0)
+
+    def compute_output_shape(self, input_shape):
+        return input_shape
+
+
 def _initializers(config: TaggerConfig, name: str, *kinds: str) -> dict:
     """``init: uniform``: U(-init_scale, init_scale) for every weight of a layer (the authors' code);
     each weight gets its own seed, derived from the configuration's seed and the layer's name."""
@@ -125,8 +140,10 @@ def build_model(config: TaggerConfig, vocab_size: int, dim: int, pretrained: boo
         x = layers.Concatenate(name="features")([x, ctx])
         inputs = {"words": ids, "context": ctx}
     x = layers.Dropout(config.input_dropout, name="input_dropout")(x)
+    mask = WordMask(name="word_mask")(ids) if config.contextual else None  # see WordMask
     for k in range(1, config.depth + 1):
-        x = layers.Bidirectional(_recurrent(config, f"rnn_{k}"), merge_mode="concat", name=f"birnn_{k}")(x)
+        birnn = layers.Bidirectional(_recurrent(config, f"rnn_{k}"), merge_mode="concat", name=f"birnn_{k}")
+        x = birnn(x, mask=mask) if mask is not None else birnn(x)
         x = layers.Dropout(config.dropout, name=f"dropout_{k}")(x)
     outputs = {}
     for t in config.types:
