@@ -139,7 +139,7 @@ def test_cli_engine_ray_and_local_path_without_ray(mixed, tmp_path):
                                  tmp_path)
     # the local engine: no Ray import on its path
     code = ("import sys; from tagger.cli import main; main(['tag', '--quiet', 'Officials said so.']); "
-            "sys.stdout.flush(); assert 'ray' not in sys.modules and 'tagger.engines' not in sys.modules")
+            "sys.stdout.flush(); assert 'ray' not in sys.modules and 'tagger.engines.ray_engine' not in sys.modules")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
     assert proc.returncode == 0, proc.stderr
 
