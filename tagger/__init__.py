@@ -3,12 +3,12 @@
 The packages, in the order data flows through them:
 
     corpus/      MPQA 2.0 and the reference BIO files, the split, the converted format
-    network/     features, the Keras model, bundles on disk, the NumPy runtime, Tagger
+    network/     features, the Keras model, bundles on disk, the ONNX export and runtime, Tagger
     training/    the Keras trainer, the fast JAX trainer, data-parallel, the CRF baseline
     evaluation/  the paper's metrics, scoring, the experiments report
     experiment   the cross-validation runner (configurations, folds, results)
     tagging/     input records, OpinionTagger (text in, spans out), output formats
-    engines/     batch tagging in partitions, on Ray
+    engines/     the local engine (a worker process per core), batch tagging in partitions, on Ray
     annotation/  the annotation store and the Streamlit annotator
     cli          ``opinion-tagger``: a thin layer over all of the above
 

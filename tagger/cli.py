@@ -419,7 +419,7 @@ def cmd_tag(args) -> int:
 
     if not args.text and not args.input:
         raise TaggerError("nothing to tag: give TEXT arguments or --input FILE|DIR|-")
-    workers = args.workers or (default_workers() if args.input else 1)
+    workers = args.workers or (default_workers(args.model) if args.input else 1)
     out_fh, directory = _tag_output(args)
     writer = Writer(args.format, out_fh, directory)
     counts = {"tagged": 0, "errors": 0}
@@ -678,8 +678,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="local: this process (default); ray: Ray Data actors, partitioned output in --out DIR, "
                         "restartable; --input may also be a glob or .parquet files (a 'text' column)")
     g.add_argument("--address", help="Ray cluster to join: auto, or ray://HOST:PORT (default: start a local one)")
-    p.add_argument("--workers", type=_positive_int, help="processes that tag, each with the model loaded: local "
-                   "engine: one per core with --input, 1 for TEXT arguments; ray: actors, one per CPU")
+    p.add_argument("--workers", type=_positive_int, help="processes that tag, each with the model loaded; local "
+                   "engine, with --input: one per core for a model on word vectors, one (using every core) for a "
+                   "model with the MiniLM encoder; ray: actors, one per CPU")
     g.add_argument("--gpus-per-worker", type=float, help="GPUs reserved per actor, e.g. 0.25 (default: 0); "
                    "ONNX Runtime computes on a GPU with the onnxruntime-gpu package installed")
     g.add_argument("--partition-size", type=_positive_int, default=1000,

@@ -1,5 +1,6 @@
 """Engines that tag large inputs beyond one process.
 
+``local``: ``opinion-tagger tag`` on this machine, in one process or a worker process per core.
 ``partitions``: cutting inputs into partitions, tagging one partition into one
 output file (atomic, with a ``.done.json`` record) and restarting; no engine.
 ``ray_engine``: runs the partitions on a Ray cluster (Ray Data, a pool of actors

@@ -167,6 +167,21 @@ def batches(lengths: Sequence[int], batch_size: int, rng: np.random.Generator | 
     return out
 
 
+def budget_batches(lengths: Sequence[int], budget: int, max_rows: int) -> list[list[int]]:
+    """Batches of sentence indices sorted by length, each at most ``max_rows`` sentences and, padded to
+    its longest, at most ``budget`` positions (a longer sentence alone makes a batch of one)."""
+    out: list[list[int]] = []
+    batch: list[int] = []
+    for i in sorted(range(len(lengths)), key=lambda i: lengths[i]):
+        if batch and (len(batch) >= max_rows or (len(batch) + 1) * lengths[i] > budget):
+            out.append(batch)
+            batch = []
+        batch.append(i)
+    if batch:
+        out.append(batch)
+    return out
+
+
 def pad_context(vectors: Sequence[np.ndarray], shape: tuple[int, int]) -> np.ndarray:
     """Per-sentence [n_words, D] feature arrays -> one zero-padded [B, T, D] array."""
     dim = vectors[0].shape[1] if len(vectors) else 0
