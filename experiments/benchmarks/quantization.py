@@ -12,6 +12,8 @@ fold-0 test documents (spaCy tokens over MPQA, as the bundle's meta.json scores)
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import sys
 import tempfile
 import time
@@ -79,7 +81,8 @@ def main() -> int:
             file = fp32
             if options is not None:
                 file = Path(tmp) / f"{len(name)}.onnx"
-                quantize_dynamic(fp32, file, weight_type=QuantType.QInt8, **options)
+                with contextlib.redirect_stdout(io.StringIO()):  # the quantizer prints the graph's shapes
+                    quantize_dynamic(fp32, file, weight_type=QuantType.QInt8, **options)
             tagger.network = Session(file)
             t0 = time.perf_counter()
             report = evaluate_tagger(tagger, sents)
