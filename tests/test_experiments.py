@@ -429,8 +429,11 @@ def test_accurate_study_runs_show_dev_scores_only(tmp_path):
         return {"name": name, "kind": "rnn", "fold": 0, "config": config, "epochs": 5, "best_epoch": 5,
                 "data": {"source": "reference"}, "scores": {"test": score, "dev": score}}
 
-    text = write_report([result("accurate-lora16-bilstm-joint", 0.66), result("accurate-study-rank64", 0.71)],
+    text = write_report([result("accurate-lora16-bilstm-joint", 0.66), result("accurate-study-rank64", 0.71),
+                         result("accurate-beyond-study-crf", 0.72)],
                         tmp_path / "REPORT.md", tmp_path / "plots").read_text()
-    tables, study = text.split("### The accurate tagger (issue 15): dev study on fold 0")
+    tables, study = text.split("### The accurate tagger (issues 15 and 37): dev study on fold 0")
     assert "`accurate-lora16-bilstm-joint`: " in tables and "accurate-study-rank64" not in tables
+    assert "accurate-beyond-study-crf" not in tables
     assert "| `accurate-study-rank64` | DSE |" in study and "| 71.00 |" in study
+    assert "| `accurate-beyond-study-crf` | DSE |" in study and "| 72.00 |" in study

@@ -549,7 +549,9 @@ def seed_spread(summaries: dict) -> list[str]:
 
 
 ACCURATE_PREFIX = "accurate-"  # the accurate tagger's candidates (issue 15)
-ACCURATE_STUDY_PREFIX = "accurate-study-"  # its fold-0 dev study (experiments/configs/accurate-study.yaml)
+# its fold-0 dev studies (experiments/configs/accurate-study.yaml; issue 37: accurate-beyond-study.yaml,
+# accurate-masked-study.yaml): dev scores only
+ACCURATE_STUDY_PREFIX = ("accurate-study-", "accurate-beyond-study-", "accurate-masked-study-")
 ACCURATE_BASELINES = ("beyond-minilm-ft-joint", "beyond-minilm-joint-softmax")
 # the configuration of the `accurate` bundle, tagger/models/accurate (experiments/configs/accurate-lora64.yaml)
 SHIPPED_ACCURATE = "accurate-lora64-bilstm-joint"
@@ -598,11 +600,12 @@ def accurate_section(summaries: dict) -> list[str]:
             if k[0].startswith(ACCURATE_PREFIX) or k[0] in ACCURATE_BASELINES}
     if not any(k[0].startswith(ACCURATE_PREFIX) for k in rows):
         return []
-    lines = ["### The accurate tagger (issue 15): dev study on fold 0", "",
+    lines = ["### The accurate tagger (issues 15 and 37): dev study on fold 0", "",
              "Each row is the fold-0 run of a configuration, scored on the 135 dev documents at its selected "
              "epoch; the `beyond-minilm` rows are the earlier MiniLM configurations' fold 0. Reproduce with "
              "`python experiments/run_cv.py experiments/configs/accurate.yaml --folds 0` (the first candidate) and "
-             "`python experiments/run_cv.py experiments/configs/accurate-study.yaml --only NAME` (the study's rows). "
+             "`python experiments/run_cv.py experiments/configs/accurate-study.yaml --only NAME` (the study's rows; "
+             "issue 37's: `accurate-beyond-study.yaml` and, after the padding fix, `accurate-masked-study.yaml`). "
              "A 10-fold configuration chosen from a study row takes that row's run as its fold 0 "
              "(`experiments/adopt_run.py`, recorded as `adopted_from`; only when the configurations are identical "
              "but for the name), so it has no row of its own here.", "",
