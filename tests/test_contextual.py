@@ -177,6 +177,15 @@ def test_lora_tuned_encoder_bundle_holds_only_what_training_changed(sample_mpqa,
     from tagger.network.bundle import add_manifest
 
     add_manifest(bundle)
+    for backend in ("onnx", "keras"):
+        with pytest.raises(BundleError, match=r"config.json: not the configuration model.onnx was exported from"):
+            Tagger.load(bundle, backend=backend)
+    meta_file = bundle / "meta.json"  # without model.onnx, the Keras back end checks the weights one by one
+    meta = json.loads(meta_file.read_text())
+    del meta["onnx"]
+    meta_file.write_text(json.dumps(meta))
+    (bundle / "model.onnx").unlink()
+    add_manifest(bundle)
     with pytest.raises(BundleError, match=r"weights.npz: weight .* has shape"):
         Tagger.load(bundle)
 

@@ -47,7 +47,7 @@ def test_tiny_model_overfits_to_f1_one(trained):
 
 def test_save_load_identical_predictions(trained):
     sents, out, tagger, _ = trained
-    loaded = Tagger.load(out)
+    loaded = Tagger.load(out, backend="keras")  # the Keras round trip; ONNX: test_runtime.py
     words = [s.words for s in sents] + [["Unseen", "words", "here"], []]
     assert loaded.predict(words) == tagger.predict(words)
     assert loaded.config == tagger.config
@@ -118,7 +118,7 @@ def test_crf_joint_model_trains_and_reloads(sample_sentences, tmp_path):
     report = evaluate_tagger(tagger, sample_sentences)
     assert report["DSE"]["proportional"]["f1"] > 0.8
     words = [s.words for s in sample_sentences]
-    assert Tagger.load(tmp_path / "crf").predict(words) == tagger.predict(words)
+    assert Tagger.load(tmp_path / "crf", backend="keras").predict(words) == tagger.predict(words)
 
 
 @pytest.mark.parametrize("argv", [

@@ -57,11 +57,15 @@ def _package_root() -> str:
 def connect(address: str | None, num_cpus: int | None = None) -> bool:
     """Join the cluster at ``address``, or start a local Ray instance (its workers
     import this very ``tagger`` package); True if this call started Ray."""
+    verbose = logging.getLogger().getEffectiveLevel() <= logging.WARNING  # opinion-tagger -v
+    if not verbose:  # Ray's own processes log at error level to standard error (e.g. about actor arguments)
+        os.environ.setdefault("RAY_BACKEND_LOG_LEVEL", "fatal")
     import ray
 
     if ray.is_initialized():
         return False
-    kwargs = dict(logging_level=logging.ERROR, include_dashboard=False, configure_logging=True)
+    kwargs = dict(logging_level=logging.ERROR, include_dashboard=False, configure_logging=True,
+                  log_to_driver=verbose)
     try:
         if address:
             ray.init(address=address, **kwargs)

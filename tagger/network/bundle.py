@@ -342,6 +342,11 @@ def load_bundle_files(path: str | Path, verify: bool = True):
     if "onnx" in meta:
         if not isinstance(meta["onnx"], dict):
             raise BundleError(f"{path / 'meta.json'}: field onnx must be an object")
+        from tagger.network.onnx_export import config_digest
+
+        if verify and meta["onnx"].get("config_sha256") not in (None, config_digest(config)):
+            raise BundleError(f"{path / 'config.json'}: not the configuration model.onnx was exported from "
+                              "(its sha256 in meta.json's onnx entry differs)")
         if not (path / ONNX).is_file():
             raise BundleError(f"{path / ONNX}: missing from the model bundle (meta.json describes it)")
         if hashed:

@@ -24,6 +24,7 @@ dict that ``save_bundle`` puts into meta.json under ``onnx``.
 
 from __future__ import annotations
 
+import logging
 import os
 import warnings
 from pathlib import Path
@@ -151,6 +152,7 @@ def export_onnx(model, config: TaggerConfig, vocab, bundle: str | Path, delta: b
         return {t: tf.identity(out[t], name=t) for t in config.types}
 
     fn = tf.function(forward, input_signature=spec)
+    logging.getLogger("tf2onnx").setLevel(logging.WARNING)  # its progress is logged at INFO
     with warnings.catch_warnings():  # tf2onnx's own use of NumPy's deprecated names
         warnings.simplefilter("ignore", FutureWarning)
         patch_tf2onnx()
@@ -197,7 +199,15 @@ def export_onnx(model, config: TaggerConfig, vocab, bundle: str | Path, delta: b
             layer = net.get_layer(t)
             crf[t] = {k: np.asarray(getattr(layer, k)).tolist() for k in ("transitions", "start", "end")}
     return {"file": ONNX_FILE, "opset": OPSET, "inputs": [i.name for i in kept_inputs],
-            "outputs": list(config.types), "externals": externals, "crf": crf}
+            "outputs": list(config.types), "externals": externals, "crf": crf, "config_sha256": config_digest(config)}
+
+
+def config_digest(config: TaggerConfig) -> str:
+    """The sha256 of a configuration (its fields, sorted): what ``model.onnx`` was exported from."""
+    import hashlib
+    import json
+
+    return hashlib.sha256(json.dumps(config.to_dict(), sort_keys=True).encode()).hexdigest()
 
 
 def _used_names(graph) -> set[str]:
