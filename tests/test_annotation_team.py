@@ -6,7 +6,17 @@ import sqlite3
 
 import pytest
 
-from tagger.annotation.store import SCHEMA_VERSION, Project, ProjectError, StoredToken
+from tagger.annotation.dataset import accepted_documents
+from tagger.annotation.editor import apply_event
+from tagger.annotation.exporting import export, record, stats
+from tagger.annotation.store import (
+    SCHEMA_VERSION,
+    Project,
+    ProjectError,
+    StoredSpan,
+    StoredToken,
+)
+from tagger.cli import main
 
 TEXT = "Ann said it was awful. Bob left."
 OFFS = [(0, 3), (4, 8), (9, 11), (12, 15), (16, 21), (21, 22), (23, 26), (27, 31), (31, 32)]
@@ -126,3 +136,122 @@ def test_a_newer_or_foreign_file_is_refused_in_one_line(tmp_path):
     db.close()
     with pytest.raises(ProjectError, match="not an annotation project"):
         Project(other)
+
+
+# --------------------------------------------------------------------------- fixtures for 2 to 5
+def _project(path, docs):
+    """``docs``: (name, text-or-None, model scores) per document; each score a one-token model span."""
+    p = Project(path, create=True)
+    p.add_documents([(name, text or TEXT, _tokens(),
+                      [StoredSpan(None, "DSE" if k % 2 == 0 else "ESE", k, k + 1, "model", sc)
+                       for k, sc in enumerate(scores)], "fast") for name, text, scores in docs])
+    return p
+
+
+# --------------------------------------------------------------------------- 2. rejected
+def test_a_rejected_document_is_out_of_training_exports_and_the_queue(tmp_path, capsys):
+    path = tmp_path / "p.sqlite"
+    with _project(path, [("a", None, []), ("b", None, []), ("c", None, [])]) as p:
+        p.set_status(1, 0, "done", "ann")
+        out = apply_event(p, {"op": "reject", "doc": 2, "version": 0}, "ann")
+        assert out.next_doc == 3 and p.document(2).status == "rejected"
+        assert p.counts() == {"todo": 1, "in_progress": 0, "done": 1, "rejected": 1}
+        assert p.queue() == [3] and p.next_unfinished(after=3) == 3  # rejected is not unfinished
+        assert stats(p)["status"]["rejected"] == 1
+        assert export(p, "jsonl", tmp_path / "all.jsonl") == 2
+        assert export(p, "jsonl", tmp_path / "r.jsonl", ("rejected",)) == 1
+        p.undo(2, 1, "ann")  # a rejection can be undone
+        assert p.document(2).status == "todo"
+        p.set_status(2, 2, "rejected", "ann")
+    assert list(accepted_documents(path)) == ["a"]
+    names = lambda f: [json.loads(line)["id"] for line in f.read_text().splitlines()]
+    assert names(tmp_path / "all.jsonl") == ["a", "c"] and names(tmp_path / "r.jsonl") == ["b"]
+    assert main(["annotate", "export", str(path), "--out", str(tmp_path / "x.jsonl"), "--include-rejected"]) == 0
+    assert names(tmp_path / "x.jsonl") == ["a", "b", "c"]
+    assert main(["annotate", "export", str(path), "--out", str(tmp_path / "y.jsonl"), "--status", "done",
+                 "--include-rejected"]) == 0
+    assert names(tmp_path / "y.jsonl") == ["a", "b"]
+    assert main(["annotate", "export", str(path), "--out", str(tmp_path / "z.jsonl"), "--status", "rejected"]) == 0
+    assert names(tmp_path / "z.jsonl") == ["b"]
+    capsys.readouterr()
+    assert main(["annotate", "stats", str(path)]) == 0
+    assert "1 to do, 1 rejected" in capsys.readouterr().out
+    assert main(["annotate", "stats", str(path), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["status"] == {"todo": 1, "in_progress": 0, "done": 1, "rejected": 1}
+
+
+# --------------------------------------------------------------------------- 3. search
+def test_search_is_a_case_insensitive_substring_with_percent_and_underscore_literal(tmp_path):
+    texts = [("plain", "The Bridge was a DISASTER."), ("pct", "Costs rose 50% this year."),
+             ("under", "see file_name here"), ("other", "Costs rose 500 this year, a disaster."),
+             ("back", "a back\\slash"), ("space", "the end")]
+    with _project(tmp_path / "p.sqlite", [(n, t, []) for n, t in texts]) as p:
+        ids = {d.name: d.id for d in p.documents()}
+        assert [h[1] for h in p.search("disaster")] == ["plain", "other"]
+        assert [h[1] for h in p.search("50%")] == ["pct"]  # not "500" (% is not a wildcard)
+        assert [h[1] for h in p.search("e_n")] == ["under"]  # _ is not a wildcard: not "the end"
+        assert [h[1] for h in p.search("k\\s")] == ["back"]
+        assert p.search("%") == [(ids["pct"], "pct", "Costs rose 50% this year.")]
+        assert p.search("  ") == [] and p.search("nowhere") == []
+        assert p.search("OTHER") == [(ids["other"], "other", "")]  # the name matched, not the text
+        long = _project(tmp_path / "q.sqlite", [("long", "x" * 100 + " needle " + "y" * 100, [])])
+        [(_, _, snippet)] = long.search("needle")
+        assert snippet == "…" + "x" * 29 + " needle " + "y" * 49 + "…"
+        long.close()
+
+
+# --------------------------------------------------------------------------- 4. uncertainty queue
+def test_the_uncertainty_queue_puts_the_least_confident_document_first(tmp_path):
+    # lowest model score: a 0.8, b none, c 0.3, d 0.5 (its human span does not count), e none
+    with _project(tmp_path / "p.sqlite", [("a", None, [0.9, 0.8]), ("b", None, []), ("c", None, [0.7, 0.3]),
+                                          ("d", None, [0.5]), ("e", None, [])]) as p:
+        ids = {d.name: d.id for d in p.documents()}
+        name = {v: k for k, v in ids.items()}
+        p.add_span(ids["d"], 0, "ESE", 5, 6, "ann")  # human spans have no score
+        assert [name[i] for i in p.queue("file")] == ["a", "b", "c", "d", "e"]
+        assert [name[i] for i in p.queue("uncertainty")] == ["c", "d", "a", "b", "e"]
+        nxt = lambda after: name[p.next_unfinished(after=ids[after], order="uncertainty")]
+        assert [nxt(n) for n in ("c", "d", "a", "b", "e")] == ["d", "a", "b", "e", "c"]  # wraps round
+        assert name[p.next_unfinished(order="uncertainty")] == "c"
+        assert name[p.next_unfinished(after=ids["c"], order="file")] == "d"
+        # accepting c: the next is d; deleting c's weakest span moves it behind a
+        p.set_status(ids["c"], 0, "done", "ann")
+        assert [name[i] for i in p.queue("uncertainty")] == ["d", "a", "b", "e"]
+        assert name[p.next_unfinished(after=ids["c"], order="uncertainty")] == "d"
+        out = apply_event(p, {"op": "accept", "doc": ids["d"], "version": 1, "order": "uncertainty"}, "ann")
+        assert name[out.next_doc] == "a"
+        with pytest.raises(ProjectError, match="unknown order"):
+            p.queue("random")
+
+
+# --------------------------------------------------------------------------- 5. attributes
+def test_span_attributes_are_stored_undone_and_exported(tmp_path):
+    path = tmp_path / "p.sqlite"
+    with _project(path, [("a", None, [0.9, 0.8, 0.7])]) as p:
+        spans = p.document(1).spans  # DSE 0, ESE 1, DSE 2
+        v = p.set_attributes(1, 0, spans[2].id, "ann", intensity="high", polarity="negative")
+        v = p.set_attributes(1, v, spans[0].id, "ann", polarity="both")
+        with pytest.raises(ProjectError, match="unknown intensity 'huge'"):
+            p.set_attributes(1, v, spans[0].id, "ann", intensity="huge")
+        with pytest.raises(ProjectError, match="unknown polarity"):
+            apply_event(p, {"op": "attributes", "doc": 1, "version": v, "span": spans[0].id, "polarity": "good"}, "a")
+        d = p.document(1)
+        assert [(s.intensity, s.polarity, s.source) for s in d.spans] == [
+            (None, "both", "model"), (None, None, "model"), ("high", "negative", "model")]
+        rec = record(d, p.types)
+        assert [{k: sp[k] for k in ("intensity", "polarity") if k in sp} for sp in rec["spans"]] == [
+            {"polarity": "both"}, {}, {"intensity": "high", "polarity": "negative"}]
+        export(p, "brat", tmp_path / "brat")
+        ann = (tmp_path / "brat" / "a.ann").read_text().splitlines()
+        assert [line for line in ann if line.startswith("A")] == [
+            "A1\tPolarity T1 both", "A2\tIntensity T3 high", "A3\tPolarity T3 negative"]
+        assert ann[2].startswith("T3\tDSE 9 11\tit")
+        # a relabel or resize keeps the attributes; undo takes them back
+        v = p.change_span(1, v, spans[2].id, "ann", typ="ESE")
+        assert (p.document(1).spans[2].intensity, p.document(1).spans[2].type) == ("high", "ESE")
+        v = p.undo(1, v, "ann")
+        v = p.undo(1, v, "ann")
+        assert [(s.intensity, s.polarity) for s in p.document(1).spans] == [
+            (None, None), (None, None), ("high", "negative")]
+        p.set_attributes(1, v, spans[2].id, "ann")  # None clears
+        assert p.document(1).spans[2].intensity is None

@@ -207,6 +207,7 @@ export default function (component) {
     else if (k === "x" || ev.key === "Delete" || ev.key === "Backspace") removeSpan();
     else if (k === "u") send({ op: "undo" });
     else if (k === "a") send({ op: "accept" });
+    else if (k === "r") send({ op: "reject" });
     else if (k === "n") send({ op: "next" });
     else if (ev.key === "Escape") {
       state.anchor = state.focus = state.span = null;
