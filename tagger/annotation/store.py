@@ -247,7 +247,11 @@ class Project:
             if found not in MIGRATIONS and found != SCHEMA_VERSION:
                 raise ProjectError(f"{self.path}: project schema version {found} is not supported")
             while found < SCHEMA_VERSION:
-                MIGRATIONS[found](self.db)
+                try:
+                    MIGRATIONS[found](self.db)
+                except sqlite3.DatabaseError as exc:
+                    raise ProjectError(f"{self.path}: cannot migrate the project from schema version {found} to "
+                                       f"{found + 1} ({exc}); the file is unchanged") from None
                 found += 1
                 self.db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(found),))
             bad = self.db.execute("PRAGMA foreign_key_check").fetchall()
