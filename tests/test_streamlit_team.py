@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from tagger.annotation.editor import apply_event, editor_data
 from tagger.annotation.importing import import_records
 from tagger.annotation.store import Project
 from tagger.tagging.inputs import Record
@@ -105,3 +106,22 @@ def test_span_attributes_set_in_the_page(monkeypatch, project_path):
             ("DSE", None, None), ("ESE", "high", "negative")]
     spans = at.dataframe[1].value
     assert list(spans["intensity"]) == ["—", "high"] and list(spans["polarity"]) == ["—", "negative"]
+
+
+def test_the_editor_keys_send_reject_and_attribute_edits(project_path):
+    js = (Path(__file__).resolve().parent.parent / "tagger" / "annotation" / "static" / "editor.js").read_text()
+    assert 'k === "r") send({ op: "reject" })' in js and 'cycle("intensity", data.intensities)' in js
+    with Project(project_path) as p:
+        data = editor_data(p.document(2), p.types, 0.5)
+        assert data["intensities"] == ["low", "medium", "high", "extreme"]
+        assert data["polarities"] == ["positive", "negative", "neutral", "both"]
+        span = data["spans"][0]
+        assert (span["intensity"], span["polarity"]) == (None, None)
+        # what the editor sends for i on a span without attributes, then p
+        apply_event(p, {"op": "attributes", "doc": 2, "version": 0, "span": span["id"], "intensity": "low",
+                        "polarity": None}, "ann")
+        apply_event(p, {"op": "attributes", "doc": 2, "version": 1, "span": span["id"], "intensity": "low",
+                        "polarity": "positive"}, "ann")
+        span = editor_data(p.document(2), p.types, 0.5)["spans"][0]
+        assert (span["intensity"], span["polarity"]) == ("low", "positive")
+        assert [h["action"] for h in p.history(2)] == ["attributes", "attributes"]

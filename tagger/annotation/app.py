@@ -284,8 +284,8 @@ def page() -> None:
     model = st.sidebar.text_input("Model (a bundled model: fast, accurate; or a bundle directory)", value="fast",
                                   key="model")
     st.sidebar.caption("Keys: select words, then **d** DSE, **e** ESE; click a span, then **d**/**e** relabel, "
-                       "**x** delete, **shift/alt+←/→** resize; **u** undo, **a** accept, **r** reject, "
-                       "**n** next unfinished.")
+                       "**x** delete, **shift/alt+←/→** resize, **i**/**p** intensity/polarity; "
+                       "**u** undo, **a** accept, **r** reject, **n** next unfinished.")
     if path is None:
         st.title("opinion-tagger annotator")
         st.info("Choose or create a project in the sidebar (or run `opinion-tagger annotate serve PROJECT`).")

@@ -7,7 +7,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from tagger.annotation.store import ORDERS, Document, Project, ProjectError
+from tagger.annotation.store import (
+    INTENSITIES,
+    ORDERS,
+    POLARITIES,
+    Document,
+    Project,
+    ProjectError,
+)
 from tagger.tagging.formats import COLORS, LINE_COLORS
 
 STATIC = Path(__file__).resolve().parent / "static"
@@ -23,6 +30,7 @@ def editor_data(doc: Document, types: tuple[str, ...], threshold: float) -> dict
         "doc": doc.id, "version": doc.version, "text": doc.text, "types": list(types),
         "colors": {t: COLORS.get(t, "#ddd") for t in types}, "lines": {t: LINE_COLORS.get(t, "#555") for t in types},
         "keys": {k: t for k, t in KEYS.items() if t in types},
+        "intensities": list(INTENSITIES), "polarities": list(POLARITIES),  # keys i and p cycle through them
         "tokens": [{"start": t.start, "end": t.end} for t in doc.tokens],
         "spans": [{"id": s.id, "type": s.type, "start": s.tok_start, "end": s.tok_end, "source": s.source,
                    "score": s.score, "annotator": s.annotator, "at": s.at,
