@@ -503,11 +503,14 @@ def cmd_annotate_import(args) -> int:
 
 
 def cmd_annotate_export(args) -> int:
-    from tagger.annotation.exporting import export
+    from tagger.annotation.exporting import DEFAULT_STATUSES, export
     from tagger.annotation.store import Project
 
+    statuses = tuple(args.status) if args.status else None
+    if args.include_rejected:
+        statuses = tuple(dict.fromkeys((*(statuses or DEFAULT_STATUSES), "rejected")))
     with Project(args.project) as project:
-        n = export(project, args.format, args.out, tuple(args.status) if args.status else None)
+        n = export(project, args.format, args.out, statuses)
     print(f"wrote {n} documents to {args.out}", file=sys.stderr)
     return 0
 
@@ -522,7 +525,7 @@ def cmd_annotate_stats(args) -> int:
         print(json.dumps(s))
     else:
         print(f"{s['project']}: {s['progress']} ({s['status']['in_progress']} in progress, "
-              f"{s['status']['todo']} to do), {s['tokens']} tokens")
+              f"{s['status']['todo']} to do, {s['status']['rejected']} rejected), {s['tokens']} tokens")
         for typ, by in s["spans"].items():
             print(f"{typ} spans  {by['model']} from the model, {by['human']} by hand")
         print(f"annotators {', '.join(s['annotators']) or '-'}")
@@ -564,7 +567,10 @@ def _annotate_parser(sub) -> None:
     p.add_argument("project", type=Path)
     p.add_argument("--format", choices=EXPORT_FORMATS, default="jsonl", help="(default: %(default)s)")
     p.add_argument("--out", type=Path, required=True, help="output file (a directory for brat)")
-    p.add_argument("--status", action="append", choices=STATUSES, help="only documents with this status; repeatable")
+    p.add_argument("--status", action="append", choices=STATUSES,
+                   help="only documents with this status; repeatable (default: all but rejected)")
+    p.add_argument("--include-rejected", action="store_true",
+                   help="the rejected documents too (with --status: added to those statuses)")
     p.set_defaults(func=cmd_annotate_export)
     p = asub.add_parser("stats", help="progress, spans by type and source, annotators")
     p.add_argument("project", type=Path)

@@ -56,7 +56,7 @@ def test_add_relabel_delete_undo_and_provenance(project):
         ("ESE", (4, 8), "human", "bob"), ("ESE", (12, 21), "human", "ann")]
     v = project.delete_span(d.id, v, d.spans[1].id, "ann")
     v = project.set_status(d.id, v, "done", "ann")
-    assert project.counts() == {"todo": 0, "in_progress": 0, "done": 1}
+    assert project.counts() == {"todo": 0, "in_progress": 0, "done": 1, "rejected": 0}
     # undo walks back: accept, delete, relabel, add
     for expected in ([("ESE", 4, 8)], [("ESE", 4, 8), ("ESE", 12, 21)], [("DSE", 4, 8), ("ESE", 12, 21)],
                      [("DSE", 4, 8), ("ESE", 16, 21)]):

@@ -24,11 +24,21 @@ import streamlit as st
 
 from tagger.annotation.editor import Outcome, apply_event, editor_data, span_editor
 from tagger.annotation.serving import ANNOTATOR_ENV, PASSWORD_ENV, annotator_problem
-from tagger.annotation.store import ConflictError, Project, ProjectError
+from tagger.annotation.store import (
+    INTENSITIES,
+    ORDER_RULES,
+    ORDERS,
+    POLARITIES,
+    ConflictError,
+    Project,
+    ProjectError,
+)
 from tagger.errors import TaggerError
 
 log = logging.getLogger("tagger")
-STATUS_MARK = {"todo": "○ to do", "in_progress": "◐ in progress", "done": "● done"}
+STATUS_MARK = {"todo": "○ to do", "in_progress": "◐ in progress", "done": "● done", "rejected": "✕ rejected"}
+ORDER_LABELS = {"file": "File order", "uncertainty": "Least confident first"}
+MAX_HITS = 20  # search results listed
 MAX_UPLOAD_BYTES = 50 * 1024 * 1024
 MESSAGE_SLOT_PX = 76  # the messages' place above the text: one message high, more scroll in it
 NONE_SHOWN = "—"  # in tables, for no annotator or time
@@ -169,7 +179,10 @@ def export_section(project: Project) -> None:
 
     with st.expander("Export", key="exp_export"):
         only_done = st.checkbox("Accepted documents only", value=False, key="export_done")
-        statuses = ("done",) if only_done else None
+        rejected = st.checkbox("Include rejected documents", value=False, key="export_rejected")
+        statuses = ("done",) if only_done else ("todo", "in_progress", "done")
+        if rejected:
+            statuses = (*statuses, "rejected")
         stem = project.path.stem
         c1, c2, c3 = st.columns(3)  # each file is made when its button is clicked
         c1.download_button("JSONL", lambda: export_text(project, "jsonl", statuses), f"{stem}.jsonl",
@@ -201,8 +214,53 @@ def scores_section(project: Project, model: str) -> None:
                          hide_index=True)
 
 
+def search_section(project: Project) -> None:
+    """Find documents by their text (case-insensitive substring); a result's button opens it."""
+    query = st.sidebar.text_input("Find documents by their text", key="search", max_chars=200)
+    if not query or not query.strip():
+        return
+    hits = project.search(query, limit=MAX_HITS + 1)
+    if not hits:
+        st.sidebar.caption("No document contains it.")
+        return
+    st.sidebar.caption(f"{len(hits[:MAX_HITS])}{'+' if len(hits) > MAX_HITS else ''} documents contain it:")
+    for doc_id, name, snippet in hits[:MAX_HITS]:
+        if st.sidebar.button(plain(name), key=f"hit_{doc_id}"):
+            st.session_state["pending_doc"] = doc_id
+            st.rerun()
+        if snippet:
+            st.sidebar.caption(plain(snippet))
+
+
+def attributes_form(project: Project, doc, annotator: str) -> None:
+    """MPQA's optional intensity and polarity of a span of this document."""
+    if not doc.spans:
+        return
+    by_id = {s.id: s for s in doc.spans}
+
+    def label(span_id: int) -> str:
+        s = by_id[span_id]
+        a, b = doc.span_chars(s)
+        return f"{s.type} “{doc.text[a:b][:60]}”"
+
+    with st.form(f"attributes_{doc.id}_{doc.version}", border=False):
+        c = st.columns([3, 1, 1, 1])
+        span_id = c[0].selectbox("Span", list(by_id), format_func=label, key="attr_span")
+        none = [NONE_SHOWN]
+        intensity = c[1].selectbox("Intensity", none + list(INTENSITIES), key="attr_intensity")
+        polarity = c[2].selectbox("Polarity", none + list(POLARITIES), key="attr_polarity")
+        c[3].write("")
+        if c[3].form_submit_button("Set attributes"):
+            handle(project, {"op": "attributes", "doc": doc.id, "version": doc.version, "span": span_id,
+                             "intensity": None if intensity == NONE_SHOWN else intensity,
+                             "polarity": None if polarity == NONE_SHOWN else polarity}, annotator)
+            st.rerun()
+
+
 def handle(project: Project, event: dict, annotator: str) -> None:
     """Save an edit; remember where to go next; a refused edit becomes a message."""
+    if isinstance(event, dict):
+        event = {**event, "order": st.session_state.get("order", "file")}  # "next" follows the sidebar's order
     try:
         outcome = apply_event(project, event, annotator)
     except ConflictError as exc:
@@ -226,12 +284,16 @@ def page() -> None:
     model = st.sidebar.text_input("Model (a bundled model: fast, accurate; or a bundle directory)", value="fast",
                                   key="model")
     st.sidebar.caption("Keys: select words, then **d** DSE, **e** ESE; click a span, then **d**/**e** relabel, "
-                       "**x** delete, **shift/alt+←/→** resize; **u** undo, **a** accept, **n** next unfinished.")
+                       "**x** delete, **shift/alt+←/→** resize, **i**/**p** intensity/polarity; "
+                       "**u** undo, **a** accept, **r** reject, **n** next unfinished.")
     if path is None:
         st.title("opinion-tagger annotator")
         st.info("Choose or create a project in the sidebar (or run `opinion-tagger annotate serve PROJECT`).")
         return
     project = open_project(str(path))
+    order = st.sidebar.radio("Next unfinished document", ORDERS, format_func=ORDER_LABELS.get, key="order")
+    st.sidebar.caption(f"**n**, **a** and **r** go to the next unfinished document by {ORDER_RULES[order]}.")
+    search_section(project)
     st.title(f"Annotating {plain(path.stem)}")
     # always there and always as high, so the text below never moves (nor loses its state)
     with st.container(height=MESSAGE_SLOT_PX, border=False, key="messages"):
@@ -239,9 +301,9 @@ def page() -> None:
     docs = project.documents()
     counts = project.counts()
     total = len(docs)
-    st.progress(counts["done"] / total if total else 0.0,
+    st.progress((counts["done"] + counts["rejected"]) / total if total else 0.0,
                 text=f"**{counts['done']} of {total} done** · {counts['in_progress']} in progress · "
-                     f"{counts['todo']} to do")
+                     f"{counts['todo']} to do" + (f" · {counts['rejected']} rejected" if counts["rejected"] else ""))
     if not docs:
         st.info("No documents yet: import some below.")
         import_section(project, model)
@@ -253,10 +315,10 @@ def page() -> None:
     if "pending_doc" in st.session_state:  # go to another document (next, accept)
         st.session_state["doc_id"] = st.session_state[key] = st.session_state.pop("pending_doc")
     if st.session_state.get("doc_id") not in by_id:
-        st.session_state["doc_id"] = project.next_unfinished() or ids[0]
+        st.session_state["doc_id"] = project.next_unfinished(order=order) or ids[0]
     if st.session_state.get(key) not in by_id:
         st.session_state[key] = st.session_state["doc_id"]
-    cols = st.columns([5, 1, 1.2, 1])
+    cols = st.columns([5, 1, 1.2, 1.1, 1])
     doc_id = cols[0].selectbox("Document", ids, key=key, format_func=lambda i: (
         f"{ids.index(i) + 1}. {by_id[i].name} — {STATUS_MARK[by_id[i].status]} ({by_id[i].spans} spans)"))
     st.session_state["doc_id"] = doc_id
@@ -270,7 +332,11 @@ def page() -> None:
         handle(project, {"op": "accept", "doc": doc_id, "version": shown}, annotator)
         st.rerun()
     cols[3].write("")
-    if cols[3].button("Undo (u)", key="undo"):
+    if cols[3].button("Reject (r)", key="reject"):
+        handle(project, {"op": "reject", "doc": doc_id, "version": shown}, annotator)
+        st.rerun()
+    cols[4].write("")
+    if cols[4].button("Undo (u)", key="undo"):
         handle(project, {"op": "undo", "doc": doc_id, "version": shown}, annotator)
         st.rerun()
 
@@ -293,8 +359,10 @@ def page() -> None:
             a, b = doc.span_chars(s)
             rows.append({"type": s.type, "text": doc.text[a:b], "source": s.source,
                          "confidence": s.score, "review": s.source == "model" and (s.score or 0) < threshold,
+                         "intensity": s.intensity or NONE_SHOWN, "polarity": s.polarity or NONE_SHOWN,
                          "annotator": s.annotator or NONE_SHOWN, "at": s.at or NONE_SHOWN})
         st.dataframe(rows, hide_index=True, width="stretch")
+        attributes_form(project, doc, annotator)
     import_section(project, model)
     export_section(project)
     scores_section(project, model)

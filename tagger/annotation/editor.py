@@ -7,12 +7,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from tagger.annotation.store import Document, Project, ProjectError
+from tagger.annotation.store import (
+    INTENSITIES,
+    ORDERS,
+    POLARITIES,
+    Document,
+    Project,
+    ProjectError,
+)
 from tagger.tagging.formats import COLORS, LINE_COLORS
 
 STATIC = Path(__file__).resolve().parent / "static"
 KEYS = {"d": "DSE", "e": "ESE", "1": "DSE", "2": "ESE"}  # label keys (see static/editor.js for the others)
-OPS = ("add", "delete", "change", "undo", "accept", "next")
+OPS = ("add", "delete", "change", "undo", "accept", "reject", "next", "attributes")
 
 
 def editor_data(doc: Document, types: tuple[str, ...], threshold: float) -> dict:
@@ -23,9 +30,11 @@ def editor_data(doc: Document, types: tuple[str, ...], threshold: float) -> dict
         "doc": doc.id, "version": doc.version, "text": doc.text, "types": list(types),
         "colors": {t: COLORS.get(t, "#ddd") for t in types}, "lines": {t: LINE_COLORS.get(t, "#555") for t in types},
         "keys": {k: t for k, t in KEYS.items() if t in types},
+        "intensities": list(INTENSITIES), "polarities": list(POLARITIES),  # keys i and p cycle through them
         "tokens": [{"start": t.start, "end": t.end} for t in doc.tokens],
         "spans": [{"id": s.id, "type": s.type, "start": s.tok_start, "end": s.tok_end, "source": s.source,
                    "score": s.score, "annotator": s.annotator, "at": s.at,
+                   "intensity": s.intensity, "polarity": s.polarity,
                    "low": s.source == "model" and s.score is not None and s.score < threshold} for s in doc.spans],
     }
 
@@ -51,8 +60,11 @@ def apply_event(project: Project, event: object, annotator: str | None) -> Outco
     if not isinstance(event, dict) or event.get("op") not in OPS:
         raise ProjectError("unknown edit")
     op, doc_id = event["op"], _int(event, "doc")
+    order = event.get("order", "file")  # the page adds the order chosen in its sidebar
+    if order not in ORDERS:
+        raise ProjectError("unknown order")
     if op == "next":
-        nxt = project.next_unfinished(after=doc_id)
+        nxt = project.next_unfinished(after=doc_id, order=order)
         if nxt is None:
             return Outcome("Every document is done.", "info")
         return Outcome("", "info", next_doc=nxt)
@@ -77,8 +89,18 @@ def apply_event(project: Project, event: object, annotator: str | None) -> Outco
     if op == "undo":
         project.undo(doc_id, version, annotator)
         return Outcome("Undone.", "info")
+    if op == "attributes":
+        values = {k: event.get(k) for k in ("intensity", "polarity")}
+        if any(v is not None and not isinstance(v, str) for v in values.values()):
+            raise ProjectError("attributes must be names")
+        project.set_attributes(doc_id, version, _int(event, "span"), annotator, **values)
+        return Outcome("Attributes saved.")
+    if op == "reject":
+        project.set_status(doc_id, version, "rejected", annotator)
+        return Outcome("Rejected (out of training data and exports).", "info",
+                       next_doc=project.next_unfinished(after=doc_id, order=order))
     project.set_status(doc_id, version, "done", annotator)  # accept
-    return Outcome("Accepted.", next_doc=project.next_unfinished(after=doc_id))
+    return Outcome("Accepted.", next_doc=project.next_unfinished(after=doc_id, order=order))
 
 
 _mount = None  # the component's mount command, made once (it registers itself on each runtime)

@@ -5,7 +5,9 @@ BRAT standoff; and the project's statistics.
 JSONL record: ``{"id", "text", "sentences", "spans", "status", "annotator"}`` (``annotator``: who changed it last)
 where each span is ``{"type", "start", "end", "text", "score", "source"}`` plus
 ``"annotator"`` and ``"at"`` for a human span (``score`` is the model's
-confidence, 1.0 for a human span).
+confidence, 1.0 for a human span), and MPQA's ``"intensity"`` and ``"polarity"``
+where set.  BRAT writes those as attributes (``A1<TAB>Intensity T3 high``).
+Rejected documents are left out unless their status is asked for.
 """
 
 from __future__ import annotations
@@ -52,6 +54,9 @@ def record(doc: Document, types: tuple[str, ...]) -> dict:
         out["source"] = sp.source
         if sp.source == "human":
             out["annotator"], out["at"] = sp.annotator, sp.at
+        for attr in ("intensity", "polarity"):
+            if getattr(sp, attr) is not None:
+                out[attr] = getattr(sp, attr)
     rec["status"] = doc.status
     rec["annotator"] = doc.annotator
     return rec
@@ -65,6 +70,18 @@ def brat_notes(doc: Document) -> str:
         note = (f"model {sp.score:.4f}" if sp.source == "model" and sp.score is not None
                 else f"human {sp.annotator or ''} {sp.at or ''}".strip())
         lines.append(f"#{n}\tAnnotatorNotes T{n}\t{note}")
+    return "\n".join(lines) + ("\n" if lines else "")
+
+
+def brat_attributes(doc: Document) -> str:
+    """BRAT attributes of the spans that have them: ``A1<TAB>Intensity T3 high``, ``A2<TAB>Polarity T3 negative``
+    (the ``T`` numbers are those of ``brat_ann``: spans in token order)."""
+    spans = sorted(doc.spans, key=lambda s: (s.tok_start, s.tok_end, s.type))
+    lines = []
+    for n, sp in enumerate(spans, 1):
+        for name, value in (("Intensity", sp.intensity), ("Polarity", sp.polarity)):
+            if value is not None:
+                lines.append(f"A{len(lines) + 1}\t{name} T{n} {value}")
     return "\n".join(lines) + ("\n" if lines else "")
 
 
@@ -86,18 +103,24 @@ class ProjectWriter(Writer):
         else:
             name = self._safe_name(doc.name)
             (self.directory / f"{name}.txt").write_text(doc.text, encoding="utf-8")
-            (self.directory / f"{name}.ann").write_text(brat_ann(tagged(doc, self.types)) + brat_notes(doc),
+            (self.directory / f"{name}.ann").write_text(brat_ann(tagged(doc, self.types)) + brat_attributes(doc)
+                                                        + brat_notes(doc),
                                                         encoding="utf-8")
 
 
+DEFAULT_STATUSES = ("todo", "in_progress", "done")  # every status but rejected
+
+
 def iter_documents(project: Project, statuses: tuple[str, ...] | None = None) -> Iterator[Document]:
+    """The documents with ``statuses``; by default every document but the rejected ones."""
+    statuses = DEFAULT_STATUSES if statuses is None else statuses
     for info in project.documents():
-        if statuses is None or info.status in statuses:
+        if info.status in statuses:
             yield project.document(info.id)
 
 
 def export(project: Project, fmt: str, out: Path, statuses: tuple[str, ...] | None = None) -> int:
-    """Write the project's documents (those with ``statuses``, default all) to ``out`` (a file, or a
+    """Write the project's documents (those with ``statuses``, default all but the rejected) to ``out`` (a file, or a
     directory for BRAT), atomically for a file.  Returns the number of documents."""
     import os
 

@@ -1,7 +1,8 @@
 """The annotation store: one SQLite file per project (standard library ``sqlite3``,
 WAL journal, ``synchronous=FULL``), so every change is durable once a call returns.
 
-Schema (``SCHEMA_VERSION`` 1)::
+Schema (``SCHEMA_VERSION`` 2; a file of an older version is migrated forward in place,
+in one transaction, when it is opened: see ``MIGRATIONS``)::
 
     meta(key, value)                       schema_version, types (JSON list), created
     documents(id, name UNIQUE, text,       one row per imported document; ``version`` grows
@@ -12,11 +13,13 @@ Schema (``SCHEMA_VERSION`` 1)::
            start, end)                     ``text``) and the sentence each belongs to
     spans(id, doc_id, type, tok_start,     a DSE/ESE span over tokens [tok_start, tok_end)
           tok_end, source, score,          of one sentence; source 'model' (with its score)
-          annotator, at)                   or 'human' (with who and when)
+          annotator, at,                   or 'human' (with who and when); MPQA's
+          intensity, polarity)             attributes, each optional (NULL when not set)
     history(id, doc_id, version, action,   every change, with the document's spans and
             annotator, at, before)         status before it (JSON): what undo restores
 
-Status is ``todo`` (untouched), ``in_progress`` (changed) or ``done`` (accepted).
+Status is ``todo`` (untouched), ``in_progress`` (changed), ``done`` (accepted) or
+``rejected`` (skipped for good: out of training data and, unless asked, of exports).
 Spans of one type never overlap (a new span replaces the ones it overlaps);
 spans of different types may.
 
@@ -38,9 +41,18 @@ from typing import Iterable, Sequence
 
 from tagger.errors import TaggerError
 
-SCHEMA_VERSION = 1
-STATUSES = ("todo", "in_progress", "done")
+SCHEMA_VERSION = 2
+STATUSES = ("todo", "in_progress", "done", "rejected")
+UNFINISHED = ("todo", "in_progress")
 SOURCES = ("model", "human")
+INTENSITIES = ("low", "medium", "high", "extreme")
+POLARITIES = ("positive", "negative", "neutral", "both")
+ORDERS = ("file", "uncertainty")
+ORDER_RULES = {
+    "file": "import order",
+    "uncertainty": "least confident model span first (the document whose lowest model score is lowest); "
+                   "documents without model spans last, in import order",
+}
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -48,7 +60,7 @@ CREATE TABLE IF NOT EXISTS documents (
     id INTEGER PRIMARY KEY,
     name TEXT NOT NULL UNIQUE,
     text TEXT NOT NULL,
-    status TEXT NOT NULL DEFAULT 'todo' CHECK (status IN ('todo', 'in_progress', 'done')),
+    status TEXT NOT NULL DEFAULT 'todo' CHECK (status IN ('todo', 'in_progress', 'done', 'rejected')),
     version INTEGER NOT NULL DEFAULT 0,
     annotator TEXT,
     model TEXT,
@@ -72,7 +84,9 @@ CREATE TABLE IF NOT EXISTS spans (
     source TEXT NOT NULL CHECK (source IN ('model', 'human')),
     score REAL,
     annotator TEXT,
-    at TEXT
+    at TEXT,
+    intensity TEXT CHECK (intensity IN ('low', 'medium', 'high', 'extreme')),
+    polarity TEXT CHECK (polarity IN ('positive', 'negative', 'neutral', 'both'))
 );
 CREATE INDEX IF NOT EXISTS spans_by_doc ON spans(doc_id);
 CREATE TABLE IF NOT EXISTS history (
@@ -86,6 +100,34 @@ CREATE TABLE IF NOT EXISTS history (
 );
 CREATE INDEX IF NOT EXISTS history_by_doc ON history(doc_id, id);
 """
+
+
+
+def _migrate_1_to_2(db) -> None:
+    """Version 2: status ``rejected`` (the documents table is rebuilt: SQLite cannot change a
+    CHECK constraint) and the spans' optional ``intensity`` and ``polarity``."""
+    db.execute("""CREATE TABLE documents_v2 (
+        id INTEGER PRIMARY KEY,
+        name TEXT NOT NULL UNIQUE,
+        text TEXT NOT NULL,
+        status TEXT NOT NULL DEFAULT 'todo' CHECK (status IN ('todo', 'in_progress', 'done', 'rejected')),
+        version INTEGER NOT NULL DEFAULT 0,
+        annotator TEXT,
+        model TEXT,
+        created TEXT NOT NULL,
+        updated TEXT NOT NULL)""")
+    db.execute("INSERT INTO documents_v2 (id, name, text, status, version, annotator, model, created, updated) "
+               "SELECT id, name, text, status, version, annotator, model, created, updated FROM documents")
+    db.execute("DROP TABLE documents")  # foreign keys are off: tokens, spans and history stay
+    db.execute("ALTER TABLE documents_v2 RENAME TO documents")
+    db.execute("ALTER TABLE spans ADD COLUMN intensity TEXT "
+               "CHECK (intensity IN ('low', 'medium', 'high', 'extreme'))")
+    db.execute("ALTER TABLE spans ADD COLUMN polarity TEXT "
+               "CHECK (polarity IN ('positive', 'negative', 'neutral', 'both'))")
+
+
+# from version N to N + 1; each runs inside the transaction that opens the file
+MIGRATIONS = {1: _migrate_1_to_2}
 
 
 class ProjectError(TaggerError):
@@ -118,6 +160,11 @@ class StoredSpan:
     score: float | None = None
     annotator: str | None = None
     at: str | None = None
+    intensity: str | None = None  # MPQA's attributes, optional: INTENSITIES, POLARITIES
+    polarity: str | None = None
+
+
+SPAN_COLUMNS = "id, type, tok_start, tok_end, source, score, annotator, at, intensity, polarity"
 
 
 @dataclass
@@ -165,24 +212,56 @@ class Project:
             self.db = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
             self.db.execute("PRAGMA journal_mode=WAL")
             self.db.execute("PRAGMA synchronous=FULL")
+            self._open_schema(types)
             self.db.execute("PRAGMA foreign_keys=ON")
-            with self._transaction():
-                for stmt in SCHEMA.split(";"):
-                    if stmt.strip():
-                        self.db.execute(stmt)
-                row = self.db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-                if row is None:
-                    self.db.executemany("INSERT INTO meta VALUES (?, ?)", [
-                        ("schema_version", str(SCHEMA_VERSION)), ("types", json.dumps(list(types))),
-                        ("created", now())])
-                elif int(row[0]) != SCHEMA_VERSION:
-                    raise ProjectError(f"{self.path}: project schema version {row[0]} is not supported "
-                                       f"(expected {SCHEMA_VERSION})")
             self.types = tuple(json.loads(self._meta("types")))
         except sqlite3.DatabaseError as exc:
             raise ProjectError(f"{self.path}: not an annotation project ({exc})") from None
 
     # -- plumbing ---------------------------------------------------------------
+    def _open_schema(self, types: Sequence[str]) -> None:
+        """Create the schema in a new file, or migrate an older file forward: one transaction,
+        so a failed migration leaves the file as it was.  Foreign keys are off meanwhile (a
+        table rebuild must not cascade), and checked before the commit."""
+        with self._transaction():
+            has_meta = self.db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'").fetchone()
+            row = self.db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() if has_meta else None
+            if row is None:
+                if self.db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'documents'"
+                                   ).fetchone():
+                    raise ProjectError(f"{self.path}: not an annotation project (no schema version)")
+                for stmt in SCHEMA.split(";"):
+                    if stmt.strip():
+                        self.db.execute(stmt)
+                self.db.executemany("INSERT INTO meta VALUES (?, ?)", [
+                    ("schema_version", str(SCHEMA_VERSION)), ("types", json.dumps(list(types))),
+                    ("created", now())])
+                return
+            try:
+                found = int(row[0])
+            except ValueError:
+                raise ProjectError(f"{self.path}: project schema version {row[0]!r} is not a number") from None
+            if found > SCHEMA_VERSION:
+                raise ProjectError(f"{self.path}: project schema version {found} is newer than this "
+                                   f"opinion-tagger's ({SCHEMA_VERSION}); upgrade opinion-tagger")
+            if found not in MIGRATIONS and found != SCHEMA_VERSION:
+                raise ProjectError(f"{self.path}: project schema version {found} is not supported")
+            while found < SCHEMA_VERSION:
+                try:
+                    MIGRATIONS[found](self.db)
+                except sqlite3.DatabaseError as exc:
+                    raise ProjectError(f"{self.path}: cannot migrate the project from schema version {found} to "
+                                       f"{found + 1} ({exc}); the file is unchanged") from None
+                found += 1
+                self.db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(found),))
+            bad = self.db.execute("PRAGMA foreign_key_check").fetchall()
+            if bad:
+                raise ProjectError(f"{self.path}: {len(bad)} rows refer to missing documents; not migrated")
+
+    def schema_version(self) -> int:
+        with self._lock:
+            return int(self._meta("schema_version"))
+
     def close(self) -> None:
         with self._lock:
             self.db.close()
@@ -273,17 +352,71 @@ class Project:
 
     def _spans(self, doc_id: int) -> list[StoredSpan]:
         return [StoredSpan(*r) for r in self.db.execute(
-            "SELECT id, type, tok_start, tok_end, source, score, annotator, at FROM spans WHERE doc_id = ? "
-            "ORDER BY tok_start, tok_end, type", (doc_id,))]
+            f"SELECT {SPAN_COLUMNS} FROM spans WHERE doc_id = ? ORDER BY tok_start, tok_end, type", (doc_id,))]
 
-    def next_unfinished(self, after: int | None = None) -> int | None:
-        """The first document not done after ``after`` (wrapping round), or None when all are done."""
+    # the uncertainty order's key: (no model span, lowest model score, import order)
+    _RANKED = ("WITH ranked AS (SELECT d.id, d.status, m.low IS NULL AS none, COALESCE(m.low, 0.0) AS low "
+               "FROM documents d LEFT JOIN (SELECT doc_id, MIN(score) AS low FROM spans "
+               "WHERE source = 'model' AND score IS NOT NULL GROUP BY doc_id) m ON m.doc_id = d.id) ")
+
+    def queue(self, order: str = "file") -> list[int]:
+        """The unfinished documents (to do, in progress) in the order ``next`` follows: ``file``
+        (import order) or ``uncertainty`` (see ``ORDER_RULES``)."""
+        if order not in ORDERS:
+            raise ProjectError(f"unknown order {order!r} (choose from {', '.join(ORDERS)})")
         with self._lock:
-            q = "SELECT id FROM documents WHERE status != 'done' AND id > ? ORDER BY id LIMIT 1"
-            row = self.db.execute(q, (after if after is not None else -1,)).fetchone()
-            if row is None and after is not None:
-                row = self.db.execute(q, (-1,)).fetchone()
+            if order == "file":
+                rows = self.db.execute("SELECT id FROM documents WHERE status IN ('todo', 'in_progress') "
+                                       "ORDER BY id").fetchall()
+            else:
+                rows = self.db.execute(self._RANKED + "SELECT id FROM ranked WHERE status IN "
+                                       "('todo', 'in_progress') ORDER BY none, low, id").fetchall()
+        return [r[0] for r in rows]
+
+    def next_unfinished(self, after: int | None = None, order: str = "file") -> int | None:
+        """The first unfinished document (to do, in progress) after ``after`` in ``order``
+        (wrapping round), or None when none is left.  In the uncertainty order "after" is by
+        ``after``'s key now (its spans may have changed since it was chosen)."""
+        if order not in ORDERS:
+            raise ProjectError(f"unknown order {order!r} (choose from {', '.join(ORDERS)})")
+        with self._lock:
+            if order == "file":
+                q = "SELECT id FROM documents WHERE status IN ('todo', 'in_progress') AND id > ? ORDER BY id LIMIT 1"
+                row = self.db.execute(q, (after if after is not None else -1,)).fetchone()
+                if row is None and after is not None:
+                    row = self.db.execute(q, (-1,)).fetchone()
+                return row[0] if row else None
+            q = (self._RANKED + "SELECT id FROM ranked WHERE status IN ('todo', 'in_progress') "
+                 "AND (none, low, id) > (SELECT none, low, id FROM ranked WHERE id = ?) ORDER BY none, low, id LIMIT 1")
+            first = (self._RANKED + "SELECT id FROM ranked WHERE status IN ('todo', 'in_progress') "
+                     "ORDER BY none, low, id LIMIT 1")
+            row = self.db.execute(q, (after,)).fetchone() if after is not None else None
+            if row is None:
+                row = self.db.execute(first).fetchone()
         return row[0] if row else None
+
+    def search(self, query: str, limit: int = 50) -> list[tuple[int, str, str]]:
+        """Documents whose text (or name) contains ``query`` (case-insensitive for ASCII letters,
+        SQLite's LIKE; ``%`` and ``_`` match themselves), in import order: ``(id, name, snippet)``,
+        the snippet about 80 characters round the first match in the text ("" when only the
+        name matched)."""
+        query = query.strip()
+        if not query:
+            return []
+        pattern = "%" + query.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        with self._lock:
+            rows = self.db.execute("SELECT id, name, text FROM documents WHERE text LIKE ? ESCAPE '\\' "
+                                   "OR name LIKE ? ESCAPE '\\' ORDER BY id LIMIT ?",
+                                   (pattern, pattern, limit)).fetchall()
+        out = []
+        for doc_id, name, text in rows:
+            at = text.lower().find(query.lower())
+            snippet = ""
+            if at >= 0:
+                a, b = max(0, at - 30), min(len(text), at + len(query) + 50)
+                snippet = ("…" if a else "") + " ".join(text[a:b].split()) + ("…" if b < len(text) else "")
+            out.append((doc_id, name, snippet))
+        return out
 
     def history(self, doc_id: int) -> list[dict]:
         with self._lock:
@@ -293,10 +426,10 @@ class Project:
 
     # -- edits ------------------------------------------------------------------
     def _insert_spans(self, db, doc_id: int, spans: Iterable[StoredSpan]) -> None:
-        db.executemany("INSERT INTO spans (doc_id, type, tok_start, tok_end, source, score, annotator, at) "
-                       "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                       [(doc_id, s.type, s.tok_start, s.tok_end, s.source, s.score, s.annotator, s.at)
-                        for s in spans])
+        db.executemany("INSERT INTO spans (doc_id, type, tok_start, tok_end, source, score, annotator, at, "
+                       "intensity, polarity) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                       [(doc_id, s.type, s.tok_start, s.tok_end, s.source, s.score, s.annotator, s.at,
+                         s.intensity, s.polarity) for s in spans])
 
     @contextmanager
     def _edit(self, doc_id: int, version: int, action: str, annotator: str | None, status: str | None = None):
@@ -369,8 +502,22 @@ class Project:
                        "annotator = ?, at = ? WHERE id = ?", (typ, tok_start, tok_end, annotator, now(), span_id))
         return version + 1
 
+    def set_attributes(self, doc_id: int, version: int, span_id: int, annotator: str | None,
+                       intensity: str | None = None, polarity: str | None = None) -> int:
+        """Set a span's MPQA attributes (None: not set; both are written).  The span keeps its
+        source; the change is recorded (who, when) in the history and can be undone."""
+        if intensity is not None and intensity not in INTENSITIES:
+            raise ProjectError(f"unknown intensity {str(intensity)[:20]!r} (choose from {', '.join(INTENSITIES)})")
+        if polarity is not None and polarity not in POLARITIES:
+            raise ProjectError(f"unknown polarity {str(polarity)[:20]!r} (choose from {', '.join(POLARITIES)})")
+        with self._edit(doc_id, version, "attributes", annotator) as db:
+            self._span_row(db, doc_id, span_id)
+            db.execute("UPDATE spans SET intensity = ?, polarity = ? WHERE id = ?", (intensity, polarity, span_id))
+        return version + 1
+
     def set_status(self, doc_id: int, version: int, status: str, annotator: str | None) -> int:
-        """``done`` accepts the document (its spans, model or human, are the annotation)."""
+        """``done`` accepts the document (its spans, model or human, are the annotation);
+        ``rejected`` skips it for good (out of training data and of default exports)."""
         if status not in STATUSES:
             raise ProjectError(f"unknown status {status!r}")
         with self._edit(doc_id, version, f"status {status}", annotator, status=status):
@@ -388,9 +535,10 @@ class Project:
         hist_id, before = row[0], json.loads(row[1])
         with self._edit(doc_id, version, "undo", annotator, status=before["status"]) as db:
             db.execute("DELETE FROM spans WHERE doc_id = ?", (doc_id,))
-            db.executemany("INSERT INTO spans (id, doc_id, type, tok_start, tok_end, source, score, annotator, at) "
-                           "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                           [(s["id"], doc_id, s["type"], s["tok_start"], s["tok_end"], s["source"], s["score"],
-                             s["annotator"], s["at"]) for s in before["spans"]])
+            # a change saved before version 2 has no intensity or polarity: None
+            db.executemany(f"INSERT INTO spans (doc_id, {SPAN_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                           [(doc_id, s["id"], s["type"], s["tok_start"], s["tok_end"], s["source"], s["score"],
+                             s["annotator"], s["at"], s.get("intensity"), s.get("polarity"))
+                            for s in before["spans"]])
             db.execute("DELETE FROM history WHERE id = ?", (hist_id,))
         return version + 1

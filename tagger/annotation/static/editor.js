@@ -154,6 +154,15 @@ export default function (component) {
     return [Math.min(state.anchor, state.focus), Math.max(state.anchor, state.focus) + 1];
   };
   const spanById = (id) => data.spans.find((s) => s.id === id);
+  // MPQA's attributes of the picked span: each press of i / p takes the next value, then none
+  function cycle(name, values) {
+    const sp = state.span !== null ? spanById(state.span) : null;
+    if (!sp || !values) return;
+    const at = values.indexOf(sp[name]);
+    const next = at + 1 < values.length ? values[at + 1] : null;
+    send({ op: "attributes", span: sp.id, intensity: sp.intensity ?? null, polarity: sp.polarity ?? null, [name]: next });
+    parentElement.__otSelection = { doc: data.doc, anchor: null, focus: null, span: sp.id }; // press again to go on
+  }
 
   function paint() {
     parentElement.__otSelection = { doc: data.doc, anchor: state.anchor, focus: state.focus, span: state.span };
@@ -164,7 +173,8 @@ export default function (component) {
     if (sp) {
       const words = data.text.slice(data.tokens[sp.start].start, data.tokens[sp.end - 1].end);
       info.textContent = `${sp.type} “${words}” — ${sp.source === "model" ? "model " + sp.score.toFixed(2) : "by " + (sp.annotator || "?")}`
-        + " · d/e relabel · x delete · shift/alt+←/→ resize";
+        + (sp.intensity ? ` · intensity ${sp.intensity}` : "") + (sp.polarity ? ` · polarity ${sp.polarity}` : "")
+        + " · d/e relabel · x delete · shift/alt+←/→ resize · i intensity · p polarity";
     } else if (sel) {
       const words = data.text.slice(data.tokens[sel[0]].start, data.tokens[sel[1] - 1].end);
       info.textContent = `“${words}” · press ${Object.keys(keys).filter((k) => isNaN(Number(k))).join(" or ")} to label`;
@@ -207,6 +217,9 @@ export default function (component) {
     else if (k === "x" || ev.key === "Delete" || ev.key === "Backspace") removeSpan();
     else if (k === "u") send({ op: "undo" });
     else if (k === "a") send({ op: "accept" });
+    else if (k === "r") send({ op: "reject" });
+    else if (k === "i") cycle("intensity", data.intensities);
+    else if (k === "p") cycle("polarity", data.polarities);
     else if (k === "n") send({ op: "next" });
     else if (ev.key === "Escape") {
       state.anchor = state.focus = state.span = null;
