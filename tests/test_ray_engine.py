@@ -134,6 +134,8 @@ def test_cli_engine_ray_and_local_path_without_ray(mixed, tmp_path):
     assert proc.returncode == 1, proc.stderr
     assert "Traceback" not in proc.stderr
     assert "tagged 7 records, 6 errors" in proc.stderr and "partition 0 done" in proc.stderr
+    # quiet: no lines of Ray's own processes ("[2026-... E core_worker.cc: ...") nor Python warnings
+    assert not [ln for ln in proc.stderr.splitlines() if ln.startswith("[") or "Warning" in ln], proc.stderr
     assert f"opinion-tagger: {mixed / 'd.txt'}: binary data (NUL bytes), not text" in proc.stderr
     assert _parts(out) == _local([mixed / f for f in ("a.txt", "b.txt", "c.txt", "d.txt", "f.txt", "e.jsonl")],
                                  tmp_path)

@@ -23,6 +23,7 @@ import logging
 import os
 import re
 import sys
+import warnings
 from pathlib import Path
 
 from tagger.engines.partitions import OUTPUT_FORMATS, finished, prepare, tag_partition
@@ -57,9 +58,7 @@ def _package_root() -> str:
 def connect(address: str | None, num_cpus: int | None = None) -> bool:
     """Join the cluster at ``address``, or start a local Ray instance (its workers
     import this very ``tagger`` package); True if this call started Ray."""
-    verbose = logging.getLogger().getEffectiveLevel() <= logging.WARNING  # opinion-tagger -v
-    if not verbose:  # Ray's own processes log at error level to standard error (e.g. about actor arguments)
-        os.environ.setdefault("RAY_BACKEND_LOG_LEVEL", "fatal")
+    verbose = logging.getLogger().getEffectiveLevel() <= logging.WARNING  # opinion-tagger -v: the actors' output too
     import ray
 
     if ray.is_initialized():
@@ -147,10 +146,15 @@ def tag_with_ray(inputs: list[str], out_dir: str | Path, *, model: str | Path | 
         n = min(workers or default_workers(gpus_per_worker), len(todo))
         ds = ray.data.from_items([{"partition": json.dumps(p)} for p in todo],
                                  override_num_blocks=min(len(todo), 10_000))
-        ds = ds.map_batches(PartitionTagger, batch_size=1, compute=ray.data.ActorPoolStrategy(size=n), num_cpus=1,
-                            **({"num_gpus": gpus_per_worker} if gpus_per_worker else {}),
-                            fn_constructor_kwargs=dict(out_dir=str(out_dir.resolve()), model=model, backend=backend,
-                                                       fmt=fmt, max_chars=max_chars, chunk=chunk))
+        # max_restarts 0: a lost actor fails the run, which, run again, skips the partitions already done (and
+        # Ray logs no error line about restartable actors' constructor arguments)
+        with warnings.catch_warnings():  # max_restarts goes through Ray's deprecated ray_remote_args
+            warnings.filterwarnings("ignore", message=".*ray_remote_args.*")
+            ds = ds.map_batches(PartitionTagger, batch_size=1, compute=ray.data.ActorPoolStrategy(size=n), num_cpus=1,
+                                max_restarts=0,
+                                **({"num_gpus": gpus_per_worker} if gpus_per_worker else {}),
+                                fn_constructor_kwargs=dict(out_dir=str(out_dir.resolve()), model=model, backend=backend,
+                                                           fmt=fmt, max_chars=max_chars, chunk=chunk))
         n_done, errors = len(done), []
         for row in ds.iter_rows():
             n_done += 1
