@@ -85,7 +85,7 @@ def test_train_and_evaluate_on_accepted_documents(project, tmp_path, capsys):
     meta = json.loads((more / "meta.json").read_text())
     assert meta["training"]["init"].endswith("models/accurate") and meta["training"]["epochs"] == 1
     assert json.loads((more / "config.json").read_text())["cell"] == "lstm"
-    assert main(["train", "--data", "annotations", str(project), "--init-from", "default", "--cell", "lstm",
+    assert main(["train", "--data", "annotations", str(project), "--init-from", "default", "--cell", "gru",
                  "--out", str(tmp_path / "m3")]) == 2
     assert "only with the bundle's network" in capsys.readouterr().err
 
