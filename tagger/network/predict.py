@@ -119,7 +119,7 @@ class Tagger:
         pieces = self._wordpieces()
         if pieces is None:  # batches of sentences of about the same length
             groups = batches(lengths, batch_size)
-        else:  # in wordpieces, and at most PIECE_BUDGET of them a batch (the encoder's activations stay in cache)
+        else:  # in wordpieces, at most piece_budget of them a batch
             groups = budget_batches([len(pieces.sequence(s)[0]) for s in sentences], self.piece_budget, batch_size)
         for batch in groups:
             words = [sentences[i] for i in batch]
