@@ -39,3 +39,10 @@ def shared_datasplit() -> Path:
 def sample_mpqa(tmp_path) -> Path:
     """The invented sample corpus, written afresh (tests may damage it)."""
     return make_sample.write_sample(tmp_path / "mpqa")
+
+
+@pytest.fixture
+def no_login(monkeypatch):
+    """No annotator password or fixed annotator name from the environment the tests run in."""
+    monkeypatch.delenv("OPINION_TAGGER_PASSWORD", raising=False)
+    monkeypatch.delenv("OPINION_TAGGER_ANNOTATOR", raising=False)

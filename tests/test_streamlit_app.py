@@ -17,11 +17,7 @@ TEXTS = ["Maria said the new bridge was a complete disaster.", "Rain fell on the
          "Critics fear the plan will fail, as usual."]
 
 
-@pytest.fixture(autouse=True)
-def _no_login(monkeypatch):
-    """No password or fixed annotator from the environment the tests run in."""
-    monkeypatch.delenv("OPINION_TAGGER_PASSWORD", raising=False)
-    monkeypatch.delenv("OPINION_TAGGER_ANNOTATOR", raising=False)
+pytestmark = pytest.mark.usefixtures("no_login")  # tests/conftest.py
 
 
 @pytest.fixture
