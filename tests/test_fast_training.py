@@ -13,6 +13,7 @@ import keras  # noqa: E402
 
 from tagger.config import TaggerConfig  # noqa: E402
 from tagger.data import Sentence, Token  # noqa: E402
+from tagger.network.cells import CELLS  # noqa: E402
 from tagger.network.model import build_model  # noqa: E402
 from tagger.training import fast_trainer as ft  # noqa: E402
 
@@ -72,9 +73,10 @@ def _compare_grads(model, cfg, kgrads, fgrads):
     for k in range(cfg.depth):
         bi = model.get_layer(f"birnn_{k + 1}")
         for d, cell in enumerate((bi.forward_layer.cell, bi.backward_layer.cell)):
-            for name, var in (("W", cell.kernel), ("U", cell.recurrent_kernel), ("b", cell.bias)):
-                np.testing.assert_allclose(np.asarray(fgrads["layers"][k][name][d]), np.asarray(kgrads[var.path]),
-                                           rtol=1e-4, atol=1e-6, err_msg=f"layer {k + 1} dir {d} {name}")
+            for p in CELLS[cfg.cell].params:
+                var = getattr(cell, p.keras)
+                np.testing.assert_allclose(np.asarray(fgrads["layers"][k][p.name][d]), np.asarray(kgrads[var.path]),
+                                           rtol=1e-4, atol=1e-6, err_msg=f"layer {k + 1} dir {d} {p.name}")
     for t in cfg.types:
         head = model.get_layer(t)
         np.testing.assert_allclose(np.asarray(fgrads["heads"][t]["W"]), np.asarray(kgrads[head.kernel.path]),
@@ -83,17 +85,24 @@ def _compare_grads(model, cfg, kgrads, fgrads):
                                    rtol=1e-4, atol=1e-6)
 
 
-@pytest.mark.parametrize("depth,cell", [(1, "elman"), (2, "elman"), (2, "lstm"), (2, "gru")])
-def test_loss_and_gradients_equal_the_keras_model(depth, cell):
+RECURRENT = {"elman": "U", "lstm": "U", "gru": "U", "mrnn": "W_fh", "irlm": "decay_raw"}  # what carries h_{t-1}
+
+
+@pytest.mark.parametrize("depth,cell,extra", [
+    (1, "elman", {}), (2, "elman", {}), (2, "lstm", {}), (2, "gru", {}),
+    (2, "mrnn", {}), (2, "mrnn", {"factors": 3, "activation": "relu"}),
+    (2, "irlm", {}), (2, "irlm", {"activation": "tanh", "decay_init": 0.5})])
+def test_loss_and_gradients_equal_the_keras_model(depth, cell, extra):
     cfg = TaggerConfig(task="joint", depth=depth, hidden=4, budget=None, trainer="fast", features="random",
-                       input_dropout=0, dropout=0, cell=cell)
+                       input_dropout=0, dropout=0, cell=cell, **extra)
     model = _model(cfg)
     ids, tags = _batch()
     k_loss, k_grads = _keras_loss_and_grads(model, cfg, ids, tags)
     f_loss, f_grads = _fast_loss_and_grads(model, cfg, ids, tags)
     assert f_loss == pytest.approx(k_loss, rel=1e-5)
     _compare_grads(model, cfg, k_grads, f_grads)
-    assert np.abs(np.asarray(f_grads["layers"][0]["U"])).sum() > 0  # the recurrence is exercised
+    assert set(f_grads["layers"][0]) == {p.name for p in CELLS[cell].params}
+    assert np.abs(np.asarray(f_grads["layers"][0][RECURRENT[cell]])).sum() > 0  # the recurrence is exercised
 
 
 def test_o_weight_and_summed_loss_equal_keras_sample_weights():

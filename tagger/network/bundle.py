@@ -170,7 +170,13 @@ def read_weights(model, file: Path, base: bool = True) -> None:
         if tuple(stored[key].shape) != tuple(v.shape):
             raise BundleError(f"{file}: weight {v.path} has shape {stored[key].shape}, the network {tuple(v.shape)}")
         v.assign(stored[key])
-CELL_LAYERS = {"SimpleRNN": "elman", "LSTM": "lstm", "GRU": "gru"}
+
+
+def _cell_layers() -> dict[str, str]:
+    """Keras layer class -> cell, for the cells that run in Keras's own layers."""
+    from tagger.network.cells import CELLS
+
+    return {c.keras_layer: name for name, c in CELLS.items() if c.keras_layer}
 
 
 class BundleWarning(UserWarning):
@@ -399,11 +405,18 @@ def network_shape(file: Path) -> dict:
         [outputs] if outputs and isinstance(outputs[0], str) else outputs)]
     try:
         inner = rnns[0]["config"]["layer"] if rnns else None
+        if inner and inner["class_name"] == "RNN":  # a RecurrentCell (tagger.network.model) in Keras's RNN layer
+            cell_config = inner["config"]["cell"]["config"]
+            cell, units = cell_config["kind"], cell_config["units"]
+        elif inner:
+            cell, units = _cell_layers().get(inner["class_name"], inner["class_name"]), inner["config"]["units"]
+        else:
+            cell, units = None, 0
         embedding = layers["embedding"]["config"]
         return {"task types": sorted(heads),
-                "cell": CELL_LAYERS.get(inner["class_name"], inner["class_name"]) if inner else None,
+                "cell": cell,
                 "depth": len(rnns),
-                "hidden size": inner["config"]["units"] if inner else 0,
+                "hidden size": units,
                 "output": "crf" if any(v["class_name"] == "CRF" for v in layers.values()) else "softmax",
                 "contextual": "minilm" if ("context" in layers or "minilm" in layers) else None,
                 "context_fine_tune": "minilm" in layers,

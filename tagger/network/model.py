@@ -3,8 +3,9 @@
 Irsoy & Cardie (2014): every layer is bidirectional and, from the second layer
 up, each direction reads both directions of the layer below (here: the
 concatenated output of a ``Bidirectional`` layer); a softmax over B/I/O per
-token on top.  Cells: ReLU Elman (the paper), LSTM, GRU (cuDNN-compatible
-settings).  Outputs: one head per opinion type, a per-token softmax or a
+token on top.  Cells (``tagger.network.cells``): ReLU Elman (the paper), LSTM, GRU
+(Keras's layers, cuDNN-compatible settings), the multiplicative RNN and IRLM units
+(``RecurrentCell`` in Keras's ``RNN`` layer).  Outputs: one head per opinion type, a per-token softmax or a
 linear-chain CRF.  Contextual features (MiniLM-L6) come either as frozen,
 precomputed vectors (input ``context``) or from the encoder inside the network,
 trained with it (``context_fine_tune``; inputs: wordpieces and each word's
@@ -18,6 +19,7 @@ import numpy as np
 from keras import layers, ops
 
 from tagger.config import TaggerConfig
+from tagger.network.cells import CELLS, Sizes, activation_fn
 from tagger.network.crf import CRF
 
 N_TAGS = 3  # O, B, I
@@ -85,24 +87,88 @@ class WordMask(layers.Layer):
         return input_shape
 
 
+def _seed(config: TaggerConfig, name: str) -> int:
+    """The base of a layer's initialiser seeds, from the configuration's seed and the layer's name."""
+    import zlib
+
+    return config.seed * 1000 + zlib.crc32(name.encode()) % 1000
+
+
 def _initializers(config: TaggerConfig, name: str, *kinds: str) -> dict:
     """``init: uniform``: U(-init_scale, init_scale) for every weight of a layer (the authors' code);
     each weight gets its own seed, derived from the configuration's seed and the layer's name."""
     if config.init == "keras":
         return {}
-    import zlib
-
-    base = config.seed * 1000 + zlib.crc32(name.encode()) % 1000
+    base = _seed(config, name)
     return {f"{k}_initializer": keras.initializers.RandomUniform(-config.init_scale, config.init_scale,
                                                                    seed=base * 7 + i)
             for i, k in enumerate(kinds)}
 
 
+KERAS_INIT = {"kernel": "glorot_uniform", "recurrent": "orthogonal", "bias": "zeros", "decay": "zeros"}
+
+
+@keras.saving.register_keras_serializable(package="opinion_tagger")
+class RecurrentCell(layers.Layer):
+    """A cell of ``tagger.network.cells`` that Keras has no layer for (mrnn, irlm), for ``layers.RNN``: its
+    weights are the registry's parameters (named as there), its step the registry's step in ``keras.ops``.
+    ``initializers``: per parameter name (default: Glorot uniform kernels, orthogonal recurrent weights,
+    zero biases and decays)."""
+
+    def __init__(self, kind: str, units: int, factors: int | None = None, activation: str | None = None,
+                 initializers: dict | None = None, **kwargs):
+        super().__init__(**kwargs)
+        self.kind, self.units, self.factors = kind, units, factors
+        self.spec = CELLS[kind]
+        self.activation = activation or self.spec.activation
+        self.initializers = {p.name: keras.initializers.get((initializers or {}).get(p.name, KERAS_INIT[p.init]))
+                             for p in self.spec.params}
+        self.state_size = [units] * self.spec.states
+        self.output_size = units
+
+    def build(self, input_shape):
+        sizes = Sizes(input_shape[-1], self.units, self.factors or self.units)
+        for p in self.spec.params:
+            setattr(self, p.keras, self.add_weight(shape=p.shape(sizes), initializer=self.initializers[p.name],
+                                                   name=p.name))
+
+    def call(self, inputs, states, training=False):
+        p = {q.name: getattr(self, q.keras) for q in self.spec.params}
+        state = tuple(states) if isinstance(states, (list, tuple)) else (states,)
+        out, new = self.spec.step(p, self.spec.project(p, inputs, ops), state, ops,
+                                  activation_fn(self.activation, ops))
+        return out, list(new) if isinstance(states, (list, tuple)) else new[0]
+
+    def get_config(self):
+        return {**super().get_config(), "kind": self.kind, "units": self.units, "factors": self.factors,
+                "activation": self.activation,
+                "initializers": {k: keras.initializers.serialize(v) for k, v in self.initializers.items()}}
+
+
+def _cell_initializers(config: TaggerConfig, name: str) -> dict:
+    """Per parameter of a ``RecurrentCell``: U(-init_scale, init_scale) under ``init: uniform`` (seeded as
+    ``_initializers`` seeds), the decay at ``decay_init`` where given (raw value atanh d), else Keras's."""
+    spec = CELLS[config.cell]
+    out = {}
+    if config.init == "uniform":
+        base = _seed(config, name)
+        out = {p.name: keras.initializers.RandomUniform(-config.init_scale, config.init_scale, seed=base * 7 + i)
+               for i, p in enumerate(spec.params)}
+    if config.decay_init is not None:
+        out["decay_raw"] = keras.initializers.Constant(float(np.arctanh(config.decay_init)))
+    return out
+
+
 def _recurrent(config: TaggerConfig, name: str) -> layers.Layer:
     h = config.hidden_size
+    spec = CELLS[config.cell]
+    if spec.keras_layer is None:
+        cell = RecurrentCell(config.cell, h, factors=config.factors, activation=config.cell_activation,
+                             initializers=_cell_initializers(config, name), name=f"{name}_cell")
+        return layers.RNN(cell, return_sequences=True, name=name)
     init = _initializers(config, name, "kernel", "recurrent", "bias")
     if config.cell == "elman":
-        return layers.SimpleRNN(h, activation="relu", return_sequences=True, name=name, **init)
+        return layers.SimpleRNN(h, activation=config.cell_activation, return_sequences=True, name=name, **init)
     if config.cell == "lstm":  # defaults keep the cuDNN kernel usable on a GPU
         return layers.LSTM(h, return_sequences=True, name=name, **init)
     return layers.GRU(h, return_sequences=True, name=name, **init)

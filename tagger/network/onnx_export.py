@@ -203,11 +203,15 @@ def export_onnx(model, config: TaggerConfig, vocab, bundle: str | Path, delta: b
 
 
 def config_digest(config: TaggerConfig) -> str:
-    """The sha256 of a configuration (its fields, sorted): what ``model.onnx`` was exported from."""
+    """The sha256 of a configuration (its fields, sorted; fields added later left out at their neutral values,
+    so that earlier bundles keep their digest): what ``model.onnx`` was exported from."""
     import hashlib
     import json
 
-    return hashlib.sha256(json.dumps(config.to_dict(), sort_keys=True).encode()).hexdigest()
+    from tagger.config import LATER_FIELDS
+
+    fields = {k: v for k, v in config.to_dict().items() if k not in LATER_FIELDS or v != LATER_FIELDS[k]}
+    return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()
 
 
 def _used_names(graph) -> set[str]:

@@ -37,6 +37,7 @@ import numpy as np
 from tagger.config import TaggerConfig
 from tagger.data import Sentence
 from tagger.errors import TaggerError, TrainingDiverged
+from tagger.network.cells import CELLS, activation_fn, jax_ops
 from tagger.network.features import (
     Vocabulary,
     bucket_length,
@@ -64,22 +65,27 @@ def _jax():
 
 
 # --------------------------------------------------------------------------- parameters <-> Keras model
+def _cells(bi) -> tuple:
+    """The forward and backward Keras cells of a ``Bidirectional`` layer."""
+    return bi.forward_layer.cell, bi.backward_layer.cell
+
+
 def params_from_model(model, config: TaggerConfig) -> tuple[dict, dict]:
     """The trainable weights of a Keras tagger as a tree of arrays, and the constants the network reads.
-    ``emb``: the embedding rows that train (those not frozen); layer k: ``W`` [2, in, H], ``U`` [2, H, H],
-    ``b`` [2, H] (forward, backward); heads: ``W`` [2H, 3], ``b`` [3].  Constants: ``table`` (the frozen
+    ``emb``: the embedding rows that train (those not frozen); layer k: the cell's parameters
+    (``tagger.network.cells``; Elman: ``W`` [2, in, H], ``U`` [2, H, H], ``b`` [2, H]), each stacked over the
+    directions (forward, backward); heads: ``W`` [2H, 3], ``b`` [3].  Constants: ``table`` (the frozen
     rows, others zero), ``row`` (a word's row in ``emb``), ``train`` (1 where a word's row trains)."""
     emb = model.get_layer("embedding")
     table, frozen = np.asarray(emb.table), np.asarray(emb.frozen)
     rows = np.flatnonzero(frozen == 0)
     row = np.zeros(len(table), dtype="int32")
     row[rows] = np.arange(len(rows))
+    spec = CELLS[config.cell]
     layers = []
     for k in range(1, config.depth + 1):
-        bi = model.get_layer(f"birnn_{k}")
-        cells = (bi.forward_layer.cell, bi.backward_layer.cell)
-        layers.append({name: np.stack([np.asarray(getattr(c, attr)) for c in cells])
-                       for name, attr in (("W", "kernel"), ("U", "recurrent_kernel"), ("b", "bias"))})
+        cells = _cells(model.get_layer(f"birnn_{k}"))
+        layers.append({p.name: np.stack([np.asarray(getattr(c, p.keras)) for c in cells]) for p in spec.params})
     heads = {t: {"W": np.asarray(model.get_layer(t).kernel), "b": np.asarray(model.get_layer(t).bias)}
              for t in config.types}
     consts = {"table": table * frozen[:, None], "row": row, "train": (frozen == 0).astype(table.dtype)}
@@ -94,72 +100,63 @@ def params_to_model(params: dict, model, config: TaggerConfig) -> None:
     rows = np.flatnonzero(frozen == 0)
     table[rows] = np.asarray(params["emb"])[: len(rows)]
     emb.table.assign(table)
+    spec = CELLS[config.cell]
     for k, layer in enumerate(params["layers"], start=1):
-        bi = model.get_layer(f"birnn_{k}")
-        for d, cell in enumerate((bi.forward_layer.cell, bi.backward_layer.cell)):
-            cell.kernel.assign(np.asarray(layer["W"][d]))
-            cell.recurrent_kernel.assign(np.asarray(layer["U"][d]))
-            cell.bias.assign(np.asarray(layer["b"][d]))
+        for d, cell in enumerate(_cells(model.get_layer(f"birnn_{k}"))):
+            for p in spec.params:
+                getattr(cell, p.keras).assign(np.asarray(layer[p.name][d]))
     for t, head in params["heads"].items():
         model.get_layer(t).kernel.assign(np.asarray(head["W"]))
         model.get_layer(t).bias.assign(np.asarray(head["b"]))
 
 
 # --------------------------------------------------------------------------- the network in JAX
-def _birnn(layer, x, mask, cell: str = "elman"):
-    """One bidirectional recurrent layer: x [B, T, D], mask [B, T] -> [B, T, 2H], as Keras computes it:
-    ReLU Elman (``SimpleRNN``), ``LSTM`` (gates i, f, c, o) or ``GRU`` (z, r, h; ``reset_after``: the input
-    bias ``b[:, 0]`` and the recurrent bias ``b[:, 1]``).  Both directions run in one scan.  Sequences are
-    right-padded; the backward direction runs on the time-reversed batch, where padding comes first; a
-    padded step keeps the state (zero before the sentence starts) and outputs zeros."""
+def _direction(p, x, mask, config: TaggerConfig, parallel: bool = True):
+    """One direction of a recurrent layer over right-padded sequences: x [B, T, D], mask [B, T] -> [B, T, H],
+    as Keras computes it (``tagger.network.cells``: the same projection and step).  The input terms of all
+    steps are one matrix product before the scan.  A padded step keeps the state and outputs zeros (the
+    backward direction reads the time-reversed batch, where padding comes first: the state stays zero).
+    A linear cell (irlm) runs as ``jax.lax.associative_scan`` (logarithmic depth) when ``parallel``, else
+    step by step."""
     import jax
     import jax.numpy as jnp
 
-    b_in = layer["b"][:, 0] if cell == "gru" else layer["b"]
-    proj = jnp.einsum("btd,kdh->kbth", x, layer["W"]) + b_in[:, None, None, :]
-    xs = jnp.moveaxis(jnp.stack([proj[0], proj[1, :, ::-1]]), 2, 0)  # [T, 2, B, G*H]
-    ms = jnp.moveaxis(jnp.stack([mask, mask[:, ::-1]]), 2, 0)[..., None]  # [T, 2, B, 1]
-    U = layer["U"]
-    n_hidden = U.shape[1]
+    xp = jax_ops()
+    spec = CELLS[config.cell]
+    act = activation_fn(config.cell_activation, xp) if config.cell_activation else None
+    terms = spec.project(p, x, xp)
+    m = mask[..., None]
+    if spec.linear is not None and parallel:
+        a, u = spec.linear(p, terms, xp)
+        a = jnp.where(m > 0, a, 1.0)  # padding: h_t = h_{t-1}
+        u = u * m
 
-    def recur(h):
-        return jnp.einsum("kbh,khj->kbj", h, U)
+        def combine(earlier, later):  # (a1, u1) then (a2, u2): h -> a2 (a1 h + u1) + u2
+            return later[0] * earlier[0], later[0] * earlier[1] + later[1]
 
-    if cell == "elman":
-        def step(h, inputs):
-            xt, mt = inputs
-            h = jax.nn.relu(xt + recur(h)) * mt
-            return h, h
+        _, h = jax.lax.associative_scan(combine, (a, u), axis=1)
+        return act(h) * m
+    time_major = jax.tree_util.tree_map(lambda t: jnp.moveaxis(t, 1, 0), (terms, m))
+    state = tuple(jnp.zeros((x.shape[0], config.hidden_size), x.dtype) for _ in range(spec.states))
 
-        state = jnp.zeros(xs.shape[1:-1] + (n_hidden,), xs.dtype)
-    elif cell == "lstm":
-        def step(carry, inputs):
-            h, c = carry
-            xt, mt = inputs
-            i, f, g, o = jnp.split(xt + recur(h), 4, axis=-1)
-            c_new = jax.nn.sigmoid(f) * c + jax.nn.sigmoid(i) * jnp.tanh(g)
-            h_new = jax.nn.sigmoid(o) * jnp.tanh(c_new)
-            return (mt * h_new + (1 - mt) * h, mt * c_new + (1 - mt) * c), h_new * mt
+    def step(state, inputs):
+        term, mt = inputs
+        out, new = spec.step(p, term, state, xp, act)
+        return tuple(mt * n + (1 - mt) * o for n, o in zip(new, state)), out * mt
 
-        zeros = jnp.zeros(xs.shape[1:-1] + (n_hidden,), xs.dtype)
-        state = (zeros, zeros)
-    else:  # gru, reset_after
-        b_rec = layer["b"][:, 1][:, None, :]
-
-        def step(h, inputs):
-            xt, mt = inputs
-            xz, xr, xh = jnp.split(xt, 3, axis=-1)
-            rz, rr, rh = jnp.split(recur(h) + b_rec, 3, axis=-1)
-            z = jax.nn.sigmoid(xz + rz)
-            hh = jnp.tanh(xh + jax.nn.sigmoid(xr + rr) * rh)
-            h_new = z * h + (1 - z) * hh
-            return mt * h_new + (1 - mt) * h, h_new * mt
-
-        state = jnp.zeros(xs.shape[1:-1] + (n_hidden,), xs.dtype)
-    _, ys = jax.lax.scan(step, state, (xs, ms))
-    return jnp.concatenate([jnp.moveaxis(ys[:, 0], 0, 1), jnp.moveaxis(ys[:, 1], 0, 1)[:, ::-1]], axis=-1)
+    _, ys = jax.lax.scan(step, state, time_major)
+    return jnp.moveaxis(ys, 0, 1)
 
 
+def _birnn(layer, x, mask, config: TaggerConfig, parallel: bool = True):
+    """One bidirectional recurrent layer: x [B, T, D], mask [B, T] -> [B, T, 2H] (forward, backward); the
+    two directions run as one scan (``jax.vmap`` over the directions' stacked parameters)."""
+    import jax
+    import jax.numpy as jnp
+
+    xs, ms = jnp.stack([x, x[:, ::-1]]), jnp.stack([mask, mask[:, ::-1]])
+    ys = jax.vmap(lambda p, x, m: _direction(p, x, m, config, parallel))(layer, xs, ms)
+    return jnp.concatenate([ys[0], ys[1][:, ::-1]], axis=-1)
 def _dropout(x, rate, key):
     import jax
     import jax.numpy as jnp
@@ -184,7 +181,7 @@ def forward(params, consts, ids, config: TaggerConfig, key=None):
     x = _dropout(x, config.input_dropout, keys[0])
     hidden = []
     for k, layer in enumerate(params["layers"]):
-        x = _birnn(layer, x, mask, config.cell)
+        x = _birnn(layer, x, mask, config)
         hidden.append(x)
         x = _dropout(x, config.dropout, keys[k + 1])
     logits = {t: x @ h["W"] + h["b"] for t, h in params["heads"].items()}
