@@ -10,7 +10,8 @@ from tagger.training.trainer import train
 
 
 @pytest.mark.parametrize("cell,output,task", [("elman", "softmax", "joint"), ("lstm", "crf", "dse"),
-                                              ("gru", "softmax", "ese")])
+                                              ("gru", "softmax", "ese"), ("mrnn", "softmax", "joint"),
+                                              ("irlm", "crf", "dse")])
 def test_onnx_equals_keras(sample_mpqa, tmp_path, cell, output, task):
     sents = list(mpqa_sentences(MPQACorpus(sample_mpqa)))
     cfg = TaggerConfig(task=task, cell=cell, output=output, depth=2, hidden=10, features="random",
