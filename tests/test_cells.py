@@ -197,3 +197,14 @@ def test_configurations_written_before_the_cell_fields_load_and_keep_their_diges
     meta = json.loads((BUNDLED / name / "meta.json").read_text())
     assert config_digest(cfg) == meta["onnx"]["config_sha256"]
     assert config_digest(cfg.replace(cell="irlm")) != config_digest(cfg.replace(cell="irlm", decay_init=0.5))
+
+
+def test_train_options_set_the_cell_fields():
+    from tagger.cli import build_parser, config_from_args
+
+    def config(*options):
+        return config_from_args(build_parser().parse_args(["train", "--data", "mpqa", "x", "--out", "y", *options]))
+
+    cfg = config("--cell", "irlm", "--activation", "tanh", "--decay-init", "0.8", "--depth", "1", "--budget", "24k")
+    assert (cfg.cell, cfg.activation, cfg.decay_init, cfg.hidden_size) == ("irlm", "tanh", 0.8, 40)
+    assert config("--cell", "mrnn", "--factors", "12").factors == 12
