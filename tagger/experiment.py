@@ -8,6 +8,7 @@ A configuration file (YAML) in ``experiments/configs/``::
     folds: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]
     model: {cell: elman, ...}      # TaggerConfig fields (rnn) or c1/c2/max_iterations (crf)
     grid: {task: [dse, ese], depth: [1, 3], budget: [24k, 200k]}   # optional: one run per combination
+    # or a list of such grids: the runs of each (e.g. fields that only some cells have)
     overrides:                     # optional: fields that differ for the grid cells that match
       - {when: {depth: [4, 5]}, model: {activation_l2: 1.0e-5}}
     choices: "how each value was chosen (dev set only)"
@@ -90,12 +91,14 @@ def load_experiments(path: str | Path) -> list[Experiment]:
         raise TaggerError(f"{path}: a configuration needs a name")
     if spec.get("kind", "rnn") not in ("rnn", "crf"):
         raise TaggerError(f"{path}: kind must be rnn or crf")
-    grid = spec.get("grid") or {}
+    grids = spec.get("grid") or {}
+    grids = grids if isinstance(grids, list) else [grids]
+    if not all(isinstance(g, dict) and all(isinstance(v, list) for v in g.values()) for g in grids):
+        raise TaggerError(f"{path}: grid must be {{field: [values]}} or a list of those")
     overrides = _overrides(path, spec.get("overrides") or [])
-    keys = list(grid)
+    combos = [dict(zip(g, combo)) for g in grids for combo in itertools.product(*g.values())]
     out = []
-    for combo in itertools.product(*(grid[k] for k in keys)) if keys else [()]:
-        values = dict(zip(keys, combo))
+    for values in combos or [{}]:
         model = {**(spec.get("model") or {}), **values}
         for when, fields in overrides:
             if all(model.get(k) in allowed for k, allowed in when.items()):
@@ -111,6 +114,10 @@ def load_experiments(path: str | Path) -> list[Experiment]:
             except (ValueError, TypeError) as exc:
                 raise TaggerError(f"{path}: {name}: {exc}") from None
         out.append(exp)
+    names = [e.name for e in out]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise TaggerError(f"{path}: the grids give {twice[0]} twice")
     return out
 
 

@@ -74,6 +74,19 @@ def test_overrides_set_fields_of_the_matching_grid_cells_only(tmp_path):
             load_experiments(bad)
 
 
+def test_a_list_of_grids_gives_the_runs_of_each(tmp_path):
+    cfg = tmp_path / "cells.yaml"
+    cfg.write_text("name: c\nmodel: {depth: 1}\n"
+                   "grid:\n  - {cell: [mrnn], factors: [8, 16]}\n  - {cell: [irlm], decay_init: [0.5]}\n")
+    exps = load_experiments(cfg)
+    assert [e.name for e in exps] == ["c-mrnn-factors8", "c-mrnn-factors16", "c-irlm-decay_init0.5"]
+    assert [e.config().factors for e in exps] == [8, 16, None]
+    for grid, message in (("[{cell: [mrnn]}, {cell: [mrnn]}]", "c-mrnn twice"), ("{cell: mrnn}", "grid must be")):
+        cfg.write_text(f"name: c\ngrid: {grid}\n")
+        with pytest.raises(TaggerError, match=message):
+            load_experiments(cfg)
+
+
 def test_runner_writes_results_skips_and_resumes(setup):
     split, cfg, crf, tmp = setup
     results, runs = tmp / "results", tmp / "runs"

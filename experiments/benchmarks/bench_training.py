@@ -1,5 +1,5 @@
-"""Training speed of the depth-3 200k Elman tagger (``--cell lstm|gru`` for the gated rows): the fast JAX
-trainer against the Keras loop.
+"""Training speed of the depth-3 200k Elman tagger (``--cell`` for the other cells, several for a row each): the
+fast JAX trainer against the Keras loop.
 
 Trains on the paper's fold 0 (the paper's tokens, DSE) with each trainer for ``--epochs`` epochs and
 prints, per trainer, the median seconds of the epochs after the first (the first compiles each
@@ -17,6 +17,10 @@ and reports the aggregate training tokens a second of all N models beside one mo
     python experiments/benchmarks/bench_training.py [--epochs 3] [--trainers fast keras] [--cpus 0]
     python experiments/benchmarks/bench_training.py --trainers fast --together 5
     python experiments/benchmarks/bench_training.py --jobs 2     # two pinned jobs, as the CPU grid runs
+    python experiments/benchmarks/bench_training.py --cell elman lstm gru mrnn irlm --trainers fast
+
+With several cells, each is measured in turn (hidden sizes of the budget, ``tagger.config``), a line per
+cell and trainer, and the last line is ``{"cells": [one object per cell]}``.
 
 ``--experiment FILE`` measures instead the first configuration of an experiment file (``--name`` picks
 another), e.g. the MiniLM tagger of issue 15 (``experiments/configs/accurate.yaml``), with the trainer
@@ -38,6 +42,7 @@ import statistics
 import sys
 import tempfile
 
+from tagger.config import CELLS
 from tagger.threads import add_cpus_option, pin_cpus
 
 
@@ -48,7 +53,7 @@ def main() -> int:
     add_cpus_option(ap, "pin the run to these cores, e.g. 0 (one core, as each of the grid's two jobs runs) or "
                         "0,1; default: no pinning, the whole machine")
     ap.add_argument("--task", default="dse", choices=["dse", "ese"])
-    ap.add_argument("--cell", default="elman", choices=["elman", "lstm", "gru"])
+    ap.add_argument("--cell", nargs="+", default=["elman"], choices=CELLS, help="one or more cells (default: elman)")
     ap.add_argument("--depth", type=int, default=3)
     ap.add_argument("--budget", default="200k")
     ap.add_argument("--together", type=int, default=1,
@@ -68,28 +73,47 @@ def main() -> int:
         ap.error("--name and --sentences go with --experiment")
     if args.sentences is not None and args.sentences < 1:
         ap.error("--sentences must be at least 1")
+    if (args.jobs > 1 or args.experiment) and len(args.cell) > 1:
+        ap.error("--jobs and --experiment measure one cell")
     if args.jobs > 1:
         return side_by_side(args)
     pin_cpus(ap, args)
     if args.experiment:
         return bench_experiment(ap, args)
 
-    from tagger.config import TaggerConfig
     from tagger.corpus.dataset import corpus_words, load_documents, select
     from tagger.corpus.split import load_split
     from tagger.paths import default_datasplit, default_reference
-    from tagger.training.trainer import train
 
     docs = load_documents("reference", str(default_reference()))
     split = load_split(default_datasplit(), 0)
     train_s, dev_s = select(docs, split.train), select(docs, split.dev)
-    extra = corpus_words(docs)
     tokens = sum(len(s) for s in train_s)
     print(f"fold 0 (reference tokens): {len(train_s)} train sentences, {tokens} tokens; cores: {args.cpus or 'all'} "
           f"(pinned: {args.cpus is not None}); {platform.processor() or platform.machine()}, {os.cpu_count()} cores",
           flush=True)
-    common = dict(task=args.task, cell=args.cell, depth=args.depth, budget=args.budget, batch_size=80,
+    extra = corpus_words(docs)  # the vocabulary run_cv.py gives
+    summaries = [bench_cell(cell, args, docs, train_s, dev_s, extra) for cell in args.cell]
+    print(json.dumps(summaries[0] if len(summaries) == 1 else {"cells": summaries}), flush=True)
+    return 0
+
+
+def bench_cell(cell: str, args, docs, train_s, dev_s, extra) -> dict:
+    """One cell's rows (a line per trainer); returns its summary object."""
+    from tagger.config import TaggerConfig
+    from tagger.corpus.dataset import select
+    from tagger.corpus.split import load_split
+    from tagger.network.cells import recurrent_parameters
+    from tagger.paths import default_datasplit
+    from tagger.training.trainer import train
+
+    tokens = sum(len(s) for s in train_s)
+    common = dict(task=args.task, cell=cell, depth=args.depth, budget=args.budget, batch_size=80,
                   input_dropout=0.0, dropout=0.0, max_epochs=args.epochs, patience=0, seed=1)
+    hidden = TaggerConfig(**common).hidden_size
+    print(f"{cell}, depth {args.depth}, {args.budget}: {hidden} units per direction, "
+          f"{recurrent_parameters(cell, args.depth, hidden)} recurrent parameters at the paper's 300-d inputs",
+          flush=True)
     configs = {
         "fast": TaggerConfig(**common, trainer="fast", optimizer="sgd", momentum=0.7, learning_rate=0.001,
                              lr_decay=0.999, loss_sum=True, o_weight=0.5, output_lr_scale=0.1, l2=1e-4,
@@ -106,7 +130,7 @@ def main() -> int:
                       "train_tokens_per_s": tokens / median, "device": meta["training"]["device"],
                       "epochs": len(secs)}
         r = rows[name]
-        print(f"{name:5s}: median epoch {median:6.2f} s (epochs 2..{len(secs)}), first epoch (compiling) "
+        print(f"{cell} {name:5s}: median epoch {median:6.2f} s (epochs 2..{len(secs)}), first epoch (compiling) "
               f"{secs[0]:6.1f} s, {r['train_tokens_per_s']:8.0f} training tokens/s  [{r['device']}]", flush=True)
     if args.together > 1:
         from tagger.training.fast_trainer import train_fast_together
@@ -134,8 +158,8 @@ def main() -> int:
         print(f"fast trainer / Keras loop speed, same run: {ratio:.1f}x", flush=True)
     main_row = rows.get("fast") or next(iter(rows.values()))
     summary = {k: main_row[k] for k in ("train_tokens_per_s", "seconds_per_epoch", "device")}
-    summary.update(trainer=main_row["trainer"], cpus=args.cpus or "all", cell=args.cell, depth=args.depth,
-                   budget=args.budget, tokens_per_epoch=tokens, load_average=os.getloadavg()[0])
+    summary.update(trainer=main_row["trainer"], cpus=args.cpus or "all", cell=cell, depth=args.depth,
+                   budget=args.budget, hidden=hidden, tokens_per_epoch=tokens, load_average=os.getloadavg()[0])
     if "together" in rows:
         summary.update(together=args.together,
                        together_train_tokens_per_s=rows["together"]["train_tokens_per_s"],
@@ -144,8 +168,7 @@ def main() -> int:
         summary.update(keras_train_tokens_per_s=rows["keras"]["train_tokens_per_s"],
                        keras_seconds_per_epoch=rows["keras"]["seconds_per_epoch"],
                        speedup=rows["keras"]["seconds_per_epoch"] / main_row["seconds_per_epoch"])
-    print(json.dumps(summary), flush=True)
-    return 0
+    return summary
 
 
 def bench_experiment(ap, args) -> int:
@@ -195,7 +218,7 @@ def side_by_side(args) -> int:
     import subprocess
 
     cmd = [sys.executable, __file__, "--epochs", str(args.epochs), "--trainers", "fast", "--task", args.task,
-           "--cell", args.cell, "--depth", str(args.depth), "--budget", args.budget]
+           "--cell", args.cell[0], "--depth", str(args.depth), "--budget", args.budget]
     if args.experiment:
         cmd += ["--experiment", args.experiment] + (["--name", args.name] if args.name else []) + (
             ["--sentences", str(args.sentences)] if args.sentences else [])
@@ -216,7 +239,7 @@ def side_by_side(args) -> int:
         j["seconds_per_epoch"] for j in jobs), "device": jobs[0]["device"], "trainer": jobs[0]["trainer"],
         "jobs": args.jobs, "cpus": "one each",
         **({"experiment": jobs[0]["experiment"], "sentences": jobs[0]["sentences"]} if args.experiment else
-           {"cell": args.cell, "depth": args.depth, "budget": args.budget}),
+           {"cell": args.cell[0], "depth": args.depth, "budget": args.budget}),
         "tokens_per_epoch": jobs[0]["tokens_per_epoch"],
         "per_job_train_tokens_per_s": [j["train_tokens_per_s"] for j in jobs],
         "load_average": os.getloadavg()[0]}), flush=True)
