@@ -143,8 +143,8 @@ def cmd_corpus_agreement(args) -> int:
 # --------------------------------------------------------------------------- train / evaluate
 def _config_args(p: argparse.ArgumentParser) -> None:
     """One option per TaggerConfig field, defaults shown by --help."""
-    from tagger.config import (ACTIVATIONS, BUDGETS, CELLS, FEATURES, INITS, LR_SCHEDULES, OPTIMIZERS, TASKS, TRAINERS,
-                               TaggerConfig)
+    from tagger.config import BUDGETS, CELLS, FEATURES, INITS, LR_SCHEDULES, OPTIMIZERS, TASKS, TRAINERS, TaggerConfig
+    from tagger.network.cells import ACTIVATIONS
 
     d = TaggerConfig()
     g = p.add_argument_group("model and training configuration")
@@ -154,8 +154,8 @@ def _config_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--depth", type=int, choices=range(0, 6), metavar="0..5",
                    help=f"recurrent layers; 0 only with --contextual (default: {d.depth})")
     size = g.add_mutually_exclusive_group()
-    size.add_argument("--budget", choices=BUDGETS, help="the paper's hidden sizes per depth; mrnn, irlm: the units nearest its parameter "
-                      f"count (default: {d.budget})")
+    size.add_argument("--budget", choices=BUDGETS, help="the paper's hidden sizes per depth; mrnn, irlm: the units "
+                      f"nearest its parameter count (default: {d.budget})")
     size.add_argument("--hidden", type=int, help="hidden units per direction")
     g.add_argument("--crf", action="store_const", const="crf", dest="output", help="linear-chain CRF output")
     g.add_argument("--activation", choices=ACTIVATIONS, help="the nonlinearity of elman and mrnn, what irlm layers "

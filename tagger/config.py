@@ -11,7 +11,8 @@ import json
 from dataclasses import dataclass, fields
 from pathlib import Path
 
-from tagger.network.cells import ACTIVATIONS, CELLS as CELL_SPECS, budget_units
+from tagger.network.cells import ACTIVATIONS, budget_units
+from tagger.network.cells import CELLS as CELL_SPECS
 
 # Hidden units per direction for the paper's parameter budgets, depth 1..5
 # (Irsoy & Cardie 2014, solved for 300-d inputs).
@@ -41,7 +42,8 @@ class TaggerConfig:
     # --- what is tagged
     task: str = "dse"  # dse | ese | joint (one network, one output head per type)
     # --- network
-    cell: str = "elman"  # elman (ReLU simple RNN, the paper) | lstm | gru | mrnn (multiplicative) | irlm (impulse-response)
+    cell: str = "elman"  # elman (ReLU simple RNN, the paper) | lstm | gru | mrnn (multiplicative) | irlm (impulse
+    # response; tagger.network.cells)
     depth: int = 3  # bidirectional layers; each reads both directions of the one below (0: contextual only)
     budget: str | None = "200k"  # 24k | 200k: the paper's hidden sizes per depth (mrnn, irlm: nearest its parameters)
     hidden: int | None = None  # hidden units per direction (overrides budget)
@@ -49,7 +51,7 @@ class TaggerConfig:
     activation: str | None = None  # relu | tanh | linear: elman's and mrnn's nonlinearity, what irlm's layers output;
     # None: the cell's own (elman relu, mrnn tanh, irlm linear); lstm and gru have theirs
     factors: int | None = None  # mrnn: factor units per direction (None: the hidden size)
-    decay_init: float | None = None  # irlm: every unit's decay d starts here, in (-1, 1) (None: as --init draws weights)
+    decay_init: float | None = None  # irlm: every unit's decay d starts here, in (-1, 1) (None: drawn as --init says)
     input_dropout: float = 0.2
     dropout: float = 0.2  # between recurrent layers and before the output
     # --- word features
@@ -117,7 +119,8 @@ class TaggerConfig:
         check(self.cell in CELLS, f"cell must be one of {', '.join(CELLS)}, got {self.cell!r}")
         check(self.activation is None or (self.activation in ACTIVATIONS and CELL_SPECS[self.cell].activation),
               f"activation must be one of {', '.join(ACTIVATIONS)}, for cell "
-              f"{', '.join(c for c, s in CELL_SPECS.items() if s.activation)}, got {self.activation!r} (cell {self.cell})")
+              f"{', '.join(c for c, s in CELL_SPECS.items() if s.activation)}, "
+              f"got {self.activation!r} (cell {self.cell})")
         check(self.factors is None or (self.cell == "mrnn" and self.factors > 0),
               f"factors (positive) is for cell mrnn, got {self.factors!r} (cell {self.cell})")
         check(self.decay_init is None or (self.cell == "irlm" and -1 < self.decay_init < 1),

@@ -39,9 +39,10 @@ for the cells the paper's table does not cover).  Importing this module imports 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from functools import lru_cache
-from typing import Callable, NamedTuple
+from functools import cache
+from typing import NamedTuple
 
 PAPER_INPUT_DIM = 300  # the paper's word2vec vectors, for which its budgets' hidden sizes were solved
 ACTIVATIONS = ("relu", "tanh", "linear")
@@ -57,7 +58,7 @@ class Sizes(NamedTuple):
 class Param:
     name: str  # the key in the fast trainer's parameter tree
     shape: Callable[[Sizes], tuple[int, ...]]
-    init: str  # kernel (Glorot uniform) | recurrent (orthogonal) | bias (zeros) | decay (zeros); all U(-s, s) under init: uniform
+    init: str  # kernel (Glorot uniform) | recurrent (orthogonal) | bias | decay (zeros); init: uniform: all U(-s, s)
     keras: str  # the attribute of the Keras cell holding it
 
 
@@ -195,7 +196,7 @@ def recurrent_parameters(cell: str, depth: int, units: int, factors: int | None 
     return total
 
 
-@lru_cache(maxsize=None)
+@cache
 def budget_units(cell: str, depth: int, budget: int, factors: int | None = None) -> int:
     """The hidden units per direction whose ``recurrent_parameters`` (the paper's 300-d inputs) are nearest
     ``budget`` (the smaller on a tie).  For Elman this gives the paper's table but at depth 4, 24k (23 where

@@ -157,6 +157,8 @@ def _birnn(layer, x, mask, config: TaggerConfig, parallel: bool = True):
     xs, ms = jnp.stack([x, x[:, ::-1]]), jnp.stack([mask, mask[:, ::-1]])
     ys = jax.vmap(lambda p, x, m: _direction(p, x, m, config, parallel))(layer, xs, ms)
     return jnp.concatenate([ys[0], ys[1][:, ::-1]], axis=-1)
+
+
 def _dropout(x, rate, key):
     import jax
     import jax.numpy as jnp
