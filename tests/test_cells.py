@@ -74,12 +74,13 @@ def _keras_rnn(cfg, weights, x):
 
 
 def _fast_direction(cfg, weights, x, parallel=True):
+    """The forward direction in the fast trainer (both directions with the same weights)."""
     pytest.importorskip("jax")
-    from tagger.training.fast_trainer import _direction
+    from tagger.training.fast_trainer import _birnn
 
-    p = {k: np.asarray(v, "float32") for k, v in weights.items()}
+    layer = {k: np.stack([np.asarray(v, "float32")] * 2) for k, v in weights.items()}
     mask = np.any(x != 0, axis=-1).astype("float32")
-    return np.asarray(_direction(p, x, mask, cfg, parallel))
+    return np.asarray(_birnn(layer, x, mask, cfg, parallel))[..., :cfg.hidden_size]
 
 
 MRNN = {"W_fx": [[1, 2]], "W_fh": [[1, 0], [0, 1]], "W_hf": [[1, 0], [0, -1]], "W_hx": [[0.5, -0.5]], "b": [0, 0.1]}

@@ -111,51 +111,44 @@ def params_to_model(params: dict, model, config: TaggerConfig) -> None:
 
 
 # --------------------------------------------------------------------------- the network in JAX
-def _direction(p, x, mask, config: TaggerConfig, parallel: bool = True):
-    """One direction of a recurrent layer over right-padded sequences: x [B, T, D], mask [B, T] -> [B, T, H],
-    as Keras computes it (``tagger.network.cells``: the same projection and step).  The input terms of all
-    steps are one matrix product before the scan.  A padded step keeps the state and outputs zeros (the
-    backward direction reads the time-reversed batch, where padding comes first: the state stays zero).
-    A linear cell (irlm) runs as ``jax.lax.associative_scan`` (logarithmic depth) when ``parallel``, else
-    step by step."""
+def _birnn(layer, x, mask, config: TaggerConfig, parallel: bool = True):
+    """One bidirectional recurrent layer: x [B, T, D], mask [B, T] -> [B, T, 2H] (forward, backward), as Keras
+    computes it (``tagger.network.cells``: the same projection and step; ``layer``: the cell's parameters
+    stacked over the two directions).  The input terms of all steps are one matrix product before the
+    recurrence, and both directions run in one scan.  Sequences are right-padded; the backward direction
+    reads the time-reversed batch, where padding comes first; a padded step keeps the state (zero before the
+    sentence starts) and outputs zeros.  A linear cell (irlm) runs as ``jax.lax.associative_scan``
+    (logarithmic depth) when ``parallel``, else step by step."""
     import jax
     import jax.numpy as jnp
 
     xp = jax_ops()
     spec = CELLS[config.cell]
     act = activation_fn(config.cell_activation, xp) if config.cell_activation else None
-    terms = spec.project(p, x, xp)
-    m = mask[..., None]
+    terms = jax.vmap(lambda p: spec.project(p, x, xp))(layer)  # [2, B, T, .]: forward, backward
+    terms = jax.tree_util.tree_map(lambda t: jnp.stack([t[0], t[1][:, ::-1]]), terms)  # the backward one reversed
+    ms = jnp.stack([mask, mask[:, ::-1]])[..., None]
     if spec.linear is not None and parallel:
-        a, u = spec.linear(p, terms, xp)
-        a = jnp.where(m > 0, a, 1.0)  # padding: h_t = h_{t-1}
-        u = u * m
+        a, u = jax.vmap(lambda p, t: spec.linear(p, t, xp))(layer, terms)
+        a = jnp.where(ms > 0, a[:, None, None, :], 1.0)  # padding: h_t = h_{t-1}
 
         def combine(earlier, later):  # (a1, u1) then (a2, u2): h -> a2 (a1 h + u1) + u2
             return later[0] * earlier[0], later[0] * earlier[1] + later[1]
 
-        _, h = jax.lax.associative_scan(combine, (a, u), axis=1)
-        return act(h) * m
-    time_major = jax.tree_util.tree_map(lambda t: jnp.moveaxis(t, 1, 0), (terms, m))
-    state = tuple(jnp.zeros((x.shape[0], config.hidden_size), x.dtype) for _ in range(spec.states))
+        _, h = jax.lax.associative_scan(combine, (a, u * ms), axis=2)
+        ys = act(h) * ms
+    else:
+        step = jax.vmap(lambda p, t, s: spec.step(p, t, s, xp, act))  # both directions at once
+        state = tuple(jnp.zeros((2, x.shape[0], config.hidden_size), x.dtype) for _ in range(spec.states))
 
-    def step(state, inputs):
-        term, mt = inputs
-        out, new = spec.step(p, term, state, xp, act)
-        return tuple(mt * n + (1 - mt) * o for n, o in zip(new, state)), out * mt
+        def scan_step(state, inputs):
+            term, mt = inputs
+            out, new = step(layer, term, state)
+            return tuple(mt * n + (1 - mt) * o for n, o in zip(new, state)), out * mt
 
-    _, ys = jax.lax.scan(step, state, time_major)
-    return jnp.moveaxis(ys, 0, 1)
-
-
-def _birnn(layer, x, mask, config: TaggerConfig, parallel: bool = True):
-    """One bidirectional recurrent layer: x [B, T, D], mask [B, T] -> [B, T, 2H] (forward, backward); the
-    two directions run as one scan (``jax.vmap`` over the directions' stacked parameters)."""
-    import jax
-    import jax.numpy as jnp
-
-    xs, ms = jnp.stack([x, x[:, ::-1]]), jnp.stack([mask, mask[:, ::-1]])
-    ys = jax.vmap(lambda p, x, m: _direction(p, x, m, config, parallel))(layer, xs, ms)
+        time_major = jax.tree_util.tree_map(lambda t: jnp.moveaxis(t, 2, 0), (terms, ms))  # [T, 2, B, .]
+        _, ys = jax.lax.scan(scan_step, state, time_major)
+        ys = jnp.moveaxis(ys, 0, 2)
     return jnp.concatenate([ys[0], ys[1][:, ::-1]], axis=-1)
 
 
