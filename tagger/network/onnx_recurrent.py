@@ -63,9 +63,8 @@ def recurrent_graph(net, config, features: str, words: str) -> tuple[list, list,
     """The nodes, initializers and outputs that take ``features`` [B, T, D] (the traced part's output) and the
     word ids ``words`` [B, T] to one output per type: [B, T, 3] probabilities (softmax heads) or emission
     scores (CRF heads)."""
-    from onnx import TensorProto
+    from onnx import TensorProto, numpy_helper
     from onnx import helper as oh
-    from onnx import numpy_helper
 
     op = {"elman": "RNN", "lstm": "LSTM", "gru": "GRU"}[config.cell]
     nodes, inits = [], []
