@@ -93,6 +93,24 @@ def test_each_annotator_works_in_a_copy_of_their_own(tmp_path):
         assert p.copies(1) == [(1, "ann", "done", 3), (1, "ben", "done", 1)]
 
 
+def test_a_copy_is_made_at_the_first_change_on_its_preview(tmp_path):
+    with _team(tmp_path / "p.sqlite") as p:
+        preview = p.document(1, "ann", preview=True)
+        assert (preview.layer, preview.status, preview.version, len(preview.spans)) == ("ann", "todo", 0, 1)
+        assert p.copies(1) == []  # looking makes no copy
+        p.add_span(1, 0, "ESE", 3, 5, None)  # a human span in the final version is not in a copy
+        assert [s.source for s in p.document(1, "ann", preview=True).spans] == ["model"]
+        # the first change names the final version's span id (what the preview showed)
+        out = apply_event(p, {"op": "delete", "doc": 1, "version": 0, "span": preview.spans[0].id}, "ann", layer="ann")
+        assert out.message == "Span deleted." and p.copies(1) == [(1, "ann", "in_progress", 1)]
+        assert p.document(1, "ann").spans == [] and len(p.document(1).spans) == 2  # the final version kept its own
+        for who in ("ben", "cy"):
+            p.claim(2, who)
+        with pytest.raises(ProjectError, match="already has its 2 annotators"):
+            apply_event(p, {"op": "accept", "doc": 2, "version": 0}, "ann", layer="ann")
+        assert p.work_list("ann")[1].name == "s3"  # t2 is not hers
+
+
 def _annotated(p):
     """ann: DSE "said", ESE "was awful"; ben: DSE "said", ESE "awful", DSE "left"; both accepted t1."""
     p.claim(1, "ann")

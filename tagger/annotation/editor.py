@@ -54,6 +54,16 @@ def _int(event: dict, key: str) -> int:
     return value
 
 
+def _in_new_copy(project: Project, event: dict, doc_id: int, layer: str) -> dict:
+    """An edit made on the preview of a copy (``Project.document(preview=True)``), its span named by
+    the id of the final version's span, as an edit of the copy just made."""
+    if not isinstance(event.get("span"), int):
+        return event
+    keys = {s.id: s.key for s in project.document(doc_id).spans}
+    ids = {s.key: s.id for s in project.document(doc_id, layer).spans}
+    return {**event, "span": ids.get(keys.get(event["span"]), -1)}
+
+
 def apply_event(project: Project, event: object, annotator: str | None, layer: str = FINAL,
                 queue_of: str | None = None) -> Outcome:
     """Save one edit from the editor (or a button): ``{"op", "doc", "version", ...}``, by
@@ -74,6 +84,8 @@ def apply_event(project: Project, event: object, annotator: str | None, layer: s
             return Outcome("Every document is done.", "info")
         return Outcome("", "info", next_doc=nxt)
     version = _int(event, "version")
+    if layer != FINAL and project.claim(doc_id, layer):  # the first change: the copy is made now
+        event = _in_new_copy(project, event, doc_id, layer)
     typ = event.get("type")
     if typ is not None and typ not in project.types:
         raise ProjectError(f"unknown span type {str(typ)[:20]!r}")

@@ -203,9 +203,7 @@ def stats(project: Project, with_agreement: bool = True) -> dict:
     with project._lock:
         rows = project.db.execute("SELECT type, source, COUNT(*) FROM spans WHERE owner = '' "
                                   "GROUP BY type, source").fetchall()
-        annotators = [r[0] for r in project.db.execute(
-            "SELECT annotator FROM documents WHERE annotator IS NOT NULL UNION SELECT owner FROM copies "
-            "ORDER BY 1")]
+        annotators = project.annotators()
         tokens = project.db.execute("SELECT COUNT(*) FROM tokens").fetchone()[0]
         team, reviewed = project.db.execute("SELECT COUNT(*), COALESCE(SUM(status IN ('done', 'rejected')), 0) "
                                             "FROM documents WHERE overlap > 0").fetchone()

@@ -429,8 +429,9 @@ class Project:
             rows = dict(self.db.execute("SELECT status, COUNT(*) FROM documents GROUP BY status").fetchall())
         return {s: rows.get(s, 0) for s in STATUSES}
 
-    def document(self, doc_id: int, layer: str = FINAL) -> Document:
-        """A document's final version (``layer`` ''), or an annotator's copy of it."""
+    def document(self, doc_id: int, layer: str = FINAL, preview: bool = False) -> Document:
+        """A document's final version (``layer`` ''), or an annotator's copy of it; with ``preview``,
+        a copy not made yet is shown as it would be made (``claim``): the model's spans, version 0."""
         with self._lock:
             row = self.db.execute("SELECT id, name, text, status, version, annotator, model, overlap, review "
                                   "FROM documents WHERE id = ?", (doc_id,)).fetchone()
@@ -440,18 +441,42 @@ class Project:
             if layer != FINAL:
                 copy = self.db.execute("SELECT status, version FROM copies WHERE doc_id = ? AND owner = ?",
                                        (doc_id, layer)).fetchone()
-                if copy is None:
+                if copy is None and preview:
+                    copy = ("todo", 0)
+                    layer, doc.layer, doc.annotator = FINAL, layer, layer
+                elif copy is None:
                     raise ProjectError(f"{layer} has no copy of document {doc_id}")
-                doc.status, doc.version, doc.annotator, doc.layer = copy[0], copy[1], layer, layer
+                else:
+                    doc.annotator, doc.layer = layer, layer
+                doc.status, doc.version = copy
             doc.tokens = [StoredToken(*r) for r in self.db.execute(
                 "SELECT position, sentence, start, end FROM tokens WHERE doc_id = ? ORDER BY position", (doc_id,))]
             doc.spans = self._spans(doc_id, layer)
+            if doc.layer != layer:  # a preview: the spans a copy starts with
+                doc.spans = [s for s in doc.spans if s.source == "model"]
         return doc
 
     def _spans(self, doc_id: int, layer: str = FINAL) -> list[StoredSpan]:
         return [StoredSpan(*r) for r in self.db.execute(
             f"SELECT {SPAN_COLUMNS} FROM spans WHERE doc_id = ? AND owner = ? ORDER BY tok_start, tok_end, type",
             (doc_id, layer))]
+
+    def has_overlap(self) -> bool:
+        """Whether some document is annotated by several annotators (a team project)."""
+        with self._lock:
+            return self.db.execute("SELECT 1 FROM documents WHERE overlap > 0 LIMIT 1").fetchone() is not None
+
+    def annotators(self) -> list[str]:
+        """Everyone who changed a document or has a copy, in alphabetical order."""
+        with self._lock:
+            return [r[0] for r in self.db.execute("SELECT annotator FROM documents WHERE annotator IS NOT NULL "
+                                                  "UNION SELECT owner FROM copies ORDER BY 1")]
+
+    def copies_state(self) -> tuple:
+        """Changes whenever a copy does (what the page's agreement figures are cached by)."""
+        with self._lock:
+            return tuple(self.db.execute("SELECT COUNT(*), COALESCE(SUM(version), 0), COALESCE(MAX(updated), '') "
+                                         "FROM copies").fetchone())
 
     def copies(self, doc_id: int | None = None) -> list[tuple[int, str, str, int]]:
         """Annotators' copies ``(doc_id, owner, status, version)`` of a document (or of every document),
@@ -467,7 +492,7 @@ class Project:
 
     def claim(self, doc_id: int, annotator: str) -> bool:
         """Make ``annotator``'s copy of a document with an overlap (the model's spans, status to do),
-        unless they have one (False).  ProjectError when the document has no overlap, was reviewed,
+        unless they have one (False); the page does it at their first change of the document.  ProjectError when the document has no overlap, was reviewed,
         or already has as many annotators as its overlap."""
         if not annotator:
             raise ProjectError("a copy needs an annotator's name")
