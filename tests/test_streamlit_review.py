@@ -120,9 +120,11 @@ def test_review_side_by_side_merge_agreement_and_reject(monkeypatch, project_pat
     assert boxes == [("DSE “said” — ann, ben", True), ("ESE “a complete disaster” — ben", False),
                      ("ESE “complete disaster” — ann", False)]
     # the agreement table: ESE 'complete disaster' inside 'a complete disaster'
-    table = at.dataframe[0].value
+    table = at.table[0].value
     assert list(table["annotators"]) == ["ann / ben", "ann / ben"] and list(table["type"]) == ["DSE", "ESE"]
-    assert list(table["binary F1"]) == [100.0, 100.0] and list(table["proportional F1"]) == [100.0, 80.0]
+    assert list(table["binary F1"]) == ["100.0", "100.0"] and list(table["proportional F1"]) == ["100.0", "80.0"]
+    # ESE kappa over the 18 tokens of t0 and t1: 17 alike; ann 2 in an ESE, ben 3: p_e = (2*3 + 16*15) / 18^2
+    assert list(table["kappa"]) == ["1.000", f"{(17 / 18 - 246 / 324) / (1 - 246 / 324):.3f}"] == ["1.000", "0.769"]
     next(c for c in at.checkbox if c.key and c.key.startswith("keep_") and "a complete" in c.label).check()
     _submit(at, "Merge the ticked spans").click().run()
     assert not at.exception and any("Merged 2 spans" in s.value for s in at.success)

@@ -493,11 +493,14 @@ def agreement_section(project: Project) -> None:
                    "span F1 (the project's metrics, one annotator as gold) and Cohen's kappa over tokens "
                    "(in a span of the type or not); percentages but kappa.")
         pct = lambda x: round(100 * x, 1)
-        st.dataframe([{"annotators": " / ".join(r["annotators"]), "type": r["type"], "documents": r["documents"],
-                       "tokens": r["tokens"], "spans": " / ".join(map(str, r["spans"])),
-                       "binary F1": pct(r["binary_f1"]), "proportional F1": pct(r["proportional_f1"]),
-                       "kappa": NONE_SHOWN if r["kappa"] is None else f"{r['kappa']:.3f}"} for r in rows],
-                     hide_index=True, width="stretch")
+        import pandas as pd
+
+        st.table(pd.DataFrame([{"annotators": " / ".join(r["annotators"]), "type": r["type"],
+                                "documents": r["documents"], "tokens": r["tokens"],
+                                "spans": " / ".join(map(str, r["spans"])), "binary F1": f"{pct(r['binary_f1']):.1f}",
+                                "proportional F1": f"{pct(r['proportional_f1']):.1f}",
+                                "kappa": NONE_SHOWN if r["kappa"] is None else f"{r['kappa']:.3f}"} for r in rows]),
+                 hide_index=True)
 
 
 # --------------------------------------------------------------------------- the page
