@@ -460,6 +460,7 @@ def review_view(project: Project, reviewer: str, threshold: float) -> None:
         except ProjectError as exc:
             flash(plain(f"Not saved: {exc}."), "warning")
         st.rerun()
+    agreement_section(project)
     st.markdown("**Final version** (exported and trained on)")
     shown = st.session_state.get("shown", {}).get((doc_id, FINAL))
     b = st.columns([1, 1, 4])
@@ -538,7 +539,7 @@ def page() -> None:
         review_view(project, annotator, threshold)
     else:
         annotate_view(project, annotator, threshold, model, order)
-    if team:
+    if team and mode == "annotate":  # (the review view has it under the copies)
         agreement_section(project)
     import_section(project, model)
     export_section(project)
