@@ -162,3 +162,21 @@ def test_review_accept_one_annotators_version(monkeypatch, project_path):
     _button(at, "Undo (u)").click().run()  # the review undone
     with Project(project_path) as p:
         assert p.document(1).review is None and p.document(1).status == "todo"
+
+
+def test_import_with_an_overlap_in_the_page(monkeypatch, tmp_path):
+    path = tmp_path / "projects" / "new.sqlite"
+    Project(path, create=True).close()
+    at = _app(monkeypatch, path, "lead")
+    assert [r.key for r in at.sidebar.radio] == ["order"]  # no document with an overlap: no review mode
+    at.text_area(key="paste").input("The committee praised the plan warmly.")
+    at.number_input(key="overlap").set_value(2)
+    _button(at, "Import").click().run()
+    assert not at.exception
+    with Project(path) as p:
+        assert [(d.name, d.overlap) for d in p.documents()] == [("pasted-1", 2)]
+    assert [r.key for r in at.sidebar.radio] == ["mode", "order"]
+    _button(at, "Undo (u)").click().run()  # nothing changed in a copy not made yet
+    assert any("nothing to undo" in w.value for w in at.warning)
+    with Project(path) as p:
+        assert p.copies() == []

@@ -173,6 +173,9 @@ def import_section(project: Project, model: str) -> None:
             folder = st.file_uploader("or a directory (its .txt and .jsonl files)", type=["txt", "jsonl"],
                                       accept_multiple_files="directory", key="folder")
             pre = st.checkbox(f"Pre-annotate with the model ({model})", value=True)
+            overlap = st.number_input("Annotators per document (2 or more: each annotates a copy of their own, "
+                                      "then a reviewer makes the final version; 1: one shared version)",
+                                      min_value=1, max_value=20, value=1, step=1, key="overlap")
             submitted = st.form_submit_button("Import")
         if not submitted:
             return
@@ -194,7 +197,8 @@ def import_section(project: Project, model: str) -> None:
             flash(f"Not imported: cannot load the model: {plain(exc)}", "error")
             st.rerun()
         with st.spinner("Importing..."):
-            report = import_records(project, records, tagger, model_name=model if pre else None)
+            report = import_records(project, records, tagger, model_name=model if pre else None,
+                                    overlap=int(overlap))
         flash(plain(report.summary()), "success" if report.imported else "info")
         for rid, reason in report.errors:
             flash(f"Not imported: {plain(rid)}: {plain(reason)}", "warning")

@@ -84,6 +84,8 @@ def apply_event(project: Project, event: object, annotator: str | None, layer: s
             return Outcome("Every document is done.", "info")
         return Outcome("", "info", next_doc=nxt)
     version = _int(event, "version")
+    if layer != FINAL and op == "undo" and not any(o == layer for _, o, _, _ in project.copies(doc_id)):
+        raise ProjectError("nothing to undo")  # no copy yet: nothing was changed
     if layer != FINAL and project.claim(doc_id, layer):  # the first change: the copy is made now
         event = _in_new_copy(project, event, doc_id, layer)
     typ = event.get("type")
