@@ -13,7 +13,13 @@ from tagger.annotation.dataset import accepted_documents
 from tagger.annotation.editor import apply_event
 from tagger.annotation.exporting import export, record, stats
 from tagger.annotation.review import accept_copy, candidates, merge, reviewable
-from tagger.annotation.store import SCHEMA_VERSION, Project, ProjectError, StoredSpan, StoredToken
+from tagger.annotation.store import (
+    SCHEMA_VERSION,
+    Project,
+    ProjectError,
+    StoredSpan,
+    StoredToken,
+)
 from tagger.cli import main
 
 DATA = Path(__file__).resolve().parent / "data"

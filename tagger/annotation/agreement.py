@@ -13,8 +13,8 @@ per pair of annotators and per span type, over the documents both accepted in th
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from collections.abc import Hashable, Sequence
 from itertools import combinations
-from typing import Hashable, Sequence
 
 from tagger.annotation.store import Document, Project
 from tagger.evaluation.metrics import overlap_scores
@@ -98,8 +98,8 @@ def agreement_lines(stats: dict) -> list[str]:
     team = stats.get("team") or {}
     if not team.get("documents"):
         return []
-    lines = [f"team: {team['documents']} documents with an overlap, {team['awaiting_review']} awaiting review, "
-             f"{team['reviewed']} reviewed"]
+    lines = [(f"team: {team['documents']} documents with an overlap, {team['awaiting_review']} awaiting review, "
+              f"{team['reviewed']} reviewed")]
     for name, by in sorted(stats.get("copies", {}).items()):
         lines.append(f"copies of {name}: {by['done']} done, {by['in_progress']} in progress, {by['todo']} to do, "
                      f"{by['rejected']} rejected")

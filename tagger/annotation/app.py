@@ -108,10 +108,10 @@ def annotator_name() -> str | None:
     if st.session_state.get(LOGGED_IN) and st.sidebar.button("Log out", key="logout"):
         del st.session_state[LOGGED_IN]
         st.rerun()
-    elif st.session_state.get(CHOSEN) and not os.environ.get(ANNOTATOR_ENV) and not st.session_state.get(LOGGED_IN):
-        if st.sidebar.button("Change annotator", key="change_annotator"):
-            del st.session_state[CHOSEN]
-            st.rerun()
+    elif (st.session_state.get(CHOSEN) and not os.environ.get(ANNOTATOR_ENV) and not st.session_state.get(LOGGED_IN)
+          and st.sidebar.button("Change annotator", key="change_annotator")):
+        del st.session_state[CHOSEN]
+        st.rerun()
     return name
 
 
@@ -404,7 +404,13 @@ def _copy_html(doc) -> str:
 def review_view(project: Project, reviewer: str, threshold: float) -> None:
     """Two annotators' copies side by side; accept one, or merge the ticked spans, into the final
     version; then the final version in the editor (further corrections, undo)."""
-    from tagger.annotation.review import FINISHED, accept_copy, candidates, merge, reviewable
+    from tagger.annotation.review import (
+        FINISHED,
+        accept_copy,
+        candidates,
+        merge,
+        reviewable,
+    )
 
     ready = reviewable(project)
     progress_bar([status if status in FINISHED else "todo" for _, _, status, _ in ready], "reviewed")

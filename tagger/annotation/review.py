@@ -9,8 +9,8 @@ time, method, annotators compared)."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
-from typing import Iterable, Sequence
 
 from tagger.annotation.store import FINAL, Document, Project, ProjectError, StoredSpan
 
@@ -83,6 +83,6 @@ def merge(project: Project, doc_id: int, version: int, keep: Iterable[tuple[str,
     cands = candidates(project, doc_id, annotators)
     unknown = keep - {c.key for c in cands}
     if unknown:
-        raise ProjectError(f"no copy has the span {sorted(unknown)[0]}")
+        raise ProjectError(f"no copy has the span {min(unknown)}")
     return project.review(doc_id, version, _final(c for c in cands if c.key in keep), reviewer, "merged",
                           annotators)
