@@ -73,6 +73,17 @@ def _need_chromium():
         pytest.skip("chromium not installed")
 
 
+def _choose_name(page, name):
+    """A browser session on a loopback server without --annotator gives its annotator's name first."""
+    from playwright.sync_api import expect
+
+    box = page.get_by_label("Your name (recorded with each of your changes; chosen once for this browser session)")
+    expect(box).to_be_visible(timeout=120_000)
+    box.fill(name)
+    page.get_by_role("button", name="Start annotating").click()
+    expect(page.locator("[data-testid='stSidebar']").get_by_text(f"Annotator {name}")).to_be_visible(timeout=60_000)
+
+
 def _launch(p):
     return p.chromium.launch(executable_path=CHROMIUM, args=[
         "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
@@ -95,6 +106,7 @@ def test_annotate_in_chromium(server, tmp_path):
             page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
 
         page.goto(server, wait_until="domcontentloaded")
+        _choose_name(page, "maria")
         # 1. import two documents (pre-annotated by the bundled model)
         page.locator("input[type=file]").first.set_input_files(str(upload))
         # the upload is an HTTP request of its own: submit only once the uploader lists the file
@@ -121,8 +133,9 @@ def test_annotate_in_chromium(server, tmp_path):
         expect(page.get_by_text("Saved ESE “bridge”.")).to_be_visible(timeout=30_000)
         expect(ese_lane).to_have_class("ot-lane on")
         shot("03-labelled")
-        # 3. reload: the span is still there
+        # 3. reload (a new browser session: the name is asked again): the span is still there
         page.reload(wait_until="domcontentloaded")
+        _choose_name(page, "maria")
         token = page.locator(".ot-tok", has=page.locator(".ot-word", has_text="bridge"))
         expect(token.locator(".ot-lane").nth(1)).to_have_class("ot-lane on", timeout=60_000)
         expect(token.locator(".ot-chip")).to_have_text("ESE ✎")
@@ -180,6 +193,7 @@ def test_chips_apart_types_distinct_text_still(server, tmp_path):
         browser = _launch(p)
         page = browser.new_page(viewport={"width": 1280, "height": 900})
         page.goto(server, wait_until="domcontentloaded")
+        _choose_name(page, "maria")
         chips = page.locator(".ot-chip")
         expect(chips).to_have_count(6, timeout=120_000)
         expect(chips.nth(2)).to_have_text("⚠ ESE 0.40")
@@ -200,6 +214,7 @@ def test_chips_apart_types_distinct_text_still(server, tmp_path):
         page.locator(".ot-word", has_text="told").click()
         page.keyboard.press("d")
         expect(page.get_by_text("Saved DSE “told”.")).to_be_visible(timeout=30_000)
+        expect(page.locator(".ot-text")).to_be_visible()  # (redrawn after the save: measured once it is there)
         assert page.locator(".ot-text").bounding_box()["y"] == pytest.approx(top, abs=1)
         page.screenshot(path=str(ARTIFACTS / "11-message-in-its-slot.png"), full_page=True)
         browser.close()
@@ -254,14 +269,9 @@ def test_a_team_in_chromium(server, tmp_path):
             context = browser.new_context(viewport={"width": 1280, "height": 900}, accept_downloads=True)
             page = context.new_page()
             page.goto(server, wait_until="domcontentloaded")
-            box = page.get_by_label("Your name (recorded with each of your changes; chosen once for this browser "
-                                    "session)")
-            expect(box).to_be_visible(timeout=120_000)
+            expect(page.get_by_role("button", name="Start annotating")).to_be_visible(timeout=120_000)
             expect(page.locator(".ot-word")).to_have_count(0)  # nothing to annotate before the name
-            box.fill(name)
-            page.get_by_role("button", name="Start annotating").click()
-            expect(page.locator("[data-testid='stSidebar']").get_by_text(f"Annotator {name}")).to_be_visible(
-                timeout=60_000)
+            _choose_name(page, name)
             return page
 
         def word(page, text):
