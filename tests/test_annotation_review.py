@@ -188,7 +188,14 @@ def test_review_accepts_or_merges_into_the_final_version_with_provenance(tmp_pat
         assert [(s.type, s.tok_start, s.tok_end, json.loads(s.origin)) for s in final.spans] == [
             ("DSE", 1, 2, ["ben", "ann"]), ("ESE", 4, 5, ["ben"]), ("DSE", 7, 8, ["ben"])]
         # the reviewer may still correct the final version as any document
-        p.delete_span(1, v, final.spans[2].id, "rev")
+        v = p.delete_span(1, v, final.spans[2].id, "rev")
+        # a reviewed document leaves the queue of an annotator whose copy was not finished
+        p.db.execute("UPDATE documents SET overlap = 3 WHERE id = 1")
+        with pytest.raises(ProjectError, match="already reviewed"):
+            p.claim(1, "cy")
+        p.db.execute("INSERT INTO copies (doc_id, owner, created, updated) VALUES (1, 'cy', 't', 't')")  # made before
+        assert [d.name for d in p.work_list("cy")] == ["t2", "s3"]
+        assert [(d.name, d.status) for d in p.work_list("ann")][0] == ("t1", "done")  # a finished copy stays listed
         assert export(p, "jsonl", tmp_path / "out.jsonl") == 3
         assert export(p, "conll", tmp_path / "out.conll", ("done",)) == 1
         assert export(p, "brat", tmp_path / "brat", ("done",)) == 1

@@ -180,3 +180,19 @@ def test_import_with_an_overlap_in_the_page(monkeypatch, tmp_path):
     assert any("nothing to undo" in w.value for w in at.warning)
     with Project(path) as p:
         assert p.copies() == []
+
+
+def test_a_review_on_a_stale_tab_is_refused(monkeypatch, project_path):
+    with Project(project_path) as p:
+        for who in ("ann", "ben"):
+            p.claim(1, who)
+            v = p.add_span(1, 0, "DSE", 1, 2, who, layer=who)
+            p.set_status(1, v, "done", who, layer=who)
+    at = _app(monkeypatch, project_path, "rev")
+    at.sidebar.radio(key="mode").set_value("review").run()
+    with Project(project_path) as other:  # another reviewer's tab accepts ann's version meanwhile
+        other.set_status(1, 0, "rejected", "rita")
+    _submit(at, "Accept ben's version").click().run()
+    assert not at.exception and any("changed elsewhere" in w.value for w in at.warning)
+    with Project(project_path) as p:
+        assert p.document(1).status == "rejected" and p.document(1).review is None

@@ -444,12 +444,12 @@ def review_view(project: Project, reviewer: str, threshold: float) -> None:
         st.caption(plain(f"Final version: {r.get('method')} by {r.get('reviewer')} "
                          f"(copies of {', '.join(r.get('annotators') or [])}), {STATUS_MARK[final.status]}"))
     cands = candidates(project, doc_id, pair)
-    with st.form(f"merge_{doc_id}_{final.version}_{first}_{second}", border=True):
+    with st.form(f"merge_{doc_id}_{first}_{second}", border=True):
         st.markdown("**Spans of the two copies**: tick those the final version keeps (ticked: both made it)")
         keep = []
-        for k, cand in enumerate(cands):
+        for cand in cands:  # a checkbox per span (type and tokens), whatever the copies hold by now
             tick = st.checkbox(f"{cand.key[0]} “{plain(cand.text)}” — {plain(', '.join(cand.by))}",
-                               value=len(cand.by) == len(pair), key=f"keep_{doc_id}_{k}")
+                               value=len(cand.by) == len(pair), key="keep_{}_{}_{}_{}".format(doc_id, *cand.key))
             if tick:
                 keep.append(cand.key)
         b = st.columns(3)
@@ -457,13 +457,15 @@ def review_view(project: Project, reviewer: str, threshold: float) -> None:
         took_a = b[1].form_submit_button(f"Accept {first}'s version")
         took_b = b[2].form_submit_button(f"Accept {second}'s version")
     if merged or took_a or took_b:
+        # the final version as this tab showed it: a review on a version changed since is refused
+        version = st.session_state.get("shown", {}).get((doc_id, FINAL), final.version)
         try:
             if merged:
-                merge(project, doc_id, final.version, keep, pair, reviewer)
+                merge(project, doc_id, version, keep, pair, reviewer)
                 flash(f"Merged {len(keep)} spans into the final version.")
             else:
                 chosen = first if took_a else second
-                accept_copy(project, doc_id, final.version, chosen, pair, reviewer)
+                accept_copy(project, doc_id, version, chosen, pair, reviewer)
                 flash(plain(f"The final version is {chosen}'s."))
         except ConflictError as exc:
             flash(plain(f"Not saved: {exc}."), "warning")

@@ -30,8 +30,8 @@ in one transaction, when it is opened: see ``MIGRATIONS``)::
 A document is a set of *layers*: its final version (layer ``""``; the one exported and
 trained on) and, when it was imported with an overlap of N, up to N annotators' copies
 (layer: the annotator's name), each edited like a document of its own, starting from the
-model's spans.  A copy is made when an annotator first opens the document (``claim``), while
-fewer than N annotators have one.  A review (``review``) writes the final version from the
+model's spans.  A copy is made at the annotator's first change of the document (``claim``;
+``document(preview=True)`` shows it before), while fewer than N annotators have one.  A review (``review``) writes the final version from the
 copies: one annotator's spans accepted, or a merge of them.
 
 Status is ``todo`` (untouched), ``in_progress`` (changed), ``done`` (accepted) or
@@ -396,9 +396,12 @@ class Project:
 
     # what an annotator works on, per document: the shared version of a document without overlap, their
     # copy of one with it, or (status 'todo') a copy still to be made while fewer than its overlap exist;
-    # NULL status: not theirs (its annotators are complete without them, or it was reviewed)
+    # NULL status: not theirs (its annotators are complete without them, or it was reviewed before they
+    # finished their copy)
     _WORK = ("work AS (SELECT d.id AS id, d.overlap AS overlap, c.owner AS owner, "
-             "CASE WHEN :who IS NULL OR d.overlap = 0 THEN d.status WHEN c.owner IS NOT NULL THEN c.status "
+             "CASE WHEN :who IS NULL OR d.overlap = 0 THEN d.status "
+             "WHEN c.owner IS NOT NULL AND d.status IN ('done', 'rejected') AND c.status IN ('todo', 'in_progress') "
+             "THEN NULL WHEN c.owner IS NOT NULL THEN c.status "
              "WHEN d.status IN ('todo', 'in_progress') AND "
              "(SELECT COUNT(*) FROM copies k WHERE k.doc_id = d.id) < d.overlap THEN 'todo' END AS status, "
              "CASE WHEN :who IS NULL OR d.overlap = 0 OR c.owner IS NULL THEN '' ELSE c.owner END AS layer "
