@@ -261,3 +261,16 @@ def test_a_project_written_at_schema_version_2_opens_and_joins_the_team(tmp_path
         assert p.claim(3, "ana") and [d.name for d in p.work_list("ana")] == ["harbour.txt", "sub/rain.txt", "new.txt"]
     with Project(path) as p:  # opened again: nothing to migrate
         assert p.schema_version() == 3
+
+
+def test_undo_after_a_span_id_was_used_again_elsewhere(tmp_path):
+    """SQLite gives a new row the highest id + 1: after the newest span is deleted its id goes to the next
+    span made, in any document; undoing the deletion must not reuse the old id (it failed with sqlite3.IntegrityError before)."""
+    with _team(tmp_path / "p.sqlite") as p:
+        newest = max(s.id for d in (1, 2, 3) for s in p.document(d).spans)
+        v = p.delete_span(3, 0, newest, "ann")
+        p.add_span(2, 0, "ESE", 0, 1, None)
+        assert newest in [s.id for s in p.document(2).spans]  # the id went to the new span
+        p.undo(3, v, "ann")
+        assert [(s.type, s.tok_start, s.source) for s in p.document(3).spans] == [("DSE", 1, "model")]
+        assert len({s.id for d in (1, 2, 3) for s in p.document(d).spans}) == 4
