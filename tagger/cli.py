@@ -501,7 +501,8 @@ def cmd_annotate_import(args) -> int:
     own = {Path(str(args.project.resolve()) + suffix) for suffix in ("", "-wal", "-shm", "-journal")}
     records = input_records(args.input, args.max_chars, skip=own)  # not the project file, inside an input directory
     with Project(args.project, create=True) as project:
-        report = import_records(project, records, tagger, model_name=None if tagger is None else args.model)
+        report = import_records(project, records, tagger, model_name=None if tagger is None else args.model,
+                                overlap=args.overlap)
         counts = project.counts()
     for rid, reason in report.errors:
         print(f"opinion-tagger: {rid}: {reason}", file=sys.stderr)
@@ -536,6 +537,10 @@ def cmd_annotate_stats(args) -> int:
         for typ, by in s["spans"].items():
             print(f"{typ} spans  {by['model']} from the model, {by['human']} by hand")
         print(f"annotators {', '.join(s['annotators']) or '-'}")
+        from tagger.annotation.agreement import agreement_lines
+
+        for line in agreement_lines(s):
+            print(line)
     return 0
 
 
@@ -551,6 +556,16 @@ def cmd_annotate_serve(args) -> int:
     login = "; annotators log in with the password" if serving.PASSWORD_ENV in env else ""
     print(f"annotating {args.project} at http://{host}:{args.port}{login}", file=sys.stderr)
     return serving.run(cmd, env)
+
+
+def _overlap(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        n = -1
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: a number of annotators (2 or more; 1 is the default)")
+    return n
 
 
 def _annotate_parser(sub) -> None:
@@ -569,6 +584,9 @@ def _annotate_parser(sub) -> None:
                    help=f"pre-annotate with this bundle or bundled model ({BUNDLED_NAMES}); none: tokens only "
                         "(default: %(default)s)")
     p.add_argument("--max-chars", type=int, default=MAX_CHARS, help="longer records are refused (default: %(default)s)")
+    p.add_argument("--overlap", type=_overlap, default=0, metavar="N",
+                   help="N annotators (2 or more) annotate each new document independently, each in a copy of "
+                        "their own, then a reviewer makes the final version (default: one shared version)")
     p.set_defaults(func=cmd_annotate_import)
     p = asub.add_parser("export", help="write a project's documents with their spans and provenance")
     p.add_argument("project", type=Path)
@@ -579,7 +597,7 @@ def _annotate_parser(sub) -> None:
     p.add_argument("--include-rejected", action="store_true",
                    help="the rejected documents too (with --status: added to those statuses)")
     p.set_defaults(func=cmd_annotate_export)
-    p = asub.add_parser("stats", help="progress, spans by type and source, annotators")
+    p = asub.add_parser("stats", help="progress, spans by type and source, annotators, inter-annotator agreement")
     p.add_argument("project", type=Path)
     p.add_argument("--json", action="store_true", help="one JSON object on stdout")
     p.set_defaults(func=cmd_annotate_stats)
