@@ -158,8 +158,8 @@ def _config_args(p: argparse.ArgumentParser) -> None:
                       f"nearest its parameter count (default: {d.budget})")
     size.add_argument("--hidden", type=int, help="hidden units per direction")
     g.add_argument("--crf", action="store_const", const="crf", dest="output", help="linear-chain CRF output")
-    g.add_argument("--activation", choices=ACTIVATIONS, help="the nonlinearity of elman and mrnn, what irlm layers "
-                   "output (default: the cell's own: elman relu, mrnn tanh, irlm linear)")
+    g.add_argument("--activation", choices=ACTIVATIONS, help="the nonlinearity of elman (relu, tanh) and mrnn, what "
+                   "irlm layers output (default: the cell's own: elman relu, mrnn tanh, irlm linear)")
     g.add_argument("--factors", type=int, help="mrnn: factor units per direction (default: the hidden size)")
     g.add_argument("--decay-init", type=float, dest="decay_init",
                    help="irlm: every unit's decay starts here, in (-1, 1) (default: drawn as --init draws weights)")

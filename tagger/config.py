@@ -11,7 +11,7 @@ import json
 from dataclasses import dataclass, fields
 from pathlib import Path
 
-from tagger.network.cells import ACTIVATIONS, budget_units
+from tagger.network.cells import budget_units
 from tagger.network.cells import CELLS as CELL_SPECS
 
 # Hidden units per direction for the paper's parameter budgets, depth 1..5
@@ -48,8 +48,8 @@ class TaggerConfig:
     budget: str | None = "200k"  # 24k | 200k: the paper's hidden sizes per depth (mrnn, irlm: nearest its parameters)
     hidden: int | None = None  # hidden units per direction (overrides budget)
     output: str = "softmax"  # softmax per token (the paper) | crf (linear chain)
-    activation: str | None = None  # relu | tanh | linear: elman's and mrnn's nonlinearity, what irlm's layers output;
-    # None: the cell's own (elman relu, mrnn tanh, irlm linear); lstm and gru have theirs
+    activation: str | None = None  # elman's and mrnn's nonlinearity, what irlm's layers output: relu | tanh |
+    # linear (not elman); None: the cell's own (elman relu, mrnn tanh, irlm linear); lstm and gru have theirs
     factors: int | None = None  # mrnn: factor units per direction (None: the hidden size)
     decay_init: float | None = None  # irlm: every unit's decay d starts here, in (-1, 1) (None: drawn as --init says)
     input_dropout: float = 0.2
@@ -117,10 +117,9 @@ class TaggerConfig:
 
         check(self.task in TASKS, f"task must be one of {', '.join(TASKS)}, got {self.task!r}")
         check(self.cell in CELLS, f"cell must be one of {', '.join(CELLS)}, got {self.cell!r}")
-        check(self.activation is None or (self.activation in ACTIVATIONS and CELL_SPECS[self.cell].activation),
-              f"activation must be one of {', '.join(ACTIVATIONS)}, for cell "
-              f"{', '.join(c for c, s in CELL_SPECS.items() if s.activation)}, "
-              f"got {self.activation!r} (cell {self.cell})")
+        allowed = CELL_SPECS[self.cell].activations
+        check(self.activation is None or self.activation in allowed,
+              f"activation of cell {self.cell} must be {' or '.join(allowed) or 'left unset'}, got {self.activation!r}")
         check(self.factors is None or (self.cell == "mrnn" and self.factors > 0),
               f"factors (positive) is for cell mrnn, got {self.factors!r} (cell {self.cell})")
         check(self.decay_init is None or (self.cell == "irlm" and -1 < self.decay_init < 1),

@@ -181,7 +181,8 @@ def test_cell_fields_round_trip_and_are_checked(tmp_path):
     for bad, match in (({"cell": "elman", "factors": 3}, "factors"), ({"cell": "mrnn", "factors": 0}, "factors"),
                        ({"cell": "mrnn", "decay_init": 0.5}, "decay_init"),
                        ({"cell": "irlm", "decay_init": 1.0}, "decay_init"),
-                       ({"cell": "lstm", "activation": "tanh"}, "activation"),
+                       ({"cell": "lstm", "activation": "tanh"}, "activation of cell lstm must be left unset"),
+                       ({"cell": "elman", "activation": "linear"}, "activation of cell elman must be relu or tanh"),
                        ({"cell": "irlm", "activation": "sigmoid"}, "activation"), ({"cell": "rnn"}, "cell")):
         with pytest.raises(ValueError, match=match):
             TaggerConfig(**bad)

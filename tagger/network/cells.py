@@ -69,12 +69,14 @@ class Cell:
     project: Callable  # (p, x, xp) -> input terms of each step (x: [..., inputs])
     step: Callable  # (p, terms, state, xp, act) -> (output, new state); state: a tuple of [..., units]
     states: int = 1  # arrays in the state (LSTM: h and c)
-    activation: str | None = None  # the default nonlinearity (None: fixed by the cell, not configurable)
+    activations: tuple[str, ...] = ()  # the nonlinearities it may take, its default first (none: fixed by the cell)
     keras_layer: str | None = None  # a Keras layer class computing the cell (else tagger.network.model.RecurrentCell)
     linear: Callable | None = None  # (p, terms, xp) -> (a, u) of h_t = a * h_{t-1} + u_t, for a linear cell
 
-    def param(self, name: str) -> Param:
-        return next(p for p in self.params if p.name == name)
+    @property
+    def activation(self) -> str | None:
+        """The default nonlinearity (None: fixed by the cell)."""
+        return self.activations[0] if self.activations else None
 
 
 def activation_fn(name: str, xp):
@@ -166,7 +168,8 @@ def _irlm_linear(p, u, xp):
 
 
 CELLS: dict[str, Cell] = {
-    "elman": Cell("elman", (_W, _U, _B), _affine, _elman_step, activation="relu", keras_layer="SimpleRNN"),
+    "elman": Cell("elman", (_W, _U, _B), _affine, _elman_step, activations=("relu", "tanh"),
+                  keras_layer="SimpleRNN"),  # ONNX's RNN operator (tagger.network.onnx_recurrent) has both
     "lstm": Cell("lstm", _gated(4), _affine, _lstm_step, states=2, keras_layer="LSTM"),
     "gru": Cell("gru", _gated(3, bias_rows=2), _gru_project, _gru_step, keras_layer="GRU"),
     "mrnn": Cell("mrnn", (Param("W_fx", lambda s: (s.inputs, s.factors), "kernel", "W_fx"),
@@ -174,11 +177,11 @@ CELLS: dict[str, Cell] = {
                           Param("W_hf", lambda s: (s.factors, s.units), "recurrent", "W_hf"),
                           Param("W_hx", lambda s: (s.inputs, s.units), "kernel", "W_hx"),
                           Param("b", lambda s: (s.units,), "bias", "b")),
-                 _mrnn_project, _mrnn_step, activation="tanh"),
+                 _mrnn_project, _mrnn_step, activations=("tanh", "relu", "linear")),
     "irlm": Cell("irlm", (Param("W", lambda s: (s.inputs, s.units), "kernel", "W"),
                           Param("decay_raw", lambda s: (s.units,), "decay", "decay_raw"),
                           Param("b", lambda s: (s.units,), "bias", "b")),
-                 _affine, _irlm_step, activation="linear", linear=_irlm_linear),
+                 _affine, _irlm_step, activations=("linear", "tanh", "relu"), linear=_irlm_linear),
 }
 
 
