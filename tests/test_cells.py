@@ -143,6 +143,9 @@ def test_irlm_associative_scan_equals_the_sequential_scan():
     seq = np.asarray(_birnn(layer, x, mask, cfg, parallel=False))
     assert par.shape == (4, 60, 10)
     np.testing.assert_allclose(par, seq, atol=1e-5)
+    grads = [jax.grad(lambda l: (_birnn(l, x, mask, cfg, parallel=p) ** 2).sum())(layer) for p in (True, False)]
+    for k in layer:  # and their gradients
+        np.testing.assert_allclose(grads[0][k], grads[1][k], rtol=1e-4, atol=1e-4, err_msg=k)
     assert not par[mask == 0].any()  # padding outputs zeros
     # the backward direction of the one-word sentence is its word alone: tanh(W x + b)
     np.testing.assert_allclose(par[2, 0, 5:], np.tanh(x[2, 0] @ layer["W"][1] + layer["b"][1]), rtol=1e-5)

@@ -9,7 +9,7 @@ A cell (``CELLS[name]``) declares
 - ``step``: one time step from those terms and the previous state -> (output, new state), the state a
   tuple of arrays;
 - for a linear recurrence (IRLM), ``linear``: the step as h_t = a * h_{t-1} + u_t, which the fast
-  trainer computes with ``jax.lax.associative_scan``.
+  trainer computes with ``jax.lax.associative_scan`` on an accelerator (step by step on a CPU, faster there).
 
 The functions take an array namespace ``xp`` with ``matmul``, ``tanh``, ``sigmoid`` and ``relu``:
 ``keras.ops`` in the Keras cell (``tagger.network.model.RecurrentCell``, any Keras back end, and what

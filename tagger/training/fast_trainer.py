@@ -111,16 +111,21 @@ def params_to_model(params: dict, model, config: TaggerConfig) -> None:
 
 
 # --------------------------------------------------------------------------- the network in JAX
-def _birnn(layer, x, mask, config: TaggerConfig, parallel: bool = True):
+def _birnn(layer, x, mask, config: TaggerConfig, parallel: bool | None = None):
     """One bidirectional recurrent layer: x [B, T, D], mask [B, T] -> [B, T, 2H] (forward, backward), as Keras
     computes it (``tagger.network.cells``: the same projection and step; ``layer``: the cell's parameters
     stacked over the two directions).  The input terms of all steps are one matrix product before the
     recurrence, and both directions run in one scan.  Sequences are right-padded; the backward direction
     reads the time-reversed batch, where padding comes first; a padded step keeps the state (zero before the
     sentence starts) and outputs zeros.  A linear cell (irlm) runs as ``jax.lax.associative_scan``
-    (logarithmic depth) when ``parallel``, else step by step."""
+    (logarithmic depth) when ``parallel``, else step by step; by default in parallel on an accelerator, step
+    by step on a CPU, where that is faster (a loss and its gradient at depth 3, 200k, 80 sentences of 32 words:
+    32 ms against 73 on the 2-core VM, 2026-11-26)."""
     import jax
     import jax.numpy as jnp
+
+    if parallel is None:
+        parallel = jax.default_backend() != "cpu"
 
     xp = jax_ops()
     spec = CELLS[config.cell]
