@@ -20,15 +20,15 @@ weights (``keras_layer``) and the arithmetic the layers compute, for the fast tr
 
 The cells:
 
-- ``elman``: h_t = act(W x_t + U h_{t-1} + b), act ReLU (Irsoy & Cardie 2014);
+- ``elman``: h_t = act(W x_t + U h_{t-1} + b), act ReLU (Irsoy & Cardie 2014) or tanh;
 - ``lstm``: Keras's LSTM (gates i, f, c, o);
 - ``gru``: Keras's GRU (z, r, h; ``reset_after``: input bias ``b[0]``, recurrent bias ``b[1]``);
 - ``mrnn``: the multiplicative RNN (Sutskever, Martens & Hinton 2011): the input chooses the
   transition through factors, f_t = (W_fx x_t) * (W_fh h_{t-1}), h_t = act(W_hf f_t + W_hx x_t + b),
-  act tanh;
+  act tanh (or ReLU, linear);
 - ``irlm``: impulse-response units (Pachitariu & Sahani 2013): h_t = d * h_{t-1} + W x_t + b with a
   diagonal decay d = tanh(decay_raw) in (-1, 1) and no off-diagonal recurrent weights; the layer
-  outputs act(h_t), act linear by default (the paper's IRLM is a linear recurrent model).
+  outputs act(h_t), act linear by default (the paper's IRLM is a linear recurrent model), or tanh, ReLU.
 
 Parameter budgets (the paper's 24k and 200k): ``recurrent_parameters`` counts a network's recurrent
 parameters as the paper solved its hidden sizes (both directions of every layer, 300-d word vectors in);
