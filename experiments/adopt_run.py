@@ -39,8 +39,10 @@ def adopt(config: Path, target: str, source: str, folds: list[int], results: Pat
         want = exp.config().replace(seed=record["seed"]).to_dict()
         diff = sorted(f for f in set(want) | set(record["config"]) if want.get(f) != record["config"].get(f))
         if diff:
-            raise TaggerError(f"{src}: configuration differs from {target}'s in "
-                              + ", ".join(f"{f} ({record['config'].get(f)!r} vs {want.get(f)!r})" for f in diff))
+            raise TaggerError(
+                f"{src}: configuration differs from {target}'s in "
+                + ", ".join(f"{f} ({record['config'].get(f)!r} vs {want.get(f)!r})" for f in diff)
+            )
         if record["kind"] != exp.kind or record["data"]["source"] != exp.data["source"]:
             raise TaggerError(f"{src}: kind or data source differs from {target}'s")
         records[dst] = {**record, "name": target, "choices": exp.choices, "adopted_from": source}

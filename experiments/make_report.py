@@ -1,6 +1,6 @@
 """Regenerate experiments/REPORT.md and its plots from experiments/results/*.json.
 
-    python experiments/make_report.py [--results DIR] [--out experiments/REPORT.md]
+python experiments/make_report.py [--results DIR] [--out experiments/REPORT.md]
 """
 
 from __future__ import annotations

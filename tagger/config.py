@@ -23,8 +23,14 @@ LR_SCHEDULES = ("constant", "cosine")
 TRAINERS = ("keras", "fast")
 INITS = ("keras", "uniform")
 # Training options that only the fast (JAX) trainer implements, with their neutral values.
-FAST_ONLY = {"loss_sum": False, "output_lr_scale": 1.0, "lr_decay": 1.0, "l2": 0.0,
-             "activation_l2": 0.0, "eval_every": 1}
+FAST_ONLY = {
+    "loss_sum": False,
+    "output_lr_scale": 1.0,
+    "lr_decay": 1.0,
+    "l2": 0.0,
+    "activation_l2": 0.0,
+    "eval_every": 1,
+}
 
 
 @dataclass
@@ -97,8 +103,10 @@ class TaggerConfig:
         check(self.cell in CELLS, f"cell must be one of {', '.join(CELLS)}, got {self.cell!r}")
         check(0 <= self.depth <= 5, f"depth must be 1..5 (0 with contextual features), got {self.depth}")
         check(self.depth > 0 or self.contextual, "depth 0 (no recurrent layer) needs contextual features")
-        check(self.hidden is not None or self.budget in BUDGETS,
-              f"give hidden units or a budget ({', '.join(BUDGETS)}), got budget {self.budget!r}")
+        check(
+            self.hidden is not None or self.budget in BUDGETS,
+            f"give hidden units or a budget ({', '.join(BUDGETS)}), got budget {self.budget!r}",
+        )
         check(self.hidden is None or self.hidden > 0, f"hidden must be positive, got {self.hidden}")
         check(self.output in OUTPUTS, f"output must be one of {', '.join(OUTPUTS)}, got {self.output!r}")
         check(self.features in FEATURES, f"features must be one of {', '.join(FEATURES)}, got {self.features!r}")
@@ -107,8 +115,10 @@ class TaggerConfig:
         check(not self.context_fine_tune or self.contextual, "context_fine_tune needs contextual: minilm")
         check(0 <= self.context_lora_rank <= 256, f"context_lora_rank must be 0..256, got {self.context_lora_rank}")
         check(not self.context_lora_rank or self.context_fine_tune, "context_lora_rank needs context_fine_tune")
-        check(not self.context_fine_tune or self.context_pooling == "first",
-              "a fine-tuned encoder reads each word's first wordpiece (context_pooling: first)")
+        check(
+            not self.context_fine_tune or self.context_pooling == "first",
+            "a fine-tuned encoder reads each word's first wordpiece (context_pooling: first)",
+        )
         check(self.lr_schedule in LR_SCHEDULES, f"lr_schedule must be one of {', '.join(LR_SCHEDULES)}")
         check(self.optimizer in OPTIMIZERS, f"optimizer must be one of {', '.join(OPTIMIZERS)}")
         check(0 <= self.input_dropout < 1 and 0 <= self.dropout < 1, "dropout must be in [0, 1)")
@@ -124,21 +134,23 @@ class TaggerConfig:
             changed = sorted(k for k, v in FAST_ONLY.items() if getattr(self, k) != v)
             check(not changed, f"{', '.join(changed)} need trainer: fast")
         else:
-            check(self.output == "softmax" and not self.contextual and self.depth > 0,
-                  "trainer fast trains recurrent taggers with softmax output on word features (no contextual)")
+            check(
+                self.output == "softmax" and not self.contextual and self.depth > 0,
+                "trainer fast trains recurrent taggers with softmax output on word features (no contextual)",
+            )
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict) -> "TaggerConfig":
+    def from_dict(cls, data: dict) -> TaggerConfig:
         known = {f.name for f in fields(cls)}
         unknown = sorted(set(data) - known)
         if unknown:
             raise ValueError(f"config: unknown keys {', '.join(unknown)}")
         return cls(**data)
 
-    def replace(self, **changes) -> "TaggerConfig":
+    def replace(self, **changes) -> TaggerConfig:
         return dataclasses.replace(self, **changes)
 
     def save(self, path: str | Path) -> None:
@@ -147,5 +159,5 @@ class TaggerConfig:
         atomic_write_text(path, json.dumps(self.to_dict(), indent=2) + "\n")
 
     @classmethod
-    def load(cls, path: str | Path) -> "TaggerConfig":
+    def load(cls, path: str | Path) -> TaggerConfig:
         return cls.from_dict(json.loads(Path(path).read_text()))

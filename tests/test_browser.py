@@ -23,8 +23,10 @@ ARTIFACTS = ROOT / "tests" / "artifacts" / "annotator"
 pytestmark = pytest.mark.browser
 
 # invented sentences (no corpus text)
-DOCS = [{"id": "bridge", "text": "Maria said the new bridge was a complete disaster, as usual."},
-        {"id": "rain", "text": "Rain fell on the village all night."}]
+DOCS = [
+    {"id": "bridge", "text": "Maria said the new bridge was a complete disaster, as usual."},
+    {"id": "rain", "text": "Rain fell on the village all night."},
+]
 
 
 def _free_port() -> int:
@@ -40,9 +42,26 @@ def server(tmp_path):
     # the server's log goes to a file: an unread pipe fills up and blocks the server mid-run
     log = open(tmp_path / "streamlit.log", "wb")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", str(ROOT / "streamlit_app.py"), "--server.port", str(port),
-         "--server.address", "127.0.0.1", "--server.headless", "true", "--browser.gatherUsageStats", "false"],
-        cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env=env)
+        [
+            sys.executable,
+            "-m",
+            "streamlit",
+            "run",
+            str(ROOT / "streamlit_app.py"),
+            "--server.port",
+            str(port),
+            "--server.address",
+            "127.0.0.1",
+            "--server.headless",
+            "true",
+            "--browser.gatherUsageStats",
+            "false",
+        ],
+        cwd=ROOT,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        env=env,
+    )
     url = f"http://127.0.0.1:{port}"
     try:
         for _ in range(120):
@@ -73,9 +92,18 @@ def _need_chromium():
 
 
 def _launch(p):
-    return p.chromium.launch(executable_path=CHROMIUM, args=[
-        "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync"])
+    return p.chromium.launch(
+        executable_path=CHROMIUM,
+        args=[
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+        ],
+    )
 
 
 def test_annotate_in_chromium(server, tmp_path):
@@ -155,8 +183,10 @@ class _EveryWordItsSpan:
     types = ("DSE", "ESE")
 
     def predict(self, sentences, batch_size=64):
-        return [{t: (["B-" + t if w in MARKED[t] else "O" for w in words], [0.4] * len(words))
-                 for t in self.types} for words in sentences]
+        return [
+            {t: (["B-" + t if w in MARKED[t] else "O" for w in words], [0.4] * len(words)) for t in self.types}
+            for words in sentences
+        ]
 
 
 def test_chips_apart_types_distinct_text_still(server, tmp_path):
@@ -172,8 +202,12 @@ def test_chips_apart_types_distinct_text_still(server, tmp_path):
     from tagger.tagging.inputs import Record
 
     with Project(tmp_path / "study.sqlite", create=True) as project:  # the server's project, before the page opens
-        import_records(project, [Record("lie", "Officials said a big fat lie was told.")],
-                       OpinionTagger(_EveryWordItsSpan()), model_name="marker")
+        import_records(
+            project,
+            [Record("lie", "Officials said a big fat lie was told.")],
+            OpinionTagger(_EveryWordItsSpan()),
+            model_name="marker",
+        )
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     with sync_playwright() as p:
         browser = _launch(p)
@@ -184,14 +218,19 @@ def test_chips_apart_types_distinct_text_still(server, tmp_path):
         expect(chips.nth(2)).to_have_text("⚠ ESE 0.40")
         boxes = [chips.nth(k).bounding_box() for k in range(6)]
         for k, a in enumerate(boxes):
-            for b in boxes[k + 1:]:
-                apart = (a["x"] + a["width"] <= b["x"] + 0.5 or b["x"] + b["width"] <= a["x"] + 0.5
-                         or a["y"] + a["height"] <= b["y"] + 0.5 or b["y"] + b["height"] <= a["y"] + 0.5)
+            for b in boxes[k + 1 :]:
+                apart = (
+                    a["x"] + a["width"] <= b["x"] + 0.5
+                    or b["x"] + b["width"] <= a["x"] + 0.5
+                    or a["y"] + a["height"] <= b["y"] + 0.5
+                    or b["y"] + b["height"] <= a["y"] + 0.5
+                )
                 assert apart, (a, b)
         said = page.locator(".ot-word", has_text="said")
         style = said.evaluate("w => [getComputedStyle(w).backgroundColor, getComputedStyle(w).boxShadow]")
-        rgb = [f"rgb({int(c[1:3], 16)}, {int(c[3:5], 16)}, {int(c[5:7], 16)})" for c in (COLORS["DSE"],
-                                                                                         LINE_COLORS["ESE"])]
+        rgb = [
+            f"rgb({int(c[1:3], 16)}, {int(c[3:5], 16)}, {int(c[5:7], 16)})" for c in (COLORS["DSE"], LINE_COLORS["ESE"])
+        ]
         assert style[0] == rgb[0] and rgb[1] in style[1], style
         page.wait_for_timeout(300)
         page.screenshot(path=str(ARTIFACTS / "10-chips-and-types.png"), full_page=True)

@@ -20,9 +20,23 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures" / "tag_output"
 def test_tag_output_is_byte_identical(fmt, tmp_path):
     out = tmp_path / f"out.{fmt}"
     proc = subprocess.run(
-        [sys.executable, "-m", "tagger", "tag", "--model", "fast", "--input", str(FIXTURES / "input.jsonl"),
-         "--format", fmt, "--out", str(out)],
-        capture_output=True, text=True, cwd=tmp_path,
+        [
+            sys.executable,
+            "-m",
+            "tagger",
+            "tag",
+            "--model",
+            "fast",
+            "--input",
+            str(FIXTURES / "input.jsonl"),
+            "--format",
+            fmt,
+            "--out",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
     )
     assert proc.returncode == 1, proc.stderr  # record "d" is blank: an error record, exit status 1
     assert proc.stderr == "opinion-tagger: d: empty text\ntagged 4 records, 1 errors\n"

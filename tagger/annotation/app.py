@@ -117,8 +117,7 @@ def choose_project() -> Path | None:
     if "pending_project" in st.session_state:
         st.session_state["project_choice"] = st.session_state.pop("pending_project")
     existing = sorted(p.name for p in root.glob("*.sqlite")) if root.is_dir() else []
-    choice = st.sidebar.selectbox("Project", existing, index=None, key="project_choice",
-                                  placeholder="Choose a project")
+    choice = st.sidebar.selectbox("Project", existing, index=None, key="project_choice", placeholder="Choose a project")
     with st.sidebar.form("new_project", clear_on_submit=True, border=False):
         name = st.text_input("New project", placeholder="a name: letters, digits, - and _")
         if st.form_submit_button("Create project"):
@@ -140,11 +139,18 @@ def import_section(project: Project, model: str) -> None:
     with st.expander("Import documents", expanded=sum(project.counts().values()) == 0, key="exp_import"):
         with st.form("import", clear_on_submit=True):
             pasted = st.text_area("Paste a document", height=100, key="paste")
-            uploads = st.file_uploader("or upload .txt files (one document each) and .jsonl files "
-                                       "(a \"text\" field per line, \"id\" kept)", type=["txt", "jsonl"],
-                                       accept_multiple_files=True, key="uploads")
-            folder = st.file_uploader("or a directory (its .txt and .jsonl files)", type=["txt", "jsonl"],
-                                      accept_multiple_files="directory", key="folder")
+            uploads = st.file_uploader(
+                'or upload .txt files (one document each) and .jsonl files (a "text" field per line, "id" kept)',
+                type=["txt", "jsonl"],
+                accept_multiple_files=True,
+                key="uploads",
+            )
+            folder = st.file_uploader(
+                "or a directory (its .txt and .jsonl files)",
+                type=["txt", "jsonl"],
+                accept_multiple_files="directory",
+                key="folder",
+            )
             pre = st.checkbox(f"Pre-annotate with the model ({model})", value=True)
             submitted = st.form_submit_button("Import")
         if not submitted:
@@ -185,12 +191,30 @@ def export_section(project: Project) -> None:
             statuses = (*statuses, "rejected")
         stem = project.path.stem
         c1, c2, c3 = st.columns(3)  # each file is made when its button is clicked
-        c1.download_button("JSONL", lambda: export_text(project, "jsonl", statuses), f"{stem}.jsonl",
-                           "application/jsonl", key="dl_jsonl", on_click="ignore")
-        c2.download_button("CoNLL (IOB2)", lambda: export_text(project, "conll", statuses), f"{stem}.conll",
-                           "text/plain", key="dl_conll", on_click="ignore")
-        c3.download_button("BRAT standoff (zip)", lambda: export_brat_zip(project, statuses), f"{stem}-brat.zip",
-                           "application/zip", key="dl_brat", on_click="ignore")
+        c1.download_button(
+            "JSONL",
+            lambda: export_text(project, "jsonl", statuses),
+            f"{stem}.jsonl",
+            "application/jsonl",
+            key="dl_jsonl",
+            on_click="ignore",
+        )
+        c2.download_button(
+            "CoNLL (IOB2)",
+            lambda: export_text(project, "conll", statuses),
+            f"{stem}.conll",
+            "text/plain",
+            key="dl_conll",
+            on_click="ignore",
+        )
+        c3.download_button(
+            "BRAT standoff (zip)",
+            lambda: export_brat_zip(project, statuses),
+            f"{stem}-brat.zip",
+            "application/zip",
+            key="dl_brat",
+            on_click="ignore",
+        )
 
 
 def scores_section(project: Project, model: str) -> None:
@@ -208,10 +232,20 @@ def scores_section(project: Project, model: str) -> None:
             sentences = [s for sents in docs.values() for s in sents]
             report = evaluate_tagger(tagger.tagger, sentences)
             st.caption(f"{len(docs)} documents, {len(sentences)} sentences; percentages")
-            st.dataframe([{"type": t, "metric": m, "P": round(100 * r[m]["precision"], 1),
-                           "R": round(100 * r[m]["recall"], 1), "F1": round(100 * r[m]["f1"], 1)}
-                          for t, r in report.items() for m in ("binary", "proportional", "exact")],
-                         hide_index=True)
+            st.dataframe(
+                [
+                    {
+                        "type": t,
+                        "metric": m,
+                        "P": round(100 * r[m]["precision"], 1),
+                        "R": round(100 * r[m]["recall"], 1),
+                        "F1": round(100 * r[m]["f1"], 1),
+                    }
+                    for t, r in report.items()
+                    for m in ("binary", "proportional", "exact")
+                ],
+                hide_index=True,
+            )
 
 
 def search_section(project: Project) -> None:
@@ -251,9 +285,18 @@ def attributes_form(project: Project, doc, annotator: str) -> None:
         polarity = c[2].selectbox("Polarity", none + list(POLARITIES), key="attr_polarity")
         c[3].write("")
         if c[3].form_submit_button("Set attributes"):
-            handle(project, {"op": "attributes", "doc": doc.id, "version": doc.version, "span": span_id,
-                             "intensity": None if intensity == NONE_SHOWN else intensity,
-                             "polarity": None if polarity == NONE_SHOWN else polarity}, annotator)
+            handle(
+                project,
+                {
+                    "op": "attributes",
+                    "doc": doc.id,
+                    "version": doc.version,
+                    "span": span_id,
+                    "intensity": None if intensity == NONE_SHOWN else intensity,
+                    "polarity": None if polarity == NONE_SHOWN else polarity,
+                },
+                annotator,
+            )
             st.rerun()
 
 
@@ -281,11 +324,14 @@ def page() -> None:
     path = choose_project()
     annotator = annotator_name()
     threshold = st.sidebar.slider("Flag model spans below this confidence", 0.0, 1.0, 0.6, 0.05, key="threshold")
-    model = st.sidebar.text_input("Model (a bundled model: fast, accurate; or a bundle directory)", value="fast",
-                                  key="model")
-    st.sidebar.caption("Keys: select words, then **d** DSE, **e** ESE; click a span, then **d**/**e** relabel, "
-                       "**x** delete, **shift/alt+←/→** resize, **i**/**p** intensity/polarity; "
-                       "**u** undo, **a** accept, **r** reject, **n** next unfinished.")
+    model = st.sidebar.text_input(
+        "Model (a bundled model: fast, accurate; or a bundle directory)", value="fast", key="model"
+    )
+    st.sidebar.caption(
+        "Keys: select words, then **d** DSE, **e** ESE; click a span, then **d**/**e** relabel, "
+        "**x** delete, **shift/alt+←/→** resize, **i**/**p** intensity/polarity; "
+        "**u** undo, **a** accept, **r** reject, **n** next unfinished."
+    )
     if path is None:
         st.title("opinion-tagger annotator")
         st.info("Choose or create a project in the sidebar (or run `opinion-tagger annotate serve PROJECT`).")
@@ -301,9 +347,11 @@ def page() -> None:
     docs = project.documents()
     counts = project.counts()
     total = len(docs)
-    st.progress((counts["done"] + counts["rejected"]) / total if total else 0.0,
-                text=f"**{counts['done']} of {total} done** · {counts['in_progress']} in progress · "
-                     f"{counts['todo']} to do" + (f" · {counts['rejected']} rejected" if counts["rejected"] else ""))
+    st.progress(
+        (counts["done"] + counts["rejected"]) / total if total else 0.0,
+        text=f"**{counts['done']} of {total} done** · {counts['in_progress']} in progress · "
+        f"{counts['todo']} to do" + (f" · {counts['rejected']} rejected" if counts["rejected"] else ""),
+    )
     if not docs:
         st.info("No documents yet: import some below.")
         import_section(project, model)
@@ -319,8 +367,14 @@ def page() -> None:
     if st.session_state.get(key) not in by_id:
         st.session_state[key] = st.session_state["doc_id"]
     cols = st.columns([5, 1, 1.2, 1.1, 1])
-    doc_id = cols[0].selectbox("Document", ids, key=key, format_func=lambda i: (
-        f"{ids.index(i) + 1}. {by_id[i].name} — {STATUS_MARK[by_id[i].status]} ({by_id[i].spans} spans)"))
+    doc_id = cols[0].selectbox(
+        "Document",
+        ids,
+        key=key,
+        format_func=lambda i: (
+            f"{ids.index(i) + 1}. {by_id[i].name} — {STATUS_MARK[by_id[i].status]} ({by_id[i].spans} spans)"
+        ),
+    )
     st.session_state["doc_id"] = doc_id
     shown = st.session_state.get("shown", {}).get(doc_id)  # the version this tab last showed
     cols[1].write("")
@@ -341,26 +395,51 @@ def page() -> None:
         st.rerun()
 
     doc = project.document(doc_id)
-    st.caption(f"{STATUS_MARK[doc.status]} · version {doc.version}"
-               + (f" · last change by {plain(doc.annotator)}" if doc.annotator else "")
-               + (f" · pre-annotated by {plain(doc.model)}" if doc.model else ""))
-    span_editor(editor_data(doc, project.types, threshold), key="editor",
-                on_event=lambda event: handle(project, event, annotator))
+    st.caption(
+        f"{STATUS_MARK[doc.status]} · version {doc.version}"
+        + (f" · last change by {plain(doc.annotator)}" if doc.annotator else "")
+        + (f" · pre-annotated by {plain(doc.model)}" if doc.model else "")
+    )
+    span_editor(
+        editor_data(doc, project.types, threshold),
+        key="editor",
+        on_event=lambda event: handle(project, event, annotator),
+    )
     st.session_state.setdefault("shown", {})[doc_id] = doc.version
 
     with st.expander("All documents", key="exp_docs"):
-        st.dataframe([{"#": k + 1, "document": d.name, "status": STATUS_MARK[d.status], "spans": d.spans,
-                       "annotator": d.annotator or NONE_SHOWN, "updated": d.updated or NONE_SHOWN}
-                      for k, d in enumerate(docs)],
-                     hide_index=True, width="stretch")
+        st.dataframe(
+            [
+                {
+                    "#": k + 1,
+                    "document": d.name,
+                    "status": STATUS_MARK[d.status],
+                    "spans": d.spans,
+                    "annotator": d.annotator or NONE_SHOWN,
+                    "updated": d.updated or NONE_SHOWN,
+                }
+                for k, d in enumerate(docs)
+            ],
+            hide_index=True,
+            width="stretch",
+        )
     with st.expander("Spans of this document", key="exp_spans"):
         rows = []
         for s in doc.spans:
             a, b = doc.span_chars(s)
-            rows.append({"type": s.type, "text": doc.text[a:b], "source": s.source,
-                         "confidence": s.score, "review": s.source == "model" and (s.score or 0) < threshold,
-                         "intensity": s.intensity or NONE_SHOWN, "polarity": s.polarity or NONE_SHOWN,
-                         "annotator": s.annotator or NONE_SHOWN, "at": s.at or NONE_SHOWN})
+            rows.append(
+                {
+                    "type": s.type,
+                    "text": doc.text[a:b],
+                    "source": s.source,
+                    "confidence": s.score,
+                    "review": s.source == "model" and (s.score or 0) < threshold,
+                    "intensity": s.intensity or NONE_SHOWN,
+                    "polarity": s.polarity or NONE_SHOWN,
+                    "annotator": s.annotator or NONE_SHOWN,
+                    "at": s.at or NONE_SHOWN,
+                }
+            )
         st.dataframe(rows, hide_index=True, width="stretch")
         attributes_form(project, doc, annotator)
     import_section(project, model)

@@ -27,15 +27,32 @@ def editor_data(doc: Document, types: tuple[str, ...], threshold: float) -> dict
     a model span under ``threshold`` is flagged ``low`` for review.  A word in a span of the
     first type gets its colour as background, in a span of another type an underline (``lines``)."""
     return {
-        "doc": doc.id, "version": doc.version, "text": doc.text, "types": list(types),
-        "colors": {t: COLORS.get(t, "#ddd") for t in types}, "lines": {t: LINE_COLORS.get(t, "#555") for t in types},
+        "doc": doc.id,
+        "version": doc.version,
+        "text": doc.text,
+        "types": list(types),
+        "colors": {t: COLORS.get(t, "#ddd") for t in types},
+        "lines": {t: LINE_COLORS.get(t, "#555") for t in types},
         "keys": {k: t for k, t in KEYS.items() if t in types},
-        "intensities": list(INTENSITIES), "polarities": list(POLARITIES),  # keys i and p cycle through them
+        "intensities": list(INTENSITIES),
+        "polarities": list(POLARITIES),  # keys i and p cycle through them
         "tokens": [{"start": t.start, "end": t.end} for t in doc.tokens],
-        "spans": [{"id": s.id, "type": s.type, "start": s.tok_start, "end": s.tok_end, "source": s.source,
-                   "score": s.score, "annotator": s.annotator, "at": s.at,
-                   "intensity": s.intensity, "polarity": s.polarity,
-                   "low": s.source == "model" and s.score is not None and s.score < threshold} for s in doc.spans],
+        "spans": [
+            {
+                "id": s.id,
+                "type": s.type,
+                "start": s.tok_start,
+                "end": s.tok_end,
+                "source": s.source,
+                "score": s.score,
+                "annotator": s.annotator,
+                "at": s.at,
+                "intensity": s.intensity,
+                "polarity": s.polarity,
+                "low": s.source == "model" and s.score is not None and s.score < threshold,
+            }
+            for s in doc.spans
+        ],
     }
 
 
@@ -97,8 +114,11 @@ def apply_event(project: Project, event: object, annotator: str | None) -> Outco
         return Outcome("Attributes saved.")
     if op == "reject":
         project.set_status(doc_id, version, "rejected", annotator)
-        return Outcome("Rejected (out of training data and exports).", "info",
-                       next_doc=project.next_unfinished(after=doc_id, order=order))
+        return Outcome(
+            "Rejected (out of training data and exports).",
+            "info",
+            next_doc=project.next_unfinished(after=doc_id, order=order),
+        )
     project.set_status(doc_id, version, "done", annotator)  # accept
     return Outcome("Accepted.", next_doc=project.next_unfinished(after=doc_id, order=order))
 
@@ -115,9 +135,11 @@ def span_editor(data: dict, key: str, on_event) -> None:
 
     if _mount is None:
         _mount = st.components.v2.component(
-            "opinion_tagger_span_editor", html='<div class="ot-editor"></div>',
+            "opinion_tagger_span_editor",
+            html='<div class="ot-editor"></div>',
             css=(STATIC / "editor.css").read_text(encoding="utf-8"),
-            js=(STATIC / "editor.js").read_text(encoding="utf-8"))
+            js=(STATIC / "editor.js").read_text(encoding="utf-8"),
+        )
 
     def changed():
         state = st.session_state.get(key) or {}

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 from tagger.annotation.store import Document, Project
 from tagger.tagging.annotate import TaggedDocument, TaggedSentence, TaggedSpan, TaggedToken
@@ -33,7 +33,7 @@ def tagged(doc: Document, types: tuple[str, ...]) -> TaggedDocument:
     out = TaggedDocument(doc.name, doc.text, types=types)
     current = None  # the sentence index of the last token placed
     for tok, tg in zip(doc.tokens, tags):
-        t = TaggedToken(doc.text[tok.start:tok.end], tok.start, tok.end, tg)
+        t = TaggedToken(doc.text[tok.start : tok.end], tok.start, tok.end, tg)
         if tok.sentence != current:
             out.sentences.append(TaggedSentence(tok.start, tok.end, []))
             current = tok.sentence
@@ -41,8 +41,9 @@ def tagged(doc: Document, types: tuple[str, ...]) -> TaggedDocument:
         out.sentences[-1].end = tok.end
     for sp in sorted(doc.spans, key=lambda s: (s.tok_start, s.tok_end, s.type)):
         start, end = doc.span_chars(sp)
-        out.spans.append(TaggedSpan(sp.type, start, end, doc.text[start:end],
-                                    1.0 if sp.score is None else round(float(sp.score), 4)))
+        out.spans.append(
+            TaggedSpan(sp.type, start, end, doc.text[start:end], 1.0 if sp.score is None else round(float(sp.score), 4))
+        )
     return out
 
 
@@ -67,8 +68,11 @@ def brat_notes(doc: Document) -> str:
     spans = sorted(doc.spans, key=lambda s: (s.tok_start, s.tok_end, s.type))
     lines = []
     for n, sp in enumerate(spans, 1):
-        note = (f"model {sp.score:.4f}" if sp.source == "model" and sp.score is not None
-                else f"human {sp.annotator or ''} {sp.at or ''}".strip())
+        note = (
+            f"model {sp.score:.4f}"
+            if sp.source == "model" and sp.score is not None
+            else f"human {sp.annotator or ''} {sp.at or ''}".strip()
+        )
         lines.append(f"#{n}\tAnnotatorNotes T{n}\t{note}")
     return "\n".join(lines) + ("\n" if lines else "")
 
@@ -103,9 +107,9 @@ class ProjectWriter(Writer):
         else:
             name = self._safe_name(doc.name)
             (self.directory / f"{name}.txt").write_text(doc.text, encoding="utf-8")
-            (self.directory / f"{name}.ann").write_text(brat_ann(tagged(doc, self.types)) + brat_attributes(doc)
-                                                        + brat_notes(doc),
-                                                        encoding="utf-8")
+            (self.directory / f"{name}.ann").write_text(
+                brat_ann(tagged(doc, self.types)) + brat_attributes(doc) + brat_notes(doc), encoding="utf-8"
+            )
 
 
 DEFAULT_STATUSES = ("todo", "in_progress", "done")  # every status but rejected
@@ -176,13 +180,24 @@ def stats(project: Project) -> dict:
     counts = project.counts()
     with project._lock:
         rows = project.db.execute("SELECT type, source, COUNT(*) FROM spans GROUP BY type, source").fetchall()
-        annotators = [r[0] for r in project.db.execute(
-            "SELECT DISTINCT annotator FROM documents WHERE annotator IS NOT NULL ORDER BY annotator")]
+        annotators = [
+            r[0]
+            for r in project.db.execute(
+                "SELECT DISTINCT annotator FROM documents WHERE annotator IS NOT NULL ORDER BY annotator"
+            )
+        ]
         tokens = project.db.execute("SELECT COUNT(*) FROM tokens").fetchone()[0]
     spans: dict[str, dict[str, int]] = {t: {"model": 0, "human": 0} for t in project.types}
     for typ, source, n in rows:
         spans.setdefault(typ, Counter())[source] = n
     total = sum(counts.values())
-    return {"project": str(project.path), "documents": total, "status": counts, "done": counts["done"],
-            "progress": f"{counts['done']} of {total} done", "tokens": tokens, "spans": spans,
-            "annotators": annotators}
+    return {
+        "project": str(project.path),
+        "documents": total,
+        "status": counts,
+        "done": counts["done"],
+        "progress": f"{counts['done']} of {total} done",
+        "tokens": tokens,
+        "spans": spans,
+        "annotators": annotators,
+    }

@@ -33,11 +33,11 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
+from collections.abc import Iterable, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Iterable, Sequence
 
 from tagger.errors import TaggerError
 
@@ -51,7 +51,7 @@ ORDERS = ("file", "uncertainty")
 ORDER_RULES = {
     "file": "import order",
     "uncertainty": "least confident model span first (the document whose lowest model score is lowest); "
-                   "documents without model spans last, in import order",
+    "documents without model spans last, in import order",
 }
 
 SCHEMA = """
@@ -102,7 +102,6 @@ CREATE INDEX IF NOT EXISTS history_by_doc ON history(doc_id, id);
 """
 
 
-
 def _migrate_1_to_2(db) -> None:
     """Version 2: status ``rejected`` (the documents table is rebuilt: SQLite cannot change a
     CHECK constraint) and the spans' optional ``intensity`` and ``polarity``."""
@@ -116,14 +115,16 @@ def _migrate_1_to_2(db) -> None:
         model TEXT,
         created TEXT NOT NULL,
         updated TEXT NOT NULL)""")
-    db.execute("INSERT INTO documents_v2 (id, name, text, status, version, annotator, model, created, updated) "
-               "SELECT id, name, text, status, version, annotator, model, created, updated FROM documents")
+    db.execute(
+        "INSERT INTO documents_v2 (id, name, text, status, version, annotator, model, created, updated) "
+        "SELECT id, name, text, status, version, annotator, model, created, updated FROM documents"
+    )
     db.execute("DROP TABLE documents")  # foreign keys are off: tokens, spans and history stay
     db.execute("ALTER TABLE documents_v2 RENAME TO documents")
-    db.execute("ALTER TABLE spans ADD COLUMN intensity TEXT "
-               "CHECK (intensity IN ('low', 'medium', 'high', 'extreme'))")
-    db.execute("ALTER TABLE spans ADD COLUMN polarity TEXT "
-               "CHECK (polarity IN ('positive', 'negative', 'neutral', 'both'))")
+    db.execute("ALTER TABLE spans ADD COLUMN intensity TEXT CHECK (intensity IN ('low', 'medium', 'high', 'extreme'))")
+    db.execute(
+        "ALTER TABLE spans ADD COLUMN polarity TEXT CHECK (polarity IN ('positive', 'negative', 'neutral', 'both'))"
+    )
 
 
 # from version N to N + 1; each runs inside the transaction that opens the file
@@ -139,7 +140,7 @@ class ConflictError(ProjectError):
 
 
 def now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
 @dataclass(frozen=True)
@@ -225,33 +226,41 @@ class Project:
         table rebuild must not cascade), and checked before the commit."""
         with self._transaction():
             has_meta = self.db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'").fetchone()
-            row = self.db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() if has_meta else None
+            row = (
+                self.db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() if has_meta else None
+            )
             if row is None:
-                if self.db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'documents'"
-                                   ).fetchone():
+                if self.db.execute(
+                    "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'documents'"
+                ).fetchone():
                     raise ProjectError(f"{self.path}: not an annotation project (no schema version)")
                 for stmt in SCHEMA.split(";"):
                     if stmt.strip():
                         self.db.execute(stmt)
-                self.db.executemany("INSERT INTO meta VALUES (?, ?)", [
-                    ("schema_version", str(SCHEMA_VERSION)), ("types", json.dumps(list(types))),
-                    ("created", now())])
+                self.db.executemany(
+                    "INSERT INTO meta VALUES (?, ?)",
+                    [("schema_version", str(SCHEMA_VERSION)), ("types", json.dumps(list(types))), ("created", now())],
+                )
                 return
             try:
                 found = int(row[0])
             except ValueError:
                 raise ProjectError(f"{self.path}: project schema version {row[0]!r} is not a number") from None
             if found > SCHEMA_VERSION:
-                raise ProjectError(f"{self.path}: project schema version {found} is newer than this "
-                                   f"opinion-tagger's ({SCHEMA_VERSION}); upgrade opinion-tagger")
+                raise ProjectError(
+                    f"{self.path}: project schema version {found} is newer than this "
+                    f"opinion-tagger's ({SCHEMA_VERSION}); upgrade opinion-tagger"
+                )
             if found not in MIGRATIONS and found != SCHEMA_VERSION:
                 raise ProjectError(f"{self.path}: project schema version {found} is not supported")
             while found < SCHEMA_VERSION:
                 try:
                     MIGRATIONS[found](self.db)
                 except sqlite3.DatabaseError as exc:
-                    raise ProjectError(f"{self.path}: cannot migrate the project from schema version {found} to "
-                                       f"{found + 1} ({exc}); the file is unchanged") from None
+                    raise ProjectError(
+                        f"{self.path}: cannot migrate the project from schema version {found} to "
+                        f"{found + 1} ({exc}); the file is unchanged"
+                    ) from None
                 found += 1
                 self.db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(found),))
             bad = self.db.execute("PRAGMA foreign_key_check").fetchall()
@@ -266,7 +275,7 @@ class Project:
         with self._lock:
             self.db.close()
 
-    def __enter__(self) -> "Project":
+    def __enter__(self) -> Project:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -293,8 +302,9 @@ class Project:
             return self.db.execute("PRAGMA integrity_check").fetchone()[0]
 
     # -- documents --------------------------------------------------------------
-    def add_documents(self, docs: Iterable[tuple[str, str, Sequence[StoredToken], Sequence[StoredSpan], str | None]]
-                      ) -> list[tuple[str, int | None]]:
+    def add_documents(
+        self, docs: Iterable[tuple[str, str, Sequence[StoredToken], Sequence[StoredSpan], str | None]]
+    ) -> list[tuple[str, int | None]]:
         """Add ``(name, text, tokens, spans, model)`` documents in one transaction.
         Returns ``(name, id)`` per document, ``id`` None for a name already in the project."""
         out = []
@@ -302,14 +312,18 @@ class Project:
         with self._transaction() as db:
             for name, text, tokens, spans, model in docs:
                 try:
-                    cur = db.execute("INSERT INTO documents (name, text, model, created, updated) "
-                                     "VALUES (?, ?, ?, ?, ?)", (name, text, model, stamp, stamp))
+                    cur = db.execute(
+                        "INSERT INTO documents (name, text, model, created, updated) VALUES (?, ?, ?, ?, ?)",
+                        (name, text, model, stamp, stamp),
+                    )
                 except sqlite3.IntegrityError:
                     out.append((name, None))
                     continue
                 doc_id = cur.lastrowid
-                db.executemany("INSERT INTO tokens VALUES (?, ?, ?, ?, ?)",
-                               [(doc_id, k, t.sentence, t.start, t.end) for k, t in enumerate(tokens)])
+                db.executemany(
+                    "INSERT INTO tokens VALUES (?, ?, ?, ?, ?)",
+                    [(doc_id, k, t.sentence, t.start, t.end) for k, t in enumerate(tokens)],
+                )
                 self._insert_spans(db, doc_id, spans)
                 out.append((name, doc_id))
         return out
@@ -329,7 +343,8 @@ class Project:
             rows = self.db.execute(
                 "SELECT d.id, d.name, d.status, d.version, "
                 "(SELECT COUNT(*) FROM spans s WHERE s.doc_id = d.id), d.annotator, d.updated "
-                "FROM documents d ORDER BY d.id").fetchall()
+                "FROM documents d ORDER BY d.id"
+            ).fetchall()
         return [DocumentInfo(*r) for r in rows]
 
     def counts(self) -> dict[str, int]:
@@ -340,24 +355,35 @@ class Project:
 
     def document(self, doc_id: int) -> Document:
         with self._lock:
-            row = self.db.execute("SELECT id, name, text, status, version, annotator, model FROM documents "
-                                  "WHERE id = ?", (doc_id,)).fetchone()
+            row = self.db.execute(
+                "SELECT id, name, text, status, version, annotator, model FROM documents WHERE id = ?", (doc_id,)
+            ).fetchone()
             if row is None:
                 raise ProjectError(f"{self.path}: no document {doc_id}")
             doc = Document(*row)
-            doc.tokens = [StoredToken(*r) for r in self.db.execute(
-                "SELECT position, sentence, start, end FROM tokens WHERE doc_id = ? ORDER BY position", (doc_id,))]
+            doc.tokens = [
+                StoredToken(*r)
+                for r in self.db.execute(
+                    "SELECT position, sentence, start, end FROM tokens WHERE doc_id = ? ORDER BY position", (doc_id,)
+                )
+            ]
             doc.spans = self._spans(doc_id)
         return doc
 
     def _spans(self, doc_id: int) -> list[StoredSpan]:
-        return [StoredSpan(*r) for r in self.db.execute(
-            f"SELECT {SPAN_COLUMNS} FROM spans WHERE doc_id = ? ORDER BY tok_start, tok_end, type", (doc_id,))]
+        return [
+            StoredSpan(*r)
+            for r in self.db.execute(
+                f"SELECT {SPAN_COLUMNS} FROM spans WHERE doc_id = ? ORDER BY tok_start, tok_end, type", (doc_id,)
+            )
+        ]
 
     # the uncertainty order's key: (no model span, lowest model score, import order)
-    _RANKED = ("WITH ranked AS (SELECT d.id, d.status, m.low IS NULL AS none, COALESCE(m.low, 0.0) AS low "
-               "FROM documents d LEFT JOIN (SELECT doc_id, MIN(score) AS low FROM spans "
-               "WHERE source = 'model' AND score IS NOT NULL GROUP BY doc_id) m ON m.doc_id = d.id) ")
+    _RANKED = (
+        "WITH ranked AS (SELECT d.id, d.status, m.low IS NULL AS none, COALESCE(m.low, 0.0) AS low "
+        "FROM documents d LEFT JOIN (SELECT doc_id, MIN(score) AS low FROM spans "
+        "WHERE source = 'model' AND score IS NOT NULL GROUP BY doc_id) m ON m.doc_id = d.id) "
+    )
 
     def queue(self, order: str = "file") -> list[int]:
         """The unfinished documents (to do, in progress) in the order ``next`` follows: ``file``
@@ -366,11 +392,14 @@ class Project:
             raise ProjectError(f"unknown order {order!r} (choose from {', '.join(ORDERS)})")
         with self._lock:
             if order == "file":
-                rows = self.db.execute("SELECT id FROM documents WHERE status IN ('todo', 'in_progress') "
-                                       "ORDER BY id").fetchall()
+                rows = self.db.execute(
+                    "SELECT id FROM documents WHERE status IN ('todo', 'in_progress') ORDER BY id"
+                ).fetchall()
             else:
-                rows = self.db.execute(self._RANKED + "SELECT id FROM ranked WHERE status IN "
-                                       "('todo', 'in_progress') ORDER BY none, low, id").fetchall()
+                rows = self.db.execute(
+                    self._RANKED + "SELECT id FROM ranked WHERE status IN "
+                    "('todo', 'in_progress') ORDER BY none, low, id"
+                ).fetchall()
         return [r[0] for r in rows]
 
     def next_unfinished(self, after: int | None = None, order: str = "file") -> int | None:
@@ -386,10 +415,14 @@ class Project:
                 if row is None and after is not None:
                     row = self.db.execute(q, (-1,)).fetchone()
                 return row[0] if row else None
-            q = (self._RANKED + "SELECT id FROM ranked WHERE status IN ('todo', 'in_progress') "
-                 "AND (none, low, id) > (SELECT none, low, id FROM ranked WHERE id = ?) ORDER BY none, low, id LIMIT 1")
-            first = (self._RANKED + "SELECT id FROM ranked WHERE status IN ('todo', 'in_progress') "
-                     "ORDER BY none, low, id LIMIT 1")
+            q = (
+                self._RANKED + "SELECT id FROM ranked WHERE status IN ('todo', 'in_progress') "
+                "AND (none, low, id) > (SELECT none, low, id FROM ranked WHERE id = ?) ORDER BY none, low, id LIMIT 1"
+            )
+            first = (
+                self._RANKED + "SELECT id FROM ranked WHERE status IN ('todo', 'in_progress') "
+                "ORDER BY none, low, id LIMIT 1"
+            )
             row = self.db.execute(q, (after,)).fetchone() if after is not None else None
             if row is None:
                 row = self.db.execute(first).fetchone()
@@ -405,9 +438,11 @@ class Project:
             return []
         pattern = "%" + query.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
         with self._lock:
-            rows = self.db.execute("SELECT id, name, text FROM documents WHERE text LIKE ? ESCAPE '\\' "
-                                   "OR name LIKE ? ESCAPE '\\' ORDER BY id LIMIT ?",
-                                   (pattern, pattern, limit)).fetchall()
+            rows = self.db.execute(
+                "SELECT id, name, text FROM documents WHERE text LIKE ? ESCAPE '\\' "
+                "OR name LIKE ? ESCAPE '\\' ORDER BY id LIMIT ?",
+                (pattern, pattern, limit),
+            ).fetchall()
         out = []
         for doc_id, name, text in rows:
             at = text.lower().find(query.lower())
@@ -420,16 +455,21 @@ class Project:
 
     def history(self, doc_id: int) -> list[dict]:
         with self._lock:
-            rows = self.db.execute("SELECT version, action, annotator, at FROM history WHERE doc_id = ? ORDER BY id",
-                                   (doc_id,)).fetchall()
+            rows = self.db.execute(
+                "SELECT version, action, annotator, at FROM history WHERE doc_id = ? ORDER BY id", (doc_id,)
+            ).fetchall()
         return [dict(zip(("version", "action", "annotator", "at"), r)) for r in rows]
 
     # -- edits ------------------------------------------------------------------
     def _insert_spans(self, db, doc_id: int, spans: Iterable[StoredSpan]) -> None:
-        db.executemany("INSERT INTO spans (doc_id, type, tok_start, tok_end, source, score, annotator, at, "
-                       "intensity, polarity) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                       [(doc_id, s.type, s.tok_start, s.tok_end, s.source, s.score, s.annotator, s.at,
-                         s.intensity, s.polarity) for s in spans])
+        db.executemany(
+            "INSERT INTO spans (doc_id, type, tok_start, tok_end, source, score, annotator, at, "
+            "intensity, polarity) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                (doc_id, s.type, s.tok_start, s.tok_end, s.source, s.score, s.annotator, s.at, s.intensity, s.polarity)
+                for s in spans
+            ],
+        )
 
     @contextmanager
     def _edit(self, doc_id: int, version: int, action: str, annotator: str | None, status: str | None = None):
@@ -439,34 +479,43 @@ class Project:
             if row is None:
                 raise ProjectError(f"{self.path}: no document {doc_id}")
             if row[0] != version:
-                raise ConflictError(f"the document changed elsewhere (another tab or annotator saved version "
-                                    f"{row[0]}; this change was made on version {version}) and was not saved")
+                raise ConflictError(
+                    f"the document changed elsewhere (another tab or annotator saved version "
+                    f"{row[0]}; this change was made on version {version}) and was not saved"
+                )
             before = {"status": row[1], "spans": [asdict(s) for s in self._spans(doc_id)]}
             yield db
             stamp = now()
             new_status = status or ("in_progress" if row[1] == "todo" else row[1])
-            db.execute("UPDATE documents SET version = version + 1, status = ?, annotator = ?, updated = ? "
-                       "WHERE id = ?", (new_status, annotator, stamp, doc_id))
-            db.execute("INSERT INTO history (doc_id, version, action, annotator, at, before) VALUES (?, ?, ?, ?, ?, ?)",
-                       (doc_id, version + 1, action, annotator, stamp, json.dumps(before)))
+            db.execute(
+                "UPDATE documents SET version = version + 1, status = ?, annotator = ?, updated = ? WHERE id = ?",
+                (new_status, annotator, stamp, doc_id),
+            )
+            db.execute(
+                "INSERT INTO history (doc_id, version, action, annotator, at, before) VALUES (?, ?, ?, ?, ?, ?)",
+                (doc_id, version + 1, action, annotator, stamp, json.dumps(before)),
+            )
 
     def _check_span(self, db, doc_id: int, typ: str, tok_start: int, tok_end: int) -> None:
         if typ not in self.types:
             raise ProjectError(f"unknown span type {typ!r} (this project has {', '.join(self.types)})")
-        sents = db.execute("SELECT sentence FROM tokens WHERE doc_id = ? AND position IN (?, ?)",
-                           (doc_id, tok_start, tok_end - 1)).fetchall()
+        sents = db.execute(
+            "SELECT sentence FROM tokens WHERE doc_id = ? AND position IN (?, ?)", (doc_id, tok_start, tok_end - 1)
+        ).fetchall()
         if tok_end <= tok_start or len(sents) != (1 if tok_end - tok_start == 1 else 2):
             raise ProjectError(f"tokens {tok_start}..{tok_end} are not a span of this document")
         if len({s for (s,) in sents}) != 1:
             raise ProjectError("a span cannot cross a sentence boundary")
 
-    def _replace_overlapping(self, db, doc_id: int, typ: str, tok_start: int, tok_end: int,
-                             keep: int | None = None) -> None:
-        db.execute("DELETE FROM spans WHERE doc_id = ? AND type = ? AND tok_start < ? AND tok_end > ? "
-                   "AND id IS NOT ?", (doc_id, typ, tok_end, tok_start, keep))
+    def _replace_overlapping(
+        self, db, doc_id: int, typ: str, tok_start: int, tok_end: int, keep: int | None = None
+    ) -> None:
+        db.execute(
+            "DELETE FROM spans WHERE doc_id = ? AND type = ? AND tok_start < ? AND tok_end > ? AND id IS NOT ?",
+            (doc_id, typ, tok_end, tok_start, keep),
+        )
 
-    def add_span(self, doc_id: int, version: int, typ: str, tok_start: int, tok_end: int,
-                 annotator: str | None) -> int:
+    def add_span(self, doc_id: int, version: int, typ: str, tok_start: int, tok_end: int, annotator: str | None) -> int:
         """A human span over tokens [tok_start, tok_end); same-type spans it overlaps are removed.
         Returns the new version."""
         with self._edit(doc_id, version, f"add {typ}", annotator) as db:
@@ -476,8 +525,9 @@ class Project:
         return version + 1
 
     def _span_row(self, db, doc_id: int, span_id: int):
-        row = db.execute("SELECT type, tok_start, tok_end FROM spans WHERE id = ? AND doc_id = ?",
-                         (span_id, doc_id)).fetchone()
+        row = db.execute(
+            "SELECT type, tok_start, tok_end FROM spans WHERE id = ? AND doc_id = ?", (span_id, doc_id)
+        ).fetchone()
         if row is None:
             raise ProjectError(f"no span {span_id} in document {doc_id}")
         return row
@@ -488,8 +538,16 @@ class Project:
             db.execute("DELETE FROM spans WHERE id = ?", (span_id,))
         return version + 1
 
-    def change_span(self, doc_id: int, version: int, span_id: int, annotator: str | None, typ: str | None = None,
-                    tok_start: int | None = None, tok_end: int | None = None) -> int:
+    def change_span(
+        self,
+        doc_id: int,
+        version: int,
+        span_id: int,
+        annotator: str | None,
+        typ: str | None = None,
+        tok_start: int | None = None,
+        tok_end: int | None = None,
+    ) -> int:
         """Relabel and/or resize a span; it becomes a human span (who and when)."""
         with self._edit(doc_id, version, "change", annotator) as db:
             old_type, old_start, old_end = self._span_row(db, doc_id, span_id)
@@ -498,12 +556,22 @@ class Project:
             tok_end = old_end if tok_end is None else tok_end
             self._check_span(db, doc_id, typ, tok_start, tok_end)
             self._replace_overlapping(db, doc_id, typ, tok_start, tok_end, keep=span_id)
-            db.execute("UPDATE spans SET type = ?, tok_start = ?, tok_end = ?, source = 'human', score = NULL, "
-                       "annotator = ?, at = ? WHERE id = ?", (typ, tok_start, tok_end, annotator, now(), span_id))
+            db.execute(
+                "UPDATE spans SET type = ?, tok_start = ?, tok_end = ?, source = 'human', score = NULL, "
+                "annotator = ?, at = ? WHERE id = ?",
+                (typ, tok_start, tok_end, annotator, now(), span_id),
+            )
         return version + 1
 
-    def set_attributes(self, doc_id: int, version: int, span_id: int, annotator: str | None,
-                       intensity: str | None = None, polarity: str | None = None) -> int:
+    def set_attributes(
+        self,
+        doc_id: int,
+        version: int,
+        span_id: int,
+        annotator: str | None,
+        intensity: str | None = None,
+        polarity: str | None = None,
+    ) -> int:
         """Set a span's MPQA attributes (None: not set; both are written).  The span keeps its
         source; the change is recorded (who, when) in the history and can be undone."""
         if intensity is not None and intensity not in INTENSITIES:
@@ -528,17 +596,34 @@ class Project:
         """Restore the spans and status before the last change not yet undone (repeat to go
         further back).  The undo is itself a saved change.  ProjectError when nothing is left."""
         with self._lock:
-            row = self.db.execute("SELECT id, before FROM history WHERE doc_id = ? AND action != 'undo' "
-                                  "ORDER BY id DESC LIMIT 1", (doc_id,)).fetchone()
+            row = self.db.execute(
+                "SELECT id, before FROM history WHERE doc_id = ? AND action != 'undo' ORDER BY id DESC LIMIT 1",
+                (doc_id,),
+            ).fetchone()
         if row is None:
             raise ProjectError("nothing to undo")
         hist_id, before = row[0], json.loads(row[1])
         with self._edit(doc_id, version, "undo", annotator, status=before["status"]) as db:
             db.execute("DELETE FROM spans WHERE doc_id = ?", (doc_id,))
             # a change saved before version 2 has no intensity or polarity: None
-            db.executemany(f"INSERT INTO spans (doc_id, {SPAN_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                           [(doc_id, s["id"], s["type"], s["tok_start"], s["tok_end"], s["source"], s["score"],
-                             s["annotator"], s["at"], s.get("intensity"), s.get("polarity"))
-                            for s in before["spans"]])
+            db.executemany(
+                f"INSERT INTO spans (doc_id, {SPAN_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (
+                        doc_id,
+                        s["id"],
+                        s["type"],
+                        s["tok_start"],
+                        s["tok_end"],
+                        s["source"],
+                        s["score"],
+                        s["annotator"],
+                        s["at"],
+                        s.get("intensity"),
+                        s.get("polarity"),
+                    )
+                    for s in before["spans"]
+                ],
+            )
             db.execute("DELETE FROM history WHERE id = ?", (hist_id,))
         return version + 1

@@ -14,8 +14,9 @@ from tagger.errors import CorpusError, Problems
 SOURCES = ("mpqa", "reference", "conll")
 
 
-def load_documents(source: str, path: str | Path, rules: LabelRules = LabelRules(),
-                   problems: Problems | None = None) -> dict[str, list[Sentence]]:
+def load_documents(
+    source: str, path: str | Path, rules: LabelRules = LabelRules(), problems: Problems | None = None
+) -> dict[str, list[Sentence]]:
     """Sentences by document name from ``source``:
 
     - ``mpqa``: a raw MPQA 2.0 directory, converted over spaCy tokens with ``rules``;

@@ -49,8 +49,10 @@ def opinion_spans(annotations: list[Annotation], text: str, rules: LabelRules = 
         if a.is_empty:
             continue
         if a.type == "GATE_direct-subjective":
-            if a.is_implicit and (rules.dse_implicit == "none" or (
-                    rules.dse_implicit == "words" and not any(c.isalnum() for c in text[a.start:a.end]))):
+            if a.is_implicit and (
+                rules.dse_implicit == "none"
+                or (rules.dse_implicit == "words" and not any(c.isalnum() for c in text[a.start : a.end]))
+            ):
                 continue
             if "insubstantial" in a.attrs and not rules.dse_insubstantial:
                 continue

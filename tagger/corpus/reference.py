@@ -56,8 +56,10 @@ def read_reference(root: str | Path) -> list[Sentence]:
             raise CorpusError(f"{ids_path}:{line_no}: expected 'docindex sentindex docname'")
         ids.append((int(parts[1]), parts[2]))
     if not (len(dse) == len(ese) == len(ids)):
-        raise CorpusError(f"{root}: dse.txt ({len(dse)}), ese.txt ({len(ese)}) and "
-                          f"sentenceid.txt ({len(ids)}) disagree on the number of sentences")
+        raise CorpusError(
+            f"{root}: dse.txt ({len(dse)}), ese.txt ({len(ese)}) and "
+            f"sentenceid.txt ({len(ids)}) disagree on the number of sentences"
+        )
     out = []
     for n, (d, e, (index, doc)) in enumerate(zip(dse, ese, ids)):
         if [w for w, _, _ in d] != [w for w, _, _ in e]:

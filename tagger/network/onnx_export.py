@@ -96,6 +96,7 @@ def _minilm_tensors() -> dict[str, np.ndarray]:
 
 def match_base(weights: dict[str, np.ndarray], tensors: dict[str, np.ndarray]) -> dict[str, dict]:
     """For each weight equal to a package tensor (as it is, or transposed), reshaped: how to rebuild it."""
+
     def key(a: np.ndarray) -> tuple:  # independent of the order of the values (a transposed tensor's too)
         return (a.size, float(a.min(initial=np.inf)), float(a.max(initial=-np.inf)))
 
@@ -147,8 +148,8 @@ def export_onnx(model, config: TaggerConfig, vocab, bundle: str | Path, delta: b
 
     def forward(*args):
         data = dict(zip(names, args[: len(names)])) if isinstance(inputs, dict) else args[0]
-        w = list(args[len(names):])
-        out, _ = net.stateless_call(w[: len(trainable)], w[len(trainable):], data, training=False)
+        w = list(args[len(names) :])
+        out, _ = net.stateless_call(w[: len(trainable)], w[len(trainable) :], data, training=False)
         return {t: tf.identity(out[t], name=t) for t in config.types}
 
     fn = tf.function(forward, input_signature=spec)
@@ -162,7 +163,11 @@ def export_onnx(model, config: TaggerConfig, vocab, bundle: str | Path, delta: b
     by_input = {f"weight_{k}": p for k, p in enumerate(paths)}
     externals = match_base(values, _minilm_tensors()) if config.context_fine_tune else {}
     if delta:
-        externals["embedding/table"] = {"source": "glove", "file": "weights.npz", "shape": list(values["embedding/table"].shape)}
+        externals["embedding/table"] = {
+            "source": "glove",
+            "file": "weights.npz",
+            "shape": list(values["embedding/table"].shape),
+        }
     graph = proto.graph
     used = _used_names(graph)
     kept_inputs, stored = [], set()
@@ -198,8 +203,15 @@ def export_onnx(model, config: TaggerConfig, vocab, bundle: str | Path, delta: b
         for t in config.types:
             layer = net.get_layer(t)
             crf[t] = {k: np.asarray(getattr(layer, k)).tolist() for k in ("transitions", "start", "end")}
-    return {"file": ONNX_FILE, "opset": OPSET, "inputs": [i.name for i in kept_inputs],
-            "outputs": list(config.types), "externals": externals, "crf": crf, "config_sha256": config_digest(config)}
+    return {
+        "file": ONNX_FILE,
+        "opset": OPSET,
+        "inputs": [i.name for i in kept_inputs],
+        "outputs": list(config.types),
+        "externals": externals,
+        "crf": crf,
+        "config_sha256": config_digest(config),
+    }
 
 
 def config_digest(config: TaggerConfig) -> str:

@@ -11,8 +11,8 @@ devices by XLA.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Iterator
 
 from tagger.errors import TaggerError
 
@@ -22,8 +22,9 @@ def select_devices(spec: str) -> list[str]:
     import keras
 
     if keras.backend.backend() != "jax":
-        raise TaggerError(f"--devices needs the JAX backend (KERAS_BACKEND=jax); Keras runs on "
-                          f"{keras.backend.backend()}")
+        raise TaggerError(
+            f"--devices needs the JAX backend (KERAS_BACKEND=jax); Keras runs on {keras.backend.backend()}"
+        )
     devices = keras.distribution.list_devices()
     if spec == "all":
         return devices
@@ -58,11 +59,15 @@ def train_data_parallel(config, train_sentences, dev_sentences, out_dir, devices
     from tagger.training.trainer import train
 
     if config.trainer != "keras":
-        raise TaggerError(f"--devices splits the batches of the Keras trainer; trainer {config.trainer!r} "
-                          "runs on one device")
+        raise TaggerError(
+            f"--devices splits the batches of the Keras trainer; trainer {config.trainer!r} runs on one device"
+        )
     chosen = select_devices(devices)
     record = dict(kwargs.pop("record", None) or {})
-    record["data_parallel"] = {"devices": chosen, "global_batch": config.batch_size,
-                               "per_device_batch": config.batch_size // len(chosen)}
+    record["data_parallel"] = {
+        "devices": chosen,
+        "global_batch": config.batch_size,
+        "per_device_batch": config.batch_size // len(chosen),
+    }
     with data_parallel(chosen, config.batch_size):
         return train(config, train_sentences, dev_sentences, out_dir, record=record, **kwargs)

@@ -19,8 +19,8 @@ them have complete: their weights are stacked into one program.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 
@@ -38,8 +38,9 @@ def _same_run(saved: TaggerConfig, config: TaggerConfig) -> bool:
     return saved.replace(max_epochs=1, patience=1) == config.replace(max_epochs=1, patience=1)
 
 
-def save(out_dir: str | Path, epoch: int, leaves: dict[str, list[np.ndarray] | None], state: dict,
-         config: TaggerConfig) -> None:
+def save(
+    out_dir: str | Path, epoch: int, leaves: dict[str, list[np.ndarray] | None], state: dict, config: TaggerConfig
+) -> None:
     """Write ``out_dir/checkpoint/epoch-NNNN/`` (``leaves``: per part of ``PARTS`` the flat list of arrays,
     None for a part the model does not have yet) and remove all but the ``KEEP_CHECKPOINTS`` newest."""
     root = Path(out_dir) / "checkpoint"
@@ -52,8 +53,9 @@ def save(out_dir: str | Path, epoch: int, leaves: dict[str, list[np.ndarray] | N
         with open(tmp, "wb") as fh:
             np.savez(fh, **arrays)
     counts = {part: (len(leaves[part]) if leaves.get(part) is not None else None) for part in PARTS}
-    atomic_write_text(d / "state.json", json.dumps({**state, "epoch": epoch, "leaves": counts,
-                                                    "config": config.to_dict()}, indent=1))
+    atomic_write_text(
+        d / "state.json", json.dumps({**state, "epoch": epoch, "leaves": counts, "config": config.to_dict()}, indent=1)
+    )
     atomic_write_text(d / MANIFEST, json.dumps(make_manifest(d, FILES), indent=1))
     for _, old in checkpoint_dirs(out_dir)[KEEP_CHECKPOINTS:]:
         remove_tree(old)
@@ -80,13 +82,17 @@ def load(where: Path, config: TaggerConfig) -> tuple[dict, dict[str, list[np.nda
         saved = TaggerConfig.from_dict(state["config"])
         counts = state["leaves"]
         with np.load(where / "arrays.npz", allow_pickle=False) as npz:
-            leaves = {part: (None if counts[part] is None else [npz[f"{part}/{i}"] for i in range(counts[part])])
-                      for part in PARTS}
+            leaves = {
+                part: (None if counts[part] is None else [npz[f"{part}/{i}"] for i in range(counts[part])])
+                for part in PARTS
+            }
     except (OSError, ValueError, TypeError, KeyError) as exc:
         raise TaggerError(f"{where}: unreadable checkpoint: {exc}") from None
     if not _same_run(saved, config):
-        raise TaggerError(f"{where.parent}: the checkpoint was made with another configuration; "
-                          "resume with the same options or train into a new directory")
+        raise TaggerError(
+            f"{where.parent}: the checkpoint was made with another configuration; "
+            "resume with the same options or train into a new directory"
+        )
     return state, leaves
 
 
@@ -97,8 +103,10 @@ def latest_common(out_dirs: Sequence[str | Path], config: TaggerConfig) -> list[
     shared = set.intersection(*(set(c) for c in per_model)) if per_model else set()
     if not shared:
         if any(per_model):
-            announce(f"{Path(out_dirs[0]).parent}: no epoch has a complete checkpoint of every model trained "
-                     "together: starting afresh")
+            announce(
+                f"{Path(out_dirs[0]).parent}: no epoch has a complete checkpoint of every model trained "
+                "together: starting afresh"
+            )
         return None
     epoch = max(shared)
     return [load(c[epoch], config) for c in per_model]

@@ -29,8 +29,8 @@ from __future__ import annotations
 import logging
 import os
 import time
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Iterable, Sequence
 
 import numpy as np
 
@@ -78,10 +78,15 @@ def params_from_model(model, config: TaggerConfig) -> tuple[dict, dict]:
     for k in range(1, config.depth + 1):
         bi = model.get_layer(f"birnn_{k}")
         cells = (bi.forward_layer.cell, bi.backward_layer.cell)
-        layers.append({name: np.stack([np.asarray(getattr(c, attr)) for c in cells])
-                       for name, attr in (("W", "kernel"), ("U", "recurrent_kernel"), ("b", "bias"))})
-    heads = {t: {"W": np.asarray(model.get_layer(t).kernel), "b": np.asarray(model.get_layer(t).bias)}
-             for t in config.types}
+        layers.append(
+            {
+                name: np.stack([np.asarray(getattr(c, attr)) for c in cells])
+                for name, attr in (("W", "kernel"), ("U", "recurrent_kernel"), ("b", "bias"))
+            }
+        )
+    heads = {
+        t: {"W": np.asarray(model.get_layer(t).kernel), "b": np.asarray(model.get_layer(t).bias)} for t in config.types
+    }
     consts = {"table": table * frozen[:, None], "row": row, "train": (frozen == 0).astype(table.dtype)}
     return {"emb": table[rows], "layers": layers, "heads": heads}, consts
 
@@ -126,6 +131,7 @@ def _birnn(layer, x, mask, cell: str = "elman"):
         return jnp.einsum("kbh,khj->kbj", h, U)
 
     if cell == "elman":
+
         def step(h, inputs):
             xt, mt = inputs
             h = jax.nn.relu(xt + recur(h)) * mt
@@ -133,6 +139,7 @@ def _birnn(layer, x, mask, cell: str = "elman"):
 
         state = jnp.zeros(xs.shape[1:-1] + (n_hidden,), xs.dtype)
     elif cell == "lstm":
+
         def step(carry, inputs):
             h, c = carry
             xt, mt = inputs
@@ -178,8 +185,9 @@ def forward(params, consts, ids, config: TaggerConfig, key=None):
 
     mask = (ids != 0).astype(consts["table"].dtype)
     trains = jnp.take(consts["train"], ids, axis=0)[..., None]
-    x = (trains * jnp.take(params["emb"], jnp.take(consts["row"], ids, axis=0), axis=0)
-         + (1.0 - trains) * jnp.take(consts["table"], ids, axis=0))
+    x = trains * jnp.take(params["emb"], jnp.take(consts["row"], ids, axis=0), axis=0) + (1.0 - trains) * jnp.take(
+        consts["table"], ids, axis=0
+    )
     keys = jax.random.split(key, config.depth + 1) if key is not None else [None] * (config.depth + 1)
     x = _dropout(x, config.input_dropout, keys[0])
     hidden = []
@@ -224,7 +232,7 @@ def optimizer(config: TaggerConfig):
     import optax
 
     def schedule(scale):
-        return lambda step: config.learning_rate * scale * config.lr_decay ** step
+        return lambda step: config.learning_rate * scale * config.lr_decay**step
 
     def make(scale):
         if config.optimizer == "adam":
@@ -241,8 +249,10 @@ def optimizer(config: TaggerConfig):
 
         return jax.tree_util.tree_map(one, grads)
 
-    labels = lambda params: {k: jax.tree_util.tree_map(lambda _: "out" if k == "heads" else "net", v)  # noqa: E731
-                             for k, v in params.items()}
+    labels = lambda params: {  # noqa: E731
+        k: jax.tree_util.tree_map(lambda _: "out" if k == "heads" else "net", v)  # noqa: B023 (called at once)
+        for k, v in params.items()
+    }
     opt = optax.multi_transform({"net": make(1.0), "out": make(config.output_lr_scale)}, labels)
     return optax.chain(optax.stateless(clip), opt) if config.clipnorm else opt
 
@@ -253,8 +263,11 @@ class Encoded:
 
     def __init__(self, vocab: Vocabulary, sentences: Sequence[Sentence], types: Sequence[str]):
         self.ids = [np.asarray(vocab.ids(s.words), dtype="int32") for s in sentences]
-        self.tags = {t: [encode_tags([s.tags[t]], len(s))[0] for s in sentences] for t in types} if (
-            sentences and sentences[0].tags) else {}
+        self.tags = (
+            {t: [encode_tags([s.tags[t]], len(s))[0] for s in sentences] for t in types}
+            if (sentences and sentences[0].tags)
+            else {}
+        )
         self.lengths = [len(s) for s in sentences]
 
 
@@ -285,7 +298,7 @@ def epoch_plan(lengths: Sequence[Sequence[int]], batch_size: int, seed: int, epo
     for lens in lengths:
         rng = np.random.default_rng([seed, epoch])
         idx = sorted(rng.permutation(len(lens)), key=lambda i: lens[i])
-        per_model.append([list(idx[i:i + batch_size]) for i in range(0, len(idx), batch_size)])
+        per_model.append([list(idx[i : i + batch_size]) for i in range(0, len(idx), batch_size)])
     slots = max(len(b) for b in per_model)
     table: list[list] = [[None] * len(per_model) for _ in range(slots)]
     for m, bs in enumerate(per_model):
@@ -339,8 +352,11 @@ class FastTrainer:
             loss, grads = grad(params, consts, ids, tags, key)
             updates, new_state = self.opt.update(grads, opt_state, params)
             keep = lambda new, old: jnp.where(active, new, old)  # noqa: E731  (a model with no batch: unchanged)
-            return (jax.tree_util.tree_map(keep, optax.apply_updates(params, updates), params),
-                    jax.tree_util.tree_map(keep, new_state, opt_state), loss * active)
+            return (
+                jax.tree_util.tree_map(keep, optax.apply_updates(params, updates), params),
+                jax.tree_util.tree_map(keep, new_state, opt_state),
+                loss * active,
+            )
 
         def predict(params, consts, ids):
             logits, _, _ = forward(params, consts, ids, cfg)
@@ -355,25 +371,34 @@ class FastTrainer:
         orders = [sorted(range(len(d.lengths)), key=d.lengths.__getitem__) for d in data]
         out = [[None] * len(d.lengths) for d in data]
         for s in range(0, max(len(o) for o in orders), EVAL_BATCH):
-            picks = [o[s:s + EVAL_BATCH] or None for o in orders]
+            picks = [o[s : s + EVAL_BATCH] or None for o in orders]
             ids, _ = stacked_batch(data, picks, EVAL_BATCH, ())
             pred = {t: np.asarray(v) for t, v in self._predict(params, consts, ids).items()}
             for m, idx in enumerate(picks):
                 for r, i in enumerate(idx or ()):
-                    out[m][i] = {t: v[m, r, :data[m].lengths[i]] for t, v in pred.items()}
+                    out[m][i] = {t: v[m, r, : data[m].lengths[i]] for t, v in pred.items()}
         return out
 
     def _reports(self, params, consts, data, folds) -> list[dict]:
         from tagger.evaluation.scoring import score_predictions
 
         preds = self.predict_ids(params, consts, data)
-        return [score_predictions(f.dev, {t: [decode_tags(p[t], t) for p in pred] for t in self.config.types})
-                if f.dev else {} for f, pred in zip(folds, preds)]
+        return [
+            score_predictions(f.dev, {t: [decode_tags(p[t], t) for p in pred] for t in self.config.types})
+            if f.dev
+            else {}
+            for f, pred in zip(folds, preds)
+        ]
 
     # -- the loop ---------------------------------------------------------------
-    def run(self, runs: Sequence[tuple[Sequence[Sentence], Sequence[Sentence], str | Path]],
-            extra_words: Iterable[str] = (), records: Sequence[dict] | None = None, init: str | Path | None = None,
-            resume: bool = False):
+    def run(
+        self,
+        runs: Sequence[tuple[Sequence[Sentence], Sequence[Sentence], str | Path]],
+        extra_words: Iterable[str] = (),
+        records: Sequence[dict] | None = None,
+        init: str | Path | None = None,
+        resume: bool = False,
+    ):
         """Train one model per (train, dev, out_dir); returns [(Tagger, meta)] in the same order, with a
         ``TrainingDiverged`` in place of a model whose loss became infinite (the others train on).  ``init``:
         a bundle whose network and vocabulary every model starts from (words it lacks read as unknown).
@@ -416,13 +441,16 @@ class FastTrainer:
         restored = self._restore(folds, params, opt_state) if resume else None
         if restored is not None:
             params, opt_state, first, train_seconds = restored
-            announce(f"resuming from epoch {first - 1} ({folds[0].out_dir / 'checkpoint'}"
-                     f"{f' and {len(folds) - 1} more' if len(folds) > 1 else ''})")
+            announce(
+                f"resuming from epoch {first - 1} ({folds[0].out_dir / 'checkpoint'}"
+                f"{f' and {len(folds) - 1} more' if len(folds) > 1 else ''})"
+            )
         else:
             stale = [f.out_dir / "checkpoint" for f in folds if has_checkpoint(f.out_dir)]
             if stale and not resume:
-                raise TaggerError(f"{stale[0]}: a checkpoint exists; pass --resume to continue it "
-                                  "or choose another output directory")
+                raise TaggerError(
+                    f"{stale[0]}: a checkpoint exists; pass --resume to continue it or choose another output directory"
+                )
             for f in folds:
                 remove_checkpoint(f.out_dir)
         train_data = [Encoded(v, f.train, cfg.types) for v, f in zip(vocabs, folds)]
@@ -462,19 +490,25 @@ class FastTrainer:
                     f.active, f.diverged = False, epoch
                     log.warning("model %d: training diverged at epoch %d (loss %s)", m + 1, epoch, mean_loss)
                     continue
-                entry = {"epoch": epoch, "loss": mean_loss, "seconds": seconds / len(folds),
-                         "tokens_per_s": tokens[m] / (seconds / sum(live))}
+                entry = {
+                    "epoch": epoch,
+                    "loss": mean_loss,
+                    "seconds": seconds / len(folds),
+                    "tokens_per_s": tokens[m] / (seconds / sum(live)),
+                }
                 if evaluate:
                     score = dev_score(reports[m]) if f.dev else -mean_loss
                     entry.update(dev_score=score, dev=reports[m])
                     if f.best is None or score > f.best:
                         f.best, f.best_epoch, f.bad = score, epoch, 0
-                        f.best_params = jax.tree_util.tree_map(lambda x: x[m], host)
+                        f.best_params = jax.tree_util.tree_map(lambda x: x[m], host)  # noqa: B023 (called at once)
                     elif patience_counts(f.best, bool(f.dev)):
                         f.bad += 1
                 dev = f", dev prop F1 {entry['dev_score']:.4f}" if evaluate else ""  # a line every epoch
-                msg = (f"epoch {epoch}{f' (model {m + 1}/{len(folds)})' if len(folds) > 1 else ''}: "
-                       f"loss {mean_loss:.4f}{dev}, {seconds:.1f}s")
+                msg = (
+                    f"epoch {epoch}{f' (model {m + 1}/{len(folds)})' if len(folds) > 1 else ''}: "
+                    f"loss {mean_loss:.4f}{dev}, {seconds:.1f}s"
+                )
                 if self.progress:
                     tqdm.write(msg)
                 log.info(msg)
@@ -487,8 +521,11 @@ class FastTrainer:
         for m, f in enumerate(folds):
             if f.diverged:
                 remove_checkpoint(f.out_dir)  # a rerun takes another seed
-                out.append(TrainingDiverged(f"training diverged at epoch {f.diverged}; lower --lr or change --seed",
-                                            f.diverged))
+                out.append(
+                    TrainingDiverged(
+                        f"training diverged at epoch {f.diverged}; lower --lr or change --seed", f.diverged
+                    )
+                )
                 continue
             params_to_model(f.best_params, models[m], cfg)
             record = dict((records or [{}] * len(folds))[m])
@@ -505,9 +542,17 @@ class FastTrainer:
         p_leaves = leaves(host)
         o_leaves = [np.asarray(x) for x in leaves(opt_state)]
         for m, f in enumerate(folds):
-            fast_checkpoint.save(f.out_dir, epoch, {
-                "params": [x[m] for x in p_leaves], "opt": [x[m] for x in o_leaves],
-                "best": None if f.best_params is None else leaves(f.best_params)}, f.state(train_seconds), self.config)
+            fast_checkpoint.save(
+                f.out_dir,
+                epoch,
+                {
+                    "params": [x[m] for x in p_leaves],
+                    "opt": [x[m] for x in o_leaves],
+                    "best": None if f.best_params is None else leaves(f.best_params),
+                },
+                f.state(train_seconds),
+                self.config,
+            )
 
     def _restore(self, folds, params, opt_state):
         """(params, opt_state, first epoch, training seconds so far) from the models' checkpoints, stacked
@@ -524,13 +569,18 @@ class FastTrainer:
         for part, like in (("params", params), ("opt", opt_state)):
             template, treedef = tree.tree_flatten(like)
             per_model = [leaves[part] for _, leaves in saved]
-            if any(x is None or [(a.shape, a.dtype) for a in x] != [(t.shape[1:], t.dtype) for t in template]
-                   for x in per_model):
-                announce(f"{folds[0].out_dir / 'checkpoint'}: the checkpoint holds other shapes than this run "
-                         "(other models trained together): starting afresh")
+            if any(
+                x is None or [(a.shape, a.dtype) for a in x] != [(t.shape[1:], t.dtype) for t in template]
+                for x in per_model
+            ):
+                announce(
+                    f"{folds[0].out_dir / 'checkpoint'}: the checkpoint holds other shapes than this run "
+                    "(other models trained together): starting afresh"
+                )
                 return None
             stacked[part] = tree.tree_unflatten(
-                treedef, [self.jax.numpy.asarray(np.stack(xs)) for xs in zip(*per_model)])
+                treedef, [self.jax.numpy.asarray(np.stack(xs)) for xs in zip(*per_model)]
+            )
         p_def = tree.tree_structure(params)
         for f, (state, leaves) in zip(folds, saved):
             f.restore(state)
@@ -541,8 +591,9 @@ class FastTrainer:
     def _finish(self, fold: _Fold, model, vocab, train_seconds, record):
         from tagger.training.trainer import save_trained
 
-        return save_trained(self.config, model, vocab, fold.out_dir, record, fold.history, fold.best_epoch,
-                            train_seconds, fast_device())
+        return save_trained(
+            self.config, model, vocab, fold.out_dir, record, fold.history, fold.best_epoch, train_seconds, fast_device()
+        )
 
 
 def _stack(trees: list) -> dict:
@@ -567,9 +618,17 @@ def fast_device() -> str:
     return f"{where}, fast JAX trainer"
 
 
-def train_fast(config: TaggerConfig, train: Sequence[Sentence], dev: Sequence[Sentence], out_dir: str | Path,
-               extra_words: Iterable[str] = (), progress: bool = True, record: dict | None = None,
-               init: str | Path | None = None, resume: bool = False):
+def train_fast(
+    config: TaggerConfig,
+    train: Sequence[Sentence],
+    dev: Sequence[Sentence],
+    out_dir: str | Path,
+    extra_words: Iterable[str] = (),
+    progress: bool = True,
+    record: dict | None = None,
+    init: str | Path | None = None,
+    resume: bool = False,
+):
     """Train with the JAX loop and write the bundle to ``out_dir``; returns (Tagger, meta).  Raises
     ``TrainingDiverged`` when the loss becomes infinite.  ``init``: a bundle to continue training from;
     ``resume``: continue from the checkpoint in ``out_dir``."""
@@ -579,8 +638,14 @@ def train_fast(config: TaggerConfig, train: Sequence[Sentence], dev: Sequence[Se
     return result
 
 
-def train_fast_together(config: TaggerConfig, runs, extra_words: Iterable[str] = (), progress: bool = True,
-                        records: Sequence[dict] | None = None, resume: bool = False):
+def train_fast_together(
+    config: TaggerConfig,
+    runs,
+    extra_words: Iterable[str] = (),
+    progress: bool = True,
+    records: Sequence[dict] | None = None,
+    resume: bool = False,
+):
     """Train several models of one configuration together, one per (train, dev, out_dir) (e.g. the folds of
     a cross-validation); returns [(Tagger, meta)], a ``TrainingDiverged`` for a model whose loss became
     infinite.  ``resume``: continue from their checkpoints."""

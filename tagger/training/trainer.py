@@ -23,8 +23,8 @@ import re
 import shutil
 import sys
 import time
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -57,11 +57,33 @@ log = logging.getLogger("tagger")
 
 def training_fields(config: TaggerConfig) -> dict:
     """The configuration fields that may change when training continues from a bundle."""
-    return {f: getattr(config, f) for f in ("optimizer", "learning_rate", "lr_schedule", "momentum", "clipnorm",
-                                            "batch_size", "max_epochs", "patience", "seed", "jit_compile",
-                                            "input_dropout", "dropout", "trainer", "o_weight", "loss_sum",
-                                            "output_lr_scale", "lr_decay", "l2", "activation_l2", "init",
-                                            "init_scale", "eval_every")}
+    return {
+        f: getattr(config, f)
+        for f in (
+            "optimizer",
+            "learning_rate",
+            "lr_schedule",
+            "momentum",
+            "clipnorm",
+            "batch_size",
+            "max_epochs",
+            "patience",
+            "seed",
+            "jit_compile",
+            "input_dropout",
+            "dropout",
+            "trainer",
+            "o_weight",
+            "loss_sum",
+            "output_lr_scale",
+            "lr_decay",
+            "l2",
+            "activation_l2",
+            "init",
+            "init_scale",
+            "eval_every",
+        )
+    }
 
 
 def bundle_start(init: str | Path, config: TaggerConfig):
@@ -71,8 +93,9 @@ def bundle_start(init: str | Path, config: TaggerConfig):
 
     vocab, saved, _ = load_bundle_files(init)
     if saved.replace(**training_fields(config)) != config:
-        raise TaggerError(f"{init}: training can continue only with the bundle's network "
-                          "(its task, cell, depth, sizes and features)")
+        raise TaggerError(
+            f"{init}: training can continue only with the bundle's network (its task, cell, depth, sizes and features)"
+        )
     return vocab, load_keras_model(init)
 
 
@@ -171,8 +194,16 @@ class EpochProgress:
         from tqdm.auto import tqdm
 
         yield self.batches[0]
-        self.bar = tqdm(self.batches[1:], desc=f"epoch {self.epoch}", unit="batch", leave=False, smoothing=0.1,
-                        initial=1, total=len(self.batches), postfix=self.postfix or None)
+        self.bar = tqdm(
+            self.batches[1:],
+            desc=f"epoch {self.epoch}",
+            unit="batch",
+            leave=False,
+            smoothing=0.1,
+            initial=1,
+            total=len(self.batches),
+            postfix=self.postfix or None,
+        )
         yield from self.bar
 
     def _lines(self):
@@ -245,9 +276,15 @@ def o_weights(y: dict[str, np.ndarray], o_weight: float) -> dict[str, np.ndarray
 class Trainer:
     """Trains one tagger; ``run`` returns the trained ``Tagger`` and a record."""
 
-    def __init__(self, config: TaggerConfig, out_dir: str | Path, progress: bool = True,
-                 on_epoch: Callable[[dict], None] | None = None, context_cache: str | Path | None = None,
-                 init: str | Path | None = None):
+    def __init__(
+        self,
+        config: TaggerConfig,
+        out_dir: str | Path,
+        progress: bool = True,
+        on_epoch: Callable[[dict], None] | None = None,
+        context_cache: str | Path | None = None,
+        init: str | Path | None = None,
+    ):
         self.config, self.out_dir = config, Path(out_dir)
         self.init = init  # a bundle whose network and vocabulary training continues from
         self.context_cache = context_cache
@@ -275,8 +312,7 @@ class Trainer:
         frozen = np.zeros(len(vocab), "float32") if cfg.fine_tune else pretrained
         set_embeddings(model, matrix, frozen)
         compile_model(model, cfg, self._steps(train))
-        state = {"epoch": 0, "best_score": None, "best_epoch": 0, "bad_epochs": 0, "history": [],
-                 "train_seconds": 0.0}
+        state = {"epoch": 0, "best_score": None, "best_epoch": 0, "bad_epochs": 0, "history": [], "train_seconds": 0.0}
         return model, vocab, state
 
     def _from_bundle(self, train: Sequence[Sentence]):
@@ -285,8 +321,15 @@ class Trainer:
 
         vocab, model = bundle_start(self.init, self.config)
         compile_model(model, self.config, self._steps(train))
-        state = {"epoch": 0, "best_score": None, "best_epoch": 0, "bad_epochs": 0, "history": [],
-                 "train_seconds": 0.0, "init": str(self.init)}
+        state = {
+            "epoch": 0,
+            "best_score": None,
+            "best_epoch": 0,
+            "bad_epochs": 0,
+            "history": [],
+            "train_seconds": 0.0,
+            "init": str(self.init),
+        }
         return model, vocab, state
 
     def _complete_checkpoint(self) -> Path | None:
@@ -313,8 +356,10 @@ class Trainer:
         except (OSError, ValueError, TypeError, KeyError) as exc:
             raise TaggerError(f"{where / 'state.json'}: unreadable checkpoint state: {exc}") from None
         if saved.replace(max_epochs=1, patience=1) != self.config.replace(max_epochs=1, patience=1):
-            raise TaggerError(f"{self.ckpt}: the checkpoint was made with another configuration; "
-                              "resume with the same options or train into a new directory")
+            raise TaggerError(
+                f"{self.ckpt}: the checkpoint was made with another configuration; "
+                "resume with the same options or train into a new directory"
+            )
         vocab = Vocabulary.load(where / "vocab.txt")
         if self.config.context_fine_tune:
             import keras_hub  # noqa: F401  (registers the encoder's layers for loading)
@@ -381,8 +426,14 @@ class Trainer:
         self._last = d
 
     # -- the loop ---------------------------------------------------------------
-    def run(self, train: Sequence[Sentence], dev: Sequence[Sentence], extra_words: Iterable[str] = (),
-            resume: bool = False, record: dict | None = None):
+    def run(
+        self,
+        train: Sequence[Sentence],
+        dev: Sequence[Sentence],
+        extra_words: Iterable[str] = (),
+        resume: bool = False,
+        record: dict | None = None,
+    ):
         from tqdm.auto import tqdm
 
         from tagger.network.predict import Tagger
@@ -399,8 +450,9 @@ class Trainer:
                 announce(f"{self.ckpt}: no complete checkpoint: starting afresh")
                 remove_tree(self.ckpt)
             elif has_checkpoint(self.out_dir):
-                raise TaggerError(f"{self.ckpt}: a checkpoint exists; pass --resume to continue it "
-                                  "or choose another output directory")
+                raise TaggerError(
+                    f"{self.ckpt}: a checkpoint exists; pass --resume to continue it or choose another output directory"
+                )
             model, vocab, state = self._fresh(train, extra_words)
         lengths = [len(s) for s in train]
         dev_tagger = Tagger.from_model(model, vocab, cfg)
@@ -430,12 +482,19 @@ class Trainer:
                 bar.set_postfix(loss=f"{np.mean(losses[-50:]):.4f}")
             seconds = time.perf_counter() - t0
             if not np.isfinite(np.mean(losses)):
-                raise TrainingDiverged(f"training diverged at epoch {epoch} (loss {np.mean(losses)}); "
-                                       "lower --lr or use another cell", epoch)
+                raise TrainingDiverged(
+                    f"training diverged at epoch {epoch} (loss {np.mean(losses)}); lower --lr or use another cell",
+                    epoch,
+                )
             report = evaluate_tagger(dev_tagger, dev) if dev else {}
             score = dev_score(report) if dev else -float(np.mean(losses))
-            entry = {"epoch": epoch, "loss": float(np.mean(losses)), "seconds": seconds, "dev_score": score,
-                     "dev": report}
+            entry = {
+                "epoch": epoch,
+                "loss": float(np.mean(losses)),
+                "seconds": seconds,
+                "dev_score": score,
+                "dev": report,
+            }
             state["history"].append(entry)
             state["epoch"] = epoch
             state["train_seconds"] += seconds
@@ -462,12 +521,30 @@ class Trainer:
             read_weights(model, self._last / self._best_file)
         else:
             model.load_weights(self._last / self._best_file)
-        return save_trained(cfg, model, vocab, self.out_dir, record, state["history"], state["best_epoch"],
-                            state["train_seconds"], device_name())
+        return save_trained(
+            cfg,
+            model,
+            vocab,
+            self.out_dir,
+            record,
+            state["history"],
+            state["best_epoch"],
+            state["train_seconds"],
+            device_name(),
+        )
 
 
-def save_trained(config: TaggerConfig, model, vocab, out_dir: str | Path, record: dict, history: list[dict],
-                 best_epoch: int, train_seconds: float, device: str):
+def save_trained(
+    config: TaggerConfig,
+    model,
+    vocab,
+    out_dir: str | Path,
+    record: dict,
+    history: list[dict],
+    best_epoch: int,
+    train_seconds: float,
+    device: str,
+):
     """Write the bundle of a finished training run (the weights in ``model`` are the kept epoch's) and
     return (Tagger, meta); meta holds the run's record, history without dev reports, and its dev scores.
     Both trainers end here."""
@@ -478,9 +555,15 @@ def save_trained(config: TaggerConfig, model, vocab, out_dir: str | Path, record
     clean.set_weights(model.get_weights())  # a fresh model: no optimizer state in the bundle
     best = next(h for h in history if h["epoch"] == best_epoch)
     meta = {
-        "training": {**record, "epochs": history[-1]["epoch"] if history else 0, "best_epoch": best_epoch,
-                     "train_seconds": train_seconds, "device": device, "parameters": count_parameters(clean),
-                     "history": [{k: v for k, v in h.items() if k != "dev"} for h in history]},
+        "training": {
+            **record,
+            "epochs": history[-1]["epoch"] if history else 0,
+            "best_epoch": best_epoch,
+            "train_seconds": train_seconds,
+            "device": device,
+            "parameters": count_parameters(clean),
+            "history": [{k: v for k, v in h.items() if k != "dev"} for h in history],
+        },
         "scores": {"dev": best["dev"]},
     }
     tagger = Tagger.from_model(clean, vocab, config, meta)
@@ -488,9 +571,18 @@ def save_trained(config: TaggerConfig, model, vocab, out_dir: str | Path, record
     return tagger, meta
 
 
-def train(config: TaggerConfig, train: Sequence[Sentence], dev: Sequence[Sentence], out_dir: str | Path,
-          extra_words: Iterable[str] = (), resume: bool = False, progress: bool = True,
-          record: dict | None = None, context_cache: str | Path | None = None, init: str | Path | None = None):
+def train(
+    config: TaggerConfig,
+    train: Sequence[Sentence],
+    dev: Sequence[Sentence],
+    out_dir: str | Path,
+    extra_words: Iterable[str] = (),
+    resume: bool = False,
+    progress: bool = True,
+    record: dict | None = None,
+    context_cache: str | Path | None = None,
+    init: str | Path | None = None,
+):
     """Train a tagger and write its bundle to ``out_dir``; returns (Tagger, meta).
     ``context_cache``: a file that keeps contextual vectors between runs; ``init``: a bundle
     to continue training from (same network; the configuration's training fields may differ).
@@ -501,7 +593,8 @@ def train(config: TaggerConfig, train: Sequence[Sentence], dev: Sequence[Sentenc
 
         return train_fast(config, train, dev, out_dir, extra_words, progress, record, init, resume)
     return Trainer(config, out_dir, progress, context_cache=context_cache, init=init).run(
-        train, dev, extra_words, resume, record)
+        train, dev, extra_words, resume, record
+    )
 
 
 def remove_checkpoint(out_dir: str | Path) -> None:
