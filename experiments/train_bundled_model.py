@@ -37,7 +37,8 @@ from tagger.network.predict import Tagger
 from tagger.paths import BUNDLED, default_datasplit, default_mpqa
 from tagger.provenance import git_commit
 from tagger.storage import atomic_write_text
-from tagger.training.trainer import remove_checkpoint, train
+from tagger.training.checkpoints import remove_checkpoint
+from tagger.training.run import train
 
 # The grid's recipe (experiments/configs/paper.yaml: the authors' recipe with GloVe fine-tuned, chosen on fold-0
 # dev) on the paper's best network, ReLU Elman depth 3 at the 200k budget, one network for DSE and ESE.

@@ -349,7 +349,7 @@ def cmd_train(args) -> int:
     from tagger.corpus.dataset import corpus_words, select
     from tagger.corpus.split import load_split
     from tagger.provenance import git_commit
-    from tagger.training.trainer import train
+    from tagger.training.run import train
 
     init = None
     if args.init_from:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 # Hidden units per direction for the paper's parameter budgets, depth 1..5
@@ -33,51 +33,117 @@ FAST_ONLY = {
 }
 
 
+SECTIONS = ("task", "network", "features", "training", "recipe")
+# The sections whose fields may change when training continues from a bundle (the network stays).
+TRAINING_SECTIONS = ("training", "recipe")
+
+
+def _field(default, section: str, help: str = "", **option):
+    """A configuration field: its default, its section (``SECTIONS``) and how ``opinion-tagger train`` offers
+    it (``help``; ``option``: ``flag`` when not ``--field-name``, ``const`` for a flag without a value,
+    ``choices``, ``metavar``, ``exclusive``: the name of a group of mutually exclusive options)."""
+    return field(default=default, metadata={"section": section, "help": help, **option})
+
+
 @dataclass
 class TaggerConfig:
+    """Model and training of a tagger; every field is an option of ``opinion-tagger train`` (``tagger.cli.options``
+    makes them from the metadata here)."""
+
     # --- what is tagged
-    task: str = "dse"  # dse | ese | joint (one network, one output head per type)
+    task: str = _field("dse", "task", choices=tuple(TASKS))  # dse | ese | joint (one network, one head per type)
     # --- network
-    cell: str = "elman"  # elman (ReLU simple RNN, the paper) | lstm | gru
-    depth: int = 3  # bidirectional layers; each reads both directions of the one below (0: contextual only)
-    budget: str | None = "200k"  # 24k | 200k: the paper's hidden sizes per depth
-    hidden: int | None = None  # hidden units per direction (overrides budget)
-    output: str = "softmax"  # softmax per token (the paper) | crf (linear chain)
-    input_dropout: float = 0.2
-    dropout: float = 0.2  # between recurrent layers and before the output
+    cell: str = _field("elman", "network", choices=CELLS)  # elman (ReLU simple RNN, the paper) | lstm | gru
+    depth: int = _field(  # bidirectional layers; each reads both directions of the one below (0: contextual only)
+        3, "network", "recurrent layers; 0 only with --contextual", choices=range(0, 6), metavar="0..5"
+    )
+    budget: str | None = _field(  # 24k | 200k: the paper's hidden sizes per depth
+        "200k", "network", "the paper's hidden sizes per depth", choices=tuple(BUDGETS), exclusive="size"
+    )
+    hidden: int | None = _field(  # hidden units per direction (overrides budget)
+        None, "network", "hidden units per direction", type=int, exclusive="size"
+    )
+    output: str = _field(  # softmax per token (the paper) | crf (linear chain)
+        "softmax", "network", "linear-chain CRF output", flag="--crf", const="crf"
+    )
+    input_dropout: float = _field(0.2, "training")
+    dropout: float = _field(0.2, "training")  # between recurrent layers and before the output
     # --- word features
-    features: str = "glove"  # glove (GloVe 6B 50-d) | random
-    embedding_dim: int = 50  # for random embeddings (GloVe fixes 50)
-    fine_tune: bool = False  # update pretrained vectors during training
-    glove_vocab: int = 20000  # most frequent GloVe words always in the vocabulary
-    min_count: int = 1  # training-word frequency to get its own trainable vector
-    contextual: str | None = None  # None | minilm: MiniLM-L6 vectors concatenated to word vectors
-    context_pooling: str = "first"  # first | mean wordpiece of a word (frozen vectors only)
-    context_fine_tune: bool = False  # train the MiniLM encoder with the tagger (else frozen, cached vectors)
-    context_lora_rank: int = 0  # >0: fine-tune the encoder through LoRA adapters of this rank (bundle: changes only)
+    features: str = _field("glove", "features", choices=FEATURES)  # glove (GloVe 6B 50-d) | random
+    embedding_dim: int = _field(50, "features")  # for random embeddings (GloVe fixes 50)
+    fine_tune: bool = _field(False, "features", "update the pretrained word vectors", const=True)
+    glove_vocab: int = _field(20000, "features")  # most frequent GloVe words always in the vocabulary
+    min_count: int = _field(1, "features")  # training-word frequency to get its own trainable vector
+    contextual: str | None = _field(  # None | minilm: MiniLM-L6 vectors concatenated to word vectors
+        None,
+        "features",
+        "add frozen MiniLM-L6 vectors per word (needs pip install -e '.[contextual]')",
+        choices=("minilm",),
+    )
+    context_pooling: str = _field("first", "features", choices=("first", "mean"))  # wordpiece of a word (frozen)
+    context_fine_tune: bool = _field(  # train the MiniLM encoder with the tagger (else frozen, cached vectors)
+        False,
+        "features",
+        "train the MiniLM encoder with the tagger instead of using frozen vectors "
+        "(first wordpiece; use a small --lr such as 5e-5)",
+        flag="--fine-tune-context",
+        const=True,
+    )
+    context_lora_rank: int = _field(  # >0: fine-tune the encoder through LoRA adapters of this rank
+        0,
+        "features",
+        "with --fine-tune-context: train low-rank (LoRA) adapters of rank R on the encoder's "
+        "attention instead of all its weights; the bundle then holds only what training changed",
+        flag="--lora-rank",
+        metavar="R",
+    )
     # --- training
-    optimizer: str = "adam"  # adam | sgd (with momentum, the paper)
-    learning_rate: float = 0.001
-    lr_schedule: str = "constant"  # constant | cosine (warm-up over the first tenth of max_epochs, then decay)
-    momentum: float = 0.9
-    clipnorm: float = 5.0  # largest norm of each weight's gradient (0: no clipping)
-    batch_size: int = 32
-    max_epochs: int = 30
-    patience: int = 5  # dev evaluations without a better dev proportional F1 before stopping (0: never stop);
-    # they count once the dev F1 has risen above 0 (a network still tagging everything O trains on)
-    seed: int = 1
-    jit_compile: bool = True  # XLA on the TensorFlow backend (the JAX backend always compiles)
-    init: str = "keras"  # keras (Glorot / orthogonal / zero biases) | uniform: U(-init_scale, init_scale), the authors'
-    init_scale: float = 0.01
+    optimizer: str = _field("adam", "training", choices=OPTIMIZERS)  # adam | sgd (with momentum, the paper)
+    learning_rate: float = _field(0.001, "training", flag="--lr")
+    lr_schedule: str = _field(  # constant | cosine (warm-up over the first tenth of max_epochs, then decay)
+        "constant",
+        "training",
+        "cosine: warm-up over the first tenth of --max-epochs, then decay to zero",
+        choices=LR_SCHEDULES,
+    )
+    momentum: float = _field(0.9, "training")
+    clipnorm: float = _field(5.0, "training")  # largest norm of each weight's gradient (0: no clipping)
+    batch_size: int = _field(32, "training")
+    max_epochs: int = _field(30, "training")
+    patience: int = _field(  # they count once the dev F1 has risen above 0 (an all-O network trains on)
+        5,
+        "training",
+        "dev evaluations without a better dev proportional F1 before stopping, counted once the dev F1 "
+        "is above 0; 0: never stop",
+    )
+    seed: int = _field(1, "training")
+    jit_compile: bool = _field(  # XLA on the TensorFlow backend (the JAX backend always compiles)
+        True, "training", "do not compile the training step with XLA", flag="--no-jit", const=False
+    )
+    init: str = _field(  # keras (Glorot / orthogonal / zero biases) | uniform: U(-init_scale, init_scale)
+        "keras",
+        "training",
+        "uniform: every recurrent and output weight from U(-init_scale, init_scale), as the authors' code",
+        choices=INITS,
+    )
+    init_scale: float = _field(0.01, "training", "range of --init uniform")
     # --- the authors' released recipe (oir/deep-recurrent, drnt.cpp); the fast trainer implements these
-    trainer: str = "keras"  # keras (Keras train_on_batch loop) | fast (JAX loop; softmax output, word features)
-    o_weight: float = 1.0  # loss weight of tokens whose gold tag is O (the authors: 0.5)
-    loss_sum: bool = False  # sum token losses over the batch (the authors) instead of averaging over tokens
-    output_lr_scale: float = 1.0  # learning-rate multiplier of the output layer (the authors: 0.1)
-    lr_decay: float = 1.0  # learning rate multiplied by this after every update (the authors: 0.999)
-    l2: float = 0.0  # penalty l2/2 * ||w||^2 per batch on recurrent and output weights and biases (the authors: 1e-4)
-    activation_l2: float = 0.0  # penalty activation_l2/2 * ||h||^2 per batch on hidden activations (the authors: 1e-4)
-    eval_every: int = 1  # epochs between dev evaluations (the authors: 5)
+    trainer: str = _field(  # keras (Keras train_on_batch loop) | fast (JAX loop; softmax output, word features)
+        "keras",
+        "recipe",
+        "fast: a JAX training loop (softmax output, word features; needs pip install -e '.[fast]'), "
+        "the only one with the options below but --o-weight",
+        choices=TRAINERS,
+    )
+    o_weight: float = _field(1.0, "recipe", "loss weight of tokens whose gold tag is O (both trainers)")
+    loss_sum: bool = _field(  # the authors sum; else the mean over tokens
+        False, "recipe", "sum token losses over a batch instead of averaging them", const=True
+    )
+    output_lr_scale: float = _field(1.0, "recipe", "learning-rate multiplier of the output layer")
+    lr_decay: float = _field(1.0, "recipe", "learning rate multiplied by this after every update")
+    l2: float = _field(0.0, "recipe", "L2 penalty on network weights, l2/2 ||w||^2 per batch")
+    activation_l2: float = _field(0.0, "recipe", "L2 penalty on hidden activations per batch")
+    eval_every: int = _field(1, "recipe", "epochs between dev evaluations (--patience counts these)")
 
     def __post_init__(self):
         self.validate()
@@ -141,6 +207,10 @@ class TaggerConfig:
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
+
+    def training_fields(self) -> dict:
+        """The fields that may change when training continues from a bundle (sections ``TRAINING_SECTIONS``)."""
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.metadata["section"] in TRAINING_SECTIONS}
 
     @classmethod
     def from_dict(cls, data: dict) -> TaggerConfig:

@@ -221,6 +221,7 @@ def run_experiment(
     Configurations with ``trainer: fast`` train up to ``together`` folds at once in one program
     (``tagger.training.fast_trainer``); others one fold at a time, resuming from checkpoints."""
     from tagger.corpus.dataset import corpus_words, load_documents
+    from tagger.training.run import trains_together
 
     datasplit = Path(datasplit or default_datasplit())
     todo = [k for k in (folds if folds is not None else exp.folds) if not result_path(results, exp.name, k).exists()]
@@ -230,7 +231,7 @@ def run_experiment(
     if docs is None:
         docs = load_documents(exp.data["source"], path)
     extra = corpus_words(docs)
-    group = together if exp.kind == "rnn" and exp.config().trainer == "fast" else 1
+    group = together if exp.kind == "rnn" and trains_together(exp.config()) else 1
     written = []
     for start in range(0, len(todo), max(1, group)):
         with ExitStack() as stack:
@@ -252,7 +253,8 @@ def _run_folds(exp, folds, docs, extra, path, results, runs, datasplit, progress
     from tagger.corpus.split import load_split
     from tagger.evaluation.scoring import evaluate_tagger, score_predictions
     from tagger.provenance import git_commit
-    from tagger.training.trainer import has_checkpoint, remove_checkpoint, train
+    from tagger.training.checkpoints import remove_checkpoint
+    from tagger.training.run import train_folds
 
     splits = {k: load_split(datasplit, k) for k in folds}
     parts = {k: tuple(select(docs, splits[k].part(p)) for p in ("train", "dev", "test")) for k in folds}
@@ -293,31 +295,8 @@ def _run_folds(exp, folds, docs, extra, path, results, runs, datasplit, progress
 
     def attempt(config, ks):  # [(Tagger, meta) or TrainingDiverged] for folds ks
         resume = config.seed == cfg.seed  # a rerun with another seed (after a divergence) starts afresh
-        if config.trainer == "fast":  # from the newest epoch that every fold has checkpointed, if any
-            from tagger.training.fast_trainer import train_fast_together
-
-            return train_fast_together(
-                config, [(parts[k][0], parts[k][1], dirs[k]) for k in ks], extra, progress, resume=resume
-            )
-        (k,) = ks
-        resume = resume and has_checkpoint(dirs[k])
         cache = context_cache_path(runs, cfg, exp.data["source"]) if cfg.contextual else None
-        try:
-            return [
-                train(
-                    config,
-                    parts[k][0],
-                    parts[k][1],
-                    dirs[k],
-                    extra_words=extra,
-                    resume=resume,
-                    progress=progress,
-                    context_cache=cache,
-                )
-            ]
-        except TrainingDiverged as exc:
-            remove_checkpoint(dirs[k])
-            return [exc]
+        return train_folds(config, [(parts[k][0], parts[k][1], dirs[k]) for k in ks], extra, progress, resume, cache)
 
     trained = dict(zip(folds, attempt(cfg, folds)))
     seeds, diverged = {k: cfg.seed for k in folds}, {k: [] for k in folds}

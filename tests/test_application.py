@@ -12,7 +12,7 @@ from tagger.corpus import MPQACorpus, mpqa_sentences
 from tagger.tagging.annotate import OpinionTagger, TaggedDocument, apply_tags
 from tagger.tagging.formats import Writer, brat_ann, conll_lines, render_html
 from tagger.tagging.inputs import read_records, records_from_bytes
-from tagger.training.trainer import train
+from tagger.training.run import train
 
 
 @pytest.fixture(scope="module")

@@ -15,7 +15,8 @@ from tagger.config import TaggerConfig
 from tagger.corpus import MPQACorpus, mpqa_sentences
 from tagger.network.predict import Tagger
 from tagger.storage import atomic_path, atomic_write_bytes, make_manifest, manifest_problem
-from tagger.training.trainer import Trainer, checkpoint_dirs
+from tagger.training.checkpoints import checkpoint_dirs
+from tagger.training.trainer import Trainer
 
 ROOT = Path(__file__).resolve().parent.parent
 # dropout stays on: resuming must repeat the dropout masks too

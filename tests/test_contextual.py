@@ -11,7 +11,7 @@ from tagger.corpus import MPQACorpus, mpqa_sentences  # noqa: E402
 from tagger.errors import BundleError  # noqa: E402
 from tagger.network.contextual import MiniLMEncoder  # noqa: E402
 from tagger.network.predict import Tagger  # noqa: E402
-from tagger.training.trainer import train  # noqa: E402
+from tagger.training.run import train  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -23,7 +23,7 @@ from conftest import make_sample
 from tagger.config import TaggerConfig
 from tagger.corpus import MPQACorpus, mpqa_sentences
 from tagger.training.data_parallel import data_parallel, select_devices, train_data_parallel
-from tagger.training.trainer import train
+from tagger.training.run import train
 
 out = sys.argv[2]
 sents = list(mpqa_sentences(MPQACorpus(make_sample.write_sample(out + "/mpqa"))))

@@ -227,7 +227,8 @@ def test_fast_training_writes_a_bundle_that_tags_like_the_fast_path(tmp_path):
     recorded for the best epoch, and a second run with the same seed gives the same scores."""
     from tagger.evaluation.scoring import evaluate_tagger
     from tagger.network.predict import Tagger
-    from tagger.training.trainer import dev_score, train
+    from tagger.training.run import train
+    from tagger.training.stopping import dev_score
 
     rng = np.random.default_rng(0)
     words = ["said", "the", "plan", "was", "robbery", "as", "usual", "fears", "he", "good"]
@@ -379,7 +380,7 @@ def test_a_killed_run_resumes_from_its_last_complete_checkpoint_and_ends_as_the_
     """Momentum, learning-rate decay (the optimizer's step count) and dropout all carry over: a run stopped
     after epoch 4 whose newest checkpoint was damaged resumes from epoch 2 and repeats the 6-epoch run."""
     from tagger.training import fast_checkpoint
-    from tagger.training.trainer import train
+    from tagger.training.run import train
 
     train_s, dev_s = _toy_sentences(0, 60), _toy_sentences(1, 20, 100)
     cfg = TaggerConfig(
@@ -420,7 +421,7 @@ def test_a_killed_run_resumes_from_its_last_complete_checkpoint_and_ends_as_the_
 
 
 def dev_score_of(meta):
-    from tagger.training.trainer import dev_score
+    from tagger.training.stopping import dev_score
 
     return dev_score(meta["scores"]["dev"])
 

@@ -6,7 +6,7 @@ import pytest
 from tagger.config import TaggerConfig
 from tagger.corpus import MPQACorpus, mpqa_sentences
 from tagger.network.predict import Tagger
-from tagger.training.trainer import train
+from tagger.training.run import train
 
 
 @pytest.mark.parametrize(

@@ -12,7 +12,9 @@ from tagger.errors import BundleError
 from tagger.evaluation.scoring import evaluate_tagger
 from tagger.network.predict import Tagger
 from tagger.storage import make_manifest
-from tagger.training.trainer import CHECKPOINT_FILES, Trainer, checkpoint_dirs, train
+from tagger.training.checkpoints import checkpoint_dirs
+from tagger.training.run import train
+from tagger.training.trainer import CHECKPOINT_FILES, Trainer
 
 TINY = dict(
     depth=2,
@@ -259,7 +261,7 @@ def test_patience_waits_until_the_network_tags_something(sample_sentences, train
     dev F1 stays 0: such a run is not converged and trains on to max_epochs instead of stopping after
     ``patience`` evaluations.  A run that tags something stops as before."""
     from tagger.data import Sentence
-    from tagger.training.trainer import patience_counts
+    from tagger.training.stopping import patience_counts
 
     if trainer == "fast":
         pytest.importorskip("jax")

@@ -10,7 +10,8 @@ import pytest
 
 from tagger.config import TaggerConfig
 from tagger.corpus import MPQACorpus, mpqa_sentences
-from tagger.training.trainer import EpochProgress, train
+from tagger.training.progress import EpochProgress
+from tagger.training.run import train
 
 TINY = {
     "depth": 1,

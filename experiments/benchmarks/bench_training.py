@@ -95,7 +95,7 @@ def main() -> int:
     from tagger.corpus.dataset import corpus_words, load_documents, select
     from tagger.corpus.split import load_split
     from tagger.paths import default_datasplit, default_reference
-    from tagger.training.trainer import train
+    from tagger.training.run import train
 
     docs = load_documents("reference", str(default_reference()))
     split = load_split(default_datasplit(), 0)
@@ -226,7 +226,7 @@ def bench_experiment(ap, args) -> int:
     from tagger.errors import TaggerError
     from tagger.experiment import data_path, load_experiments
     from tagger.paths import default_datasplit
-    from tagger.training.trainer import train
+    from tagger.training.run import train
 
     try:
         exps = [e for e in load_experiments(args.experiment) if e.kind == "rnn"]

@@ -37,14 +37,12 @@ import numpy as np
 from tagger.config import TaggerConfig
 from tagger.data import Sentence
 from tagger.errors import TaggerError, TrainingDiverged
-from tagger.network.features import (
-    Vocabulary,
-    bucket_length,
-    build_vocabulary,
-    decode_tags,
-    encode_tags,
-    initial_embeddings,
-)
+from tagger.network.features import Vocabulary, bucket_length, decode_tags, encode_tags
+from tagger.training import fast_checkpoint
+from tagger.training.checkpoints import announce, has_checkpoint, refuse_existing, remove_checkpoint
+from tagger.training.models import bundle_start, fresh_model, save_trained, set_seeds
+from tagger.training.progress import EpochProgress
+from tagger.training.stopping import dev_score, judge, out_of_patience
 
 log = logging.getLogger("tagger")
 EVAL_BATCH = 256
@@ -406,18 +404,6 @@ class FastTrainer:
         start afresh); without it, an existing checkpoint is an error."""
         from tqdm.auto import tqdm
 
-        from tagger.network.model import build_model, set_embeddings
-        from tagger.training.trainer import (
-            EpochProgress,
-            announce,
-            bundle_start,
-            dev_score,
-            has_checkpoint,
-            patience_counts,
-            remove_checkpoint,
-            set_seeds,
-        )
-
         jax, cfg = self.jax, self.config
         folds = [_Fold(*r) for r in runs]
         if not folds or not all(f.train for f in folds):
@@ -426,13 +412,7 @@ class FastTrainer:
         params, consts, models, vocabs = [], [], [], []
         for f in folds:
             set_seeds(cfg.seed)  # each model starts as it would alone
-            if init is not None:
-                vocab, model = bundle_start(init, cfg)
-            else:
-                vocab = build_vocabulary(cfg, (w for s in f.train for w in s.words), extra_words)
-                matrix, pretrained = initial_embeddings(cfg, vocab)
-                model = build_model(cfg, len(vocab), matrix.shape[1])
-                set_embeddings(model, matrix, np.zeros(len(vocab), "float32") if cfg.fine_tune else pretrained)
+            vocab, model = bundle_start(init, cfg) if init is not None else fresh_model(cfg, f.train, extra_words)
             p, c = params_from_model(model, cfg)
             params.append(p), consts.append(c), models.append(model), vocabs.append(vocab)
         params, consts = _stack(params), _stack(consts)
@@ -448,9 +428,7 @@ class FastTrainer:
         else:
             stale = [f.out_dir / "checkpoint" for f in folds if has_checkpoint(f.out_dir)]
             if stale and not resume:
-                raise TaggerError(
-                    f"{stale[0]}: a checkpoint exists; pass --resume to continue it or choose another output directory"
-                )
+                refuse_existing(stale[0])
             for f in folds:
                 remove_checkpoint(f.out_dir)
         train_data = [Encoded(v, f.train, cfg.types) for v, f in zip(vocabs, folds)]
@@ -499,11 +477,10 @@ class FastTrainer:
                 if evaluate:
                     score = dev_score(reports[m]) if f.dev else -mean_loss
                     entry.update(dev_score=score, dev=reports[m])
-                    if f.best is None or score > f.best:
-                        f.best, f.best_epoch, f.bad = score, epoch, 0
+                    improved, f.bad = judge(f.best, f.bad, score, bool(f.dev))
+                    if improved:
+                        f.best, f.best_epoch = score, epoch
                         f.best_params = jax.tree_util.tree_map(lambda x: x[m], host)  # noqa: B023 (called at once)
-                    elif patience_counts(f.best, bool(f.dev)):
-                        f.bad += 1
                 dev = f", dev prop F1 {entry['dev_score']:.4f}" if evaluate else ""  # a line every epoch
                 msg = (
                     f"epoch {epoch}{f' (model {m + 1}/{len(folds)})' if len(folds) > 1 else ''}: "
@@ -513,7 +490,7 @@ class FastTrainer:
                     tqdm.write(msg)
                 log.info(msg)
                 f.history.append(entry)
-                if cfg.patience and f.bad >= cfg.patience:
+                if out_of_patience(cfg.patience, f.bad):
                     f.active = False
             if evaluate:
                 self._checkpoint(folds, epoch, host, opt_state, train_seconds)
@@ -536,8 +513,6 @@ class FastTrainer:
     def _checkpoint(self, folds, epoch, host, opt_state, train_seconds) -> None:
         """Each model's slice of the stacked weights and optimizer state, with its best weights and
         progress, into its own checkpoint."""
-        from tagger.training import fast_checkpoint
-
         leaves = self.jax.tree_util.tree_leaves
         p_leaves = leaves(host)
         o_leaves = [np.asarray(x) for x in leaves(opt_state)]
@@ -558,9 +533,6 @@ class FastTrainer:
         """(params, opt_state, first epoch, training seconds so far) from the models' checkpoints, stacked
         as ``params`` and ``opt_state`` are; None (the run starts afresh) when there is no epoch that all
         models have, or the checkpoints were stacked in another way (other models trained together)."""
-        from tagger.training import fast_checkpoint
-        from tagger.training.trainer import announce
-
         saved = fast_checkpoint.latest_common([f.out_dir for f in folds], self.config)
         if saved is None:
             return None
@@ -589,8 +561,6 @@ class FastTrainer:
         return stacked["params"], stacked["opt"], state["epoch"] + 1, float(state["train_seconds"])
 
     def _finish(self, fold: _Fold, model, vocab, train_seconds, record):
-        from tagger.training.trainer import save_trained
-
         return save_trained(
             self.config, model, vocab, fold.out_dir, record, fold.history, fold.best_epoch, train_seconds, fast_device()
         )
