@@ -126,7 +126,7 @@ class TaggerConfig:
         "uniform: every recurrent and output weight from U(-init_scale, init_scale), as the authors' code",
         choices=INITS,
     )
-    init_scale: float = _field(0.01, "training", "range of --init uniform")
+    init_scale: float = _field(0.01, "recipe", "range of --init uniform")
     # --- the authors' released recipe (oir/deep-recurrent, drnt.cpp); the fast trainer implements these
     trainer: str = _field(  # keras (Keras train_on_batch loop) | fast (JAX loop; softmax output, word features)
         "keras",
@@ -158,7 +158,7 @@ class TaggerConfig:
             return 0
         if self.hidden is not None:
             return self.hidden
-        return BUDGETS[self.budget][self.depth - 1]
+        return BUDGETS[str(self.budget)][self.depth - 1]  # validate(): a budget when hidden is None
 
     def validate(self) -> None:
         def check(ok, msg):
