@@ -18,8 +18,10 @@ import json
 import sys
 from pathlib import Path
 
+from locations import RESULTS
+
 from tagger.errors import TaggerError
-from tagger.experiment import RESULTS, load_experiments, result_path
+from tagger.experiment import load_experiments, result_path
 from tagger.storage import atomic_write_text
 
 

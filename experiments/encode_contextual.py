@@ -13,8 +13,10 @@ from __future__ import annotations
 import argparse
 import sys
 
+from locations import RUNS
+
 from tagger.errors import TaggerError
-from tagger.experiment import RUNS, context_cache_path, data_path, load_experiments
+from tagger.experiment import context_cache_path, data_path, load_experiments
 
 
 def main(argv=None) -> int:

@@ -9,8 +9,10 @@ import argparse
 import sys
 from pathlib import Path
 
-from tagger.evaluation.report import write_report
-from tagger.experiment import RESULTS, load_results
+from locations import RESULTS
+from study import write_report
+
+from tagger.experiment import load_results
 
 
 def main(argv=None) -> int:

@@ -14,7 +14,8 @@ import json
 import sys
 from pathlib import Path
 
-from tagger.experiment import RESULTS
+from locations import RESULTS
+
 from tagger.storage import atomic_write_text
 
 

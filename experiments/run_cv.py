@@ -12,8 +12,10 @@ import argparse
 import logging
 import sys
 
+from locations import RESULTS, RUNS
+
 from tagger.errors import TaggerError
-from tagger.experiment import RESULTS, RUNS, load_experiments, run_experiment
+from tagger.experiment import load_experiments, run_experiment
 from tagger.threads import add_cpus_option, pin_cpus
 
 

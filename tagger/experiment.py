@@ -2,7 +2,7 @@
 
 A configuration file (YAML) in ``experiments/configs/``::
 
-    name: paper-elman              # results go to experiments/results/<name>[-<grid values>]/
+    name: paper-elman              # results go to RESULTS/<name>[-<grid values>]/
     kind: rnn                      # rnn | crf (the paper's CRF baseline)
     data: {source: reference}      # reference | mpqa | conll; optional path
     folds: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]
@@ -15,7 +15,8 @@ A configuration file (YAML) in ``experiments/configs/``::
 One JSON result per (configuration, fold) holds the full configuration, seed,
 git commit, data source and split, dev and test scores (binary, proportional,
 exact), epochs, training seconds and device.  Finished runs are skipped; an
-interrupted run resumes from its checkpoint under ``experiments/runs/``.
+interrupted run resumes from its checkpoint under RUNS/<name>/fold<k>/.  RESULTS and RUNS are the
+caller's directories (``experiments/run_cv.py``: ``experiments/results/`` and ``experiments/runs/``).
 """
 
 from __future__ import annotations
@@ -29,17 +30,16 @@ import time
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import yaml
 
 from tagger.config import TaggerConfig
 from tagger.errors import TaggerError, TrainingDiverged
-from tagger.paths import REPO_ROOT, default_datasplit, default_mpqa, default_reference
+from tagger.paths import default_datasplit, default_mpqa, default_reference
 from tagger.storage import atomic_write_text
 
 log = logging.getLogger("tagger")
-RESULTS = REPO_ROOT / "experiments" / "results"
-RUNS = REPO_ROOT / "experiments" / "runs"
 DIVERGED_RETRIES = 2  # a fold whose training diverges is run again with seed + 1000, + 2000
 
 
@@ -209,9 +209,9 @@ def result_path(results: Path, name: str, fold: int) -> Path:
 
 def run_experiment(
     exp: Experiment,
-    folds: list[int] | None = None,
-    results: Path = RESULTS,
-    runs: Path = RUNS,
+    folds: list[int] | None,
+    results: Path,
+    runs: Path,
     datasplit: str | Path | None = None,
     progress: bool = True,
     docs=None,
@@ -219,7 +219,7 @@ def run_experiment(
 ) -> list[Path]:
     """Train and score ``exp`` on each fold that has no result yet; returns the result files written.
     Configurations with ``trainer: fast`` train up to ``together`` folds at once in one program
-    (``tagger.training.fast_trainer``); others one fold at a time, resuming from checkpoints."""
+    (``tagger.training.fast_loop``); others one fold at a time, resuming from checkpoints."""
     from tagger.corpus.dataset import corpus_words, load_documents
     from tagger.training.run import trains_together
 
@@ -269,7 +269,12 @@ def _run_folds(exp, folds, docs, extra, path, results, runs, datasplit, progress
             model = CRFBaseline(exp.types, **exp.model.get("crf", {})).fit(train_s)
             dev = score_predictions(dev_s, model.predict_tags(dev_s))
             test = score_predictions(test_s, model.predict_tags(test_s))
-            training = {"train_seconds": model.train_seconds, "epochs": None, "best_epoch": None, "device": "CPU"}
+            training: dict[str, Any] = {
+                "train_seconds": model.train_seconds,
+                "epochs": None,
+                "best_epoch": None,
+                "device": "CPU",
+            }
             out.append(
                 _write_result(
                     exp,
@@ -299,7 +304,8 @@ def _run_folds(exp, folds, docs, extra, path, results, runs, datasplit, progress
         return train_folds(config, [(parts[k][0], parts[k][1], dirs[k]) for k in ks], extra, progress, resume, cache)
 
     trained = dict(zip(folds, attempt(cfg, folds)))
-    seeds, diverged = {k: cfg.seed for k in folds}, {k: [] for k in folds}
+    seeds = {k: cfg.seed for k in folds}
+    diverged: dict[int, list[dict]] = {k: [] for k in folds}
     for k in folds:  # a run whose loss became infinite is run again with another seed, and recorded
         for retry in range(1, DIVERGED_RETRIES + 1):
             if not isinstance(trained[k], TrainingDiverged):
@@ -384,7 +390,7 @@ def _write_result(
     return out
 
 
-def load_results(results: Path = RESULTS) -> list[dict]:
+def load_results(results: Path) -> list[dict]:
     out = []
     for p in sorted(results.glob("*/fold*.json")):
         try:

@@ -5,12 +5,13 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import study
 
 from tagger.config import TaggerConfig
 from tagger.corpus.dataset import load_documents, select
 from tagger.corpus.split import load_split
 from tagger.errors import TaggerError
-from tagger.evaluation.report import depth_section, sign_test, write_report
+from tagger.evaluation.results import sign_test
 from tagger.experiment import load_experiments, load_results, run_experiment
 from tagger.training.trainer import Trainer
 
@@ -112,7 +113,7 @@ def test_runner_writes_results_skips_and_resumes(setup):
     assert set(json.loads(written[0].read_text())["scores"]["test"]) == {"DSE", "ESE"}
 
     # the report
-    out = write_report(load_results(results), tmp / "REPORT.md", tmp / "report")
+    out = study.write_report(load_results(results), tmp / "REPORT.md", tmp / "report")
     text = out.read_text()
     assert "## DSE" in text and "`tiny-dse-d1`" in text and "`crfb`" in text
     assert "| 2 |" in text  # two folds for tiny-dse-d1
@@ -311,15 +312,15 @@ def test_sign_test_and_depth_table_by_hand():
         ("DSE", 1, "24k"): cell({0: 0.60, 1: 0.62, 2: 0.61}),
         ("DSE", 3, "24k"): cell({0: 0.63, 1: 0.61, 2: 0.64, 3: 0.70}),
     }  # fold 3 has no depth-1 partner
-    lines = depth_section(cells)
+    lines = study.depth_section(cells)
     (row,) = [x for x in lines if x.startswith("| DSE")]
     # diffs +3, -1, +3 points: mean +1.67, std 2.31; 2 wins, 1 loss: p = 2 * (1 + 3) / 8 = 1.0
     assert row == "| DSE | 24k | 3 − 1 | 3 | +1.67 ± 2.31 | 2 / 1 | 1.000 | +0.74 |"
-    assert depth_section({("DSE", 3, "24k"): cells[("DSE", 3, "24k")]}) == []
+    assert study.depth_section({("DSE", 3, "24k"): cells[("DSE", 3, "24k")]}) == []
 
 
 def test_grid_section_by_hand_lists_stuck_and_diverged_runs():
-    from tagger.evaluation.report import grid_section, summarise
+    from tagger.evaluation.results import summarise
 
     def result(fold, test_f1, dev_f1, **extra):
         score = lambda f: {
@@ -342,7 +343,7 @@ def test_grid_section_by_hand_lists_stuck_and_diverged_runs():
     results = [result(k, 0.5, 0.55) for k in range(9)] + [
         result(9, 0.0, 0.0, diverged=[{"seed": 1, "epoch": 3}], seed=1001)
     ]
-    lines = grid_section(summarise(results))
+    lines = study.grid_section(summarise(results))
     (row,) = [x for x in lines if x.startswith("| ESE | 24k | 5 |")]
     # nine folds at 50 and one at 0: mean 45.00, sample std sqrt((9 * 5² + 45²) / 9) = sqrt(250) = 15.81;
     # paper 49.25
@@ -362,7 +363,7 @@ def test_grid_section_by_hand_lists_stuck_and_diverged_runs():
 
 
 def test_variants_section_by_hand_pairs_with_the_elman_cell():
-    from tagger.evaluation.report import grid_section, summarise
+    from tagger.evaluation.results import summarise
 
     def result(name, source, fold, f1):
         score = {"DSE": {m: {"precision": f1, "recall": f1, "f1": f1} for m in ("proportional", "binary", "exact")}}
@@ -378,7 +379,7 @@ def test_variants_section_by_hand_pairs_with_the_elman_cell():
     results = [result("paper-elman-dse-d3-200k", "reference", k, f) for k, f in enumerate((0.60, 0.62, 0.61))] + [
         result("paper-elman-spacy-dse", "mpqa", k, f) for k, f in enumerate((0.58, 0.63, 0.60))
     ]
-    lines = grid_section(summarise(results))
+    lines = study.grid_section(summarise(results))
     (row,) = [x for x in lines if x.startswith("| `paper-elman-spacy-dse`")]
     # spaCy 58, 63, 60: mean 60.33, std sqrt((2.33² + 2.67² + 0.33²) / 2) = 2.52; Elman 60, 62, 61: 61.00 ± 1.00;
     # paired diffs -2, +1, -1: mean -0.67, 1 win and 2 losses, p = 2 * (1 + 3) / 8 = 1; paper DSE d3 200k 66.01
@@ -398,7 +399,7 @@ def test_variants_section_by_hand_pairs_with_the_elman_cell():
     ]
     for r in results:
         r["config"]["lr_decay"] = 0.999
-    lines = grid_section(summarise(results + gated))
+    lines = study.grid_section(summarise(results + gated))
     assert any(
         "The `gated-*` rows also decay the learning rate by ×0.9999 per update where the Elman grid decays it by ×0.999"
         in x
@@ -408,7 +409,7 @@ def test_variants_section_by_hand_pairs_with_the_elman_cell():
 
 
 def test_factors_and_seed_spread_by_hand():
-    from tagger.evaluation.report import factor_changes, factors_section, summarise
+    from tagger.evaluation.results import summarise
 
     def result(name, dev_f1, seed=1, fold=0):
         score = {
@@ -433,7 +434,7 @@ def test_factors_and_seed_spread_by_hand():
         result("recipe-seed-dse-d1-24k-seed2", 0.60, seed=2),
         result("recipe-seed-dse-d1-24k-seed3", 0.64, seed=3),
     ]
-    lines = factors_section(summarise(results))
+    lines = study.factors_section(summarise(results))
     (factor,) = [x for x in lines if x.startswith("| dropout")]
     # fold 0 only (fold 1's 99 is not a dev figure of the study): 62.00 -> 60.50
     assert factor == (
@@ -443,17 +444,17 @@ def test_factors_and_seed_spread_by_hand():
     (spread,) = [x for x in lines if x.startswith("| DSE | d1 24k |")]
     # seeds 1 (the grid's run), 2, 3: 62, 60, 64: mean 62.00, sample std 2.00, range 4.00
     assert spread == "| DSE | d1 24k | 1, 2, 3 | 62.00, 60.00, 64.00 | 62.00 ± 2.00 | 4.00 |"
-    assert factors_section({}) == []
-    assert factor_changes(summarise(results), "dropout 0 → 0.1") == "-1.50 (DSE d1 24k)"
-    assert factor_changes(summarise(results), "frozen GloVe → fine-tuned GloVe") == "not run"
+    assert study.factors_section({}) == []
+    assert study.factor_changes(summarise(results), "dropout 0 → 0.1") == "-1.50 (DSE d1 24k)"
+    assert study.factor_changes(summarise(results), "frozen GloVe → fine-tuned GloVe") == "not run"
 
 
 def test_factor_rows_name_the_units_where_not_elman():
-    from tagger.evaluation.report import factor_changes, factors_section, network, summarise
+    from tagger.evaluation.results import summarise
 
-    assert network({"cell": "lstm", "depth": 3, "budget": "24k"}) == "lstm d3 24k"
-    assert network({"cell": "elman", "depth": 1, "budget": "200k"}) == "d1 200k"
-    assert network({"depth": 2, "hidden": 128}) == "d2 128"
+    assert study.network({"cell": "lstm", "depth": 3, "budget": "24k"}) == "lstm d3 24k"
+    assert study.network({"cell": "elman", "depth": 1, "budget": "200k"}) == "d1 200k"
+    assert study.network({"depth": 2, "hidden": 128}) == "d2 128"
 
     def result(name, dev_f1):
         score = {
@@ -473,15 +474,15 @@ def test_factor_rows_name_the_units_where_not_elman():
 
     before, after = (f"recipe-gated-ese-gru-24k-learning_rate0.001-lr_decay{d}" for d in ("0.999", "0.9999"))
     summaries = summarise([result(before, 0.50), result(after, 0.5525)])
-    (row,) = [x for x in factors_section(summaries) if x.startswith("| GRU")]
+    (row,) = [x for x in study.factors_section(summaries) if x.startswith("| GRU")]
     assert row == (
         f"| GRU units: lr decay ×0.999 → ×0.9999 | ESE | gru d3 24k | `{before}` | 50.00 | `{after}` | 55.25 | +5.25 |"
     )
-    assert factor_changes(summaries, "GRU units: lr decay ×0.999 → ×0.9999") == "+5.25 (ESE gru d3 24k)"
+    assert study.factor_changes(summaries, "GRU units: lr decay ×0.999 → ×0.9999") == "+5.25 (ESE gru d3 24k)"
 
 
 def test_goal_check_by_hand_for_the_best_and_the_shipped_configuration():
-    from tagger.evaluation.report import SHIPPED_ACCURATE, goal_lines, summarise
+    from tagger.evaluation.results import summarise
 
     def result(name, fold, prop, binary, exact):
         score = {
@@ -503,17 +504,18 @@ def test_goal_check_by_hand_for_the_best_and_the_shipped_configuration():
     # sqrt(10 * 1² / 9) = 1.05; the shipped one: two folds, 66/70/48 and 68/72/50 -> 67.00 ± 1.41 etc.;
     # paired on folds 0-1 (best 72, 72): -6, -4 -> -5.00 ± 1.41, 0 wins / 2 losses, p = 2 / 2² = 0.5
     results = [result("best", k, *((0.72, 0.78, 0.50) if k < 5 else (0.74, 0.80, 0.52))) for k in range(10)] + [
-        result(SHIPPED_ACCURATE, k, *f) for k, f in ((0, (0.66, 0.70, 0.48)), (1, (0.68, 0.72, 0.50)))
+        result(study.SHIPPED_ACCURATE, k, *f) for k, f in ((0, (0.66, 0.70, 0.48)), (1, (0.68, 0.72, 0.50)))
     ]
     summaries = summarise(results)
     rows = sorted((s for s in summaries.values()), key=lambda s: -s["metric"][("proportional", "f1")][0])
-    lines = goal_lines("DSE", rows)
+    lines = study.goal_lines("DSE", rows)
     assert (
         "Best configuration with all 10 folds: `best` (10 of 10 folds), 73.00 ± 1.05 / 79.00 ± 1.05 "
         "(exact-match F1 51.00 ± 1.05); against the goal +1.00 / +2.00: the goal is met."
     ) in lines
     assert (
-        f"The `accurate` bundle's configuration (a bidirectional LSTM over MiniLM and GloVe): `{SHIPPED_ACCURATE}` "
+        "The `accurate` bundle's configuration (a bidirectional LSTM over MiniLM and GloVe): "
+        f"`{study.SHIPPED_ACCURATE}` "
         "(2 of 10 folds), 67.00 ± 1.41 / 71.00 ± 1.41 (exact-match F1 49.00 ± 1.41); against the goal "
         "-5.00 / -6.00: the goal is not met (not all folds have run).  Against `best` on the folds both have "
         "run: -5.00 ± 1.41 prop F1 over 2 folds, 0 / 2 (wins / losses), sign test p 0.500."
@@ -521,19 +523,19 @@ def test_goal_check_by_hand_for_the_best_and_the_shipped_configuration():
     # binary below its goal: not met, even with prop above
     # the shipped one the best: paired with the best other 10-fold configuration (`second`, 72 on every
     # fold; shipped 73 or 75 -> +1 five times, +3 five times: +2.00 ± 1.05, 10 / 0, p = 2 / 2^10 = 0.002)
-    both = [result(SHIPPED_ACCURATE, k, *((0.73, 0.78, 0.50) if k < 5 else (0.75, 0.80, 0.52))) for k in range(10)] + [
-        result("second", k, 0.72, 0.77, 0.5) for k in range(10)
-    ]
+    both = [
+        result(study.SHIPPED_ACCURATE, k, *((0.73, 0.78, 0.50) if k < 5 else (0.75, 0.80, 0.52))) for k in range(10)
+    ] + [result("second", k, 0.72, 0.77, 0.5) for k in range(10)]
     top = sorted(summarise(both).values(), key=lambda s: -s["metric"][("proportional", "f1")][0])
     assert any(
         x.endswith(
             "Against `second` on the folds both have run: +2.00 ± 1.05 prop F1 over 10 folds, "
             "10 / 0 (wins / losses), sign test p 0.002."
         )
-        for x in goal_lines("DSE", top)
+        for x in study.goal_lines("DSE", top)
     )
     low = [result("best", k, 0.73, 0.76, 0.5) for k in range(10)]
-    low_lines = goal_lines("DSE", list(summarise(low).values()))
+    low_lines = study.goal_lines("DSE", list(summarise(low).values()))
     assert any(x.endswith("+1.00 / -1.00: the goal is not met.") for x in low_lines)
 
 
@@ -552,7 +554,7 @@ def test_accurate_study_runs_show_dev_scores_only(tmp_path):
             "scores": {"test": score, "dev": score},
         }
 
-    text = write_report(
+    text = study.write_report(
         [
             result("accurate-lora16-bilstm-joint", 0.66),
             result("accurate-study-rank64", 0.71),
@@ -561,8 +563,8 @@ def test_accurate_study_runs_show_dev_scores_only(tmp_path):
         tmp_path / "REPORT.md",
         tmp_path / "plots",
     ).read_text()
-    tables, study = text.split("### The accurate tagger (issues 15 and 37): dev study on fold 0")
+    tables, dev_study = text.split("### The accurate tagger (issues 15 and 37): dev study on fold 0")
     assert "`accurate-lora16-bilstm-joint`: " in tables and "accurate-study-rank64" not in tables
     assert "accurate-beyond-study-crf" not in tables
-    assert "| `accurate-study-rank64` | DSE |" in study and "| 71.00 |" in study
-    assert "| `accurate-beyond-study-crf` | DSE |" in study and "| 72.00 |" in study
+    assert "| `accurate-study-rank64` | DSE |" in dev_study and "| 71.00 |" in dev_study
+    assert "| `accurate-beyond-study-crf` | DSE |" in dev_study and "| 72.00 |" in dev_study
