@@ -185,7 +185,7 @@ def test_bundle_without_manifest_loads_with_a_warning_and_can_be_upgraded(bundle
 def test_frozen_glove_rows_are_stored_as_their_glove_rows_and_checked_on_rebuild(tmp_path):
     import numpy as np
 
-    from tagger.network.bundle import GLOVE_ROWS, TABLE, TABLE_SHA256, TRAINED_ROWS, table_delta, table_from_delta
+    from tagger.network.weights import GLOVE_ROWS, TABLE, TABLE_SHA256, TRAINED_ROWS, table_delta, table_from_delta
 
     glove = np.arange(12, dtype=np.float32).reshape(6, 2)  # 6 words of 2-d "GloVe"
     index = {"the": 0, "said": 3, "fears": 5}

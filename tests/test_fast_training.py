@@ -14,6 +14,7 @@ import keras  # noqa: E402
 from tagger.config import TaggerConfig  # noqa: E402
 from tagger.data import Sentence, Token  # noqa: E402
 from tagger.network.model import build_model  # noqa: E402
+from tagger.training import fast_loop  # noqa: E402
 from tagger.training import fast_trainer as ft  # noqa: E402
 
 VOCAB = 12
@@ -295,7 +296,7 @@ def test_config_rules():
 
 def test_epoch_plan_covers_every_sentence_once_with_aligned_lengths():
     lengths = [list(np.random.default_rng(1).integers(1, 60, 103)), list(np.random.default_rng(2).integers(1, 60, 77))]
-    plan = ft.epoch_plan(lengths, 10, seed=1, epoch=3)
+    plan = fast_loop.epoch_plan(lengths, 10, seed=1, epoch=3)
     assert len(plan) == 11  # ceil(103 / 10) slots; the smaller model has 8 batches spread over them
     for m, lens in enumerate(lengths):
         seen = [i for step in plan if step[m] for i in step[m]]
@@ -305,14 +306,14 @@ def test_epoch_plan_covers_every_sentence_once_with_aligned_lengths():
     both = [step for step in plan if all(step)]
     gaps = [abs(np.median([lengths[0][i] for i in a]) - np.median([lengths[1][i] for i in b])) for a, b in both]
     assert np.median(gaps) < 10
-    assert ft.epoch_plan(lengths, 10, 1, 3) == plan and ft.epoch_plan(lengths, 10, 1, 4) != plan
+    assert fast_loop.epoch_plan(lengths, 10, 1, 3) == plan and fast_loop.epoch_plan(lengths, 10, 1, 4) != plan
 
 
 @pytest.mark.slow
 def test_models_trained_together_equal_models_trained_alone(tmp_path):
     """Two folds in one vmapped run give the same losses and dev scores as each alone (same batch count,
     so the same batch order)."""
-    from tagger.training.fast_trainer import train_fast, train_fast_together
+    from tagger.training.fast_loop import train_fast, train_fast_together
 
     rng = np.random.default_rng(5)
     words = ["said", "the", "plan", "was", "robbery", "as", "usual", "fears", "he", "good"]
@@ -428,7 +429,7 @@ def dev_score_of(meta):
 
 @pytest.mark.slow
 def test_models_trained_together_resume_from_the_newest_epoch_all_have_checkpointed(tmp_path):
-    from tagger.training.fast_trainer import train_fast_together
+    from tagger.training.fast_loop import train_fast_together
 
     a, b, dev = _toy_sentences(2, 40), _toy_sentences(3, 40, 100), _toy_sentences(4, 15, 200)
     cfg = TaggerConfig(

@@ -159,7 +159,7 @@ def main() -> int:
             flush=True,
         )
     if args.together > 1:
-        from tagger.training.fast_trainer import train_fast_together
+        from tagger.training.fast_loop import train_fast_together
 
         runs, total = [], 0
         for fold in range(args.together):

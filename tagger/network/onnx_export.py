@@ -16,7 +16,7 @@ changed:
   read as it is or transposed, then reshaped (checked value for value here; the package file is
   checked by sha256 when loading);
 - ``glove``: a word-vector table whose frozen rows are GloVe's, rebuilt from the GloVe package and
-  the trained rows stored in the bundle's ``weights.npz`` (``tagger.network.bundle.table_from_delta``).
+  the trained rows stored in the bundle's ``weights.npz`` (``tagger.network.weights.table_from_delta``).
 
 What the runtime needs to know (inputs, outputs, the externals, CRF transitions) is returned as a
 dict that ``save_bundle`` puts into meta.json under ``onnx``.

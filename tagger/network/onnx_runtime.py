@@ -9,7 +9,7 @@ not hold, which are supplied here when the session is created:
 - ``minilm``: a tensor of the MiniLM-L6 package's ``model.safetensors`` (the file checked by sha256 first),
   transposed where the entry says so and reshaped;
 - ``glove``: the word-vector table rebuilt from the GloVe package and the bundle's ``weights.npz``
-  (``tagger.network.bundle.table_from_delta``, checked by sha256).
+  (``tagger.network.weights.table_from_delta``, checked by sha256).
 
 ``forward`` takes the same inputs as the Keras network (``tagger.network.features.network_inputs``) and
 gives the same outputs: per type, [B, T, 3] softmax probabilities or CRF emission scores.
@@ -61,7 +61,7 @@ def _minilm_arrays(entries: dict[str, dict], file: Path) -> dict[str, np.ndarray
 
 def external_arrays(bundle: Path, onnx_meta: dict) -> dict[str, np.ndarray]:
     """The weights ``model.onnx`` leaves out, by initializer name, rebuilt and checked."""
-    from tagger.network.bundle import TABLE, table_from_delta
+    from tagger.network.weights import TABLE, table_from_delta
 
     externals = onnx_meta.get("externals", {})
     out = _minilm_arrays({k: e for k, e in externals.items() if e["source"] == "minilm"}, bundle / "model.onnx")

@@ -37,7 +37,7 @@ def train(
     that keeps contextual vectors between runs; ``init``: a bundle to continue training from (same network;
     the configuration's training fields may differ); ``devices`` (``all`` or a number): data-parallel over
     several devices (``tagger.training.data_parallel``).  ``trainer: fast`` configurations train with the JAX
-    loop of ``tagger.training.fast_trainer``, others with ``tagger.training.trainer``'s Keras loop."""
+    loop of ``tagger.training.fast_loop``, others with ``tagger.training.trainer``'s Keras loop."""
     if devices:
         from tagger.training.data_parallel import train_data_parallel
 
@@ -45,7 +45,7 @@ def train(
             config, train, dev, out_dir, devices, extra_words, resume, progress, record, context_cache, init
         )
     if config.trainer == "fast":
-        from tagger.training.fast_trainer import train_fast
+        from tagger.training.fast_loop import train_fast
 
         return train_fast(config, train, dev, out_dir, extra_words, progress, record, init, resume)
     from tagger.training.trainer import Trainer
@@ -68,7 +68,7 @@ def train_folds(
     rerun with another seed starts afresh).  With the fast trainer they train together in one program, from
     the newest epoch every one has checkpointed; else one after the other, each from its own checkpoint."""
     if trains_together(config):
-        from tagger.training.fast_trainer import train_fast_together
+        from tagger.training.fast_loop import train_fast_together
 
         return train_fast_together(config, runs, extra_words, progress, resume=resume)
     out: list = []

@@ -22,6 +22,7 @@ import logging
 import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -50,7 +51,7 @@ log = logging.getLogger("tagger")
 
 
 CHECKPOINT_FILES = ("last.keras", "optimizer.npz", "best.weights.h5", "vocab.txt", "state.json")
-# A LoRA-tuned encoder's weights are kept by path (tagger.network.bundle.write_weights): Keras's files merge the
+# A LoRA-tuned encoder's weights are kept by path (tagger.network.weights.write_weights): Keras's files merge the
 # adapters into the kernels and zero them on loading, which would stop their training after a resume.
 LORA_CHECKPOINT_FILES = ("last.weights.npz", "optimizer.npz", "best.weights.npz", "vocab.txt", "state.json")
 
@@ -143,16 +144,24 @@ class Trainer:
             return self._from_bundle(train)
         vocab, model = fresh_model(cfg, train, extra_words)
         compile_model(model, cfg, self._steps(train))
-        state = {"epoch": 0, "best_score": None, "best_epoch": 0, "bad_epochs": 0, "history": [], "train_seconds": 0.0}
+        state: dict[str, Any] = {
+            "epoch": 0,
+            "best_score": None,
+            "best_epoch": 0,
+            "bad_epochs": 0,
+            "history": [],
+            "train_seconds": 0.0,
+        }
         return model, vocab, state
 
     def _from_bundle(self, train: Sequence[Sentence]):
         """Start from a trained bundle's network and vocabulary (words it lacks read as unknown)."""
         from tagger.network.model import compile_model
 
+        assert self.init is not None  # _fresh's branch
         vocab, model = bundle_start(self.init, self.config)
         compile_model(model, self.config, self._steps(train))
-        state = {
+        state: dict[str, Any] = {
             "epoch": 0,
             "best_score": None,
             "best_epoch": 0,
@@ -192,8 +201,8 @@ class Trainer:
             import keras_hub  # noqa: F401  (registers the encoder's layers for loading)
         try:
             if self._lora:  # rebuild the network (the encoder's LoRA set-up), then read the weights by path
-                from tagger.network.bundle import read_weights
                 from tagger.network.model import build_model
+                from tagger.network.weights import read_weights
 
                 dim = GLOVE_DIM if self.config.features == "glove" else self.config.embedding_dim
                 model = build_model(self.config, len(vocab), dim, pretrained=False)
@@ -215,7 +224,7 @@ class Trainer:
     def _write(self, model, file: Path, whole: bool) -> None:
         """The network (``whole``: a .keras model) or its weights; by path for a LoRA-tuned encoder."""
         if self._lora:
-            from tagger.network.bundle import write_weights
+            from tagger.network.weights import write_weights
 
             write_weights(model, file)
         elif whole:
@@ -230,7 +239,8 @@ class Trainer:
         with atomic_path(d / self._last_file) as tmp:
             self._write(model, tmp, whole=True)
         with atomic_path(d / "optimizer.npz") as tmp:
-            np.savez(tmp, **{f"v{i}": np.asarray(v) for i, v in enumerate(model.optimizer.variables)})
+            arrays: dict[str, Any] = {f"v{i}": np.asarray(v) for i, v in enumerate(model.optimizer.variables)}
+            np.savez(tmp, **arrays)
         if improved or self._last is None:
             with atomic_path(d / self._best_file) as tmp:
                 self._write(model, tmp, whole=False)
@@ -278,7 +288,8 @@ class Trainer:
             model, vocab, state = self._fresh(train, extra_words)
         lengths = [len(s) for s in train]
         dev_tagger = Tagger.from_model(model, vocab, cfg)
-        context = pieces = None
+        context: Any = None
+        pieces: Any = None
         if cfg.context_fine_tune:
             from tagger.network.contextual import WordPieces
 
@@ -336,7 +347,7 @@ class Trainer:
     def _finish(self, model, vocab, state, record):
         cfg = self.config
         if self._lora:
-            from tagger.network.bundle import read_weights
+            from tagger.network.weights import read_weights
 
             read_weights(model, self._last / self._best_file)
         else:
