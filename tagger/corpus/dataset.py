@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 
 from tagger.corpus.convert import mpqa_sentences, read_conll
@@ -23,6 +24,7 @@ def load_documents(
     - ``reference``: Irsoy & Cardie's ``dse.txt``/``ese.txt`` directory (PTB tokens);
     - ``conll``: a file written by ``opinion-tagger corpus convert``.
     """
+    sentences: Iterable[Sentence]
     if source == "mpqa":
         corpus = MPQACorpus(path, problems=problems)
         sentences = mpqa_sentences(corpus, rules)

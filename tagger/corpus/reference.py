@@ -18,7 +18,8 @@ from tagger.errors import CorpusError
 def _read_bio(path: Path) -> list[list[tuple[str, str, str]]]:
     if not path.is_file():
         raise CorpusError(f"{path}: reference file not found")
-    sents, cur = [], []
+    sents: list[list[tuple[str, str, str]]] = []
+    cur: list[tuple[str, str, str]] = []
     with open(path, encoding="utf-8", errors="strict") as fh:
         for line_no, line in enumerate(fh, 1):
             line = line.rstrip("\n")

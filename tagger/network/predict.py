@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -82,7 +83,7 @@ class Tagger:
     def __init__(self, network, vocab: Vocabulary, config: TaggerConfig, meta: dict | None = None, model=None):
         self.network, self.vocab, self.config, self.meta = network, vocab, config, meta or {}
         self.model = model  # the Keras model, when there is one
-        self.encoder = None  # contextual features (MiniLM), created when first needed
+        self.encoder: Any = None  # contextual features (MiniLM), created when first needed
 
     @property
     def types(self) -> tuple[str, ...]:

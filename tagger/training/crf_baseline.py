@@ -12,7 +12,7 @@ from tagger.data import Sentence
 
 
 def _shape(w: str) -> str:
-    out = []
+    out: list[str] = []
     for ch in w:
         c = "X" if ch.isupper() else "x" if ch.islower() else "d" if ch.isdigit() else ch
         if not out or out[-1] != c:

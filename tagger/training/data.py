@@ -50,7 +50,7 @@ def training_data(
         where = str(path)
     else:
         split = load_split(datasplit, fold)
-        train_names, dev_names = split.train, split.dev
+        train_names, dev_names = list(split.train), list(split.dev)
         division = {"fold": fold, "datasplit": str(Path(datasplit).resolve())}
         where = f"fold {fold}"
     train, dev = select(docs, train_names), select(docs, dev_names)

@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -47,11 +48,13 @@ def save(
     """Write ``out_dir/checkpoint/epoch-NNNN/`` (``leaves``: per part of ``PARTS`` the flat list of arrays,
     None for a part the model does not have yet) and remove all but the ``KEEP_CHECKPOINTS`` newest."""
     d = new_checkpoint_dir(out_dir, epoch)
-    arrays = {f"{part}/{i}": np.asarray(a) for part in PARTS for i, a in enumerate(leaves.get(part) or ())}
+    arrays: dict[str, Any] = {
+        f"{part}/{i}": np.asarray(a) for part in PARTS for i, a in enumerate(leaves.get(part) or ())
+    }
     with atomic_path(d / "arrays.npz") as tmp:
         with open(tmp, "wb") as fh:
             np.savez(fh, **arrays)
-    counts = {part: (len(leaves[part]) if leaves.get(part) is not None else None) for part in PARTS}
+    counts = {part: (len(x) if (x := leaves.get(part)) is not None else None) for part in PARTS}
     atomic_write_text(
         d / "state.json", json.dumps({**state, "epoch": epoch, "leaves": counts, "config": config.to_dict()}, indent=1)
     )

@@ -23,7 +23,8 @@ class EpochProgress:
     def __init__(self, batches, epoch: int, enabled: bool = True, every: float = 60.0):
         self.batches, self.epoch, self.every = list(batches), epoch, every
         self.enabled = enabled
-        self.bar, self.postfix = None, {}
+        self.bar = None
+        self.postfix: dict[str, object] = {}
 
     def set_postfix(self, **values) -> None:
         self.postfix = values
