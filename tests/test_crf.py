@@ -7,7 +7,7 @@ import pytest
 from scipy.special import logsumexp
 
 from tagger.network.crf import CRF
-from tagger.network.decoding import marginals, viterbi
+from tagger.network.decoding import marginals, marginals_batch, viterbi, viterbi_batch
 
 
 def brute_scores(em, trans, start, end):
@@ -45,6 +45,25 @@ def test_viterbi_and_marginals_match_enumeration(params):
             for t, tag in enumerate(y):
                 expect[t, tag] += p
         np.testing.assert_allclose(marginals(em, trans, start, end), expect, atol=1e-6)
+
+
+def test_batch_decoding_equals_each_sentence_alone(params):
+    """A batch of rows of different lengths, padded with large scores that must be ignored, decodes as each
+    row alone (which the test above checks against enumeration); a row of length 0 gives nothing."""
+    trans, start, end = params
+    rng = np.random.default_rng(3)
+    lengths = [5, 1, 3, 0, 5]
+    em = rng.normal(size=(len(lengths), 5, 3)) * 3
+    for b, n in enumerate(lengths):
+        em[b, n:] = 50.0 * rng.normal(size=(5 - n, 3))
+    tags, probs = viterbi_batch(em, lengths, trans, start, end), marginals_batch(em, lengths, trans, start, end)
+    assert [len(t) for t in tags] == lengths
+    for b, n in enumerate(lengths):
+        if n:
+            assert tags[b] == viterbi(em[b, :n], trans, start, end)
+            np.testing.assert_allclose(probs[b, :n], marginals(em[b, :n], trans, start, end), atol=1e-9)
+            np.testing.assert_allclose(probs[b, :n].sum(-1), 1.0, atol=1e-9)
+        assert not probs[b, n:].any()
 
 
 def test_log_likelihood_matches_enumeration_with_padding(params):

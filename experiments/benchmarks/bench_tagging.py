@@ -10,8 +10,11 @@
    --starts runs.
 4. For a model with the MiniLM encoder, the fp32 compute limit: the network's multiply-adds per token on
    this text, against 2 AVX2 FMA units x 8 lanes x 2 FLOP per cycle and core.
+5. Stages (--stages), each alone on one thread, microseconds per token (median of --repeats): spaCy's
+   sentences and tokens, the network in ONNX Runtime with its decoding (``Tagger.predict``), spans and
+   the JSONL line.  Their sum bounds what a worker per core can reach: the cores times 1e6 / the sum.
 
-    python experiments/benchmarks/bench_tagging.py [--model accurate] [--docs 200] [--repeats 3] [--starts 3]
+    python experiments/benchmarks/bench_tagging.py [--model accurate] [--docs 200] [--repeats 3] [--starts 3] [--stages]
 """
 
 from __future__ import annotations
@@ -142,6 +145,48 @@ def compute_limit(model, texts: list[str], cores: int) -> None:
         )
 
 
+def stages(model, texts: list[str], repeats: int, cores: int) -> None:
+    """Each stage of tagging alone, on one thread: microseconds per token, and the bound their sum sets."""
+    from tagger.tagging.annotate import tokenised, with_predictions
+    from tagger.tagging.formats import record_text
+
+    ot = OpinionTagger.load(model, threads=1)
+    records = [(str(k), t) for k, t in enumerate(texts)]
+    docs = tokenised(records[:5])  # warm-up: spaCy's vocabulary, ONNX Runtime's first run
+    ot.tagger.predict([[t.text for t in s.tokens] for d in docs for s in d.sentences])
+    times: dict[str, list[float]] = {
+        "spaCy sentences and tokens": [],
+        "network and decoding": [],
+        "spans": [],
+        "JSONL line": [],
+    }
+    n_tokens = 0
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        docs = tokenised(records)
+        t1 = time.perf_counter()
+        sents = [[t.text for t in s.tokens] for d in docs for s in d.sentences]
+        preds = ot.tagger.predict(sents, batch_size=ot.batch_size)
+        t2 = time.perf_counter()
+        with_predictions(docs, preds)
+        t3 = time.perf_counter()
+        lines = [record_text(d, "jsonl") for d in docs]
+        t4 = time.perf_counter()
+        n_tokens = sum(map(len, sents))
+        for name, dt in zip(times, (t1 - t0, t2 - t1, t3 - t2, t4 - t3)):
+            times[name].append(dt)
+    assert len(lines) == len(docs)
+    total = 0.0
+    for name, ts in times.items():
+        us = 1e6 * statistics.median(ts) / n_tokens
+        total += us
+        print(f"stage {name:28}: {us:6.2f} us/token = {1e6 / us:>9,.0f} tokens/s on one thread")
+    print(
+        f"stages together: {total:.2f} us/token; a worker per core on {cores} cores: at most "
+        f"{cores * 1e6 / total:,.0f} tokens/s before reading input, processes and writing"
+    )
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--model", default="accurate", help="bundled model name or bundle directory (default: accurate)")
@@ -150,6 +195,7 @@ def main() -> int:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--starts", type=int, default=3)
     ap.add_argument("--no-keras", action="store_true", help="skip the Keras baseline")
+    ap.add_argument("--stages", action="store_true", help="only the stages, each alone on one thread")
     args = ap.parse_args()
 
     texts = [d.text for d in MPQACorpus(args.mpqa)][: args.docs]
@@ -157,6 +203,9 @@ def main() -> int:
     config = load_bundle_files(model)[1]
     cores = len(os.sched_getaffinity(0))
     print(f"model: {model}; {len(texts)} documents, {sum(map(len, texts)):,} characters; {cores} cores")
+    if args.stages:
+        stages(model, texts, args.repeats, cores)
+        return 0
     secs, n = whole_process(model, texts, args.repeats, [])
     print(
         f"whole process (tag --input, default workers): {n:,} tokens in {secs:.2f}s (median of {args.repeats}) "

@@ -132,13 +132,22 @@ def export_onnx(model, config: TaggerConfig, vocab, bundle: str | Path, delta: b
     import tf2onnx
     from keras.src.export.tf2onnx_lib import patch_tf2onnx
 
+    from tagger.network.onnx_recurrent import NATIVE_CELLS, recurrent_graph
     from tagger.storage import atomic_path
 
     net = plain_model(model, config, len(vocab))
     inputs, _ = sample_inputs(config, vocab)
     net(inputs, training=False)
     names = sorted(inputs) if isinstance(inputs, dict) else ["words"]
-    trainable, fixed = net.trainable_variables, net.non_trainable_variables
+    native = config.cell in NATIVE_CELLS
+    if native:  # trace the layers below the recurrent ones; those and the heads are ONNX operators
+        import keras
+
+        traced = keras.Model(net.input, {"features": net.get_layer("input_dropout").output})
+        outputs = ["features"]
+    else:
+        traced, outputs = net, list(config.types)
+    trainable, fixed = traced.trainable_variables, traced.non_trainable_variables
     variables = trainable + fixed
     paths = [v.path for v in variables]
     if len(set(paths)) != len(paths):
@@ -149,8 +158,8 @@ def export_onnx(model, config: TaggerConfig, vocab, bundle: str | Path, delta: b
     def forward(*args):
         data = dict(zip(names, args[: len(names)])) if isinstance(inputs, dict) else args[0]
         w = list(args[len(names) :])
-        out, _ = net.stateless_call(w[: len(trainable)], w[len(trainable) :], data, training=False)
-        return {t: tf.identity(out[t], name=t) for t in config.types}
+        out, _ = traced.stateless_call(w[: len(trainable)], w[len(trainable) :], data, training=False)
+        return {t: tf.identity(out[t], name=t) for t in outputs}
 
     fn = tf.function(forward, input_signature=spec)
     logging.getLogger("tf2onnx").setLevel(logging.WARNING)  # its progress is logged at INFO
@@ -192,8 +201,14 @@ def export_onnx(model, config: TaggerConfig, vocab, bundle: str | Path, delta: b
     del graph.input[:]
     graph.input.extend(kept_inputs)
     externals = {k: e for k, e in externals.items() if k in stored}
-    for out in graph.output:  # outputs are named by type
+    for out in graph.output:  # outputs are named by type (or "features")
         out.name = out.name.split(":")[0]
+    if native:
+        nodes, inits, heads = recurrent_graph(net, config, "features", "words")
+        graph.node.extend(nodes)
+        graph.initializer.extend(inits)
+        del graph.output[:]
+        graph.output.extend(heads)
     proto.producer_name = "opinion-tagger"
     file = Path(bundle) / ONNX_FILE
     with atomic_path(file) as tmp:

@@ -16,7 +16,7 @@ import numpy as np
 from tagger.config import TaggerConfig
 from tagger.errors import BundleError
 from tagger.network.bundle import load_bundle_files, load_keras_model, onnx_supported, save_bundle
-from tagger.network.decoding import marginals, viterbi
+from tagger.network.decoding import marginals_batch, viterbi_batch
 from tagger.network.features import (
     Vocabulary,
     batches,
@@ -146,9 +146,10 @@ class Tagger:
                 continue
             ids = encode_words(self.vocab, words, length=max(len(w) for w in words))
             out = self.network.forward(self._inputs(ids, words, pieces))
+            n = [lengths[i] for i in batch]
+            decoded = {t: self._decode(out[t], n, t) for t in self.types}
             for row, i in enumerate(batch):
-                n = lengths[i]
-                results[i] = {t: self._decode(out[t][row, :n], t) for t in self.types}
+                results[i] = {t: decoded[t][row] for t in self.types}
         return results
 
     def _wordpieces(self):
@@ -175,18 +176,21 @@ class Tagger:
             self.encoder = MiniLMEncoder(self.config.context_pooling)
         return network_inputs(ids, words, context=self.encoder.encode(words))
 
-    def _decode(self, scores: np.ndarray, typ: str) -> tuple[list[str], list[float]]:
-        if len(scores) == 0:
-            return [], []
+    def _decode(self, scores: np.ndarray, lengths: list[int], typ: str) -> list[tuple[list[str], list[float]]]:
+        """A batch's scores [B, T, 3] for one type -> each row's (tags, confidences), ``lengths[b]`` long."""
         if self.config.output == "crf":
             trans, start, end = self.network.crf_params(typ)
-            ids = viterbi(scores, trans, start, end)
-            probs = marginals(scores, trans, start, end)
+            ids = viterbi_batch(scores, lengths, trans, start, end)
+            probs = marginals_batch(scores, lengths, trans, start, end)
         else:
-            ids = scores.argmax(-1).tolist()
+            best = scores.argmax(-1)
+            ids = [best[b, :n].tolist() for b, n in enumerate(lengths)]
             probs = scores
-        conf = [float(probs[k, j]) for k, j in enumerate(ids)]
-        return decode_tags(ids, typ), conf
+        out = []
+        for b, row in enumerate(ids):
+            conf = probs[b, np.arange(len(row)), row].tolist() if row else []
+            out.append((decode_tags(row, typ), [float(c) for c in conf]))
+        return out
 
     def predict_tags(self, sentences: Sequence[Sequence[str]], batch_size: int = 64) -> dict[str, list[list[str]]]:
         """Tags only, per type: ``{"DSE": [[...], ...], ...}``."""

@@ -142,6 +142,22 @@ def tokenised(records: list[tuple[str, str]], types: tuple[str, ...] = ("DSE", "
     return docs
 
 
+def with_predictions(docs: list[TaggedDocument], preds: list[dict]) -> list[TaggedDocument]:
+    """``docs`` (from ``tokenised``) with their tokens' tags and their spans set from ``Tagger.predict``'s
+    output for their sentences, in order."""
+    k = 0
+    for doc in docs:
+        conf = {}
+        for s_i, sent in enumerate(doc.sentences):
+            for typ, (tags, scores) in preds[k].items():
+                for tok, tag in zip(sent.tokens, tags):
+                    tok.tags[typ] = tag
+                conf[(s_i, typ)] = scores
+            k += 1
+        doc.spans = spans_of(doc, conf)
+    return docs
+
+
 class OpinionTagger:
     """Text in, tagged documents out; a thin layer over ``Tagger``."""
 
@@ -206,17 +222,7 @@ class OpinionTagger:
         docs = tokenised(records, self.types)
         flat = [s.tokens for doc in docs for s in doc.sentences]
         preds = self.tagger.predict([[t.text for t in toks] for toks in flat], batch_size=self.batch_size)
-        k = 0
-        for doc in docs:
-            conf = {}
-            for s_i, sent in enumerate(doc.sentences):
-                for typ, (tags, scores) in preds[k].items():
-                    for tok, tag in zip(sent.tokens, tags):
-                        tok.tags[typ] = tag
-                    conf[(s_i, typ)] = scores
-                k += 1
-            doc.spans = spans_of(doc, conf)
-        return docs
+        return with_predictions(docs, preds)
 
 
 class InvalidText(TaggerError, ValueError):
