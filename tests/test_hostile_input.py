@@ -202,6 +202,7 @@ def test_property_cli_batch_one_output_line_per_input_line(sample):
 def test_page_hostile_upload_shows_messages_not_a_traceback(tmp_path, monkeypatch):
     monkeypatch.setenv("OPINION_TAGGER_PROJECT", str(tmp_path / "p.sqlite"))
     at = AppTest.from_file(str(ROOT / "streamlit_app.py"), default_timeout=120)
+    at.session_state["_annotator_chosen"] = "tester"  # the name this browser session chose (app.CHOSEN)
     at.run()
     data = (
         b'{"id": "ok", "text": "Officials said no."}\n{"id": "x", "text": "\\ud800"}\n'

@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from tagger.annotation.app import CHOSEN
 from tagger.annotation.editor import apply_event, editor_data
 from tagger.annotation.importing import import_records
 from tagger.annotation.store import ConflictError, Project, ProjectError
@@ -36,6 +37,7 @@ def project_path(tmp_path):
 def _app(monkeypatch, project_path) -> AppTest:
     monkeypatch.setenv("OPINION_TAGGER_PROJECT", str(project_path))
     at = AppTest.from_file(APP, default_timeout=120)
+    at.session_state[CHOSEN] = "tester"  # the name this browser session chose (tests/test_streamlit_review.py)
     at.run()
     assert not at.exception
     return at
@@ -181,6 +183,7 @@ def test_projects_chosen_and_created_in_the_page(monkeypatch, tmp_path):
     monkeypatch.delenv("OPINION_TAGGER_PROJECT", raising=False)
     monkeypatch.setenv("OPINION_TAGGER_PROJECTS", str(tmp_path / "projects"))
     at = AppTest.from_file(APP, default_timeout=120)
+    at.session_state[CHOSEN] = "tester"
     at.run()
     assert any("Choose or create a project" in i.value for i in at.info)
     at.sidebar.text_input[0].input("../escape")

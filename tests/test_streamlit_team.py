@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from tagger.annotation.app import CHOSEN
 from tagger.annotation.editor import apply_event, editor_data
 from tagger.annotation.importing import import_records
 from tagger.annotation.store import Project
@@ -41,6 +42,7 @@ def project_path(tmp_path):
 def _app(monkeypatch, project_path) -> AppTest:
     monkeypatch.setenv("OPINION_TAGGER_PROJECT", str(project_path))
     at = AppTest.from_file(APP, default_timeout=120)
+    at.session_state[CHOSEN] = "tester"  # the name this browser session chose (tests/test_streamlit_review.py)
     at.run()
     assert not at.exception
     return at

@@ -81,9 +81,12 @@ def import_records(
     tagger: OpinionTagger | None = None,
     model_name: str | None = None,
     chunk: int = 64,
+    overlap: int = 0,
 ) -> ImportReport:
     """Add ``records`` to ``project``, pre-annotated by ``tagger`` when given; one
-    transaction per ``chunk`` documents."""
+    transaction per ``chunk`` documents.  ``overlap`` N (2 or more): each new document is
+    annotated by N annotators independently, each in a copy of their own (``Project.claim``),
+    then reviewed."""
     report = ImportReport()
     pending: list[tuple[str, str]] = []
 
@@ -104,7 +107,7 @@ def import_records(
                 report.errors.append((d.id, d.error))
             else:
                 rows.append((d.id, d.text, *stored_parts(d), model_name if tagger else None))
-        report.imported += sum(1 for _, i in project.add_documents(rows) if i is not None)
+        report.imported += sum(1 for _, i in project.add_documents(rows, overlap=overlap) if i is not None)
         pending.clear()
 
     for rec in records:

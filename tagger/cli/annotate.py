@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import sys
 from pathlib import Path
 
 from tagger.annotation import serving
+from tagger.annotation.agreement import agreement_lines
 from tagger.annotation.exporting import DEFAULT_STATUSES, EXPORT_FORMATS, export, stats
 from tagger.annotation.importing import import_records, input_records
 from tagger.annotation.store import STATUSES, Project
@@ -35,6 +37,14 @@ def add_parser(sub) -> None:
         "(default: %(default)s)",
     )
     p.add_argument("--max-chars", type=int, default=MAX_CHARS, help="longer records are refused (default: %(default)s)")
+    p.add_argument(
+        "--overlap",
+        type=_overlap,
+        default=0,
+        metavar="N",
+        help="N annotators (2 or more) annotate each new document independently, each in a copy of "
+        "their own, then a reviewer makes the final version (default: one shared version)",
+    )
     p.set_defaults(func=run_import)
     p = asub.add_parser("export", help="write a project's documents with their spans and provenance")
     p.add_argument("project", type=Path)
@@ -52,7 +62,7 @@ def add_parser(sub) -> None:
         help="the rejected documents too (with --status: added to those statuses)",
     )
     p.set_defaults(func=run_export)
-    p = asub.add_parser("stats", help="progress, spans by type and source, annotators")
+    p = asub.add_parser("stats", help="progress, spans by type and source, annotators, inter-annotator agreement")
     p.add_argument("project", type=Path)
     p.add_argument("--json", action="store_true", help="one JSON object on stdout")
     p.set_defaults(func=run_stats)
@@ -80,6 +90,17 @@ def add_parser(sub) -> None:
     p.set_defaults(func=run_serve)
 
 
+def _overlap(text: str) -> int:
+    """argparse type of --overlap: a number of annotators."""
+    try:
+        n = int(text)
+    except ValueError:
+        n = -1
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: a number of annotators (2 or more; 1 is the default)")
+    return n
+
+
 def run_import(args) -> int:
     from tagger.tagging.annotate import OpinionTagger
 
@@ -87,7 +108,9 @@ def run_import(args) -> int:
     own = {Path(str(args.project.resolve()) + suffix) for suffix in ("", "-wal", "-shm", "-journal")}
     records = input_records(args.input, args.max_chars, skip=own)  # not the project file, inside an input directory
     with Project(args.project, create=True) as project:
-        report = import_records(project, records, tagger, model_name=None if tagger is None else args.model)
+        report = import_records(
+            project, records, tagger, model_name=None if tagger is None else args.model, overlap=args.overlap
+        )
         counts = project.counts()
     for rid, reason in report.errors:
         print(f"opinion-tagger: {rid}: {reason}", file=sys.stderr)
@@ -120,6 +143,8 @@ def run_stats(args) -> int:
         for typ, by in s["spans"].items():
             print(f"{typ} spans  {by['model']} from the model, {by['human']} by hand")
         print(f"annotators {', '.join(s['annotators']) or '-'}")
+        for line in agreement_lines(s):
+            print(line)
     return 0
 
 
