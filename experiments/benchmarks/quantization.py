@@ -19,12 +19,10 @@ import tempfile
 import time
 from pathlib import Path
 
-import numpy as np
-
 from tagger.corpus.dataset import load_documents, select
 from tagger.corpus.split import load_split
 from tagger.evaluation.scoring import evaluate_tagger
-from tagger.network.onnx_runtime import external_arrays
+from tagger.network.onnx_runtime import OnnxNetwork, external_arrays
 from tagger.network.predict import Tagger
 from tagger.paths import default_datasplit, default_mpqa, resolve_model
 
@@ -38,22 +36,6 @@ def self_contained(bundle: Path, meta: dict, file: Path) -> None:
         if tensor.name in arrays:
             tensor.CopyFrom(onnx.numpy_helper.from_array(arrays[tensor.name], tensor.name))
     onnx.save_model(proto, str(file))
-
-
-class Session:
-    def __init__(self, file: Path):
-        import onnxruntime as ort
-
-        options = ort.SessionOptions()
-        options.intra_op_num_threads, options.log_severity_level = 1, 3
-        self.session = ort.InferenceSession(str(file), options, providers=["CPUExecutionProvider"])
-        self.inputs = [i.name for i in self.session.get_inputs()]
-        self.outputs = [o.name for o in self.session.get_outputs()]
-
-    def forward(self, inputs):
-        inputs = inputs if isinstance(inputs, dict) else {"words": inputs}
-        feed = {k: np.asarray(inputs[k], dtype=np.int32) for k in self.inputs}
-        return dict(zip(self.outputs, self.session.run(self.outputs, feed)))
 
 
 def main() -> int:
@@ -86,7 +68,8 @@ def main() -> int:
                 file = Path(tmp) / f"{len(name)}.onnx"
                 with contextlib.redirect_stdout(io.StringIO()):  # the quantizer prints the graph's shapes
                     quantize_dynamic(fp32, file, weight_type=QuantType.QInt8, **options)
-            tagger.network = Session(file)
+            # the self-contained file in ONNX Runtime, as a bundle's network (CRF transitions from meta.json)
+            tagger.network = OnnxNetwork(bundle, dict(tagger.meta["onnx"], file=str(file), externals={}), threads=1)
             t0 = time.perf_counter()
             report = evaluate_tagger(tagger, sents)
             secs = time.perf_counter() - t0
