@@ -67,13 +67,14 @@ def test_contextual_tagger_trains_and_reloads(sample_mpqa, tmp_path):
         Tagger.load(tmp_path / "m", backend="onnx")
 
 
-def test_encode_contextual_fills_the_shared_cache(sample_mpqa, tmp_path, capsys):
+def test_encode_contextual_fills_the_shared_cache(sample_mpqa, tmp_path, capsys, monkeypatch):
     import importlib.util
     from pathlib import Path
 
     from tagger.experiment import context_cache_path, load_experiments
 
     script = Path(__file__).parents[1] / "experiments" / "encode_contextual.py"
+    monkeypatch.syspath_prepend(str(script.parent))  # as when it runs as a script: its directory first
     spec = importlib.util.spec_from_file_location("encode_contextual", script)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
