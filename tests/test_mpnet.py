@@ -284,3 +284,20 @@ def test_mpnet_lora_tagger_exports_to_onnx_equal_to_keras(tmp_path):
     onnx_tags = Tagger.load(tmp_path, backend="onnx").predict(words)
     keras_tags = Tagger.from_model(model, vocab, cfg).predict(words)
     assert [{t: p[t][0] for t in p} for p in onnx_tags] == [{t: p[t][0] for t in p} for p in keras_tags]
+
+
+def test_download_checks_an_assembled_copy(capsys):
+    from tagger.cli import main
+
+    path = _weights()
+    assert main(["download", "--encoder", "mpnet"]) == 0
+    assert f"already assembled in {path}, sha256 checked" in capsys.readouterr().err
+
+
+def test_config_reads_mpnet_only_inside_the_network():
+    from tagger.config import TaggerConfig
+
+    with pytest.raises(ValueError, match="contextual: mpnet is read inside the network"):
+        TaggerConfig(contextual="mpnet")
+    cfg = TaggerConfig(contextual="mpnet", context_fine_tune=True, context_lora_rank=64)
+    assert TaggerConfig.from_dict(cfg.to_dict()) == cfg
