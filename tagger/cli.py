@@ -290,8 +290,9 @@ def cmd_train(args) -> int:
               "seed": config.seed, "git_commit": git_commit()}
     if init is not None:
         record["init"] = str(init)
+    encoder = "MPNet" if config.contextual == "mpnet" else "MiniLM"
     print(f"training {config.task} {config.cell} depth {config.depth} hidden {config.hidden_size}"
-          f"{' + MiniLM' + (' fine-tuned' if config.context_fine_tune else '') if config.contextual else ''} "
+          f"{' + ' + encoder + (' fine-tuned' if config.context_fine_tune else '') if config.contextual else ''} "
           f"{'from ' + str(init) + ' ' if init else ''}on "
           f"{'fold ' + str(args.fold) if source != 'annotations' else path}: "
           f"{len(train_s)} train / {len(dev_s)} dev sentences", file=sys.stderr)
