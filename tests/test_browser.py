@@ -23,8 +23,10 @@ ARTIFACTS = ROOT / "tests" / "artifacts" / "annotator"
 pytestmark = pytest.mark.browser
 
 # invented sentences (no corpus text)
-DOCS = [{"id": "bridge", "text": "Maria said the new bridge was a complete disaster, as usual."},
-        {"id": "rain", "text": "Rain fell on the village all night."}]
+DOCS = [
+    {"id": "bridge", "text": "Maria said the new bridge was a complete disaster, as usual."},
+    {"id": "rain", "text": "Rain fell on the village all night."},
+]
 
 
 def _free_port() -> int:
@@ -40,9 +42,28 @@ def server(tmp_path):
     # the server's log goes to a file: an unread pipe fills up and blocks the server mid-run
     log = open(tmp_path / "streamlit.log", "wb")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", str(ROOT / "streamlit_app.py"), "--server.port", str(port),
-         "--server.address", "127.0.0.1", "--server.headless", "true", "--browser.gatherUsageStats", "false"],
-        cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env=env)
+        [
+            sys.executable,
+            "-m",
+            "streamlit",
+            "run",
+            str(ROOT / "streamlit_app.py"),
+            "--server.port",
+            str(port),
+            "--server.address",
+            "127.0.0.1",
+            "--server.headless",
+            "true",
+            "--browser.gatherUsageStats",
+            "false",
+            "--client.toolbarMode",
+            "minimal",
+        ],  # as annotate serve starts it
+        cwd=ROOT,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        env=env,
+    )
     url = f"http://127.0.0.1:{port}"
     try:
         for _ in range(120):
@@ -72,10 +93,30 @@ def _need_chromium():
         pytest.skip("chromium not installed")
 
 
+def _choose_name(page, name):
+    """A browser session on a loopback server without --annotator gives its annotator's name first."""
+    from playwright.sync_api import expect
+
+    box = page.get_by_label("Your name (recorded with each of your changes; chosen once for this browser session)")
+    expect(box).to_be_visible(timeout=120_000)
+    box.fill(name)
+    page.get_by_role("button", name="Start annotating").click()
+    expect(page.locator("[data-testid='stSidebar']").get_by_text(f"Annotator {name}")).to_be_visible(timeout=60_000)
+
+
 def _launch(p):
-    return p.chromium.launch(executable_path=CHROMIUM, args=[
-        "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync"])
+    return p.chromium.launch(
+        executable_path=CHROMIUM,
+        args=[
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+        ],
+    )
 
 
 def test_annotate_in_chromium(server, tmp_path):
@@ -94,6 +135,7 @@ def test_annotate_in_chromium(server, tmp_path):
             page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
 
         page.goto(server, wait_until="domcontentloaded")
+        _choose_name(page, "maria")
         # 1. import two documents (pre-annotated by the bundled model)
         page.locator("input[type=file]").first.set_input_files(str(upload))
         # the upload is an HTTP request of its own: submit only once the uploader lists the file
@@ -120,8 +162,9 @@ def test_annotate_in_chromium(server, tmp_path):
         expect(page.get_by_text("Saved ESE “bridge”.")).to_be_visible(timeout=30_000)
         expect(ese_lane).to_have_class("ot-lane on")
         shot("03-labelled")
-        # 3. reload: the span is still there
+        # 3. reload (a new browser session: the name is asked again): the span is still there
         page.reload(wait_until="domcontentloaded")
+        _choose_name(page, "maria")
         token = page.locator(".ot-tok", has=page.locator(".ot-word", has_text="bridge"))
         expect(token.locator(".ot-lane").nth(1)).to_have_class("ot-lane on", timeout=60_000)
         expect(token.locator(".ot-chip")).to_have_text("ESE ✎")
@@ -155,8 +198,10 @@ class _EveryWordItsSpan:
     types = ("DSE", "ESE")
 
     def predict(self, sentences, batch_size=64):
-        return [{t: (["B-" + t if w in MARKED[t] else "O" for w in words], [0.4] * len(words))
-                 for t in self.types} for words in sentences]
+        return [
+            {t: (["B-" + t if w in MARKED[t] else "O" for w in words], [0.4] * len(words)) for t in self.types}
+            for words in sentences
+        ]
 
 
 def test_chips_apart_types_distinct_text_still(server, tmp_path):
@@ -172,26 +217,36 @@ def test_chips_apart_types_distinct_text_still(server, tmp_path):
     from tagger.tagging.inputs import Record
 
     with Project(tmp_path / "study.sqlite", create=True) as project:  # the server's project, before the page opens
-        import_records(project, [Record("lie", "Officials said a big fat lie was told.")],
-                       OpinionTagger(_EveryWordItsSpan()), model_name="marker")
+        import_records(
+            project,
+            [Record("lie", "Officials said a big fat lie was told.")],
+            OpinionTagger(_EveryWordItsSpan()),
+            model_name="marker",
+        )
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     with sync_playwright() as p:
         browser = _launch(p)
         page = browser.new_page(viewport={"width": 1280, "height": 900})
         page.goto(server, wait_until="domcontentloaded")
+        _choose_name(page, "maria")
         chips = page.locator(".ot-chip")
         expect(chips).to_have_count(6, timeout=120_000)
         expect(chips.nth(2)).to_have_text("⚠ ESE 0.40")
         boxes = [chips.nth(k).bounding_box() for k in range(6)]
         for k, a in enumerate(boxes):
-            for b in boxes[k + 1:]:
-                apart = (a["x"] + a["width"] <= b["x"] + 0.5 or b["x"] + b["width"] <= a["x"] + 0.5
-                         or a["y"] + a["height"] <= b["y"] + 0.5 or b["y"] + b["height"] <= a["y"] + 0.5)
+            for b in boxes[k + 1 :]:
+                apart = (
+                    a["x"] + a["width"] <= b["x"] + 0.5
+                    or b["x"] + b["width"] <= a["x"] + 0.5
+                    or a["y"] + a["height"] <= b["y"] + 0.5
+                    or b["y"] + b["height"] <= a["y"] + 0.5
+                )
                 assert apart, (a, b)
         said = page.locator(".ot-word", has_text="said")
         style = said.evaluate("w => [getComputedStyle(w).backgroundColor, getComputedStyle(w).boxShadow]")
-        rgb = [f"rgb({int(c[1:3], 16)}, {int(c[3:5], 16)}, {int(c[5:7], 16)})" for c in (COLORS["DSE"],
-                                                                                         LINE_COLORS["ESE"])]
+        rgb = [
+            f"rgb({int(c[1:3], 16)}, {int(c[3:5], 16)}, {int(c[5:7], 16)})" for c in (COLORS["DSE"], LINE_COLORS["ESE"])
+        ]
         assert style[0] == rgb[0] and rgb[1] in style[1], style
         page.wait_for_timeout(300)
         page.screenshot(path=str(ARTIFACTS / "10-chips-and-types.png"), full_page=True)
@@ -199,6 +254,173 @@ def test_chips_apart_types_distinct_text_still(server, tmp_path):
         page.locator(".ot-word", has_text="told").click()
         page.keyboard.press("d")
         expect(page.get_by_text("Saved DSE “told”.")).to_be_visible(timeout=30_000)
+        expect(page.locator(".ot-text")).to_be_visible()  # (redrawn after the save: measured once it is there)
         assert page.locator(".ot-text").bounding_box()["y"] == pytest.approx(top, abs=1)
         page.screenshot(path=str(ARTIFACTS / "11-message-in-its-slot.png"), full_page=True)
         browser.close()
+
+
+TEAM_MARKED = {"DSE": ("said", "grumbled"), "ESE": ()}
+
+
+class _SaidIsADse:
+    """A stand-in network: a DSE on "said" and "grumbled" (confidence 0.55), nothing else."""
+
+    types = ("DSE", "ESE")
+
+    def predict(self, sentences, batch_size=64):
+        return [
+            {t: (["B-" + t if w in TEAM_MARKED[t] else "O" for w in words], [0.55] * len(words)) for t in self.types}
+            for words in sentences
+        ]
+
+
+# invented sentences (no corpus text)
+TEAM_DOCS = [
+    ("harbour", "The mayor said the new harbour was a triumph, but the fishermen called it a costly mistake."),
+    ("market", "Traders grumbled that the market had moved again."),
+]
+
+
+def _clip(page, first, last):
+    """The page's region from the top of locator ``first`` to the bottom of ``last``, full width of the main column."""
+    a, b = first.bounding_box(), last.bounding_box()
+    main = page.locator("[data-testid='stMainBlockContainer']").bounding_box()
+    return {"x": main["x"], "y": a["y"] - 8, "width": main["width"], "height": b["y"] + b["height"] - a["y"] + 16}
+
+
+def test_a_team_in_chromium(server, tmp_path):
+    """Issue 34, the team flow: two annotators (names chosen in their browser sessions) annotate
+    their own copies of the same documents, one rejects a copy; a reviewer sees the agreement,
+    merges the two copies of one document and rejects the other; the export has the merged version."""
+    _need_chromium()
+    from playwright.sync_api import expect, sync_playwright
+
+    from tagger.annotation.importing import import_records
+    from tagger.annotation.store import Project
+    from tagger.tagging.annotate import OpinionTagger
+    from tagger.tagging.inputs import Record
+
+    with Project(tmp_path / "study.sqlite", create=True) as project:  # the server's project, before the page opens
+        import_records(
+            project, [Record(n, t) for n, t in TEAM_DOCS], OpinionTagger(_SaidIsADse()), model_name="marker", overlap=2
+        )
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as p:
+        browser = _launch(p)
+
+        def session(name):
+            """A browser session of its own (as another annotator's machine) that chose ``name``."""
+            context = browser.new_context(viewport={"width": 1280, "height": 900}, accept_downloads=True)
+            page = context.new_page()
+            page.goto(server, wait_until="domcontentloaded")
+            expect(page.get_by_role("button", name="Start annotating")).to_be_visible(timeout=120_000)
+            expect(page.locator(".ot-word")).to_have_count(0)  # nothing to annotate before the name
+            _choose_name(page, name)
+            return page
+
+        def word(page, text):
+            return page.locator(".ot-word", has_text=text).first
+
+        # 1. ann: ESE "triumph" in her copy of harbour, accepted; market: her copy rejected
+        ann = session("ann")
+        expect(word(ann, "harbour")).to_be_visible(timeout=60_000)
+        expect(ann.get_by_role("combobox", name="Document")).to_have_value("1. harbour — ○ to do (1 spans · your copy)")
+        word(ann, "triumph").click()
+        ann.keyboard.press("e")
+        expect(ann.get_by_text("Saved ESE “triumph”.")).to_be_visible(timeout=30_000)
+        ann.wait_for_timeout(300)
+        ann.screenshot(path=str(ARTIFACTS / "20-ann-copy.png"), full_page=True)
+        # the README's picture of the annotator (docs/annotator.png)
+        ann.screenshot(
+            path=str(ARTIFACTS / "readme-annotator.png"),
+            full_page=True,
+            clip=_clip(ann, ann.locator("[data-testid='stProgress']"), ann.locator(".ot-text")),
+        )
+        ann.keyboard.press("a")
+        expect(ann.get_by_text("1 of 2 done")).to_be_visible(timeout=30_000)
+        expect(word(ann, "Traders")).to_be_visible()
+        ann.keyboard.press("r")
+        expect(ann.get_by_text("Rejected (your copy; the reviewer decides).")).to_be_visible(timeout=30_000)
+        # 2. ben: ESE "triumph" and "a costly mistake"; rejects market too
+        ben = session("ben")
+        expect(word(ben, "harbour")).to_be_visible(timeout=60_000)
+        word(ben, "triumph").click()
+        ben.keyboard.press("e")
+        expect(ben.get_by_text("Saved ESE “triumph”.")).to_be_visible(timeout=30_000)
+        word(ben, "costly").click()
+        word(ben, "mistake").click(modifiers=["Shift"])
+        ben.keyboard.press("e")
+        expect(ben.get_by_text("Saved ESE “costly mistake”.")).to_be_visible(timeout=30_000)
+        ben.keyboard.press("a")
+        expect(ben.get_by_text("1 of 2 done")).to_be_visible(timeout=30_000)
+        expect(word(ben, "Traders")).to_be_visible()
+        ben.keyboard.press("r")
+        expect(ben.get_by_text("Rejected (your copy; the reviewer decides).")).to_be_visible(timeout=30_000)
+        # 3. rita reviews: the agreement, the two copies side by side, a merge, a rejection
+        rita = session("rita")
+        expect(rita.get_by_text("Nothing for you here")).to_be_visible(timeout=60_000)  # both have their two
+        rita.locator("[data-testid='stSidebar']").get_by_text("Review", exact=True).click()
+        expect(rita.get_by_text("Reviewing study")).to_be_visible(timeout=30_000)
+        expect(rita.get_by_text("ESE “triumph” — ann, ben")).to_be_visible(timeout=30_000)
+        expect(rita.get_by_text("ESE “costly mistake” — ben")).to_be_visible()
+        rita.get_by_text("Agreement between annotators").click()
+        table = rita.locator("[data-testid='stTable']")
+        expect(table).to_contain_text("ann / ben", timeout=30_000)
+        # harbour: ann ESE triumph, ben ESE triumph + costly mistake: ESE binary F1 2/3 (P 1/2, R 1)
+        expect(table.locator("tr", has_text="ESE")).to_contain_text("66.7")
+        rita.set_viewport_size({"width": 1280, "height": 1800})  # the page scrolls inside itself: room for it all
+        rita.wait_for_timeout(800)
+        rita.screenshot(path=str(ARTIFACTS / "21-review.png"), full_page=True)
+        # the README's picture of the review (docs/review.png)
+        rita.screenshot(
+            path=str(ARTIFACTS / "readme-review.png"),
+            full_page=True,
+            clip=_clip(rita, rita.locator("[data-testid='stSelectbox']", has_text="Document to review"), table),
+        )
+        rita.set_viewport_size({"width": 1280, "height": 900})
+        rita.get_by_text("ESE “costly mistake” — ben").click()  # tick it: the final version keeps it
+        rita.get_by_role("button", name="Merge the ticked spans").click()
+        expect(rita.get_by_text("Merged 3 spans into the final version.")).to_be_visible(timeout=30_000)
+        expect(rita.get_by_text("Final version: merged by rita (copies of ann, ben)")).to_be_visible()
+        rita.get_by_role("combobox", name="Document to review").click()
+        rita.keyboard.type("market")
+        rita.keyboard.press("Enter")
+        expect(rita.get_by_role("combobox", name="Document to review")).to_have_value(
+            "market — ○ to review (ann: rejected, ben: rejected)", timeout=30_000
+        )
+        rita.get_by_role("button", name="Reject (r)").click()
+        expect(rita.get_by_text("1 of 2 reviewed")).to_be_visible(timeout=30_000)
+        expect(rita.get_by_text("1 rejected")).to_be_visible()
+        # 4. the export has harbour's merged version with its provenance; market, rejected, is left out
+        rita.get_by_text("Export", exact=True).click()
+        jsonl = rita.get_by_role("button", name="JSONL")
+        expect(jsonl).to_be_enabled(timeout=60_000)
+        from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+        for wait in (30_000, 90_000):  # a click that lands while the page reruns is lost: once more then
+            try:
+                with rita.expect_download(timeout=wait) as dl:
+                    jsonl.click()
+                break
+            except PlaywrightTimeout:
+                rita.screenshot(path=str(ARTIFACTS / "22-download-retried.png"), full_page=True)
+        records = [json.loads(line) for line in Path(dl.value.path()).read_text(encoding="utf-8").splitlines()]
+        browser.close()
+    assert [(r["id"], r["status"]) for r in records] == [("harbour", "done")]
+    rec = records[0]
+    assert rec["review"]["method"] == "merged" and rec["review"]["reviewer"] == "rita"
+    assert rec["review"]["annotators"] == ["ann", "ben"]
+    assert [(s["type"], s["text"], s["source"], s.get("annotators")) for s in rec["spans"]] == [
+        ("DSE", "said", "model", ["ann", "ben"]),
+        ("ESE", "triumph", "human", ["ann", "ben"]),
+        ("ESE", "costly mistake", "human", ["ben"]),
+    ]
+    with Project(tmp_path / "study.sqlite") as project:
+        assert [(o, s) for _, o, s, _ in project.copies()] == [
+            ("ann", "done"),
+            ("ben", "done"),
+            ("ann", "rejected"),
+            ("ben", "rejected"),
+        ]
+        assert project.document(2).status == "rejected"

@@ -12,14 +12,44 @@ import numpy as np
 import pytest
 
 from tagger.errors import TaggerError
-from tagger.network.mpnet_package import MPNetWordPieces, mpnet_path
+from tagger.network.contextual import MPNetWordPieces
+from tagger.network.mpnet_package import mpnet_path
 
 # key position - query position -> bucket, worked out by hand from MPNet's rule: a key after the query adds 16;
 # distances 0..7 are their own bucket; from 8, bucket 8 + floor(8 ln(d / 8) / ln 16), at most 15, so bucket
 # 8 + k starts at d = 8 * 2^(k/2): 8, 11.3 (12), 16, 22.6 (23), 32, 45.3 (46), 64, 90.5 (91); 128 and beyond: 15
-BUCKETS = {0: 0, -1: 1, -7: 7, -8: 8, -11: 8, -12: 9, -15: 9, -16: 10, -22: 10, -23: 11, -31: 11, -32: 12,
-           -45: 12, -46: 13, -63: 13, -64: 14, -90: 14, -91: 15, -127: 15, -128: 15, -1000: 15,
-           1: 17, 7: 23, 8: 24, 12: 25, 20: 26, 64: 30, 91: 31, 128: 31, 500: 31}
+BUCKETS = {
+    0: 0,
+    -1: 1,
+    -7: 7,
+    -8: 8,
+    -11: 8,
+    -12: 9,
+    -15: 9,
+    -16: 10,
+    -22: 10,
+    -23: 11,
+    -31: 11,
+    -32: 12,
+    -45: 12,
+    -46: 13,
+    -63: 13,
+    -64: 14,
+    -90: 14,
+    -91: 15,
+    -127: 15,
+    -128: 15,
+    -1000: 15,
+    1: 17,
+    7: 23,
+    8: 24,
+    12: 25,
+    20: 26,
+    64: 30,
+    91: 31,
+    128: 31,
+    500: 31,
+}
 
 
 def _weights():
@@ -72,6 +102,7 @@ def test_relative_position_buckets_match_the_hand_computed_table():
 
 
 # --- a NumPy MPNetModel (float64), written from Hugging Face's modeling_mpnet.py, reading the package tensors
+
 
 def _np_bucket(rel: int) -> int:
     n = -rel
@@ -180,11 +211,16 @@ def _sentence_embeddings(encoder, pieces, texts):
 
 
 def test_paraphrases_are_close_and_unrelated_sentences_far(encoder, pieces):
-    pairs = [("The cat is sleeping on the sofa.", "A cat sleeps on the couch."),
-             ("The government raised taxes on petrol.", "Fuel taxes were increased by the government."),
-             ("How do I bake a chocolate cake?", "What is the recipe for a chocolate cake?")]
-    others = ["The train to Paris leaves at noon.", "Penguins cannot fly but they swim well.",
-              "Quantum computers use qubits."]
+    pairs = [
+        ("The cat is sleeping on the sofa.", "A cat sleeps on the couch."),
+        ("The government raised taxes on petrol.", "Fuel taxes were increased by the government."),
+        ("How do I bake a chocolate cake?", "What is the recipe for a chocolate cake?"),
+    ]
+    others = [
+        "The train to Paris leaves at noon.",
+        "Penguins cannot fly but they swim well.",
+        "Quantum computers use qubits.",
+    ]
     emb = _sentence_embeddings(encoder, pieces, [s for p in pairs for s in p] + others)
     sim = emb @ emb.T
     for k in range(len(pairs)):
@@ -260,8 +296,18 @@ def test_mpnet_lora_tagger_exports_to_onnx_equal_to_keras(tmp_path):
     from tagger.network.predict import Tagger
 
     _weights()
-    cfg = TaggerConfig(task="joint", cell="lstm", depth=1, hidden=8, features="random", embedding_dim=8,
-                       contextual="mpnet", context_fine_tune=True, context_lora_rank=4, output="crf")
+    cfg = TaggerConfig(
+        task="joint",
+        cell="lstm",
+        depth=1,
+        hidden=8,
+        features="random",
+        embedding_dim=8,
+        contextual="mpnet",
+        context_fine_tune=True,
+        context_lora_rank=4,
+        output="crf",
+    )
     vocab = Vocabulary(["<pad>", "<unk>", "the", "plan", "was", "robbery", ".", "officials", "said", "so"])
     model = build_model(cfg, len(vocab), 8)
     rng = np.random.default_rng(0)

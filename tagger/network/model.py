@@ -41,8 +41,7 @@ class WordEmbedding(layers.Layer):
 
     def build(self, input_shape):
         self.table = self.add_weight(shape=(self.vocab_size, self.dim), initializer="zeros", name="table")
-        self.frozen = self.add_weight(shape=(self.vocab_size,), initializer="zeros", trainable=False,
-                                      name="frozen")
+        self.frozen = self.add_weight(shape=(self.vocab_size,), initializer="zeros", trainable=False, name="frozen")
 
     def call(self, ids):
         vectors = ops.take(self.table, ids, axis=0)
@@ -94,9 +93,10 @@ def _initializers(config: TaggerConfig, name: str, *kinds: str) -> dict:
     import zlib
 
     base = config.seed * 1000 + zlib.crc32(name.encode()) % 1000
-    return {f"{k}_initializer": keras.initializers.RandomUniform(-config.init_scale, config.init_scale,
-                                                                   seed=base * 7 + i)
-            for i, k in enumerate(kinds)}
+    return {
+        f"{k}_initializer": keras.initializers.RandomUniform(-config.init_scale, config.init_scale, seed=base * 7 + i)
+        for i, k in enumerate(kinds)
+    }
 
 
 def _recurrent(config: TaggerConfig, name: str) -> layers.Layer:
@@ -124,8 +124,12 @@ def build_model(config: TaggerConfig, vocab_size: int, dim: int, pretrained: boo
     x = WordEmbedding(vocab_size, dim, name="embedding")(ids)
     inputs = ids
     if config.context_fine_tune:
-        names = ("token_ids", "segment_ids", "padding_mask") if config.contextual == "minilm" else (
-            "token_ids", "padding_mask")  # MPNet has no segment (token-type) embeddings
+        # MPNet has no segment (token-type) embeddings
+        names = (
+            ("token_ids", "padding_mask")
+            if config.contextual == "mpnet"
+            else ("token_ids", "segment_ids", "padding_mask")
+        )
         pieces = {k: keras.Input(shape=(None,), dtype="int32", name=k) for k in (*names, "word_starts")}
         if config.contextual == "mpnet":
             from tagger.network.mpnet import load_mpnet
@@ -158,8 +162,9 @@ def build_model(config: TaggerConfig, vocab_size: int, dim: int, pretrained: boo
         if config.output == "crf":
             outputs[t] = CRF(N_TAGS, name=t)(layers.Dense(N_TAGS, name=f"{t}_emissions")(x))
         else:
-            outputs[t] = layers.Dense(N_TAGS, activation="softmax", name=t,
-                                      **_initializers(config, t, "kernel", "bias"))(x)
+            outputs[t] = layers.Dense(
+                N_TAGS, activation="softmax", name=t, **_initializers(config, t, "kernel", "bias")
+            )(x)
     return keras.Model(inputs, outputs, name=f"{config.task}_{config.cell}{config.depth}")
 
 
@@ -174,8 +179,9 @@ def learning_rate(config: TaggerConfig, steps_per_epoch: int):
         return config.learning_rate
     total = max(1, config.max_epochs * steps_per_epoch)
     warm = max(1, total // 10)
-    return keras.optimizers.schedules.CosineDecay(0.0, max(1, total - warm), warmup_target=config.learning_rate,
-                                                  warmup_steps=warm)
+    return keras.optimizers.schedules.CosineDecay(
+        0.0, max(1, total - warm), warmup_target=config.learning_rate, warmup_steps=warm
+    )
 
 
 def compile_model(model: keras.Model, config: TaggerConfig, steps_per_epoch: int = 1) -> None:

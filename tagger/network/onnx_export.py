@@ -17,7 +17,7 @@ changed:
   checked by sha256 when loading);
 - ``mpnet``: the same, from the assembled MPNet-base files (``tagger.network.mpnet_package``);
 - ``glove``: a word-vector table whose frozen rows are GloVe's, rebuilt from the GloVe package and
-  the trained rows stored in the bundle's ``weights.npz`` (``tagger.network.bundle.table_from_delta``).
+  the trained rows stored in the bundle's ``weights.npz`` (``tagger.network.weights.table_from_delta``).
 
 What the runtime needs to know (inputs, outputs, the externals, CRF transitions) is returned as a
 dict that ``save_bundle`` puts into meta.json under ``onnx``.
@@ -100,10 +100,12 @@ def _base_tensors(source: str) -> dict[str, np.ndarray]:
     return load_file(str(path / "model.safetensors"))
 
 
-def match_base(weights: dict[str, np.ndarray], tensors: dict[str, np.ndarray], source: str = "minilm"
-               ) -> dict[str, dict]:
+def match_base(
+    weights: dict[str, np.ndarray], tensors: dict[str, np.ndarray], source: str = "minilm"
+) -> dict[str, dict]:
     """For each weight equal to a tensor of the ``source`` encoder's package (as it is, or transposed),
     reshaped: how to rebuild it."""
+
     def key(a: np.ndarray) -> tuple:  # independent of the order of the values (a transposed tensor's too)
         return (a.size, float(a.min(initial=np.inf)), float(a.max(initial=-np.inf)))
 
@@ -139,9 +141,8 @@ def export_onnx(model, config: TaggerConfig, vocab, bundle: str | Path, delta: b
     import tf2onnx
     from keras.src.export.tf2onnx_lib import patch_tf2onnx
 
-    from tagger.storage import atomic_path
-
     from tagger.network.onnx_recurrent import NATIVE_CELLS, recurrent_graph
+    from tagger.storage import atomic_path
 
     net = plain_model(model, config, len(vocab))
     inputs, _ = sample_inputs(config, vocab)
@@ -165,8 +166,8 @@ def export_onnx(model, config: TaggerConfig, vocab, bundle: str | Path, delta: b
 
     def forward(*args):
         data = dict(zip(names, args[: len(names)])) if isinstance(inputs, dict) else args[0]
-        w = list(args[len(names):])
-        out, _ = traced.stateless_call(w[: len(trainable)], w[len(trainable):], data, training=False)
+        w = list(args[len(names) :])
+        out, _ = traced.stateless_call(w[: len(trainable)], w[len(trainable) :], data, training=False)
         return {t: tf.identity(out[t], name=t) for t in outputs}
 
     fn = tf.function(forward, input_signature=spec)
@@ -178,10 +179,14 @@ def export_onnx(model, config: TaggerConfig, vocab, bundle: str | Path, delta: b
 
     values = {p: np.asarray(v) for p, v in zip(paths, variables)}
     by_input = {f"weight_{k}": p for k, p in enumerate(paths)}
-    externals = (match_base(values, _base_tensors(config.contextual), config.contextual)
-                 if config.context_fine_tune else {})
+    source = config.contextual or "minilm"
+    externals = match_base(values, _base_tensors(source), source) if config.context_fine_tune else {}
     if delta:
-        externals["embedding/table"] = {"source": "glove", "file": "weights.npz", "shape": list(values["embedding/table"].shape)}
+        externals["embedding/table"] = {
+            "source": "glove",
+            "file": "weights.npz",
+            "shape": list(values["embedding/table"].shape),
+        }
     graph = proto.graph
     used = _used_names(graph)
     kept_inputs, stored = [], set()
@@ -223,8 +228,15 @@ def export_onnx(model, config: TaggerConfig, vocab, bundle: str | Path, delta: b
         for t in config.types:
             layer = net.get_layer(t)
             crf[t] = {k: np.asarray(getattr(layer, k)).tolist() for k in ("transitions", "start", "end")}
-    return {"file": ONNX_FILE, "opset": OPSET, "inputs": [i.name for i in kept_inputs],
-            "outputs": list(config.types), "externals": externals, "crf": crf, "config_sha256": config_digest(config)}
+    return {
+        "file": ONNX_FILE,
+        "opset": OPSET,
+        "inputs": [i.name for i in kept_inputs],
+        "outputs": list(config.types),
+        "externals": externals,
+        "crf": crf,
+        "config_sha256": config_digest(config),
+    }
 
 
 def config_digest(config: TaggerConfig) -> str:

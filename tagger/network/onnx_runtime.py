@@ -10,7 +10,7 @@ not hold, which are supplied here when the session is created:
   transposed where the entry says so and reshaped;
 - ``mpnet``: the same, from the assembled MPNet-base files (``tagger.network.mpnet_package``);
 - ``glove``: the word-vector table rebuilt from the GloVe package and the bundle's ``weights.npz``
-  (``tagger.network.bundle.table_from_delta``, checked by sha256).
+  (``tagger.network.weights.table_from_delta``, checked by sha256).
 
 ``forward`` takes the same inputs as the Keras network (``tagger.network.features.network_inputs``) and
 gives the same outputs: per type, [B, T, 3] softmax probabilities or CRF emission scores.
@@ -69,13 +69,16 @@ def _package_arrays(entries: dict[str, dict], file: Path, source: str = "minilm"
 
 def external_arrays(bundle: Path, onnx_meta: dict) -> dict[str, np.ndarray]:
     """The weights ``model.onnx`` leaves out, by initializer name, rebuilt and checked."""
-    from tagger.network.bundle import TABLE, table_from_delta
+    from tagger.network.weights import TABLE, table_from_delta
 
     externals = onnx_meta.get("externals", {})
     out = {}
     for source in ("minilm", "mpnet"):
-        out.update(_package_arrays({k: e for k, e in externals.items() if e["source"] == source},
-                                   bundle / "model.onnx", source))
+        out.update(
+            _package_arrays(
+                {k: e for k, e in externals.items() if e["source"] == source}, bundle / "model.onnx", source
+            )
+        )
     for key, e in externals.items():
         if e["source"] == "glove":
             file = bundle / e["file"]
