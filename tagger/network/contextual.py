@@ -133,7 +133,13 @@ def load_tokenizer(path: Path | None = None):
 class WordPieces:
     """Words -> MiniLM wordpieces: ``[CLS] pieces... [SEP]``, at most 512, each
     word keeping the span of its pieces (a word cut off by truncation keeps none).
-    The same for training (Keras) and tagging (ONNX Runtime)."""
+    The same for training (Keras) and tagging (ONNX Runtime).  A subclass for another encoder sets its
+    special tokens, padding id, whether it reads segment ids, and its tokenizer
+    (``MPNetWordPieces``)."""
+
+    specials = ("[CLS]", "[SEP]", "[UNK]")  # first, last, unknown
+    pad_id = 0
+    segments = True  # the inputs include segment_ids (zeros)
 
     def __init__(self, tokenizer=None, cache: bool = True):
         """``tokenizer``: a ``tokenizers.Tokenizer`` (default: ``load_tokenizer()``, made when first needed);
@@ -145,11 +151,14 @@ class WordPieces:
     @property
     def tokenizer(self):
         if self._tokenizer is None:
-            self._tokenizer = load_tokenizer()
+            self._tokenizer = self._load_tokenizer()
         return self._tokenizer
 
+    def _load_tokenizer(self):
+        return load_tokenizer()
+
     def _special(self):
-        self._cls, self._sep, self._unk = (self.tokenizer.token_to_id(t) for t in ("[CLS]", "[SEP]", "[UNK]"))
+        self._cls, self._sep, self._unk = (self.tokenizer.token_to_id(t) for t in self.specials)
 
     def pieces(self, words: Sequence[str]) -> list[list[int]]:
         """Wordpiece ids of each word (an unknown or empty word gets [UNK])."""
@@ -181,7 +190,7 @@ class WordPieces:
     def batch(
         self, sentences: Sequence[Sequence[str]], shape: tuple[int, int] | None = None, length: int | None = None
     ) -> tuple[dict[str, np.ndarray], list[list[tuple[int, int]]]]:
-        """Backbone inputs for a batch (``token_ids``, ``segment_ids``, ``padding_mask``,
+        """Backbone inputs for a batch (``token_ids``, ``segment_ids`` unless ``segments`` is off, ``padding_mask``,
         and ``word_starts`` [rows, words]: each word's first wordpiece, 0 for padding and
         truncated words), plus each sentence's word spans.  ``shape`` (rows, words) pads
         to the word-id array's shape; ``length`` fixes the wordpiece length."""
@@ -190,7 +199,7 @@ class WordPieces:
         seqs = [self.sequence(w) for w in sentences]
         rows, n_words = shape or (len(seqs), max((len(w) for w in sentences), default=1))
         length = length or min(bucket_length(max((len(s) for s, _ in seqs), default=2)), MAX_PIECES)
-        token_ids = np.zeros((rows, length), dtype="int32")
+        token_ids = np.full((rows, length), self.pad_id, dtype="int32")
         mask = np.zeros((rows, length), dtype="int32")
         starts = np.zeros((rows, n_words), dtype="int32")
         for k, (flat, spans) in enumerate(seqs):
@@ -198,15 +207,29 @@ class WordPieces:
             mask[k, : len(flat)] = 1
             firsts = [a if a < b else 0 for a, b in spans[:n_words]]
             starts[k, : len(firsts)] = firsts
+        segments = {"segment_ids": np.zeros_like(token_ids)} if self.segments else {}
         return (
-            {
-                "token_ids": token_ids,
-                "segment_ids": np.zeros_like(token_ids),
-                "padding_mask": mask,
-                "word_starts": starts,
-            },
+            {"token_ids": token_ids, **segments, "padding_mask": mask, "word_starts": starts},
             [spans for _, spans in seqs],
         )
+
+
+class MPNetWordPieces(WordPieces):
+    """Words -> MPNet wordpieces: ``<s> pieces... </s>``, padded with ``<pad>`` (1); no segment ids."""
+
+    specials = ("<s>", "</s>", "[UNK]")
+    pad_id = 1
+    segments = False
+
+    def _load_tokenizer(self):
+        from tagger.network.mpnet_package import load_mpnet_tokenizer
+
+        return load_mpnet_tokenizer()
+
+
+def word_pieces(contextual: str | None, tokenizer=None, cache: bool = True) -> WordPieces:
+    """The ``WordPieces`` of a fine-tuned encoder (``TaggerConfig.contextual``: minilm or mpnet)."""
+    return (MPNetWordPieces if contextual == "mpnet" else WordPieces)(tokenizer, cache)
 
 
 class MiniLMEncoder:

@@ -8,7 +8,7 @@ settings).  Outputs: one head per opinion type, a per-token softmax or a
 linear-chain CRF.  Contextual features (MiniLM-L6) come either as frozen,
 precomputed vectors (input ``context``) or from the encoder inside the network,
 trained with it (``context_fine_tune``; inputs: wordpieces and each word's
-first wordpiece).
+first wordpiece); MPNet-base (``contextual: mpnet``, ``tagger.network.mpnet``) only the latter way.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from keras import layers, ops
 
 from tagger.config import TaggerConfig
 from tagger.network.crf import CRF
+from tagger.network.mpnet import MPNetEncoder  # noqa: F401  (registers the encoder's layers for loading)
 
 N_TAGS = 3  # O, B, I
 
@@ -112,9 +113,9 @@ def build_model(config: TaggerConfig, vocab_size: int, dim: int, pretrained: boo
     """The uncompiled network: input ``words`` (int ids, 0 = padding), one output per type.
     With frozen contextual features the input is a dict ``{"words", "context"}`` (context:
     [B, T, 384]); with a fine-tuned encoder ``{"words", "token_ids", "segment_ids",
-    "padding_mask", "word_starts"}`` (``tagger.network.contextual.WordPieces``), and the encoder
-    starts from the pinned MiniLM weights (``pretrained=False``: uninitialised, for
-    copying trained weights into).
+    "padding_mask", "word_starts"}`` (``tagger.network.contextual.word_pieces``; MPNet: no
+    ``segment_ids``), and the encoder starts from the pinned MiniLM or MPNet weights
+    (``pretrained=False``: uninitialised, for copying trained weights into).
 
     Softmax heads output per-token probabilities over O/B/I; CRF heads output
     per-token emission scores (the CRF layer holds the transitions).
@@ -123,16 +124,25 @@ def build_model(config: TaggerConfig, vocab_size: int, dim: int, pretrained: boo
     x = WordEmbedding(vocab_size, dim, name="embedding")(ids)
     inputs = ids
     if config.context_fine_tune:
-        from tagger.network.contextual import load_minilm
+        # MPNet has no segment (token-type) embeddings
+        names = (
+            ("token_ids", "padding_mask")
+            if config.contextual == "mpnet"
+            else ("token_ids", "segment_ids", "padding_mask")
+        )
+        pieces = {k: keras.Input(shape=(None,), dtype="int32", name=k) for k in (*names, "word_starts")}
+        if config.contextual == "mpnet":
+            from tagger.network.mpnet import load_mpnet
 
-        pieces = {
-            k: keras.Input(shape=(None,), dtype="int32", name=k)
-            for k in ("token_ids", "segment_ids", "padding_mask", "word_starts")
-        }
-        encoder, _ = load_minilm(weights=pretrained, name="minilm")
+            encoder = load_mpnet(weights=pretrained, name="mpnet")
+        else:
+            from tagger.network.contextual import load_minilm
+
+            encoder, _ = load_minilm(weights=pretrained, name="minilm")
         if config.context_lora_rank:  # freezes the encoder, adds trainable adapters to query and value
             encoder.enable_lora(config.context_lora_rank)
-        sequence = encoder({k: pieces[k] for k in ("token_ids", "segment_ids", "padding_mask")})["sequence_output"]
+        sequence = encoder({k: pieces[k] for k in names})
+        sequence = sequence["sequence_output"] if isinstance(sequence, dict) else sequence
         x = layers.Concatenate(name="features")([x, WordGather(name="word_pieces")(sequence, pieces["word_starts"])])
         inputs = {"words": ids, **pieces}
     elif config.contextual:
@@ -176,7 +186,8 @@ def learning_rate(config: TaggerConfig, steps_per_epoch: int):
 
 def compile_model(model: keras.Model, config: TaggerConfig, steps_per_epoch: int = 1) -> None:
     """``steps_per_epoch``: batches per epoch, for a learning-rate schedule."""
-    if config.context_fine_tune:  # the encoder's [CLS] pooler is unused; keras-hub rebuilds it trainable on loading
+    if config.context_fine_tune and config.contextual == "minilm":  # its [CLS] pooler is unused; keras-hub
+        # rebuilds it trainable on loading
         model.get_layer("minilm").get_layer("pooled_dense").trainable = False
     lr = learning_rate(config, steps_per_epoch)
     if config.optimizer == "adam":

@@ -15,6 +15,7 @@ changed:
 - ``minilm``: a weight equal to a tensor of the pinned MiniLM-L6 package (``model.safetensors``),
   read as it is or transposed, then reshaped (checked value for value here; the package file is
   checked by sha256 when loading);
+- ``mpnet``: the same, from the assembled MPNet-base files (``tagger.network.mpnet_package``);
 - ``glove``: a word-vector table whose frozen rows are GloVe's, rebuilt from the GloVe package and
   the trained rows stored in the bundle's ``weights.npz`` (``tagger.network.weights.table_from_delta``).
 
@@ -78,15 +79,20 @@ def sample_inputs(config: TaggerConfig, vocab) -> tuple[dict | np.ndarray, list[
     words = [["The", "plan", "was", "robbery", "."], ["Officials", "said", "so", "."]]
     ids = encode_words(vocab, words, length=5)
     if config.context_fine_tune:
-        from tagger.network.contextual import WordPieces
+        from tagger.network.contextual import word_pieces
 
-        return network_inputs(ids, words, pieces=WordPieces(cache=False)), words
+        return network_inputs(ids, words, pieces=word_pieces(config.contextual, cache=False)), words
     return ids, words
 
 
-def _minilm_tensors() -> dict[str, np.ndarray]:
+def _base_tensors(source: str) -> dict[str, np.ndarray]:
+    """The tensors of the encoder's base weights: ``source`` minilm (the package) or mpnet (assembled)."""
     from safetensors.numpy import load_file
 
+    if source == "mpnet":
+        from tagger.network.mpnet_package import mpnet_path
+
+        return load_file(str(mpnet_path() / "model.safetensors"))
     from tagger.network.contextual import check_weights, package_path
 
     path = package_path()
@@ -94,8 +100,11 @@ def _minilm_tensors() -> dict[str, np.ndarray]:
     return load_file(str(path / "model.safetensors"))
 
 
-def match_base(weights: dict[str, np.ndarray], tensors: dict[str, np.ndarray]) -> dict[str, dict]:
-    """For each weight equal to a package tensor (as it is, or transposed), reshaped: how to rebuild it."""
+def match_base(
+    weights: dict[str, np.ndarray], tensors: dict[str, np.ndarray], source: str = "minilm"
+) -> dict[str, dict]:
+    """For each weight equal to a tensor of the ``source`` encoder's package (as it is, or transposed),
+    reshaped: how to rebuild it."""
 
     def key(a: np.ndarray) -> tuple:  # independent of the order of the values (a transposed tensor's too)
         return (a.size, float(a.min(initial=np.inf)), float(a.max(initial=-np.inf)))
@@ -115,7 +124,7 @@ def match_base(weights: dict[str, np.ndarray], tensors: dict[str, np.ndarray]) -
                     continue
                 src = t.T if transpose else t
                 if np.array_equal(np.reshape(src, w.shape), w):
-                    out[path] = {"source": "minilm", "tensor": name, "transpose": transpose, "shape": list(w.shape)}
+                    out[path] = {"source": source, "tensor": name, "transpose": transpose, "shape": list(w.shape)}
                     break
             if path in out:
                 break
@@ -170,7 +179,8 @@ def export_onnx(model, config: TaggerConfig, vocab, bundle: str | Path, delta: b
 
     values = {p: np.asarray(v) for p, v in zip(paths, variables)}
     by_input = {f"weight_{k}": p for k, p in enumerate(paths)}
-    externals = match_base(values, _minilm_tensors()) if config.context_fine_tune else {}
+    source = config.contextual or "minilm"
+    externals = match_base(values, _base_tensors(source), source) if config.context_fine_tune else {}
     if delta:
         externals["embedding/table"] = {
             "source": "glove",

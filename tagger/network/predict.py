@@ -156,11 +156,11 @@ class Tagger:
         """For a network that reads wordpieces: a ``WordPieces`` that keeps them for one ``predict`` call."""
         if not self.config.context_fine_tune:
             return None
-        from tagger.network.contextual import WordPieces
+        from tagger.network.contextual import word_pieces
 
         if self.encoder is None:  # the tokenizer, loaded when first needed
-            self.encoder = WordPieces(cache=False)
-        return WordPieces(self.encoder.tokenizer, cache=True)
+            self.encoder = word_pieces(self.config.contextual, cache=False)
+        return type(self.encoder)(self.encoder.tokenizer, cache=True)
 
     def _inputs(self, ids, words, pieces=None):
         """The network's inputs for a batch; contextual features are made here."""

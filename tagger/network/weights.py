@@ -18,8 +18,14 @@ def _weight_key(variable) -> str:
     return variable.path.replace("/", "::")
 
 
+def _encoder(model):
+    """The network's fine-tuned encoder layer (``minilm`` or ``mpnet``)."""
+    names = {layer.name for layer in model.layers}
+    return model.get_layer("mpnet" if "mpnet" in names else "minilm")
+
+
 def _variables(model, base: bool) -> dict:
-    skip = set() if base else {id(v) for v in model.get_layer("minilm").non_trainable_weights}
+    skip = set() if base else {id(v) for v in _encoder(model).non_trainable_weights}
     out = {}
     for v in model.weights:
         if id(v) not in skip:

@@ -291,9 +291,9 @@ class Trainer:
         context: Any = None
         pieces: Any = None
         if cfg.context_fine_tune:
-            from tagger.network.contextual import WordPieces
+            from tagger.network.contextual import word_pieces
 
-            pieces = dev_tagger.encoder = WordPieces()
+            pieces = dev_tagger.encoder = word_pieces(cfg.contextual)
         elif cfg.contextual:
             from tagger.network.contextual import MiniLMEncoder
 
