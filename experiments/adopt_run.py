@@ -18,8 +18,10 @@ import json
 import sys
 from pathlib import Path
 
+from locations import RESULTS
+
 from tagger.errors import TaggerError
-from tagger.experiment import RESULTS, load_experiments, result_path
+from tagger.experiment import load_experiments, result_path
 from tagger.storage import atomic_write_text
 
 
@@ -39,8 +41,10 @@ def adopt(config: Path, target: str, source: str, folds: list[int], results: Pat
         want = exp.config().replace(seed=record["seed"]).to_dict()
         diff = sorted(f for f in set(want) | set(record["config"]) if want.get(f) != record["config"].get(f))
         if diff:
-            raise TaggerError(f"{src}: configuration differs from {target}'s in "
-                              + ", ".join(f"{f} ({record['config'].get(f)!r} vs {want.get(f)!r})" for f in diff))
+            raise TaggerError(
+                f"{src}: configuration differs from {target}'s in "
+                + ", ".join(f"{f} ({record['config'].get(f)!r} vs {want.get(f)!r})" for f in diff)
+            )
         if record["kind"] != exp.kind or record["data"]["source"] != exp.data["source"]:
             raise TaggerError(f"{src}: kind or data source differs from {target}'s")
         records[dst] = {**record, "name": target, "choices": exp.choices, "adopted_from": source}

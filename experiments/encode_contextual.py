@@ -13,8 +13,10 @@ from __future__ import annotations
 import argparse
 import sys
 
+from locations import RUNS
+
 from tagger.errors import TaggerError
-from tagger.experiment import RUNS, context_cache_path, data_path, load_experiments
+from tagger.experiment import context_cache_path, data_path, load_experiments
 
 
 def main(argv=None) -> int:
@@ -44,9 +46,11 @@ def main(argv=None) -> int:
             encoder = MiniLMEncoder(cfg.context_pooling, cache)
             before = len(encoder.cache)
             for start in tqdm(range(0, len(sentences), args.chunk), desc=cache.name, unit="chunk"):
-                encoder.encode(sentences[start:start + args.chunk])
-            print(f"{cache}: {len(sentences)} sentences, {len(encoder.cache) - before} newly encoded, "
-                  f"{len(encoder.cache)} cached")
+                encoder.encode(sentences[start : start + args.chunk])
+            print(
+                f"{cache}: {len(sentences)} sentences, {len(encoder.cache) - before} newly encoded, "
+                f"{len(encoder.cache)} cached"
+            )
     except TaggerError as exc:
         print(f"encode_contextual: error: {exc}", file=sys.stderr)
         return 2

@@ -36,8 +36,7 @@ from tagger.cli import main  # noqa: E402
 from tagger.tagging.annotate import OpinionTagger  # noqa: E402
 from tagger.tagging.inputs import printable_id  # noqa: E402
 
-SETTINGS = dict(deadline=None, database=None, phases=[Phase.generate],
-                suppress_health_check=list(HealthCheck))
+SETTINGS = dict(deadline=None, database=None, phases=[Phase.generate], suppress_health_check=list(HealthCheck))
 
 
 def _run(check, strategy, examples: int, at_seed: int) -> None:
@@ -69,8 +68,9 @@ def fuzz_cli(target: int, first_seed: int, work: Path) -> Counter:
             c["crashes"] += 1
         c["lost"] += max(0, want - len(lines))
         c["extra"] += max(0, len(lines) - want)
-        c["wrong id or order"] += sum(x["id"] not in (f"{inp}:{i}", rid)
-                                      for i, (x, rid) in enumerate(zip(lines, declared), 1))
+        c["wrong id or order"] += sum(
+            x["id"] not in (f"{inp}:{i}", rid) for i, (x, rid) in enumerate(zip(lines, declared), 1)
+        )
         c["error records"] += sum("error" in x for x in lines)
         c["internal errors"] += sum("internal error" in x.get("error", "") for x in lines)
 
@@ -100,8 +100,10 @@ def fuzz_api(target: int, first_seed: int) -> Counter:
             return
         c["lost"] += max(0, len(records) - len(docs))
         c["extra"] += max(0, len(docs) - len(records))
-        want = [printable_id(str(r[0])) if isinstance(r, (tuple, list)) and len(r) == 2 else str(n)
-                for n, r in enumerate(records)]
+        want = [
+            printable_id(str(r[0])) if isinstance(r, (tuple, list)) and len(r) == 2 else str(n)
+            for n, r in enumerate(records)
+        ]
         c["wrong id or order"] += sum(d.id != w for d, w in zip(docs, want))
         c["error records"] += sum(d.error is not None for d in docs)
         c["internal errors"] += sum("internal error" in (d.error or "") for d in docs)
@@ -122,14 +124,18 @@ def main_(argv=None) -> int:
     OpinionTagger.load = staticmethod(functools.lru_cache(maxsize=2)(OpinionTagger.load))
     bad = 0
     with tempfile.TemporaryDirectory() as tmp:
-        for name, run in (("batch (opinion-tagger tag)", lambda: fuzz_cli(args.records, args.seed, Path(tmp))),
-                          ("Python API (tag_many)", lambda: fuzz_api(args.records, args.seed))):
+        for name, run in (
+            ("batch (opinion-tagger tag)", lambda: fuzz_cli(args.records, args.seed, Path(tmp))),
+            ("Python API (tag_many)", lambda: fuzz_api(args.records, args.seed)),
+        ):
             t0 = time.perf_counter()
             c = run()
-            print(f"{name}: {c['records']} records generated in {c['examples']} inputs, {c['crashes']} crashes, "
-                  f"{c['lost']} records lost, {c['extra']} extra, {c['wrong id or order']} wrong id or order, "
-                  f"{c['error records']} error records ({c['internal errors']} internal errors), "
-                  f"{time.perf_counter() - t0:.0f}s")
+            print(
+                f"{name}: {c['records']} records generated in {c['examples']} inputs, {c['crashes']} crashes, "
+                f"{c['lost']} records lost, {c['extra']} extra, {c['wrong id or order']} wrong id or order, "
+                f"{c['error records']} error records ({c['internal errors']} internal errors), "
+                f"{time.perf_counter() - t0:.0f}s"
+            )
             bad += c["crashes"] + c["lost"] + c["extra"] + c["wrong id or order"] + c["internal errors"]
     return 1 if bad else 0
 

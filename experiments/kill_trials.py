@@ -42,8 +42,25 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 EPOCH_LINE = re.compile(r"epoch (\d+): loss")
-TINY = ["--task", "joint", "--cell", "elman", "--depth", "1", "--hidden", "8", "--features", "random",
-        "--embedding-dim", "8", "--batch-size", "2", "--patience", "1000", "--no-jit"]
+TINY = [
+    "--task",
+    "joint",
+    "--cell",
+    "elman",
+    "--depth",
+    "1",
+    "--hidden",
+    "8",
+    "--features",
+    "random",
+    "--embedding-dim",
+    "8",
+    "--batch-size",
+    "2",
+    "--patience",
+    "1000",
+    "--no-jit",
+]
 TRAINERS = {"keras": [], "fast": ["--trainer", "fast", "--eval-every", "1"]}
 
 
@@ -54,8 +71,13 @@ def prepare_data(work: Path, code: Path) -> tuple[Path, Path]:
     spec.loader.exec_module(make_sample)
     mpqa = make_sample.write_sample(work / "mpqa")
     conll = work / "sample.conll"
-    subprocess.run([sys.executable, "-m", "tagger.cli", "corpus", "convert", "--mpqa", str(mpqa),
-                    "--out", str(conll)], env=child_env(code), cwd=code, check=True, capture_output=True)
+    subprocess.run(
+        [sys.executable, "-m", "tagger.cli", "corpus", "convert", "--mpqa", str(mpqa), "--out", str(conll)],
+        env=child_env(code),
+        cwd=code,
+        check=True,
+        capture_output=True,
+    )
     split = work / "split"
     split.mkdir(exist_ok=True)
     (split / "doclist.mpqaOriginalSubset").write_text("demo/doc-a\ndemo/doc-b\nother/doc-c\n")
@@ -65,8 +87,14 @@ def prepare_data(work: Path, code: Path) -> tuple[Path, Path]:
 
 
 def child_env(code: Path) -> dict:
-    return {**os.environ, "PYTHONPATH": str(code), "TF_NUM_INTRAOP_THREADS": "1", "TF_NUM_INTEROP_THREADS": "1",
-            "TF_CPP_MIN_LOG_LEVEL": "2", "PYTHONUNBUFFERED": "1"}
+    return {
+        **os.environ,
+        "PYTHONPATH": str(code),
+        "TF_NUM_INTRAOP_THREADS": "1",
+        "TF_NUM_INTEROP_THREADS": "1",
+        "TF_CPP_MIN_LOG_LEVEL": "2",
+        "PYTHONUNBUFFERED": "1",
+    }
 
 
 class Forked:
@@ -84,7 +112,7 @@ class Forked:
                 os.dup2(write, 1)
                 os.dup2(write, 2)
                 sys.stdout = sys.stderr = os.fdopen(write, "w", buffering=1)
-                code = tagger.cli.main(argv[argv.index("train"):])
+                code = tagger.cli.main(argv[argv.index("train") :])
             except BaseException:
                 traceback.print_exc()
             finally:
@@ -114,11 +142,11 @@ def preload(code: Path) -> None:
     sys.path.insert(0, str(code))
     import keras  # noqa: F401
 
-    import tagger.cli  # noqa: F401,E401
-    import tagger.evaluation.scoring
-    import tagger.network.model
-    import tagger.network.predict
-    import tagger.training.trainer
+    import tagger.cli  # noqa: F401
+    import tagger.evaluation.scoring  # noqa: F401
+    import tagger.network.model  # noqa: F401
+    import tagger.network.predict  # noqa: F401
+    import tagger.training.trainer  # noqa: F401
 
 
 @dataclass
@@ -134,11 +162,21 @@ class Child:
     second: threading.Event = field(default_factory=threading.Event)
 
     @classmethod
-    def start(cls, argv: list[str], env: dict, fork: bool = False) -> "Child":
+    def start(cls, argv: list[str], env: dict, fork: bool = False) -> Child:
         # run in the code's checkout: `python -m` puts the working directory first on sys.path
-        proc = Forked(argv) if fork else subprocess.Popen(
-            argv, env=env, cwd=env["PYTHONPATH"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-            errors="replace")
+        proc = (
+            Forked(argv)
+            if fork
+            else subprocess.Popen(
+                argv,
+                env=env,
+                cwd=env["PYTHONPATH"],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                text=True,
+                errors="replace",
+            )
+        )
         child = cls(proc, time.perf_counter())
         threading.Thread(target=child._read, daemon=True).start()
         return child
@@ -162,8 +200,26 @@ class Child:
 
 
 def train_argv(conll: Path, split: Path, out: Path, max_epochs: int, trainer: str = "keras") -> list[str]:
-    return [sys.executable, "-m", "tagger.cli", "train", "--data", "conll", str(conll), "--datasplit", str(split),
-            "--fold", "0", *TINY, *TRAINERS[trainer], "--max-epochs", str(max_epochs), "--out", str(out), "--resume"]
+    return [
+        sys.executable,
+        "-m",
+        "tagger.cli",
+        "train",
+        "--data",
+        "conll",
+        str(conll),
+        "--datasplit",
+        str(split),
+        "--fold",
+        "0",
+        *TINY,
+        *TRAINERS[trainer],
+        "--max-epochs",
+        str(max_epochs),
+        "--out",
+        str(out),
+        "--resume",
+    ]
 
 
 def summary(bundle: Path) -> dict | None:
@@ -178,23 +234,36 @@ def summary(bundle: Path) -> dict | None:
 
 def bundle_loads(bundle: Path, code: Path) -> bool:
     """The final bundle loads (and verifies) in a fresh process, on the NumPy runtime."""
-    probe = ("import sys; from tagger.network.predict import Tagger; "
-             "t = Tagger.load(sys.argv[1], backend='numpy'); print(len(t.predict([['A', 'test', '.']])))")
-    r = subprocess.run([sys.executable, "-c", probe, str(bundle)], env=child_env(code), cwd=code,
-                       capture_output=True, text=True)
+    probe = (
+        "import sys; from tagger.network.predict import Tagger; "
+        "t = Tagger.load(sys.argv[1], backend='numpy'); print(len(t.predict([['A', 'test', '.']])))"
+    )
+    r = subprocess.run(
+        [sys.executable, "-c", probe, str(bundle)], env=child_env(code), cwd=code, capture_output=True, text=True
+    )
     return r.returncode == 0
 
 
-def run_trials(kills: int, work: Path, seed: int = 0, max_epochs: int | None = None, window: float = 2.0,
-               code: Path = ROOT, fork: bool = False, log=print, trainer: str = "keras") -> dict:
+def run_trials(
+    kills: int,
+    work: Path,
+    seed: int = 0,
+    max_epochs: int | None = None,
+    window: float = 2.0,
+    code: Path = ROOT,
+    fork: bool = False,
+    log=print,
+    trainer: str = "keras",
+) -> dict:
     """Send ``kills`` SIGKILLs to one training run, resuming after each; returns the figures."""
     rng = random.Random(seed)
     max_epochs = max_epochs or 2 * kills + 10
     env = child_env(code)
     conll, split = prepare_data(work, code)
     if fork:
-        os.environ.update({k: env[k] for k in ("TF_NUM_INTRAOP_THREADS", "TF_NUM_INTEROP_THREADS",
-                                               "TF_CPP_MIN_LOG_LEVEL")})
+        os.environ.update(
+            {k: env[k] for k in ("TF_NUM_INTRAOP_THREADS", "TF_NUM_INTEROP_THREADS", "TF_CPP_MIN_LOG_LEVEL")}
+        )
         preload(code)
     t0 = time.perf_counter()
     ref = Child.start(train_argv(conll, split, work / "reference", max_epochs, trainer), env, fork)
@@ -231,10 +300,17 @@ def run_trials(kills: int, work: Path, seed: int = 0, max_epochs: int | None = N
             failure = f"exit status {code_}: {child.tail()}"
     final = summary(out) if finished else None
     reference = summary(work / "reference")
-    figures = {"trials": sent, "survived": survived, "killed_mid_save": mid_save, "finished": finished,
-               "final_score_equal": final is not None and final == reference,
-               "bundle_loads": finished and bundle_loads(out, code), "failure": failure,
-               "last_epoch_before_each_kill": kill_epochs, "seconds": round(time.perf_counter() - t0, 1)}
+    figures = {
+        "trials": sent,
+        "survived": survived,
+        "killed_mid_save": mid_save,
+        "finished": finished,
+        "final_score_equal": final is not None and final == reference,
+        "bundle_loads": finished and bundle_loads(out, code),
+        "failure": failure,
+        "last_epoch_before_each_kill": kill_epochs,
+        "seconds": round(time.perf_counter() - t0, 1),
+    }
     if final is not None and final != reference:
         figures["difference"] = {"reference": reference["history"][-3:], "resumed": final["history"][-3:]}
     return figures
@@ -257,8 +333,16 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         work = args.work or Path(tmp)
         work.mkdir(parents=True, exist_ok=True)
-        f = run_trials(args.kills, work, args.seed, args.max_epochs, args.window, args.code.resolve(), args.fork,
-                       trainer=args.trainer)
+        f = run_trials(
+            args.kills,
+            work,
+            args.seed,
+            args.max_epochs,
+            args.window,
+            args.code.resolve(),
+            args.fork,
+            trainer=args.trainer,
+        )
     print(f"trials run: {f['trials']}")
     print(f"survived: {f['survived']}")
     print(f"kills that left an incomplete checkpoint (resume fell back): {f['killed_mid_save']}")

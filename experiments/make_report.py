@@ -1,6 +1,6 @@
 """Regenerate experiments/REPORT.md and its plots from experiments/results/*.json.
 
-    python experiments/make_report.py [--results DIR] [--out experiments/REPORT.md]
+python experiments/make_report.py [--results DIR] [--out experiments/REPORT.md]
 """
 
 from __future__ import annotations
@@ -9,8 +9,10 @@ import argparse
 import sys
 from pathlib import Path
 
-from tagger.evaluation.report import write_report
-from tagger.experiment import RESULTS, load_results
+from locations import RESULTS
+from study import write_report
+
+from tagger.experiment import load_results
 
 
 def main(argv=None) -> int:

@@ -3,8 +3,8 @@ under a name of their own and the configuration's name is free for the new recip
 
     python experiments/rename_results.py paper-elman authors-elman [--only paper-elman-dse-d3-200k ...]
 
-moves ``experiments/results/OLD/`` and ``OLD-*/`` to ``NEW/`` and ``NEW-*/``; in each fold's JSON the ``name`` becomes the new
-one and ``renamed_from`` records the old.  Refuses to overwrite a result that already exists.
+moves ``experiments/results/OLD/`` and ``OLD-*/`` to ``NEW/`` and ``NEW-*/``; in each fold's JSON the ``name``
+becomes the new one and ``renamed_from`` records the old.  Refuses to overwrite a result that already exists.
 """
 
 from __future__ import annotations
@@ -14,7 +14,8 @@ import json
 import sys
 from pathlib import Path
 
-from tagger.experiment import RESULTS
+from locations import RESULTS
+
 from tagger.storage import atomic_write_text
 
 
@@ -23,7 +24,7 @@ def rename(results: Path, old: str, new: str, only: list[str] | None = None) -> 
     for src in sorted([*results.glob(old), *results.glob(f"{old}-*")]):  # OLD itself, or OLD's grid
         if not src.is_dir() or (only and src.name not in only):
             continue
-        dst = results / (new + src.name[len(old):])
+        dst = results / (new + src.name[len(old) :])
         clash = [f for f in src.glob("fold*.json") if (dst / f.name).exists()]
         if clash:
             raise SystemExit(f"{dst / clash[0].name}: already exists; nothing renamed in {src}")

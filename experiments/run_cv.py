@@ -12,8 +12,10 @@ import argparse
 import logging
 import sys
 
+from locations import RESULTS, RUNS
+
 from tagger.errors import TaggerError
-from tagger.experiment import RESULTS, RUNS, load_experiments, run_experiment
+from tagger.experiment import load_experiments, run_experiment
 from tagger.threads import add_cpus_option, pin_cpus
 
 
@@ -26,10 +28,17 @@ def main(argv=None) -> int:
     ap.add_argument("--runs", default=str(RUNS))
     ap.add_argument("--datasplit", default=None)
     ap.add_argument("--list", action="store_true", help="list the experiments and their finished folds")
-    ap.add_argument("--together", type=int, default=10,
-                    help="folds trained at once in one program by the fast trainer (default: %(default)s)")
-    add_cpus_option(ap, "pin this job to these cores, e.g. 0 or 0,1 (on the 2-core machine: two jobs, "
-                        "--cpus 0 and --cpus 1); default: no pinning, the libraries' thread pools")
+    ap.add_argument(
+        "--together",
+        type=int,
+        default=10,
+        help="folds trained at once in one program by the fast trainer (default: %(default)s)",
+    )
+    add_cpus_option(
+        ap,
+        "pin this job to these cores, e.g. 0 or 0,1 (on the 2-core machine: two jobs, "
+        "--cpus 0 and --cpus 1); default: no pinning, the libraries' thread pools",
+    )
     args = ap.parse_args(argv)
     pin_cpus(ap, args)  # before TensorFlow or JAX loads
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
@@ -48,8 +57,15 @@ def main(argv=None) -> int:
                 done = sorted(int(p.stem[4:]) for p in (Path(args.results) / e.name).glob("fold*.json"))
                 print(f"{e.name}: {len(done)}/{len(e.folds)} folds done {done}")
                 continue
-            run_experiment(e, args.folds, Path(args.results), Path(args.runs), args.datasplit,
-                           progress=sys.stderr.isatty(), together=args.together)
+            run_experiment(
+                e,
+                args.folds,
+                Path(args.results),
+                Path(args.runs),
+                args.datasplit,
+                progress=sys.stderr.isatty(),
+                together=args.together,
+            )
     except TaggerError as exc:
         print(f"run_cv: error: {exc}", file=sys.stderr)
         return 2

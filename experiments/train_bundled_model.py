@@ -37,36 +37,81 @@ from tagger.network.predict import Tagger
 from tagger.paths import BUNDLED, default_datasplit, default_mpqa
 from tagger.provenance import git_commit
 from tagger.storage import atomic_write_text
-from tagger.training.trainer import remove_checkpoint, train
+from tagger.training.checkpoints import remove_checkpoint
+from tagger.training.run import train
 
 # The grid's recipe (experiments/configs/paper.yaml: the authors' recipe with GloVe fine-tuned, chosen on fold-0
 # dev) on the paper's best network, ReLU Elman depth 3 at the 200k budget, one network for DSE and ESE.
-RECIPE = dict(trainer="fast", optimizer="sgd", momentum=0.7, learning_rate=0.001, lr_decay=0.999, batch_size=80,
-              loss_sum=True, o_weight=0.5, output_lr_scale=0.1, l2=1e-4, activation_l2=1e-4, init="uniform",
-              init_scale=0.01, clipnorm=0, input_dropout=0, dropout=0, eval_every=5, max_epochs=100, patience=4)
+RECIPE = dict(
+    trainer="fast",
+    optimizer="sgd",
+    momentum=0.7,
+    learning_rate=0.001,
+    lr_decay=0.999,
+    batch_size=80,
+    loss_sum=True,
+    o_weight=0.5,
+    output_lr_scale=0.1,
+    l2=1e-4,
+    activation_l2=1e-4,
+    init="uniform",
+    init_scale=0.01,
+    clipnorm=0,
+    input_dropout=0,
+    dropout=0,
+    eval_every=5,
+    max_epochs=100,
+    patience=4,
+)
 CONFIGS = {
-    "fast": TaggerConfig(task="joint", cell="elman", depth=3, budget="200k", features="glove", fine_tune=True,
-                         glove_vocab=20000, seed=1, **RECIPE),
+    "fast": TaggerConfig(
+        task="joint",
+        cell="elman",
+        depth=3,
+        budget="200k",
+        features="glove",
+        fine_tune=True,
+        glove_vocab=20000,
+        seed=1,
+        **RECIPE,
+    ),
     # experiments/configs/accurate-crf.yaml (chosen by the fold-0 dev study in experiments/REPORT.md, issue 37); 5
     # epochs with a cosine schedule, so the run ends at the schedule's end (--epochs 5: no separate epoch choice)
-    "accurate": TaggerConfig(task="joint", cell="lstm", depth=1, hidden=128, budget=None, features="glove",
-                             glove_vocab=20000, contextual="minilm", context_fine_tune=True, context_lora_rank=64,
-                             output="crf",
-                             input_dropout=0.1, dropout=0.1, optimizer="adam", learning_rate=2e-3,
-                             lr_schedule="cosine", batch_size=32, max_epochs=5, patience=5, jit_compile=False,
-                             seed=1),
+    "accurate": TaggerConfig(
+        task="joint",
+        cell="lstm",
+        depth=1,
+        hidden=128,
+        budget=None,
+        features="glove",
+        glove_vocab=20000,
+        contextual="minilm",
+        context_fine_tune=True,
+        context_lora_rank=64,
+        output="crf",
+        input_dropout=0.1,
+        dropout=0.1,
+        optimizer="adam",
+        learning_rate=2e-3,
+        lr_schedule="cosine",
+        batch_size=32,
+        max_epochs=5,
+        patience=5,
+        jit_compile=False,
+        seed=1,
+    ),
 }
 DESCRIPTIONS = {
     "fast": "the fast tagger: ReLU Elman, depth 3, 200k budget, GloVe 6B 50-d fine-tuned, one network for DSE "
-            "and ESE, trained with the grid's recipe (experiments/configs/paper.yaml); runs in the NumPy runtime "
-            "(no TensorFlow at tagging time)",
+    "and ESE, trained with the grid's recipe (experiments/configs/paper.yaml); runs in the NumPy runtime "
+    "(no TensorFlow at tagging time)",
     "accurate": "the accurate tagger: the MiniLM-L6 encoder fine-tuned through LoRA adapters (rank 64), its "
-                "vector per word beside frozen GloVe 6B 50-d, into a bidirectional LSTM (128 units a direction), "
-                "a linear-chain CRF for DSE and one for ESE (experiments/configs/accurate-crf.yaml); the bundle holds only what "
-                "training changed (weights.npz), the encoder's base weights come from the sha256-pinned package "
-                "and the frozen GloVe rows from the GloVe package (the table checked by sha256); "
-                "tags in ONNX Runtime (model.onnx: the network with the weights training changed, LoRA adapters "
-                "merged; the unchanged ones supplied from the same packages when it loads)",
+    "vector per word beside frozen GloVe 6B 50-d, into a bidirectional LSTM (128 units a direction), "
+    "a linear-chain CRF for DSE and one for ESE (experiments/configs/accurate-crf.yaml); the bundle holds only what "
+    "training changed (weights.npz), the encoder's base weights come from the sha256-pinned package "
+    "and the frozen GloVe rows from the GloVe package (the table checked by sha256); "
+    "tags in ONNX Runtime (model.onnx: the network with the weights training changed, LoRA adapters "
+    "merged; the unchanged ones supplied from the same packages when it loads)",
 }
 PAPER = {"DSE": (66.01, 71.72), "ESE": (56.26, 67.18)}  # Irsoy & Cardie, depth 3, 200k: prop / bin F1
 
@@ -74,8 +119,9 @@ PAPER = {"DSE": (66.01, 71.72), "ESE": (56.26, 67.18)}  # Irsoy & Cardie, depth 
 def choose_epochs(config: TaggerConfig, train_s, dev_s) -> tuple[int, list]:
     with tempfile.TemporaryDirectory() as tmp:
         _, meta = train(config, train_s, dev_s, tmp, progress=sys.stderr.isatty())
-    history = [{k: h[k] for k in ("epoch", "dev_score") if k in h} for h in meta["training"]["history"]
-               if "dev_score" in h]
+    history = [
+        {k: h[k] for k in ("epoch", "dev_score") if k in h} for h in meta["training"]["history"] if "dev_score" in h
+    ]
     return meta["training"]["best_epoch"], history
 
 
@@ -84,11 +130,15 @@ def tagging_speed(path: Path, texts: list[str], backend: str, repeats: int = 3) 
     from bench_tagging import throughput
 
     seconds, tokens = throughput(path, backend, texts, repeats)
-    return {"tokens_per_s": round(tokens / seconds), "tokens": tokens, "backend": backend,
-            "how": f"OpinionTagger.tag_many over the {len(texts)} fold-0 test documents' raw text, tokenisation "
-                   f"included, median of {repeats}, one process",
-            "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
-                       f"load {os.getloadavg()[0]:.1f}"}
+    return {
+        "tokens_per_s": round(tokens / seconds),
+        "tokens": tokens,
+        "backend": backend,
+        "how": f"OpinionTagger.tag_many over the {len(texts)} fold-0 test documents' raw text, tokenisation "
+        f"included, median of {repeats}, one process",
+        "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
+        f"load {os.getloadavg()[0]:.1f}",
+    }
 
 
 def bundle_size(path: Path) -> int:
@@ -98,28 +148,35 @@ def bundle_size(path: Path) -> int:
 def write_readme(path: Path, name: str, meta: dict) -> None:
     tr, sc, speed = meta["training"], meta["scores"]["fold0_test"], meta["speed"]
     rows = "\n".join(
-        f"| {t} | " + " | ".join(f"{100 * r[m]['precision']:.2f} / {100 * r[m]['recall']:.2f} / {100 * r[m]['f1']:.2f}"
-                                 for m in ("binary", "proportional", "exact")) + " |"
-        for t, r in sc.items())
-    chosen = (f"Epochs chosen on the 135 dev documents (trained on the 360 train documents, dev proportional F1 "
-              f"every {tr['epoch_selection']['config']['eval_every']} epochs: best at epoch {tr['selected_epochs']})"
-              if tr["epoch_selection"]["dev_history"] else
-              f"{tr['selected_epochs']} epochs, fixed by the configuration (no separate dev run)")
+        f"| {t} | "
+        + " | ".join(
+            f"{100 * r[m]['precision']:.2f} / {100 * r[m]['recall']:.2f} / {100 * r[m]['f1']:.2f}"
+            for m in ("binary", "proportional", "exact")
+        )
+        + " |"
+        for t, r in sc.items()
+    )
+    chosen = (
+        f"Epochs chosen on the 135 dev documents (trained on the 360 train documents, dev proportional F1 "
+        f"every {tr['epoch_selection']['config']['eval_every']} epochs: best at epoch {tr['selected_epochs']})"
+        if tr["epoch_selection"]["dev_history"]
+        else f"{tr['selected_epochs']} epochs, fixed by the configuration (no separate dev run)"
+    )
     paper = "; ".join(f"{t} {p:.2f} / {b:.2f}" for t, (p, b) in PAPER.items())
     text = f"""# Bundled model: `{name}`
 
 {DESCRIPTIONS[name][0].upper() + DESCRIPTIONS[name][1:]}.
-Weights, configuration and vocabulary only (no corpus text); {meta['size_bytes'] / 1e6:.1f} MB.
+Weights, configuration and vocabulary only (no corpus text); {meta["size_bytes"] / 1e6:.1f} MB.
 Written by `python experiments/train_bundled_model.py {name}`; configuration in `config.json`.
 
 - Data: MPQA 2.0 (original 535-document subset) converted over spaCy tokens, the paper's fold 0.
   {chosen}; trained on the 495 train + dev
-  documents for {tr['selected_epochs']} epochs ({tr['train_seconds']:.0f} s, {tr['device']}).
-- Parameters: {tr['parameters']['network']:,} in the network, {tr['parameters']['embedding']:,} in the word vectors.
-- Speed: {speed['tokens_per_s']:,} tokens/s ({speed['backend']} back end; {speed['how']}; {speed['machine']}).
-- Git commit of the training code: `{tr['git_commit']}`.
+  documents for {tr["selected_epochs"]} epochs ({tr["train_seconds"]:.0f} s, {tr["device"]}).
+- Parameters: {tr["parameters"]["network"]:,} in the network, {tr["parameters"]["embedding"]:,} in the word vectors.
+- Speed: {speed["tokens_per_s"]:,} tokens/s ({speed["backend"]} back end; {speed["how"]}; {speed["machine"]}).
+- Git commit of the training code: `{tr["git_commit"]}`.
 
-Scores on the 40 fold-0 test documents ({meta['training']['data']['sentences']['test']} sentences), which it never
+Scores on the 40 fold-0 test documents ({meta["training"]["data"]["sentences"]["test"]} sentences), which it never
 saw, in percent (precision / recall / F1):
 
 | type | binary overlap | proportional overlap | exact |
@@ -134,8 +191,11 @@ One fold is not a 10-fold mean; `experiments/REPORT.md` has the cross-validated 
 
 def same_predictions(a: list, b: list, atol: float = 0.0) -> bool:
     """Equal tags for every sentence and type, and confidences within ``atol``."""
-    return all(x[t][0] == y[t][0] and all(abs(p - q) <= atol for p, q in zip(x[t][1], y[t][1]))
-               for x, y in zip(a, b) for t in x) and len(a) == len(b)
+    return all(
+        x[t][0] == y[t][0] and all(abs(p - q) <= atol for p, q in zip(x[t][1], y[t][1]))
+        for x, y in zip(a, b)
+        for t in x
+    ) and len(a) == len(b)
 
 
 def repack(out: Path, name: str, mpqa: str, datasplit: str) -> int:
@@ -157,8 +217,11 @@ def repack(out: Path, name: str, mpqa: str, datasplit: str) -> int:
     stored["size_bytes"] = bundle_size(out)
     atomic_write_text(out / "meta.json", json.dumps(stored, indent=2) + "\n")
     write_readme(out, name, stored)
-    print(f"{out}: {old_size / 1e6:.1f} MB -> {stored['size_bytes'] / 1e6:.1f} MB; ONNX Runtime's tags equal the Keras network's on the "
-          f"{len(words)} fold-0 test sentences unchanged")
+    print(
+        f"{out}: {old_size / 1e6:.1f} MB -> {stored['size_bytes'] / 1e6:.1f} MB; "
+        "ONNX Runtime's tags equal the Keras network's on the "
+        f"{len(words)} fold-0 test sentences unchanged"
+    )
     return 0
 
 
@@ -170,13 +233,22 @@ def main() -> int:
     ap.add_argument("--epochs", type=int, help="train for N epochs (default: chosen on fold-0 dev first)")
     ap.add_argument("--out", help="bundle directory (default: tagger/models/NAME)")
     ap.add_argument("--readme-only", action="store_true", help="rewrite the bundle's README.md from its meta.json")
-    ap.add_argument("--speed-only", action="store_true",
-                    help="measure the bundle's tagging speed again (on a quiet machine) into meta.json and README.md")
-    ap.add_argument("--repack", action="store_true",
-                    help="write the bundle's model.onnx anew from its weights (ONNX Runtime's tags on the fold-0 test "
-                         "sentences are checked equal to the Keras network's, confidences within 1e-4)")
-    ap.add_argument("--rescore", action="store_true",
-                    help="score the bundle on the fold-0 test documents again (ONNX Runtime) into meta.json and README.md")
+    ap.add_argument(
+        "--speed-only",
+        action="store_true",
+        help="measure the bundle's tagging speed again (on a quiet machine) into meta.json and README.md",
+    )
+    ap.add_argument(
+        "--repack",
+        action="store_true",
+        help="write the bundle's model.onnx anew from its weights (ONNX Runtime's tags on the fold-0 test "
+        "sentences are checked equal to the Keras network's, confidences within 1e-4)",
+    )
+    ap.add_argument(
+        "--rescore",
+        action="store_true",
+        help="score the bundle on the fold-0 test documents again (ONNX Runtime) into meta.json and README.md",
+    )
     args = ap.parse_args()
 
     out = Path(args.out or BUNDLED / args.name)
@@ -185,13 +257,17 @@ def main() -> int:
     if args.rescore:
         stored = json.loads((out / "meta.json").read_text())
         test_s = select(load_documents("mpqa", args.mpqa), load_split(args.datasplit, 0).test)
-        stored["scores"] = {"fold0_test": evaluate_tagger(Tagger.load(out, backend="onnx"), test_s),
-                            "how": f"ONNX Runtime, git commit {git_commit()}"}
+        stored["scores"] = {
+            "fold0_test": evaluate_tagger(Tagger.load(out, backend="onnx"), test_s),
+            "how": f"ONNX Runtime, git commit {git_commit()}",
+        }
         atomic_write_text(out / "meta.json", json.dumps(stored, indent=2) + "\n")
         write_readme(out, args.name, stored)
         for t, r in stored["scores"]["fold0_test"].items():
-            print(f"{t} fold-0 test: proportional F1 {100 * r['proportional']['f1']:.2f}, "
-                  f"binary F1 {100 * r['binary']['f1']:.2f}, exact F1 {100 * r['exact']['f1']:.2f}")
+            print(
+                f"{t} fold-0 test: proportional F1 {100 * r['proportional']['f1']:.2f}, "
+                f"binary F1 {100 * r['binary']['f1']:.2f}, exact F1 {100 * r['exact']['f1']:.2f}"
+            )
         return 0
     if args.speed_only:
         stored = json.loads((out / "meta.json").read_text())
@@ -216,11 +292,20 @@ def main() -> int:
     if final.trainer == "fast":  # no dev set: score once, at the end
         final = final.replace(eval_every=epochs)
     full = train_s + dev_s
-    record = {"data": {"source": "mpqa", "path": "MPQA 2.0 (original 535-document subset)", "fold": 0,
-                       "trained_on": "train+dev documents of fold 0 (495)", "scored_on": "fold 0 test (40)",
-                       "sentences": {"train": len(full), "test": len(test_s)}},
-              "seed": config.seed, "git_commit": git_commit(), "selected_epochs": epochs,
-              "epoch_selection": {"config": config.to_dict(), "dev_history": dev_history}}
+    record = {
+        "data": {
+            "source": "mpqa",
+            "path": "MPQA 2.0 (original 535-document subset)",
+            "fold": 0,
+            "trained_on": "train+dev documents of fold 0 (495)",
+            "scored_on": "fold 0 test (40)",
+            "sentences": {"train": len(full), "test": len(test_s)},
+        },
+        "seed": config.seed,
+        "git_commit": git_commit(),
+        "selected_epochs": epochs,
+        "epoch_selection": {"config": config.to_dict(), "dev_history": dev_history},
+    }
     shutil.rmtree(out, ignore_errors=True)
     t0 = time.perf_counter()
     train(final, full, [], out, progress=sys.stderr.isatty(), record=record)
@@ -239,8 +324,10 @@ def main() -> int:
     atomic_write_text(path, json.dumps(stored, indent=2) + "\n")
     write_readme(out, args.name, stored)
     for t, r in report.items():
-        print(f"{t} fold-0 test: proportional F1 {100 * r['proportional']['f1']:.2f}, "
-              f"binary F1 {100 * r['binary']['f1']:.2f}, exact F1 {100 * r['exact']['f1']:.2f}")
+        print(
+            f"{t} fold-0 test: proportional F1 {100 * r['proportional']['f1']:.2f}, "
+            f"binary F1 {100 * r['binary']['f1']:.2f}, exact F1 {100 * r['exact']['f1']:.2f}"
+        )
     print(f"size {stored['size_bytes'] / 1e6:.1f} MB, {stored['speed']['tokens_per_s']:,} tokens/s")
     return 0
 

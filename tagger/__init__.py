@@ -4,17 +4,19 @@ The packages, in the order data flows through them:
 
     corpus/      MPQA 2.0 and the reference BIO files, the split, the converted format
     network/     features, the Keras model, bundles on disk, the ONNX export and runtime, Tagger
-    training/    the Keras trainer, the fast JAX trainer, data-parallel, the CRF baseline
-    evaluation/  the paper's metrics, scoring, the experiments report
-    experiment   the cross-validation runner (configurations, folds, results)
+    training/    one way in (run: chooses the trainer; data to bundle), the Keras trainer, the fast JAX
+                 trainer, data-parallel, the CRF baseline; checkpoints and early stopping shared
+    evaluation/  the paper's metrics, scoring, summaries and paired comparisons of results
+    experiment   the cross-validation runner (configurations, folds, results where the caller says)
     tagging/     input records, OpinionTagger (text in, spans out), output formats
     engines/     the local engine (a worker process per core), batch tagging in partitions, on Ray
     annotation/  the annotation store and the Streamlit annotator
-    cli          ``opinion-tagger``: a thin layer over all of the above
+    cli/         ``opinion-tagger``: a module per command group, a thin layer over all of the above
 
 Shared by every stage: ``config`` (TaggerConfig), ``data`` (tokens, sentences,
 spans), ``tokenize`` (spaCy), ``errors``, ``paths``, ``provenance``, ``storage``
-(atomic files).
+(atomic files).  The study itself (its names, tables, findings, result directories) lives
+under ``experiments/`` in the repository, not in the package.
 """
 
 __version__ = "0.1.0"

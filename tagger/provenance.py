@@ -13,10 +13,16 @@ def git_commit() -> str:
     """HEAD of the checkout this package runs from, with ``+dirty`` for local changes.  Outside git
     (a copy of the tree on another machine): ``$OPINION_TAGGER_GIT_COMMIT`` with " (copy)", else "unknown"."""
     try:
-        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO_ROOT, capture_output=True, text=True,
-                              timeout=10, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO_ROOT,
-                               capture_output=True, text=True, timeout=10).stdout.strip()
+        head = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=REPO_ROOT, capture_output=True, text=True, timeout=10, check=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=REPO_ROOT,
+            capture_output=True,
+            text=True,
+            timeout=10,
+        ).stdout.strip()
         return head + ("+dirty" if dirty else "")
     except (OSError, subprocess.SubprocessError):
         given = os.environ.get("OPINION_TAGGER_GIT_COMMIT")
@@ -27,5 +33,6 @@ def machine() -> str:
     from tagger.threads import cpu_threads
 
     n = cpu_threads()
-    return (f"{platform.machine()} {platform.system()}, Python {platform.python_version()}"
-            + (f", {n} CPU thread{'s' if n > 1 else ''} for kernels" if n else ""))  # cores it was pinned to
+    return f"{platform.machine()} {platform.system()}, Python {platform.python_version()}" + (
+        f", {n} CPU thread{'s' if n > 1 else ''} for kernels" if n else ""
+    )  # cores it was pinned to

@@ -17,9 +17,9 @@ import hashlib
 import os
 import shutil
 import uuid
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterable, Iterator
 
 
 def fsync_dir(path: str | Path) -> None:
@@ -100,8 +100,9 @@ def sha256_file(path: str | Path) -> str:
 def make_manifest(directory: str | Path, names: Iterable[str]) -> dict[str, dict]:
     """``{name: {"bytes": size, "sha256": hex}}`` for files of ``directory``."""
     directory = Path(directory)
-    return {name: {"bytes": (directory / name).stat().st_size, "sha256": sha256_file(directory / name)}
-            for name in names}
+    return {
+        name: {"bytes": (directory / name).stat().st_size, "sha256": sha256_file(directory / name)} for name in names
+    }
 
 
 def manifest_problem(directory: str | Path, manifest) -> str | None:

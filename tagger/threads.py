@@ -33,8 +33,9 @@ def limit_cpu_threads(cpus: list[int] | None) -> None:
         return
     allowed = os.sched_getaffinity(0)
     if not set(cpus) <= allowed:
-        raise ValueError(f"cores {sorted(set(cpus) - allowed)} are not available here "
-                         f"(this process may use {sorted(allowed)})")
+        raise ValueError(
+            f"cores {sorted(set(cpus) - allowed)} are not available here (this process may use {sorted(allowed)})"
+        )
     os.sched_setaffinity(0, cpus)
     os.environ[ENV] = str(len(cpus))
     os.environ.setdefault("TF_NUM_INTRAOP_THREADS", str(len(cpus)))

@@ -13,21 +13,55 @@ import json
 from hypothesis import strategies as st
 
 # characters that have broken or could break tokenisers, JSON writers and terminals
-SPECIAL = ["\ud800", "\udfff", "\udc80", "\x00", "\x01", "\x1b", "\x7f", "\x85", "\x9f", "\u200b", "\u200d",
-           "\ufeff", "\u2028", "\u2029", "\ufffe", "\U0010ffff", "\r", "\n", "\t", "\x0b", "\x0c", " ",
-           "\u0301", "\U0001f600", "said", "fears", ".", "...", "\"", "\\", "<b>", "&"]
+SPECIAL = [
+    "\ud800",
+    "\udfff",
+    "\udc80",
+    "\x00",
+    "\x01",
+    "\x1b",
+    "\x7f",
+    "\x85",
+    "\x9f",
+    "\u200b",
+    "\u200d",
+    "\ufeff",
+    "\u2028",
+    "\u2029",
+    "\ufffe",
+    "\U0010ffff",
+    "\r",
+    "\n",
+    "\t",
+    "\x0b",
+    "\x0c",
+    " ",
+    "\u0301",
+    "\U0001f600",
+    "said",
+    "fears",
+    ".",
+    "...",
+    '"',
+    "\\",
+    "<b>",
+    "&",
+]
 WORDS = ["Officials", "said", "the", "plan", "was", "as", "usual", "daylight", "robbery", "fears", "."]
 # texts that should be tagged (any character but surrogates, words the model knows) and hostile ones
-plain_texts = st.lists(st.one_of(st.characters(exclude_categories=("Cs",)), st.sampled_from(WORDS + [" "] * 3)),
-                       min_size=3, max_size=40).map("".join)
-hostile_texts = st.lists(st.one_of(st.characters(exclude_categories=()), st.sampled_from(SPECIAL)),
-                         min_size=3, max_size=40).map("".join)
+plain_texts = st.lists(
+    st.one_of(st.characters(exclude_categories=("Cs",)), st.sampled_from(WORDS + [" "] * 3)), min_size=3, max_size=40
+).map("".join)
+hostile_texts = st.lists(
+    st.one_of(st.characters(exclude_categories=()), st.sampled_from(SPECIAL)), min_size=3, max_size=40
+).map("".join)
 texts = plain_texts | hostile_texts
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats() | texts,
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(texts, inner, max_size=4),
-    max_leaves=12)
+    max_leaves=12,
+)
 
 
 def _dump(obj, ascii_only: bool) -> bytes:
@@ -53,8 +87,7 @@ def jsonl_line(draw, index: int) -> tuple[bytes, str | None]:
         rid, line = None, draw(st.binary(max_size=80))
     elif kind == "deep":
         n = draw(st.integers(1, 5000))
-        rid, line = None, draw(st.sampled_from([b"[" * n + b"]" * n, b"{\"a\":" * n + b"1" + b"}" * n,
-                                                b"[" * n]))
+        rid, line = None, draw(st.sampled_from([b"[" * n + b"]" * n, b'{"a":' * n + b"1" + b"}" * n, b"[" * n]))
     else:
         rid, line = None, draw(st.sampled_from([b"", b" ", b"\t \r", b"\xef\xbb\xbf", b"\x0b\x0c"]))
     return line.replace(b"\n", b" "), rid
@@ -77,8 +110,9 @@ def expected_records(data: bytes) -> int:
 
 
 # inputs of OpinionTagger.tag_many: strings, (id, value) pairs, bytes, and values of no accepted shape
-api_inputs = st.lists(st.one_of(texts, st.tuples(st.just("pair"), texts | json_values),
-                                st.binary(max_size=40), json_values), max_size=12)
+api_inputs = st.lists(
+    st.one_of(texts, st.tuples(st.just("pair"), texts | json_values), st.binary(max_size=40), json_values), max_size=12
+)
 
 
 def api_records(values: list) -> list:

@@ -10,16 +10,23 @@ from tagger.annotation.store import Project
 from tagger.cli import main
 
 # invented sentences (no corpus text)
-TEXTS = ["Maria said the new bridge was a complete disaster.", "The committee praised the brave volunteers.",
-         "Rain fell on the village all night.", "Critics fear the plan will fail, as usual.",
-         "He claimed that the results were simply wonderful.", "The train left the station at noon."]
+TEXTS = [
+    "Maria said the new bridge was a complete disaster.",
+    "The committee praised the brave volunteers.",
+    "Rain fell on the village all night.",
+    "Critics fear the plan will fail, as usual.",
+    "He claimed that the results were simply wonderful.",
+    "The train left the station at noon.",
+]
 
 
 @pytest.fixture
 def project(tmp_path, capsys):
     inp = tmp_path / "docs.jsonl"
-    inp.write_text("".join(json.dumps({"id": f"doc{k}", "text": t}) + "\n" for k, t in enumerate(TEXTS * 2))
-                   + "not json\n", encoding="utf-8")
+    inp.write_text(
+        "".join(json.dumps({"id": f"doc{k}", "text": t}) + "\n" for k, t in enumerate(TEXTS * 2)) + "not json\n",
+        encoding="utf-8",
+    )
     path = tmp_path / "p.sqlite"
     assert main(["annotate", "import", str(path), str(inp), "--model", "none"]) == 1  # one bad record
     err = capsys.readouterr().err
@@ -36,8 +43,22 @@ def test_import_stats_export(project, tmp_path, capsys):
     s = json.loads(capsys.readouterr().out)
     assert s["progress"] == "1 of 12 done" and s["spans"]["DSE"] == {"model": 0, "human": 1}
     assert s["annotators"] == ["tester"]
-    assert main(["annotate", "export", str(project), "--format", "jsonl", "--out", str(tmp_path / "o.jsonl"),
-                 "--status", "done"]) == 0
+    assert (
+        main(
+            [
+                "annotate",
+                "export",
+                str(project),
+                "--format",
+                "jsonl",
+                "--out",
+                str(tmp_path / "o.jsonl"),
+                "--status",
+                "done",
+            ]
+        )
+        == 0
+    )
     [rec] = [json.loads(line) for line in (tmp_path / "o.jsonl").read_text().splitlines()]
     assert rec["status"] == "done" and rec["spans"][0]["text"] == "said" and rec["spans"][0]["source"] == "human"
     assert main(["annotate", "export", str(project), "--format", "brat", "--out", str(tmp_path / "b")]) == 0
@@ -64,8 +85,22 @@ def test_train_and_evaluate_on_accepted_documents(project, tmp_path, capsys):
             p.add_span(info.id, 0, "DSE", 0, 1, "tester")
             p.set_status(info.id, 1, "done", "tester")
     out = tmp_path / "m"
-    tiny = ["--task", "joint", "--depth", "1", "--hidden", "8", "--features", "random", "--embedding-dim", "8",
-            "--max-epochs", "2", "--no-jit", "--quiet"]
+    tiny = [
+        "--task",
+        "joint",
+        "--depth",
+        "1",
+        "--hidden",
+        "8",
+        "--features",
+        "random",
+        "--embedding-dim",
+        "8",
+        "--max-epochs",
+        "2",
+        "--no-jit",
+        "--quiet",
+    ]
     assert main(["train", "--data", "annotations", str(project), *tiny, "--out", str(out)]) == 0
     meta = json.loads((out / "meta.json").read_text())
     assert meta["training"]["data"]["documents"] == {"train": 11, "dev": 1}
@@ -74,8 +109,20 @@ def test_train_and_evaluate_on_accepted_documents(project, tmp_path, capsys):
     report = json.loads(capsys.readouterr().out)
     assert set(report) == {"DSE", "ESE"} and 0 <= report["DSE"]["proportional"]["f1"] <= 1
     more = tmp_path / "m2"  # continue training the bundled model on the corrections
-    argv = ["train", "--data", "annotations", str(project), "--init-from", "default", "--max-epochs", "1",
-            "--no-jit", "--quiet", "--out", str(more)]
+    argv = [
+        "train",
+        "--data",
+        "annotations",
+        str(project),
+        "--init-from",
+        "default",
+        "--max-epochs",
+        "1",
+        "--no-jit",
+        "--quiet",
+        "--out",
+        str(more),
+    ]
     if importlib.util.find_spec("optax") is None:  # the bundled model trains with the fast trainer
         capsys.readouterr()
         assert main(argv) == 2
@@ -85,8 +132,23 @@ def test_train_and_evaluate_on_accepted_documents(project, tmp_path, capsys):
     meta = json.loads((more / "meta.json").read_text())
     assert meta["training"]["init"].endswith("models/accurate") and meta["training"]["epochs"] == 1
     assert json.loads((more / "config.json").read_text())["cell"] == "lstm"
-    assert main(["train", "--data", "annotations", str(project), "--init-from", "default", "--cell", "gru",
-                 "--out", str(tmp_path / "m3")]) == 2
+    assert (
+        main(
+            [
+                "train",
+                "--data",
+                "annotations",
+                str(project),
+                "--init-from",
+                "default",
+                "--cell",
+                "gru",
+                "--out",
+                str(tmp_path / "m3"),
+            ]
+        )
+        == 2
+    )
     assert "only with the bundle's network" in capsys.readouterr().err
 
 
@@ -98,8 +160,10 @@ def test_import_ids_are_relative_to_the_directory_given(tmp_path, capsys, monkey
     (docs / "sub" / "c.jsonl").write_text(json.dumps({"text": TEXTS[2]}) + "\n", encoding="utf-8")
     (tmp_path / "alone.txt").write_text(TEXTS[3], encoding="utf-8")
     project = docs / "p.sqlite"  # inside the directory imported: still not read as a document
-    assert main(["annotate", "import", str(project), f"{docs.resolve()}/", str(tmp_path / "alone.txt"),
-                 "--model", "none"]) == 0
+    assert (
+        main(["annotate", "import", str(project), f"{docs.resolve()}/", str(tmp_path / "alone.txt"), "--model", "none"])
+        == 0
+    )
     with Project(project) as p:
         names = [d.name for d in p.documents()]
     assert names == ["a.txt", "sub/b.txt", "sub/c.jsonl:1", "alone.txt"]  # no machine path in an id
@@ -109,5 +173,12 @@ def test_import_ids_are_relative_to_the_directory_given(tmp_path, capsys, monkey
     assert "imported 0 documents, 3 already in the project" in capsys.readouterr().err
     assert main(["annotate", "export", str(project), "--format", "brat", "--out", str(tmp_path / "b")]) == 0
     assert sorted(f.name for f in (tmp_path / "b").iterdir()) == [
-        "a.txt.ann", "a.txt.txt", "alone.txt.ann", "alone.txt.txt", "sub_b.txt.ann", "sub_b.txt.txt",
-        "sub_c.jsonl_1.ann", "sub_c.jsonl_1.txt"]
+        "a.txt.ann",
+        "a.txt.txt",
+        "alone.txt.ann",
+        "alone.txt.txt",
+        "sub_b.txt.ann",
+        "sub_b.txt.txt",
+        "sub_c.jsonl_1.ann",
+        "sub_c.jsonl_1.txt",
+    ]

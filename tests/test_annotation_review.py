@@ -158,8 +158,11 @@ def test_review_accepts_or_merges_into_the_final_version_with_provenance(tmp_pat
         assert [(r[1], r[2], r[3]) for r in reviewable(p)] == [("t1", "todo", [("ann", "done"), ("ben", "done")])]
         cands = candidates(p, 1, ["ann", "ben"])
         assert [(c.key, c.text, c.by) for c in cands] == [
-            (("DSE", 1, 2), "said", ["ann", "ben"]), (("ESE", 3, 5), "was awful", ["ann"]),
-            (("ESE", 4, 5), "awful", ["ben"]), (("DSE", 7, 8), "left", ["ben"])]
+            (("DSE", 1, 2), "said", ["ann", "ben"]),
+            (("ESE", 3, 5), "was awful", ["ann"]),
+            (("ESE", 4, 5), "awful", ["ben"]),
+            (("DSE", 7, 8), "left", ["ben"]),
+        ]
         with pytest.raises(ProjectError, match="two ESE spans overlap"):
             merge(p, 1, 0, [("DSE", 1, 2), ("ESE", 3, 5), ("ESE", 4, 5)], ["ann", "ben"], "rev")
         with pytest.raises(ProjectError, match="no copy has"):
@@ -171,12 +174,17 @@ def test_review_accepts_or_merges_into_the_final_version_with_provenance(tmp_pat
         assert final.review["method"] == "merged" and final.review["reviewer"] == "rev"
         assert final.review["annotators"] == ["ann", "ben"]
         assert [(s.type, s.tok_start, s.source, s.annotator, json.loads(s.origin)) for s in final.spans] == [
-            ("DSE", 1, "model", None, ["ann", "ben"]), ("ESE", 3, "human", "ann", ["ann"]),
-            ("DSE", 7, "human", "ben", ["ben"])]
+            ("DSE", 1, "model", None, ["ann", "ben"]),
+            ("ESE", 3, "human", "ann", ["ann"]),
+            ("DSE", 7, "human", "ben", ["ben"]),
+        ]
         rec = record(final, p.types)
         assert rec["review"]["method"] == "merged" and rec["status"] == "done"
         assert [(sp["text"], sp["source"], sp["annotators"]) for sp in rec["spans"]] == [
-            ("said", "model", ["ann", "ben"]), ("was awful", "human", ["ann"]), ("left", "human", ["ben"])]
+            ("said", "model", ["ann", "ben"]),
+            ("was awful", "human", ["ann"]),
+            ("left", "human", ["ben"]),
+        ]
         assert stats(p)["team"] == {"documents": 2, "awaiting_review": 0, "reviewed": 1}
         # undo takes the review back; accepting ben's copy instead
         v = p.undo(1, v, "rev")
@@ -186,7 +194,10 @@ def test_review_accepts_or_merges_into_the_final_version_with_provenance(tmp_pat
         final = p.document(1)
         assert final.review["method"] == "accepted ben"
         assert [(s.type, s.tok_start, s.tok_end, json.loads(s.origin)) for s in final.spans] == [
-            ("DSE", 1, 2, ["ben", "ann"]), ("ESE", 4, 5, ["ben"]), ("DSE", 7, 8, ["ben"])]
+            ("DSE", 1, 2, ["ben", "ann"]),
+            ("ESE", 4, 5, ["ben"]),
+            ("DSE", 7, 8, ["ben"]),
+        ]
         # the reviewer may still correct the final version as any document
         v = p.delete_span(1, v, final.spans[2].id, "rev")
         # a reviewed document leaves the queue of an annotator whose copy was not finished
@@ -200,8 +211,11 @@ def test_review_accepts_or_merges_into_the_final_version_with_provenance(tmp_pat
         assert export(p, "conll", tmp_path / "out.conll", ("done",)) == 1
         assert export(p, "brat", tmp_path / "brat", ("done",)) == 1
     recs = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text().splitlines()]
-    assert [(r["id"], r["status"], "review" in r) for r in recs] == [("t1", "done", True), ("t2", "todo", False),
-                                                                      ("s3", "todo", False)]
+    assert [(r["id"], r["status"], "review" in r) for r in recs] == [
+        ("t1", "done", True),
+        ("t2", "todo", False),
+        ("s3", "todo", False),
+    ]
     assert [s["text"] for s in recs[0]["spans"]] == ["said", "awful"]
     assert "# review = accepted ben by rev (copies of ann, ben)" in (tmp_path / "out.conll").read_text()
     assert "in the copies of ben, ann" in (tmp_path / "brat" / "t1.ann").read_text()
@@ -227,8 +241,11 @@ def test_the_command_line_imports_with_an_overlap_and_reports_agreement(tmp_path
     assert main(["annotate", "stats", str(path), "--json"]) == 0
     s = json.loads(capsys.readouterr().out)
     dse = next(r for r in s["agreement"] if r["type"] == "DSE")
-    assert dse["annotators"] == ["ann", "ben"] and dse["binary_f1"] == 1.0 and dse["proportional_f1"] == pytest.approx(
-        2 / 3)  # ann "said" inside ben's "said it": P 1, R 1/2
+    assert (
+        dse["annotators"] == ["ann", "ben"]
+        and dse["binary_f1"] == 1.0
+        and dse["proportional_f1"] == pytest.approx(2 / 3)
+    )  # ann "said" inside ben's "said it": P 1, R 1/2
     assert s["team"] == {"documents": 2, "awaiting_review": 1, "reviewed": 0}
     assert main(["annotate", "stats", str(path)]) == 0
     out = capsys.readouterr().out
@@ -245,11 +262,21 @@ def test_a_project_written_at_schema_version_2_opens_and_joins_the_team(tmp_path
     with Project(path) as p:
         assert p.schema_version() == SCHEMA_VERSION == 3 and p.check() == "ok"
         assert [(d.name, d.status, d.version, d.spans, d.overlap) for d in p.documents()] == [
-            ("harbour.txt", "done", 4, 2, 0), ("sub/rain.txt", "rejected", 1, 0, 0)]
+            ("harbour.txt", "done", 4, 2, 0),
+            ("sub/rain.txt", "rejected", 1, 0, 0),
+        ]
         doc = p.document(1)
-        assert [(s.type, p.document(1).text[doc.span_chars(s)[0]:doc.span_chars(s)[1]], s.annotator, s.intensity,
-                 s.polarity, s.origin) for s in doc.spans] == [("DSE", "said", "ana", "medium", "neutral", None),
-                                                               ("ESE", "triumph", "ana", None, None, None)]
+        assert [
+            (
+                s.type,
+                p.document(1).text[doc.span_chars(s)[0] : doc.span_chars(s)[1]],
+                s.annotator,
+                s.intensity,
+                s.polarity,
+                s.origin,
+            )
+            for s in doc.spans
+        ] == [("DSE", "said", "ana", "medium", "neutral", None), ("ESE", "triumph", "ana", None, None, None)]
         assert doc.review is None and p.copies() == []
         assert [h["action"] for h in p.history(1)] == ["add DSE", "attributes", "add ESE", "status done"]
         v = p.undo(1, 4, "ana")  # history written at version 2 is undone at version 3
@@ -265,7 +292,8 @@ def test_a_project_written_at_schema_version_2_opens_and_joins_the_team(tmp_path
 
 def test_undo_after_a_span_id_was_used_again_elsewhere(tmp_path):
     """SQLite gives a new row the highest id + 1: after the newest span is deleted its id goes to the next
-    span made, in any document; undoing the deletion must not reuse the old id (it failed with sqlite3.IntegrityError before)."""
+    span made, in any document; undoing the deletion must not reuse the old id (it failed with
+    sqlite3.IntegrityError before)."""
     with _team(tmp_path / "p.sqlite") as p:
         newest = max(s.id for d in (1, 2, 3) for s in p.document(d).spans)
         v = p.delete_span(3, 0, newest, "ann")

@@ -73,8 +73,10 @@ def test_the_password_reaches_the_page_through_its_environment_only(tmp_path, ca
     assert env["OPINION_TAGGER_PASSWORD"] == "from the environment" and "from the environment" not in cmd
     for bad, why in ((tmp_path / "missing", "cannot read"), (tmp_path / "empty", "empty")):
         (tmp_path / "empty").write_text("\n")
-        assert main(["annotate", "serve", str(tmp_path / "p.sqlite"), "--host", "0.0.0.0",
-                     "--password-file", str(bad)]) == 2
+        assert (
+            main(["annotate", "serve", str(tmp_path / "p.sqlite"), "--host", "0.0.0.0", "--password-file", str(bad)])
+            == 2
+        )
         _one_line_error(capsys, f"--password-file {bad}", why)
 
 
@@ -156,9 +158,13 @@ def serve(tmp_path):
         env = {**os.environ, "PYTHONPATH": str(ROOT)}
         env.pop("OPINION_TAGGER_PASSWORD", None)
         with open(tmp_path / "serve.log", "wb") as log:  # an unread pipe would fill up and block the server
-            proc = subprocess.Popen([sys.executable, "-m", "tagger", "annotate", "serve",
-                                     str(tmp_path / "p.sqlite"), "--port", str(port)],
-                                    cwd=tmp_path, stdout=log, stderr=subprocess.STDOUT, env=env)
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "tagger", "annotate", "serve", str(tmp_path / "p.sqlite"), "--port", str(port)],
+                cwd=tmp_path,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env=env,
+            )
         started.append((proc, []))
         deadline = time.monotonic() + 120
         while not _answers(port):

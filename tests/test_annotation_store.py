@@ -32,8 +32,17 @@ def _tokens():
 @pytest.fixture
 def project(tmp_path):
     p = Project(tmp_path / "p.sqlite", create=True)
-    [(_, doc_id)] = p.add_documents([("d1", TEXT, _tokens(), [StoredSpan(None, "DSE", 1, 2, "model", 0.9),
-                                                             StoredSpan(None, "ESE", 4, 5, "model", 0.4)], "default")])
+    [(_, doc_id)] = p.add_documents(
+        [
+            (
+                "d1",
+                TEXT,
+                _tokens(),
+                [StoredSpan(None, "DSE", 1, 2, "model", 0.9), StoredSpan(None, "ESE", 4, 5, "model", 0.4)],
+                "default",
+            )
+        ]
+    )
     p.doc_id = doc_id
     yield p
     p.close()
@@ -43,7 +52,9 @@ def test_add_relabel_delete_undo_and_provenance(project):
     d = project.document(project.doc_id)
     assert (d.status, d.version) == ("todo", 0)
     assert [(s.type, d.span_chars(s), s.source, s.score) for s in d.spans] == [
-        ("DSE", (4, 8), "model", 0.9), ("ESE", (16, 21), "model", 0.4)]
+        ("DSE", (4, 8), "model", 0.9),
+        ("ESE", (16, 21), "model", 0.4),
+    ]
     v = project.add_span(d.id, 0, "ESE", 3, 5, "ann")  # "was awful" replaces the ESE "awful"
     d = project.document(d.id)
     assert (v, d.version, d.status, d.annotator) == (1, 1, "in_progress", "ann")
@@ -53,13 +64,19 @@ def test_add_relabel_delete_undo_and_provenance(project):
     v = project.change_span(d.id, v, d.spans[0].id, "bob", typ="ESE")  # "said" becomes an ESE, by bob
     d = project.document(d.id)
     assert [(s.type, d.span_chars(s), s.source, s.annotator) for s in d.spans] == [
-        ("ESE", (4, 8), "human", "bob"), ("ESE", (12, 21), "human", "ann")]
+        ("ESE", (4, 8), "human", "bob"),
+        ("ESE", (12, 21), "human", "ann"),
+    ]
     v = project.delete_span(d.id, v, d.spans[1].id, "ann")
     v = project.set_status(d.id, v, "done", "ann")
     assert project.counts() == {"todo": 0, "in_progress": 0, "done": 1, "rejected": 0}
     # undo walks back: accept, delete, relabel, add
-    for expected in ([("ESE", 4, 8)], [("ESE", 4, 8), ("ESE", 12, 21)], [("DSE", 4, 8), ("ESE", 12, 21)],
-                     [("DSE", 4, 8), ("ESE", 16, 21)]):
+    for expected in (
+        [("ESE", 4, 8)],
+        [("ESE", 4, 8), ("ESE", 12, 21)],
+        [("DSE", 4, 8), ("ESE", 12, 21)],
+        [("DSE", 4, 8), ("ESE", 16, 21)],
+    ):
         v = project.undo(d.id, v, "ann")
         d = project.document(d.id)
         assert [(s.type, *d.span_chars(s)) for s in d.spans] == expected
@@ -135,8 +152,13 @@ WRITER = textwrap.dedent("""
 
 
 def test_killed_writer_loses_nothing_saved(project):
-    proc = subprocess.Popen([sys.executable, "-c", WRITER, str(project.path)], stdout=subprocess.PIPE, text=True,
-                            cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    proc = subprocess.Popen(
+        [sys.executable, "-c", WRITER, str(project.path)],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
     saved = [int(proc.stdout.readline()) for _ in range(40)]
     os.kill(proc.pid, signal.SIGKILL)  # mid-save: it is writing the next change
     proc.wait()
@@ -169,7 +191,9 @@ def test_exports_strict_iob2_and_provenance(project, tmp_path):
     rec = record(d, project.types)
     assert rec["status"] == "in_progress"
     assert [(s["type"], s["text"], s["source"], s["score"]) for s in rec["spans"]] == [
-        ("DSE", "said", "model", 0.9), ("ESE", "was awful", "human", 1.0)]
+        ("DSE", "said", "model", 0.9),
+        ("ESE", "was awful", "human", 1.0),
+    ]
     assert rec["spans"][1]["annotator"] == "ann"
     n = export(project, "jsonl", tmp_path / "out.jsonl")
     assert n == 1 and json.loads((tmp_path / "out.jsonl").read_text())["spans"] == rec["spans"]
@@ -179,24 +203,38 @@ def test_exports_strict_iob2_and_provenance(project, tmp_path):
     assert lines[6] == "was\t12\t15\tO\tB-ESE"
     export(project, "brat", tmp_path / "brat")
     assert (tmp_path / "brat" / "d1.ann").read_text().splitlines() == [
-        "T1\tDSE 4 8\tsaid", "T2\tESE 12 21\twas awful", "#1\tAnnotatorNotes T1\tmodel 0.9000",
-        f"#2\tAnnotatorNotes T2\thuman ann {d.spans[1].at}"]
+        "T1\tDSE 4 8\tsaid",
+        "T2\tESE 12 21\twas awful",
+        "#1\tAnnotatorNotes T1\tmodel 0.9000",
+        f"#2\tAnnotatorNotes T2\thuman ann {d.spans[1].at}",
+    ]
     s = stats(project)
     assert s["progress"] == "0 of 1 done" and s["spans"]["ESE"] == {"model": 0, "human": 1}
 
 
 def test_import_without_model_reports_every_record(tmp_path):
     with Project(tmp_path / "p.sqlite", create=True) as p:
-        recs = [Record("a", "Rain fell. It was cold."), Record("b", error="empty text"), Record("a", "Other text."),
-                Record("c", "Rain fell. It was cold.")]
+        recs = [
+            Record("a", "Rain fell. It was cold."),
+            Record("b", error="empty text"),
+            Record("a", "Other text."),
+            Record("c", "Rain fell. It was cold."),
+        ]
         rep = import_records(p, recs)
         assert (rep.imported, rep.duplicates, rep.errors) == (3, 0, [("b", "empty text")])
         assert [i.name for i in p.documents()] == ["a", "a (2)", "c"]
         again = import_records(p, [Record("a", "Rain fell. It was cold.")])
         assert (again.imported, again.duplicates) == (0, 1)
         d = p.document(p.documents()[0].id)
-        assert [(t.sentence, d.text[t.start:t.end]) for t in d.tokens] == [
-            (0, "Rain"), (0, "fell"), (0, "."), (1, "It"), (1, "was"), (1, "cold"), (1, ".")]
+        assert [(t.sentence, d.text[t.start : t.end]) for t in d.tokens] == [
+            (0, "Rain"),
+            (0, "fell"),
+            (0, "."),
+            (1, "It"),
+            (1, "was"),
+            (1, "cold"),
+            (1, "."),
+        ]
 
 
 @settings(max_examples=40, deadline=None)

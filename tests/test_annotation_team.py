@@ -53,18 +53,37 @@ def _v1_file(path):
     d2 to do with a model span."""
     db = sqlite3.connect(path)
     db.executescript(V1_SCHEMA)
-    db.executemany("INSERT INTO meta VALUES (?, ?)", [("schema_version", "1"), ("types", '["DSE", "ESE"]'),
-                                                      ("created", "2026-01-01T00:00:00.000+00:00")])
+    db.executemany(
+        "INSERT INTO meta VALUES (?, ?)",
+        [("schema_version", "1"), ("types", '["DSE", "ESE"]'), ("created", "2026-01-01T00:00:00.000+00:00")],
+    )
     for doc_id, name, status, version in ((1, "d1", "done", 1), (2, "d2", "todo", 0)):
-        db.execute("INSERT INTO documents VALUES (?, ?, ?, ?, ?, 'ann', 'fast', 't0', 't1')",
-                   (doc_id, name, TEXT, status, version))
-        db.executemany("INSERT INTO tokens VALUES (?, ?, ?, ?, ?)",
-                       [(doc_id, t.position, t.sentence, t.start, t.end) for t in _tokens()])
+        db.execute(
+            "INSERT INTO documents VALUES (?, ?, ?, ?, ?, 'ann', 'fast', 't0', 't1')",
+            (doc_id, name, TEXT, status, version),
+        )
+        db.executemany(
+            "INSERT INTO tokens VALUES (?, ?, ?, ?, ?)",
+            [(doc_id, t.position, t.sentence, t.start, t.end) for t in _tokens()],
+        )
     db.execute("INSERT INTO spans VALUES (1, 1, 'DSE', 1, 2, 'model', 0.9, NULL, NULL)")
     db.execute("INSERT INTO spans VALUES (2, 1, 'ESE', 3, 5, 'human', NULL, 'ann', 't1')")
     db.execute("INSERT INTO spans VALUES (3, 2, 'ESE', 4, 5, 'model', 0.4, NULL, NULL)")
-    before = {"status": "todo", "spans": [{"id": 1, "type": "DSE", "tok_start": 1, "tok_end": 2, "source": "model",
-                                           "score": 0.9, "annotator": None, "at": None}]}
+    before = {
+        "status": "todo",
+        "spans": [
+            {
+                "id": 1,
+                "type": "DSE",
+                "tok_start": 1,
+                "tok_end": 2,
+                "source": "model",
+                "score": 0.9,
+                "annotator": None,
+                "at": None,
+            }
+        ],
+    }
     db.execute("INSERT INTO history VALUES (1, 1, 1, 'add ESE', 'ann', 't1', ?)", (json.dumps(before),))
     db.commit()
     db.close()
@@ -78,11 +97,14 @@ def test_a_version_1_file_is_migrated_in_place_and_keeps_everything(tmp_path):
         assert p.schema_version() == SCHEMA_VERSION == 3
         assert p.check() == "ok"
         assert [(d.name, d.status, d.version, d.spans) for d in p.documents()] == [
-            ("d1", "done", 1, 2), ("d2", "todo", 0, 1)]
+            ("d1", "done", 1, 2),
+            ("d2", "todo", 0, 1),
+        ]
         d1 = p.document(1)
-        assert [(s.id, s.type, s.tok_start, s.tok_end, s.source, s.score, s.annotator, s.intensity, s.polarity)
-                for s in d1.spans] == [(1, "DSE", 1, 2, "model", 0.9, None, None, None),
-                                       (2, "ESE", 3, 5, "human", None, "ann", None, None)]
+        assert [
+            (s.id, s.type, s.tok_start, s.tok_end, s.source, s.score, s.annotator, s.intensity, s.polarity)
+            for s in d1.spans
+        ] == [(1, "DSE", 1, 2, "model", 0.9, None, None, None), (2, "ESE", 3, 5, "human", None, "ann", None, None)]
         assert len(d1.tokens) == 9 and p.history(1)[0]["action"] == "add ESE"
         # the new features work on the migrated file
         v = p.set_attributes(1, 1, 2, "bob", intensity="high", polarity="negative")
@@ -111,8 +133,11 @@ def test_a_failed_migration_leaves_the_file_as_it_was(tmp_path, monkeypatch):
         raise sqlite3.OperationalError("disk I/O error")
 
     monkeypatch.setitem(store.MIGRATIONS, 1, broken)
-    with pytest.raises(ProjectError, match=r"old\.sqlite: cannot migrate .* version 1 to 2 \(disk I/O error\); "
-                                           "the file is unchanged"):
+    with pytest.raises(
+        ProjectError,
+        match=r"old\.sqlite: cannot migrate .* version 1 to 2 \(disk I/O error\); "
+        "the file is unchanged",
+    ):
         Project(path)
     db = sqlite3.connect(path)
     assert db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("1",)
@@ -143,9 +168,21 @@ def test_a_newer_or_foreign_file_is_refused_in_one_line(tmp_path):
 def _project(path, docs):
     """``docs``: (name, text-or-None, model scores) per document; each score a one-token model span."""
     p = Project(path, create=True)
-    p.add_documents([(name, text or TEXT, _tokens(),
-                      [StoredSpan(None, "DSE" if k % 2 == 0 else "ESE", k, k + 1, "model", sc)
-                       for k, sc in enumerate(scores)], "fast") for name, text, scores in docs])
+    p.add_documents(
+        [
+            (
+                name,
+                text or TEXT,
+                _tokens(),
+                [
+                    StoredSpan(None, "DSE" if k % 2 == 0 else "ESE", k, k + 1, "model", sc)
+                    for k, sc in enumerate(scores)
+                ],
+                "fast",
+            )
+            for name, text, scores in docs
+        ]
+    )
     return p
 
 
@@ -169,8 +206,21 @@ def test_a_rejected_document_is_out_of_training_exports_and_the_queue(tmp_path, 
     assert names(tmp_path / "all.jsonl") == ["a", "c"] and names(tmp_path / "r.jsonl") == ["b"]
     assert main(["annotate", "export", str(path), "--out", str(tmp_path / "x.jsonl"), "--include-rejected"]) == 0
     assert names(tmp_path / "x.jsonl") == ["a", "b", "c"]
-    assert main(["annotate", "export", str(path), "--out", str(tmp_path / "y.jsonl"), "--status", "done",
-                 "--include-rejected"]) == 0
+    assert (
+        main(
+            [
+                "annotate",
+                "export",
+                str(path),
+                "--out",
+                str(tmp_path / "y.jsonl"),
+                "--status",
+                "done",
+                "--include-rejected",
+            ]
+        )
+        == 0
+    )
     assert names(tmp_path / "y.jsonl") == ["a", "b"]
     assert main(["annotate", "export", str(path), "--out", str(tmp_path / "z.jsonl"), "--status", "rejected"]) == 0
     assert names(tmp_path / "z.jsonl") == ["b"]
@@ -183,9 +233,14 @@ def test_a_rejected_document_is_out_of_training_exports_and_the_queue(tmp_path, 
 
 # --------------------------------------------------------------------------- 3. search
 def test_search_is_a_case_insensitive_substring_with_percent_and_underscore_literal(tmp_path):
-    texts = [("plain", "The Bridge was a DISASTER."), ("pct", "Costs rose 50% this year."),
-             ("under", "see file_name here"), ("other", "Costs rose 500 this year, a disaster."),
-             ("back", "a back\\slash"), ("space", "the end")]
+    texts = [
+        ("plain", "The Bridge was a DISASTER."),
+        ("pct", "Costs rose 50% this year."),
+        ("under", "see file_name here"),
+        ("other", "Costs rose 500 this year, a disaster."),
+        ("back", "a back\\slash"),
+        ("space", "the end"),
+    ]
     with _project(tmp_path / "p.sqlite", [(n, t, []) for n, t in texts]) as p:
         ids = {d.name: d.id for d in p.documents()}
         assert [h[1] for h in p.search("disaster")] == ["plain", "other"]
@@ -204,8 +259,10 @@ def test_search_is_a_case_insensitive_substring_with_percent_and_underscore_lite
 # --------------------------------------------------------------------------- 4. uncertainty queue
 def test_the_uncertainty_queue_puts_the_least_confident_document_first(tmp_path):
     # lowest model score: a 0.8, b none, c 0.3, d 0.5 (its human span does not count), e none
-    with _project(tmp_path / "p.sqlite", [("a", None, [0.9, 0.8]), ("b", None, []), ("c", None, [0.7, 0.3]),
-                                          ("d", None, [0.5]), ("e", None, [])]) as p:
+    with _project(
+        tmp_path / "p.sqlite",
+        [("a", None, [0.9, 0.8]), ("b", None, []), ("c", None, [0.7, 0.3]), ("d", None, [0.5]), ("e", None, [])],
+    ) as p:
         ids = {d.name: d.id for d in p.documents()}
         name = {v: k for k, v in ids.items()}
         p.add_span(ids["d"], 0, "ESE", 5, 6, "ann")  # human spans have no score
@@ -238,14 +295,23 @@ def test_span_attributes_are_stored_undone_and_exported(tmp_path):
             apply_event(p, {"op": "attributes", "doc": 1, "version": v, "span": spans[0].id, "polarity": "good"}, "a")
         d = p.document(1)
         assert [(s.intensity, s.polarity, s.source) for s in d.spans] == [
-            (None, "both", "model"), (None, None, "model"), ("high", "negative", "model")]
+            (None, "both", "model"),
+            (None, None, "model"),
+            ("high", "negative", "model"),
+        ]
         rec = record(d, p.types)
         assert [{k: sp[k] for k in ("intensity", "polarity") if k in sp} for sp in rec["spans"]] == [
-            {"polarity": "both"}, {}, {"intensity": "high", "polarity": "negative"}]
+            {"polarity": "both"},
+            {},
+            {"intensity": "high", "polarity": "negative"},
+        ]
         export(p, "brat", tmp_path / "brat")
         ann = (tmp_path / "brat" / "a.ann").read_text().splitlines()
         assert [line for line in ann if line.startswith("A")] == [
-            "A1\tPolarity T1 both", "A2\tIntensity T3 high", "A3\tPolarity T3 negative"]
+            "A1\tPolarity T1 both",
+            "A2\tIntensity T3 high",
+            "A3\tPolarity T3 negative",
+        ]
         assert ann[2].startswith("T3\tDSE 9 11\tit")
         # a relabel or resize keeps the attributes; undo takes them back
         v = p.change_span(1, v, spans[2].id, "ann", typ="ESE")
@@ -253,6 +319,9 @@ def test_span_attributes_are_stored_undone_and_exported(tmp_path):
         v = p.undo(1, v, "ann")
         v = p.undo(1, v, "ann")
         assert [(s.intensity, s.polarity) for s in p.document(1).spans] == [
-            (None, None), (None, None), ("high", "negative")]
+            (None, None),
+            (None, None),
+            ("high", "negative"),
+        ]
         p.set_attributes(1, v, spans[2].id, "ann")  # None clears
         assert p.document(1).spans[2].intensity is None

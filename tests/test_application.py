@@ -12,7 +12,7 @@ from tagger.corpus import MPQACorpus, mpqa_sentences
 from tagger.tagging.annotate import OpinionTagger, TaggedDocument, apply_tags
 from tagger.tagging.formats import Writer, brat_ann, conll_lines, render_html
 from tagger.tagging.inputs import read_records, records_from_bytes
-from tagger.training.trainer import train
+from tagger.training.run import train
 
 
 @pytest.fixture(scope="module")
@@ -22,9 +22,21 @@ def model_dir(tmp_path_factory):
     root = make_sample.write_sample(tmp_path_factory.mktemp("data") / "mpqa")
     sents = list(mpqa_sentences(MPQACorpus(root)))
     out = tmp_path_factory.mktemp("model") / "joint"
-    cfg = TaggerConfig(task="joint", cell="elman", depth=1, hidden=16, features="random", embedding_dim=16,
-                       input_dropout=0, dropout=0, learning_rate=0.03, batch_size=4, max_epochs=40, patience=40,
-                       jit_compile=False)
+    cfg = TaggerConfig(
+        task="joint",
+        cell="elman",
+        depth=1,
+        hidden=16,
+        features="random",
+        embedding_dim=16,
+        input_dropout=0,
+        dropout=0,
+        learning_rate=0.03,
+        batch_size=4,
+        max_epochs=40,
+        patience=40,
+        jit_compile=False,
+    )
     train(cfg, sents, sents, out, progress=False)
     return out
 
@@ -42,11 +54,11 @@ def test_tag_returns_offsets_into_the_input(ot):
     assert doc.id == "d1" and len(doc.sentences) == 2
     for s in doc.sentences:
         for t in s.tokens:
-            assert TEXT[t.start:t.end] == t.text
+            assert TEXT[t.start : t.end] == t.text
             assert set(t.tags) == {"DSE", "ESE"}
     assert doc.spans, "the tiny model learnt 'said' as a DSE"
     for sp in doc.spans:
-        assert TEXT[sp.start:sp.end] == sp.text and 0.0 <= sp.score <= 1.0
+        assert TEXT[sp.start : sp.end] == sp.text and 0.0 <= sp.score <= 1.0
     assert ("DSE", "said") in {(s.type, s.text) for s in doc.spans}
 
 
@@ -75,8 +87,9 @@ def test_error_records(tmp_path):
     (tmp_path / "binary.txt").write_bytes(b"\x00\x01\x02 data")
     (tmp_path / "latin1.txt").write_bytes("caf\xe9".encode("latin-1"))
     (tmp_path / "ok.txt").write_text("Fine text.")
-    (tmp_path / "recs.jsonl").write_text('{"id": "a", "text": "Hello."}\nnot json\n{"text": 5}\n'
-                                         + json.dumps({"text": "x" * 1_000_000}) + "\n")
+    (tmp_path / "recs.jsonl").write_text(
+        '{"id": "a", "text": "Hello."}\nnot json\n{"text": 5}\n' + json.dumps({"text": "x" * 1_000_000}) + "\n"
+    )
     recs = list(read_records(inputs=[str(tmp_path), str(tmp_path / "missing.txt")]))
     by_id = {r.id.split("/")[-1]: r for r in recs}
     assert by_id["empty.txt"].error == "empty text"
@@ -104,7 +117,7 @@ def test_formats(ot):
     for line in brat_ann(doc).splitlines():
         tid, typ_span, text = line.split("\t")
         typ, start, end = typ_span.split(" ")
-        assert doc.text[int(start):int(end)] == text and typ in ("DSE", "ESE")
+        assert doc.text[int(start) : int(end)] == text and typ in ("DSE", "ESE")
 
 
 def _marks_around(page: str) -> dict[str, set]:
@@ -137,9 +150,15 @@ def test_html_output_shows_both_types_on_a_word_in_both():
     from tagger.tagging.formats import HTML_HEAD
 
     text = 'They "strongly condemned" <script>x</script> it.'
-    doc = TaggedDocument('<i id="x">', text, spans=[
-        TaggedSpan("DSE", 5, 24, text[5:24], 0.9), TaggedSpan("ESE", 6, 14, text[6:14], 0.7),
-        TaggedSpan("ESE", 26, 34, text[26:34], 0.5)])
+    doc = TaggedDocument(
+        '<i id="x">',
+        text,
+        spans=[
+            TaggedSpan("DSE", 5, 24, text[5:24], 0.9),
+            TaggedSpan("ESE", 6, 14, text[6:14], 0.7),
+            TaggedSpan("ESE", 26, 34, text[26:34], 0.5),
+        ],
+    )
     page = render_html(doc)
     marks = _marks_around(page)
     assert marks["strongly"] == {"dse", "ese"} and marks[" condemned"] == {"dse"} and marks["<script>"] == {"ese"}
@@ -148,14 +167,14 @@ def test_html_output_shows_both_types_on_a_word_in_both():
     # a DSE is a background, an ESE an underline: one never hides the other; the legend says so
     css = dict(re.findall(r"mark\.(\w+) \{ ([^}]*) \}", HTML_HEAD))
     assert css["dse"].startswith("background") and "border-bottom" in css["ese"] and "background" not in css["ese"]
-    legend = _marks_around(HTML_HEAD[HTML_HEAD.index('<p class="legend">'):])
+    legend = _marks_around(HTML_HEAD[HTML_HEAD.index('<p class="legend">') :])
     assert legend["DSE"] == {"dse"} and legend["ESE"] == {"ese"} and legend["both"] == {"dse", "ese"}
     out = io.StringIO()
     writer = Writer("html", out)
     writer.document(doc)
     writer.error("<b>bad</b>", "invalid <JSON>")
     writer.close()
-    assert '<h2>&lt;i id=&quot;x&quot;&gt;</h2>' in out.getvalue() and "&lt;b&gt;bad&lt;/b&gt;" in out.getvalue()
+    assert "<h2>&lt;i id=&quot;x&quot;&gt;</h2>" in out.getvalue() and "&lt;b&gt;bad&lt;/b&gt;" in out.getvalue()
     assert "invalid &lt;JSON&gt;" in out.getvalue()
 
 
@@ -183,14 +202,22 @@ def test_cli_tag_formats_and_exit_status(model_dir, tmp_path, capsys):
     assert main(["tag", "--model", str(model_dir), "Rain fell.", "--format", "conll", "--quiet"]) == 0
     assert capsys.readouterr().out.startswith("# id = arg:0\n# text = Rain fell.\nRain\t0\t4\tO\tO\n")
     html_out = tmp_path / "o.html"
-    assert main(["tag", "--model", str(model_dir), "<i>x</i> said.", "--format", "html", "--out",
-                 str(html_out), "--quiet"]) == 0
+    assert (
+        main(
+            ["tag", "--model", str(model_dir), "<i>x</i> said.", "--format", "html", "--out", str(html_out), "--quiet"]
+        )
+        == 0
+    )
     page = html_out.read_text()
     assert page.startswith("<!DOCTYPE html>") and "<i>" not in page and "</i>" not in page
     assert "&lt;i&gt;x&lt;/i&gt; said." in re.sub(r"</?mark[^>]*>", "", page)
     brat = tmp_path / "brat"
-    assert main(["tag", "--model", str(model_dir), "Officials said no.", "--format", "brat", "--out",
-                 str(brat), "--quiet"]) == 0
+    assert (
+        main(
+            ["tag", "--model", str(model_dir), "Officials said no.", "--format", "brat", "--out", str(brat), "--quiet"]
+        )
+        == 0
+    )
     assert (brat / "arg_0.txt").read_text() == "Officials said no."
     assert main(["tag", "--model", str(model_dir), "x", "--format", "brat"]) == 2  # needs --out
 
@@ -199,8 +226,9 @@ def test_keras_and_numpy_backends_agree_on_text(model_dir):
     a = OpinionTagger.load(model_dir, backend="onnx").tag(TEXT).to_dict()
     b = OpinionTagger.load(model_dir, backend="keras").tag(TEXT).to_dict()
     assert [s["tokens"] for s in a["sentences"]] == [s["tokens"] for s in b["sentences"]]
-    assert [(s["type"], s["start"], s["end"]) for s in a["spans"]] == [(s["type"], s["start"], s["end"])
-                                                                      for s in b["spans"]]
+    assert [(s["type"], s["start"], s["end"]) for s in a["spans"]] == [
+        (s["type"], s["start"], s["end"]) for s in b["spans"]
+    ]
 
 
 def test_stdin_plain_text_and_overlong(tmp_path):
@@ -220,9 +248,11 @@ def test_top_level_import_is_light_and_exports_the_api():
     import subprocess
     import sys
 
-    code = ("import sys, tagger; heavy = [m for m in ('spacy', 'tensorflow', 'keras', 'tagger.tagging.annotate') "
-            "if m in sys.modules]; print(heavy); from tagger import OpinionTagger; "
-            "from tagger.tagging.annotate import OpinionTagger as O; print(OpinionTagger is O)")
+    code = (
+        "import sys, tagger; heavy = [m for m in ('spacy', 'tensorflow', 'keras', 'tagger.tagging.annotate') "
+        "if m in sys.modules]; print(heavy); from tagger import OpinionTagger; "
+        "from tagger.tagging.annotate import OpinionTagger as O; print(OpinionTagger is O)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split("\n")
     assert out[:2] == ["[]", "True"]
     with pytest.raises(AttributeError, match="no attribute 'nothing'"):

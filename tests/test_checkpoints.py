@@ -15,19 +15,32 @@ from tagger.config import TaggerConfig
 from tagger.corpus import MPQACorpus, mpqa_sentences
 from tagger.network.predict import Tagger
 from tagger.storage import atomic_path, atomic_write_bytes, make_manifest, manifest_problem
-from tagger.training.trainer import Trainer, checkpoint_dirs
+from tagger.training.checkpoints import checkpoint_dirs
+from tagger.training.trainer import Trainer
 
 ROOT = Path(__file__).resolve().parent.parent
 # dropout stays on: resuming must repeat the dropout masks too
-TINY = TaggerConfig(task="joint", cell="elman", depth=1, hidden=8, features="random", embedding_dim=8,
-                    batch_size=2, learning_rate=0.02, max_epochs=4, patience=10, jit_compile=False)
+TINY = TaggerConfig(
+    task="joint",
+    cell="elman",
+    depth=1,
+    hidden=8,
+    features="random",
+    embedding_dim=8,
+    batch_size=2,
+    learning_rate=0.02,
+    max_epochs=4,
+    patience=10,
+    jit_compile=False,
+)
 
 
 # --------------------------------------------------------------------------- storage
 def test_manifest_records_size_and_sha256(tmp_path):
     (tmp_path / "a.txt").write_bytes(b"abc")
-    assert make_manifest(tmp_path, ["a.txt"]) == {"a.txt": {
-        "bytes": 3, "sha256": "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"}}
+    assert make_manifest(tmp_path, ["a.txt"]) == {
+        "a.txt": {"bytes": 3, "sha256": "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"}
+    }
 
 
 def test_failed_atomic_write_keeps_the_old_file_and_leaves_no_temporary(tmp_path):
@@ -63,8 +76,9 @@ def test_any_truncation_or_changed_byte_is_named(tmp_path_factory, data, cut, fl
     assert manifest["f.bin"]["sha256"] == hashlib.sha256(data).hexdigest()
     assert manifest_problem(d, manifest) is None
     (d / "f.bin").write_bytes(data[: cut % len(data)])
-    assert manifest_problem(d, manifest) == (f"{d / 'f.bin'}: {cut % len(data)} bytes, the manifest says "
-                                             f"{len(data)} (truncated or changed)")
+    assert manifest_problem(d, manifest) == (
+        f"{d / 'f.bin'}: {cut % len(data)} bytes, the manifest says {len(data)} (truncated or changed)"
+    )
     changed = bytearray(data)
     changed[flip % len(data)] ^= 0xFF
     (d / "f.bin").write_bytes(bytes(changed))
@@ -117,11 +131,14 @@ def test_resumed_run_says_so_and_equals_the_uninterrupted_one(data, straight, tm
     assert [d.name for _, d in checkpoint_dirs(tmp_path / "m")] == ["epoch-0004", "epoch-0003"]
 
 
-@pytest.mark.parametrize("damage, file", [
-    ("truncate", "best.weights.h5"),  # seen: a kill left it at 96 bytes, then an h5py traceback
-    ("truncate", "vocab.txt"),  # seen: a shape traceback
-    ("delete", "manifest.json"),  # a kill before the manifest was written
-])
+@pytest.mark.parametrize(
+    "damage, file",
+    [
+        ("truncate", "best.weights.h5"),  # seen: a kill left it at 96 bytes, then an h5py traceback
+        ("truncate", "vocab.txt"),  # seen: a shape traceback
+        ("delete", "manifest.json"),  # a kill before the manifest was written
+    ],
+)
 def test_damaged_checkpoint_falls_back_to_the_previous_one(data, straight, tmp_path, capfd, damage, file):
     out = tmp_path / "m"
     interrupted(data, out, 3)
@@ -152,8 +169,22 @@ def test_resume_without_a_complete_checkpoint_starts_afresh(data, straight, tmp_
 def test_twenty_random_sigkills_end_in_the_uninterrupted_result(tmp_path):
     """`opinion-tagger train` on the sample corpus, SIGKILLed at random moments 20 times and
     resumed after each (experiments/kill_trials.py; children forked after TensorFlow's import)."""
-    r = subprocess.run([sys.executable, str(ROOT / "experiments" / "kill_trials.py"), "--kills", "20", "--fork",
-                        "--work", str(tmp_path), "--json"], capture_output=True, text=True, cwd=ROOT, timeout=900)
+    r = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "experiments" / "kill_trials.py"),
+            "--kills",
+            "20",
+            "--fork",
+            "--work",
+            str(tmp_path),
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=900,
+    )
     assert r.returncode in (0, 1), r.stderr[-2000:]
     figures = json.loads(r.stdout.strip().splitlines()[-1])
     assert figures["trials"] == 20 and figures["survived"] == 20 and figures["failure"] is None

@@ -52,8 +52,15 @@ def test_any_other_os_error_is_one_line(sample_mpqa, tmp_path, capsys):
     one_line_error(capsys, str(tmp_path), "Is a directory")
 
 
-@pytest.mark.parametrize("args, option", [(["--chunk", "0"], "--chunk"), (["--chunk", "-5"], "--chunk"),
-                                          (["--chunk", "x"], "--chunk"), (["--max-chars", "0"], "--max-chars")])
+@pytest.mark.parametrize(
+    "args, option",
+    [
+        (["--chunk", "0"], "--chunk"),
+        (["--chunk", "-5"], "--chunk"),
+        (["--chunk", "x"], "--chunk"),
+        (["--max-chars", "0"], "--max-chars"),
+    ],
+)
 def test_numeric_options_rejected_by_the_parser(args, option, capsys):
     with pytest.raises(SystemExit) as exc:
         main(["tag", "Rain fell.", *args])
@@ -70,11 +77,16 @@ def test_fold_out_of_range_rejected_by_the_parser(capsys):
 
 def test_broken_pipe_ends_quietly(tmp_path):
     inp = tmp_path / "many.jsonl"
-    inp.write_text("".join(json.dumps({"id": str(k), "text": f"Officials said thing {k}."}) + "\n"
-                           for k in range(3000)))
+    inp.write_text(
+        "".join(json.dumps({"id": str(k), "text": f"Officials said thing {k}."}) + "\n" for k in range(3000))
+    )
     env = dict(os.environ, PYTHONPATH=str(ROOT), TF_CPP_MIN_LOG_LEVEL="3")
-    proc = subprocess.Popen([sys.executable, "-m", "tagger.cli", "tag", "--input", str(inp), "--chunk", "8"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tagger.cli", "tag", "--input", str(inp), "--chunk", "8"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
     head = [proc.stdout.readline() for _ in range(2)]  # tag ... | head -2
     proc.stdout.close()
     err = proc.stderr.read().decode()
@@ -87,8 +99,9 @@ def test_broken_pipe_ends_quietly(tmp_path):
 def test_evaluate_says_which_data_to_pass(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("OPINION_TAGGER_SHARED", str(tmp_path / "no-shared"))  # no corpus at the default place
     assert main(["evaluate", "--model", str(DEFAULT_MODEL), "--fold", "0"]) == 2
-    one_line_error(capsys, "give --data mpqa DIR", "MPQA 2.0 (original 535-document subset)",
-                   str(tmp_path / "no-shared"))
+    one_line_error(
+        capsys, "give --data mpqa DIR", "MPQA 2.0 (original 535-document subset)", str(tmp_path / "no-shared")
+    )
 
 
 @pytest.mark.corpus

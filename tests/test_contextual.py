@@ -11,7 +11,7 @@ from tagger.corpus import MPQACorpus, mpqa_sentences  # noqa: E402
 from tagger.errors import BundleError  # noqa: E402
 from tagger.network.contextual import MiniLMEncoder  # noqa: E402
 from tagger.network.predict import Tagger  # noqa: E402
-from tagger.training.trainer import train  # noqa: E402
+from tagger.training.run import train  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -47,8 +47,18 @@ def test_one_vector_per_word_and_pooling(encoder, tmp_path):
 
 def test_contextual_tagger_trains_and_reloads(sample_mpqa, tmp_path):
     sents = list(mpqa_sentences(MPQACorpus(sample_mpqa)))
-    cfg = TaggerConfig(task="dse", cell="lstm", depth=1, hidden=8, features="random", embedding_dim=8,
-                       contextual="minilm", max_epochs=2, batch_size=4, jit_compile=False)
+    cfg = TaggerConfig(
+        task="dse",
+        cell="lstm",
+        depth=1,
+        hidden=8,
+        features="random",
+        embedding_dim=8,
+        contextual="minilm",
+        max_epochs=2,
+        batch_size=4,
+        jit_compile=False,
+    )
     tagger, meta = train(cfg, sents, sents, tmp_path / "m", progress=False)
     words = [s.words for s in sents]
     assert Tagger.load(tmp_path / "m").predict(words) == tagger.predict(words)
@@ -57,13 +67,14 @@ def test_contextual_tagger_trains_and_reloads(sample_mpqa, tmp_path):
         Tagger.load(tmp_path / "m", backend="onnx")
 
 
-def test_encode_contextual_fills_the_shared_cache(sample_mpqa, tmp_path, capsys):
+def test_encode_contextual_fills_the_shared_cache(sample_mpqa, tmp_path, capsys, monkeypatch):
     import importlib.util
     from pathlib import Path
 
     from tagger.experiment import context_cache_path, load_experiments
 
     script = Path(__file__).parents[1] / "experiments" / "encode_contextual.py"
+    monkeypatch.syspath_prepend(str(script.parent))  # as when it runs as a script: its directory first
     spec = importlib.util.spec_from_file_location("encode_contextual", script)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
@@ -111,9 +122,19 @@ def test_wordpiece_inputs_point_at_each_words_first_piece(encoder):
 
 def test_fine_tuned_encoder_trains_saves_and_reloads(sample_mpqa, tmp_path):
     sents = list(mpqa_sentences(MPQACorpus(sample_mpqa)))
-    cfg = TaggerConfig(task="joint", depth=0, features="random", embedding_dim=4, contextual="minilm",
-                       context_fine_tune=True, learning_rate=5e-5, lr_schedule="cosine", max_epochs=1,
-                       batch_size=4, jit_compile=False)
+    cfg = TaggerConfig(
+        task="joint",
+        depth=0,
+        features="random",
+        embedding_dim=4,
+        contextual="minilm",
+        context_fine_tune=True,
+        learning_rate=5e-5,
+        lr_schedule="cosine",
+        max_epochs=1,
+        batch_size=4,
+        jit_compile=False,
+    )
     train(cfg, sents, sents, tmp_path / "m", progress=False)
     # an interrupted run resumes from its checkpoint (encoder and optimizer state included)
     tagger, meta = train(cfg.replace(max_epochs=2), sents, sents, tmp_path / "m", progress=False, resume=True)
@@ -133,9 +154,21 @@ def test_fine_tuned_encoder_trains_saves_and_reloads(sample_mpqa, tmp_path):
 
 def test_lora_tuned_encoder_bundle_holds_only_what_training_changed(sample_mpqa, tmp_path):
     sents = list(mpqa_sentences(MPQACorpus(sample_mpqa)))
-    cfg = TaggerConfig(task="joint", depth=1, cell="lstm", hidden=8, features="random", embedding_dim=4,
-                       contextual="minilm", context_fine_tune=True, context_lora_rank=2, learning_rate=1e-3,
-                       max_epochs=1, batch_size=4, jit_compile=False)
+    cfg = TaggerConfig(
+        task="joint",
+        depth=1,
+        cell="lstm",
+        hidden=8,
+        features="random",
+        embedding_dim=4,
+        contextual="minilm",
+        context_fine_tune=True,
+        context_lora_rank=2,
+        learning_rate=1e-3,
+        max_epochs=1,
+        batch_size=4,
+        jit_compile=False,
+    )
     train(cfg, sents, sents, tmp_path / "m", progress=False)
     # an interrupted run resumes from its checkpoint: the adapters are rebuilt, not lost
     tagger, meta = train(cfg.replace(max_epochs=2), sents, sents, tmp_path / "m", progress=False, resume=True)
@@ -145,8 +178,9 @@ def test_lora_tuned_encoder_bundle_holds_only_what_training_changed(sample_mpqa,
 
     base = load_minilm()[0]
     # only the adapters (and the query/value biases) of the encoder were trained
-    assert np.allclose(base.get_layer("token_embedding").get_weights()[0],
-                       encoder.get_layer("token_embedding").get_weights()[0])
+    assert np.allclose(
+        base.get_layer("token_embedding").get_weights()[0], encoder.get_layer("token_embedding").get_weights()[0]
+    )
     lora = [v for v in encoder.trainable_weights if "lora_kernel" in v.path]
     assert len(lora) == 2 * 2 * 6  # a and b, query and value, 6 layers
     bundle = tmp_path / "m"
@@ -232,10 +266,13 @@ def _damaged_package(monkeypatch, tmp_path, weights: bytes | None):
     return fake
 
 
-@pytest.mark.parametrize("weights, says", [
-    (b"\x00" * 1000, r"model.safetensors: sha256 [0-9a-f]{64} is not the pinned MiniLM-L6 weights"),
-    (None, "model.safetensors: missing from the MiniLM-L6 base weights package"),
-])
+@pytest.mark.parametrize(
+    "weights, says",
+    [
+        (b"\x00" * 1000, r"model.safetensors: sha256 [0-9a-f]{64} is not the pinned MiniLM-L6 weights"),
+        (None, "model.safetensors: missing from the MiniLM-L6 base weights package"),
+    ],
+)
 def test_damaged_base_weights_package_is_named_with_how_to_reinstall(monkeypatch, tmp_path, capsys, weights, says):
     import re
 
@@ -258,8 +295,10 @@ def test_weights_check_rehashes_a_file_that_changed_since_it_was_checked(tmp_pat
     from tagger.network.contextual import check_weights
 
     weights = tmp_path / "model.safetensors"
-    for data, digest in ((b"abc", "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"),
-                         (b"abcd", "88d4266fd4e6338d13b845fcf289579d209c897823b9217da3e161936f031589")):
+    for data, digest in (
+        (b"abc", "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"),
+        (b"abcd", "88d4266fd4e6338d13b845fcf289579d209c897823b9217da3e161936f031589"),
+    ):
         weights.write_bytes(data)
         for _ in range(2):  # the second check of the same file comes from the cache, with the same verdict
             with pytest.raises(TaggerError, match=f"sha256 {digest} is not the pinned"):

@@ -27,10 +27,11 @@ def test_entries_leaving_the_corpus_are_refused(sample_mpqa, tmp_path):
     (sample_mpqa / "docs" / "demo" / "link").symlink_to(secret / "text")
     ann = sample_mpqa / "man_anns" / "demo" / "link"
     ann.mkdir()
-    (ann / "gateman.mpqa.lre.2.0").write_text("1\t13,17\tstring\tGATE_direct-subjective\t intensity=\"low\"\n")
+    (ann / "gateman.mpqa.lre.2.0").write_text('1\t13,17\tstring\tGATE_direct-subjective\t intensity="low"\n')
     (ann / "gatesentences.mpqa.2.0").write_text("1\t0,23\tstring\tGATE_sentence\n")
     (sample_mpqa / "doclist.ulaSubset").write_text(
-        "other/doc-c\n" + "../" * 40 + "etc/passwd\n/etc/passwd\ndemo/link\n")
+        "other/doc-c\n" + "../" * 40 + "etc/passwd\n/etc/passwd\ndemo/link\n"
+    )
     corpus = MPQACorpus(sample_mpqa)
     assert [d.name for d in corpus] == ["demo/doc-a", "demo/doc-b", "other/doc-c"]
     assert corpus.problems.counts == {"outside the corpus": 3}

@@ -23,7 +23,13 @@ def test_attributes_with_commas_and_spaces():
 def test_annotation_line_and_errors():
     ann = parse_annotation_line('7\t10,20\tstring\tGATE_expressive-subjectivity\t intensity="low"\n', 3)
     assert (ann.id, ann.start, ann.end, ann.type, ann.attrs, ann.line) == (
-        "7", 10, 20, "GATE_expressive-subjectivity", {"intensity": "low"}, 3)
+        "7",
+        10,
+        20,
+        "GATE_expressive-subjectivity",
+        {"intensity": "low"},
+        3,
+    )
     assert parse_annotation_line("# comment\n") is None
     assert parse_annotation_line("\n") is None
     assert parse_annotation_line("5\t3,3\tstring\tGATE_sentence").is_empty
@@ -50,7 +56,7 @@ def test_sentences_sorted_and_tokens_have_document_offsets(sample_mpqa):
     assert [s.index for s in sents] == [0, 1, 2]
     for s in sents:
         for t in s.tokens:
-            assert doc.text[t.start:t.end] == t.text
+            assert doc.text[t.start : t.end] == t.text
 
 
 def test_utf8_byte_offsets_become_character_offsets(sample_mpqa):
@@ -59,15 +65,20 @@ def test_utf8_byte_offsets_become_character_offsets(sample_mpqa):
     assert first.tokens[0].text == "Caf\u00e9"
     assert tags_of(first, "DSE") == [("fear", "B-DSE")]
     fear = first.tokens[2]
-    assert doc.text[fear.start:fear.end] == "fear"
-
+    assert doc.text[fear.start : fear.end] == "fear"
 
 
 def test_labelling_rules(sample_mpqa):
     docs = {d.name: document_sentences(d) for d in MPQACorpus(sample_mpqa)}
     a0, a1, _ = docs["demo/doc-a"]
-    assert tags_of(a0, "DSE") == [("has", "B-DSE"), ("refused", "I-DSE"), ("to", "I-DSE"), ("make", "I-DSE"),
-                                  ("any", "I-DSE"), ("statements", "I-DSE")]
+    assert tags_of(a0, "DSE") == [
+        ("has", "B-DSE"),
+        ("refused", "I-DSE"),
+        ("to", "I-DSE"),
+        ("make", "I-DSE"),
+        ("any", "I-DSE"),
+        ("statements", "I-DSE"),
+    ]
     assert tags_of(a0, "ESE") == [("absurd", "B-ESE")]
     assert tags_of(a1, "ESE") == [("as", "B-ESE"), ("usual", "I-ESE"), ("daylight", "B-ESE"), ("robbery", "I-ESE")]
     # overlapping DSEs "can accept this" and "this" merge; the implicit DSE on a quote mark is dropped
@@ -132,8 +143,12 @@ def test_bad_input_is_reported_not_lost(sample_mpqa):
     corpus = MPQACorpus(sample_mpqa)
     docs = [d.name for d in corpus]
     assert docs == ["demo/doc-a", "demo/doc-b"]
-    assert corpus.problems.counts == {"malformed line": 1, "offset outside text": 1,
-                                      "missing annotations": 1, "missing document": 1}
+    assert corpus.problems.counts == {
+        "malformed line": 1,
+        "offset outside text": 1,
+        "missing annotations": 1,
+        "missing document": 1,
+    }
     msgs = "\n".join(m for _, m, _ in corpus.problems.messages)
     assert "gateman.mpqa.lre.2.0:" in msgs and "other/missing" in msgs
 

@@ -25,8 +25,11 @@ def brute_scores(em, trans, start, end):
 def params():
     rng = np.random.default_rng(0)
     k = 3
-    return (rng.normal(size=(k, k)).astype("float32"), rng.normal(size=k).astype("float32"),
-            rng.normal(size=k).astype("float32"))
+    return (
+        rng.normal(size=(k, k)).astype("float32"),
+        rng.normal(size=k).astype("float32"),
+        rng.normal(size=k).astype("float32"),
+    )
 
 
 def test_viterbi_and_marginals_match_enumeration(params):

@@ -23,7 +23,7 @@ from conftest import make_sample
 from tagger.config import TaggerConfig
 from tagger.corpus import MPQACorpus, mpqa_sentences
 from tagger.training.data_parallel import data_parallel, select_devices, train_data_parallel
-from tagger.training.trainer import train
+from tagger.training.run import train
 
 out = sys.argv[2]
 sents = list(mpqa_sentences(MPQACorpus(make_sample.write_sample(out + "/mpqa"))))
@@ -45,10 +45,15 @@ print("RESULT " + json.dumps(res))
 
 
 def test_two_virtual_devices_match_one(tmp_path):
-    env = {**os.environ, "KERAS_BACKEND": "jax", "XLA_FLAGS": "--xla_force_host_platform_device_count=2",
-           "PYTHONPATH": str(ROOT)}
-    proc = subprocess.run([sys.executable, "-c", SCRIPT, str(ROOT), str(tmp_path)], capture_output=True, text=True,
-                          env=env, timeout=600)
+    env = {
+        **os.environ,
+        "KERAS_BACKEND": "jax",
+        "XLA_FLAGS": "--xla_force_host_platform_device_count=2",
+        "PYTHONPATH": str(ROOT),
+    }
+    proc = subprocess.run(
+        [sys.executable, "-c", SCRIPT, str(ROOT), str(tmp_path)], capture_output=True, text=True, env=env, timeout=600
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     res = json.loads(next(ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT "))[7:])
     assert res["devices"] == 2

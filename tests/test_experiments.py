@@ -5,12 +5,13 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import study
 
 from tagger.config import TaggerConfig
 from tagger.corpus.dataset import load_documents, select
 from tagger.corpus.split import load_split
 from tagger.errors import TaggerError
-from tagger.evaluation.report import depth_section, sign_test, write_report
+from tagger.evaluation.results import sign_test
 from tagger.experiment import load_experiments, load_results, run_experiment
 from tagger.training.trainer import Trainer
 
@@ -58,16 +59,20 @@ def test_grid_expansion_and_errors(setup, tmp_path):
 
 def test_overrides_set_fields_of_the_matching_grid_cells_only(tmp_path):
     cfg = tmp_path / "deep.yaml"
-    cfg.write_text("name: deep\nmodel: {trainer: fast, activation_l2: 0.0001, l2: 0.0001}\n"
-                   "grid: {depth: [1, 3, 4, 5], budget: [24k]}\n"
-                   "overrides:\n  - when: {depth: [4, 5]}\n    model: {activation_l2: 0.00001}\n"
-                   "  - when: {depth: 1, budget: 200k}\n    model: {l2: 0.5}\n")
+    cfg.write_text(
+        "name: deep\nmodel: {trainer: fast, activation_l2: 0.0001, l2: 0.0001}\n"
+        "grid: {depth: [1, 3, 4, 5], budget: [24k]}\n"
+        "overrides:\n  - when: {depth: [4, 5]}\n    model: {activation_l2: 0.00001}\n"
+        "  - when: {depth: 1, budget: 200k}\n    model: {l2: 0.5}\n"
+    )
     exps = load_experiments(cfg)
     assert [e.name for e in exps] == ["deep-d1-24k", "deep-d3-24k", "deep-d4-24k", "deep-d5-24k"]
     assert [e.config().activation_l2 for e in exps] == [1e-4, 1e-4, 1e-5, 1e-5]
     assert [e.config().l2 for e in exps] == [1e-4] * 4  # depth 1 matches, budget 24k does not
-    for text, message in (("overrides: {depth: 4}", "must be a list"),
-                          ("overrides: [{when: {depth: 4}}]", r"overrides\[0\] must be")):
+    for text, message in (
+        ("overrides: {depth: 4}", "must be a list"),
+        ("overrides: [{when: {depth: 4}}]", r"overrides\[0\] must be"),
+    ):
         bad = tmp_path / "bad.yaml"
         bad.write_text(f"name: x\ngrid: {{depth: [4]}}\n{text}\n")
         with pytest.raises(TaggerError, match=message):
@@ -76,8 +81,10 @@ def test_overrides_set_fields_of_the_matching_grid_cells_only(tmp_path):
 
 def test_a_list_of_grids_gives_the_runs_of_each(tmp_path):
     cfg = tmp_path / "cells.yaml"
-    cfg.write_text("name: c\nmodel: {depth: 1}\n"
-                   "grid:\n  - {cell: [mrnn], factors: [8, 16]}\n  - {cell: [irlm], decay_init: [0.5]}\n")
+    cfg.write_text(
+        "name: c\nmodel: {depth: 1}\n"
+        "grid:\n  - {cell: [mrnn], factors: [8, 16]}\n  - {cell: [irlm], decay_init: [0.5]}\n"
+    )
     exps = load_experiments(cfg)
     assert [e.name for e in exps] == ["c-mrnn-factors8", "c-mrnn-factors16", "c-irlm-decay_init0.5"]
     assert [e.config().factors for e in exps] == [8, 16, None]
@@ -103,7 +110,8 @@ def test_runner_writes_results_skips_and_resumes(setup):
 
     with pytest.raises(Stop):
         Trainer(exp.config(), runs / exp.name / "fold0", progress=False, on_epoch=stop).run(
-            select(docs, sp.train), select(docs, sp.dev))
+            select(docs, sp.train), select(docs, sp.dev)
+        )
     written = run_experiment(exp, None, results, runs, split, progress=False)
     assert [p.name for p in written] == ["fold0.json", "fold1.json"]
     r0 = json.loads(written[0].read_text())
@@ -120,13 +128,13 @@ def test_runner_writes_results_skips_and_resumes(setup):
     assert set(json.loads(written[0].read_text())["scores"]["test"]) == {"DSE", "ESE"}
 
     # the report
-    out = write_report(load_results(results), tmp / "REPORT.md", tmp / "report")
+    out = study.write_report(load_results(results), tmp / "REPORT.md", tmp / "report")
     text = out.read_text()
     assert "## DSE" in text and "`tiny-dse-d1`" in text and "`crfb`" in text
     assert "| 2 |" in text  # two folds for tiny-dse-d1
     tiny = [r for r in load_results(results) if r["name"] == "tiny-dse-d1"]
     dev = [100 * r["scores"]["dev"]["DSE"]["proportional"]["f1"] for r in tiny]
-    assert f"| {sum(dev) / 2:.2f} ± {abs(dev[0] - dev[1]) / 2 ** 0.5:.2f} |" in text  # dev column: mean ± std
+    assert f"| {sum(dev) / 2:.2f} ± {abs(dev[0] - dev[1]) / 2**0.5:.2f} |" in text  # dev column: mean ± std
     assert "Cells with fewer than 10 folds" in text
     assert (tmp / "report" / "f1_vs_depth.png").stat().st_size > 1000
     assert (tmp / "report" / "precision_recall.png").stat().st_size > 1000
@@ -183,7 +191,7 @@ def test_runner_trains_fast_folds_together(setup):
     fast = tmp / "fast.yaml"
     fast.write_text(f"""
 name: quick
-data: {{source: mpqa, path: {load_experiments(setup[1])[0].data['path']}}}
+data: {{source: mpqa, path: {load_experiments(setup[1])[0].data["path"]}}}
 folds: [0, 1]
 model: {{task: dse, trainer: fast, depth: 1, hidden: 4, features: random, embedding_dim: 6, max_epochs: 2,
         batch_size: 4, optimizer: sgd, loss_sum: true, o_weight: 0.5, eval_every: 2, patience: 0}}
@@ -195,7 +203,8 @@ model: {{task: dse, trainer: fast, depth: 1, hidden: 4, features: random, embedd
         r = json.loads(p.read_text())
         assert r["trained_together"] == 2 and r["device"].endswith("fast JAX trainer")
         assert r["epochs"] == 2 and r["history"][-1]["dev_score"] == pytest.approx(
-            r["scores"]["dev"]["DSE"]["proportional"]["f1"])
+            r["scores"]["dev"]["DSE"]["proportional"]["f1"]
+        )
     assert not list((tmp / "runs" / "quick").glob("fold*/checkpoint"))  # checkpoints go once results are written
     assert run_experiment(exp, None, tmp / "results", tmp / "runs", split, progress=False) == []  # all done
 
@@ -206,7 +215,7 @@ def test_runner_reruns_a_diverged_fold_with_another_seed_then_gives_up(setup):
     wild = tmp / "wild.yaml"  # a learning rate no network survives: every seed diverges
     wild.write_text(f"""
 name: wild
-data: {{source: mpqa, path: {load_experiments(setup[1])[0].data['path']}}}
+data: {{source: mpqa, path: {load_experiments(setup[1])[0].data["path"]}}}
 folds: [0]
 model: {{task: dse, trainer: fast, depth: 1, hidden: 4, features: random, embedding_dim: 6, max_epochs: 3,
         batch_size: 4, optimizer: sgd, momentum: 0.9, learning_rate: 1.0e+30, clipnorm: 0, loss_sum: true,
@@ -228,8 +237,9 @@ def test_rename_results_moves_records_and_keeps_the_old_name(tmp_path):
             (tmp_path / name / f"fold{k}.json").write_text(json.dumps({"name": name, "fold": k}))
 
     def run(*args):
-        return subprocess.run([sys.executable, str(script), *args, "--results", str(tmp_path)],
-                              capture_output=True, text=True)
+        return subprocess.run(
+            [sys.executable, str(script), *args, "--results", str(tmp_path)], capture_output=True, text=True
+        )
 
     done = run("paper-elman", "authors-elman", "--only", "paper-elman-dse-d1-24k")
     assert done.returncode == 0 and "2 results renamed" in done.stderr
@@ -244,8 +254,10 @@ def test_rename_results_moves_records_and_keeps_the_old_name(tmp_path):
     assert (tmp_path / "paper-elman-ese-d1-24k" / "fold0.json").exists() and (tmp_path / "paperx-y").exists()
     whole = run("paper-elman-ese-d1-24k", "recipe-x-ese-d1-24k-init_scale0.01")  # one experiment by its full name
     assert whole.returncode == 0 and "1 results renamed" in whole.stderr
-    assert json.loads((tmp_path / "recipe-x-ese-d1-24k-init_scale0.01" / "fold0.json").read_text())["renamed_from"] \
+    assert (
+        json.loads((tmp_path / "recipe-x-ese-d1-24k-init_scale0.01" / "fold0.json").read_text())["renamed_from"]
         == "paper-elman-ese-d1-24k"
+    )
 
 
 def test_adopt_run_copies_a_fold_only_when_the_configuration_matches(tmp_path):
@@ -253,20 +265,32 @@ def test_adopt_run_copies_a_fold_only_when_the_configuration_matches(tmp_path):
 
     script = Path(__file__).resolve().parents[1] / "experiments" / "adopt_run.py"
     config = tmp_path / "c.yaml"
-    config.write_text("name: big\nmodel: {task: joint, cell: lstm, hidden: 8, learning_rate: 2.0e-3}\n"
-                      "grid: {task: [joint]}\nchoices: picked on dev\n")
+    config.write_text(
+        "name: big\nmodel: {task: joint, cell: lstm, hidden: 8, learning_rate: 2.0e-3}\n"
+        "grid: {task: [joint]}\nchoices: picked on dev\n"
+    )
     (exp,) = load_experiments(config)
     results = tmp_path / "results"
 
     def put(name, **changes):
         (results / name).mkdir(parents=True)
-        record = {"name": name, "kind": "rnn", "fold": 0, "seed": 7, "choices": "a study",
-                  "config": exp.config().replace(seed=7, **changes).to_dict(), "data": {"source": "reference"}}
+        record = {
+            "name": name,
+            "kind": "rnn",
+            "fold": 0,
+            "seed": 7,
+            "choices": "a study",
+            "config": exp.config().replace(seed=7, **changes).to_dict(),
+            "data": {"source": "reference"},
+        }
         (results / name / "fold0.json").write_text(json.dumps(record))
 
     def run(source):
-        return subprocess.run([sys.executable, str(script), str(config), "big-joint", source, "--folds", "0",
-                               "--results", str(results)], capture_output=True, text=True)
+        return subprocess.run(
+            [sys.executable, str(script), str(config), "big-joint", source, "--folds", "0", "--results", str(results)],
+            capture_output=True,
+            text=True,
+        )
 
     put("study-lr", learning_rate=5e-4)
     refused = run("study-lr")
@@ -276,162 +300,257 @@ def test_adopt_run_copies_a_fold_only_when_the_configuration_matches(tmp_path):
     done = run("study-same")
     assert done.returncode == 0 and "1 folds adopted" in done.stderr
     adopted = json.loads((results / "big-joint" / "fold0.json").read_text())
-    assert (adopted["name"], adopted["adopted_from"], adopted["choices"], adopted["seed"]) == \
-        ("big-joint", "study-same", "picked on dev", 7)
+    assert (adopted["name"], adopted["adopted_from"], adopted["choices"], adopted["seed"]) == (
+        "big-joint",
+        "study-same",
+        "picked on dev",
+        7,
+    )
     again = run("study-same")
     assert again.returncode == 2 and "already exists" in again.stderr
 
 
 def test_sign_test_and_depth_table_by_hand():
-    assert sign_test(9, 0) == 2 / 2 ** 9  # 0.0039
-    assert sign_test(8, 2) == 2 * (1 + 10 + 45) / 2 ** 10  # 0.109375
+    assert sign_test(9, 0) == 2 / 2**9  # 0.0039
+    assert sign_test(8, 2) == 2 * (1 + 10 + 45) / 2**10  # 0.109375
     assert sign_test(2, 8) == sign_test(8, 2) and sign_test(5, 5) == 1.0 and sign_test(0, 0) == 1.0
 
     def cell(scores):
-        return {"type": "DSE", "records": [{"fold": k, "scores": {"test": {"DSE": {"proportional": {"f1": f}}}}}
-                                           for k, f in scores.items()]}
+        return {
+            "type": "DSE",
+            "records": [
+                {"fold": k, "scores": {"test": {"DSE": {"proportional": {"f1": f}}}}} for k, f in scores.items()
+            ],
+        }
 
-    cells = {("DSE", 1, "24k"): cell({0: 0.60, 1: 0.62, 2: 0.61}),
-             ("DSE", 3, "24k"): cell({0: 0.63, 1: 0.61, 2: 0.64, 3: 0.70})}  # fold 3 has no depth-1 partner
-    lines = depth_section(cells)
+    cells = {
+        ("DSE", 1, "24k"): cell({0: 0.60, 1: 0.62, 2: 0.61}),
+        ("DSE", 3, "24k"): cell({0: 0.63, 1: 0.61, 2: 0.64, 3: 0.70}),
+    }  # fold 3 has no depth-1 partner
+    lines = study.depth_section(cells)
     (row,) = [x for x in lines if x.startswith("| DSE")]
     # diffs +3, -1, +3 points: mean +1.67, std 2.31; 2 wins, 1 loss: p = 2 * (1 + 3) / 8 = 1.0
     assert row == "| DSE | 24k | 3 − 1 | 3 | +1.67 ± 2.31 | 2 / 1 | 1.000 | +0.74 |"
-    assert depth_section({("DSE", 3, "24k"): cells[("DSE", 3, "24k")]}) == []
+    assert study.depth_section({("DSE", 3, "24k"): cells[("DSE", 3, "24k")]}) == []
 
 
 def test_grid_section_by_hand_lists_stuck_and_diverged_runs():
-    from tagger.evaluation.report import grid_section, summarise
+    from tagger.evaluation.results import summarise
 
     def result(fold, test_f1, dev_f1, **extra):
-        score = lambda f: {"ESE": {m: {"precision": f, "recall": f, "f1": f}  # noqa: E731
-                                   for m in ("proportional", "binary", "exact")}}
-        return {"name": "paper-elman-ese-d5-24k", "kind": "rnn", "fold": fold, "config": {}, "epochs": 100,
-                "data": {"source": "reference"}, "scores": {"test": score(test_f1), "dev": score(dev_f1)}, **extra}
+        score = lambda f: {
+            "ESE": {
+                m: {"precision": f, "recall": f, "f1": f}  # noqa: E731
+                for m in ("proportional", "binary", "exact")
+            }
+        }
+        return {
+            "name": "paper-elman-ese-d5-24k",
+            "kind": "rnn",
+            "fold": fold,
+            "config": {},
+            "epochs": 100,
+            "data": {"source": "reference"},
+            "scores": {"test": score(test_f1), "dev": score(dev_f1)},
+            **extra,
+        }
 
-    results = [result(k, 0.5, 0.55) for k in range(9)] + [result(9, 0.0, 0.0, diverged=[{"seed": 1, "epoch": 3}],
-                                                                   seed=1001)]
-    lines = grid_section(summarise(results))
+    results = [result(k, 0.5, 0.55) for k in range(9)] + [
+        result(9, 0.0, 0.0, diverged=[{"seed": 1, "epoch": 3}], seed=1001)
+    ]
+    lines = study.grid_section(summarise(results))
     (row,) = [x for x in lines if x.startswith("| ESE | 24k | 5 |")]
     # nine folds at 50 and one at 0: mean 45.00, sample std sqrt((9 * 5² + 45²) / 9) = sqrt(250) = 15.81;
     # paper 49.25
     assert row.startswith("| ESE | 24k | 5 | 10 | 45.00 ± 15.81 | 49.25 | -4.25 |")
     assert any("over the 1 cells" in x.lower() and "mean |ours − paper| 4.25" in x for x in lines)
-    assert any(x.startswith("Runs whose training loss became infinite") and "ESE d5 24k fold 9: seed 1 diverged "
-               "at epoch 3; the result is seed 1001's" in x for x in lines)
-    assert any(x.startswith("Runs that never tagged anything") and "ESE d5 24k fold 9 (100 epochs).  With no span" in x
-               and x.endswith("raises its cell's P column.")
-               for x in lines)
+    assert any(
+        x.startswith("Runs whose training loss became infinite")
+        and "ESE d5 24k fold 9: seed 1 diverged at epoch 3; the result is seed 1001's" in x
+        for x in lines
+    )
+    assert any(
+        x.startswith("Runs that never tagged anything")
+        and "ESE d5 24k fold 9 (100 epochs).  With no span" in x
+        and x.endswith("raises its cell's P column.")
+        for x in lines
+    )
 
 
 def test_variants_section_by_hand_pairs_with_the_elman_cell():
-    from tagger.evaluation.report import grid_section, summarise
+    from tagger.evaluation.results import summarise
 
     def result(name, source, fold, f1):
         score = {"DSE": {m: {"precision": f1, "recall": f1, "f1": f1} for m in ("proportional", "binary", "exact")}}
-        return {"name": name, "kind": "rnn", "fold": fold, "config": {"cell": "elman", "depth": 3, "budget": "200k"},
-                "data": {"source": source}, "scores": {"test": score, "dev": score}}
+        return {
+            "name": name,
+            "kind": "rnn",
+            "fold": fold,
+            "config": {"cell": "elman", "depth": 3, "budget": "200k"},
+            "data": {"source": source},
+            "scores": {"test": score, "dev": score},
+        }
 
-    results = ([result("paper-elman-dse-d3-200k", "reference", k, f) for k, f in enumerate((0.60, 0.62, 0.61))]
-               + [result("paper-elman-spacy-dse", "mpqa", k, f) for k, f in enumerate((0.58, 0.63, 0.60))])
-    lines = grid_section(summarise(results))
+    results = [result("paper-elman-dse-d3-200k", "reference", k, f) for k, f in enumerate((0.60, 0.62, 0.61))] + [
+        result("paper-elman-spacy-dse", "mpqa", k, f) for k, f in enumerate((0.58, 0.63, 0.60))
+    ]
+    lines = study.grid_section(summarise(results))
     (row,) = [x for x in lines if x.startswith("| `paper-elman-spacy-dse`")]
     # spaCy 58, 63, 60: mean 60.33, std sqrt((2.33² + 2.67² + 0.33²) / 2) = 2.52; Elman 60, 62, 61: 61.00 ± 1.00;
     # paired diffs -2, +1, -1: mean -0.67, 1 win and 2 losses, p = 2 * (1 + 3) / 8 = 1; paper DSE d3 200k 66.01
-    assert row == ("| `paper-elman-spacy-dse` | DSE | elman, depth 3, 200k | mpqa | 3 | 60.33 ± 2.52 | 60.33 ± 2.52 | "
-                   "60.3 / 60.3 | 61.00 ± 1.00 | -0.67 on 3 folds, 1 / 2, p 1.000 | 66.01 |")
+    assert row == (
+        "| `paper-elman-spacy-dse` | DSE | elman, depth 3, 200k | mpqa | 3 | 60.33 ± 2.52 | 60.33 ± 2.52 | "
+        "60.3 / 60.3 | 61.00 ± 1.00 | -0.67 on 3 folds, 1 / 2, p 1.000 | 66.01 |"
+    )
     # the spaCy rows are not grid cells: the 20-cell table still counts one cell with results
     assert any(x.startswith("| DSE | 200k | 3 | 3 | 61.00 ± 1.00 |") for x in lines)
     assert not any("decay the learning rate" in x for x in lines)  # the same recipe: nothing to say
     # a gated row with another decay than its Elman cell's says so, with the measured factor (none here)
-    gated = [{**result("gated-dse-lstm-200k", "reference", 0, 0.62),
-              "config": {"cell": "lstm", "depth": 3, "budget": "200k", "lr_decay": 0.9999}}]
+    gated = [
+        {
+            **result("gated-dse-lstm-200k", "reference", 0, 0.62),
+            "config": {"cell": "lstm", "depth": 3, "budget": "200k", "lr_decay": 0.9999},
+        }
+    ]
     for r in results:
         r["config"]["lr_decay"] = 0.999
-    lines = grid_section(summarise(results + gated))
-    assert any("The `gated-*` rows also decay the learning rate by ×0.9999 per update where the Elman grid decays "
-               "it by ×0.999" in x and "moved fold-0 dev F1 by not run" in x for x in lines)
+    lines = study.grid_section(summarise(results + gated))
+    assert any(
+        "The `gated-*` rows also decay the learning rate by ×0.9999 per update where the Elman grid decays it by ×0.999"
+        in x
+        and "moved fold-0 dev F1 by not run" in x
+        for x in lines
+    )
 
 
 def test_factors_and_seed_spread_by_hand():
-    from tagger.evaluation.report import factor_changes, factors_section, summarise
+    from tagger.evaluation.results import summarise
 
     def result(name, dev_f1, seed=1, fold=0):
-        score = {"DSE": {m: {"precision": dev_f1, "recall": dev_f1, "f1": dev_f1}
-                         for m in ("proportional", "binary", "exact")}}
-        return {"name": name, "kind": "rnn", "fold": fold, "seed": seed, "data": {"source": "reference"},
-                "config": {"depth": 1, "budget": "24k"}, "scores": {"test": score, "dev": score}}
+        score = {
+            "DSE": {
+                m: {"precision": dev_f1, "recall": dev_f1, "f1": dev_f1} for m in ("proportional", "binary", "exact")
+            }
+        }
+        return {
+            "name": name,
+            "kind": "rnn",
+            "fold": fold,
+            "seed": seed,
+            "data": {"source": "reference"},
+            "config": {"depth": 1, "budget": "24k"},
+            "scores": {"test": score, "dev": score},
+        }
 
-    results = [result("paper-elman-dse-d1-24k", 0.62), result("paper-elman-dse-d1-24k", 0.99, fold=1),
-               result("recipe-dropout-dse-d1-24k-dropout0.1", 0.605),
-               result("recipe-seed-dse-d1-24k-seed2", 0.60, seed=2), result("recipe-seed-dse-d1-24k-seed3", 0.64, seed=3)]
-    lines = factors_section(summarise(results))
+    results = [
+        result("paper-elman-dse-d1-24k", 0.62),
+        result("paper-elman-dse-d1-24k", 0.99, fold=1),
+        result("recipe-dropout-dse-d1-24k-dropout0.1", 0.605),
+        result("recipe-seed-dse-d1-24k-seed2", 0.60, seed=2),
+        result("recipe-seed-dse-d1-24k-seed3", 0.64, seed=3),
+    ]
+    lines = study.factors_section(summarise(results))
     (factor,) = [x for x in lines if x.startswith("| dropout")]
     # fold 0 only (fold 1's 99 is not a dev figure of the study): 62.00 -> 60.50
-    assert factor == ("| dropout 0 → 0.1 | DSE | d1 24k | `paper-elman-dse-d1-24k` | 62.00 | "
-                      "`recipe-dropout-dse-d1-24k-dropout0.1` | 60.50 | -1.50 |")
+    assert factor == (
+        "| dropout 0 → 0.1 | DSE | d1 24k | `paper-elman-dse-d1-24k` | 62.00 | "
+        "`recipe-dropout-dse-d1-24k-dropout0.1` | 60.50 | -1.50 |"
+    )
     (spread,) = [x for x in lines if x.startswith("| DSE | d1 24k |")]
     # seeds 1 (the grid's run), 2, 3: 62, 60, 64: mean 62.00, sample std 2.00, range 4.00
     assert spread == "| DSE | d1 24k | 1, 2, 3 | 62.00, 60.00, 64.00 | 62.00 ± 2.00 | 4.00 |"
-    assert factors_section({}) == []
-    assert factor_changes(summarise(results), "dropout 0 → 0.1") == "-1.50 (DSE d1 24k)"
-    assert factor_changes(summarise(results), "frozen GloVe → fine-tuned GloVe") == "not run"
+    assert study.factors_section({}) == []
+    assert study.factor_changes(summarise(results), "dropout 0 → 0.1") == "-1.50 (DSE d1 24k)"
+    assert study.factor_changes(summarise(results), "frozen GloVe → fine-tuned GloVe") == "not run"
 
 
 def test_factor_rows_name_the_units_where_not_elman():
-    from tagger.evaluation.report import factor_changes, factors_section, network, summarise
+    from tagger.evaluation.results import summarise
 
-    assert network({"cell": "lstm", "depth": 3, "budget": "24k"}) == "lstm d3 24k"
-    assert network({"cell": "elman", "depth": 1, "budget": "200k"}) == "d1 200k"
-    assert network({"depth": 2, "hidden": 128}) == "d2 128"
+    assert study.network({"cell": "lstm", "depth": 3, "budget": "24k"}) == "lstm d3 24k"
+    assert study.network({"cell": "elman", "depth": 1, "budget": "200k"}) == "d1 200k"
+    assert study.network({"depth": 2, "hidden": 128}) == "d2 128"
 
     def result(name, dev_f1):
-        score = {"ESE": {m: {"precision": dev_f1, "recall": dev_f1, "f1": dev_f1}
-                         for m in ("proportional", "binary", "exact")}}
-        return {"name": name, "kind": "rnn", "fold": 0, "seed": 1, "data": {"source": "reference"},
-                "config": {"cell": "gru", "depth": 3, "budget": "24k"}, "scores": {"test": score, "dev": score}}
+        score = {
+            "ESE": {
+                m: {"precision": dev_f1, "recall": dev_f1, "f1": dev_f1} for m in ("proportional", "binary", "exact")
+            }
+        }
+        return {
+            "name": name,
+            "kind": "rnn",
+            "fold": 0,
+            "seed": 1,
+            "data": {"source": "reference"},
+            "config": {"cell": "gru", "depth": 3, "budget": "24k"},
+            "scores": {"test": score, "dev": score},
+        }
 
     before, after = (f"recipe-gated-ese-gru-24k-learning_rate0.001-lr_decay{d}" for d in ("0.999", "0.9999"))
     summaries = summarise([result(before, 0.50), result(after, 0.5525)])
-    (row,) = [x for x in factors_section(summaries) if x.startswith("| GRU")]
-    assert row == (f"| GRU units: lr decay ×0.999 → ×0.9999 | ESE | gru d3 24k | `{before}` | 50.00 | `{after}` | "
-                   "55.25 | +5.25 |")
-    assert factor_changes(summaries, "GRU units: lr decay ×0.999 → ×0.9999") == "+5.25 (ESE gru d3 24k)"
+    (row,) = [x for x in study.factors_section(summaries) if x.startswith("| GRU")]
+    assert row == (
+        f"| GRU units: lr decay ×0.999 → ×0.9999 | ESE | gru d3 24k | `{before}` | 50.00 | `{after}` | 55.25 | +5.25 |"
+    )
+    assert study.factor_changes(summaries, "GRU units: lr decay ×0.999 → ×0.9999") == "+5.25 (ESE gru d3 24k)"
 
 
 def test_goal_check_by_hand_for_the_best_and_the_shipped_configuration():
-    from tagger.evaluation.report import SHIPPED_ACCURATE, goal_lines, summarise
+    from tagger.evaluation.results import summarise
 
     def result(name, fold, prop, binary, exact):
-        score = {"DSE": {m: {"precision": f, "recall": f, "f1": f}
-                         for m, f in (("proportional", prop), ("binary", binary), ("exact", exact))}}
-        return {"name": name, "kind": "rnn", "fold": fold, "config": {}, "data": {"source": "reference"},
-                "scores": {"test": score, "dev": score}}
+        score = {
+            "DSE": {
+                m: {"precision": f, "recall": f, "f1": f}
+                for m, f in (("proportional", prop), ("binary", binary), ("exact", exact))
+            }
+        }
+        return {
+            "name": name,
+            "kind": "rnn",
+            "fold": fold,
+            "config": {},
+            "data": {"source": "reference"},
+            "scores": {"test": score, "dev": score},
+        }
 
     # the best: ten folds, five at 72/78/50 and five at 74/80/52 -> 73.00 / 79.00 / 51.00, each std
     # sqrt(10 * 1² / 9) = 1.05; the shipped one: two folds, 66/70/48 and 68/72/50 -> 67.00 ± 1.41 etc.;
     # paired on folds 0-1 (best 72, 72): -6, -4 -> -5.00 ± 1.41, 0 wins / 2 losses, p = 2 / 2² = 0.5
-    results = ([result("best", k, *((0.72, 0.78, 0.50) if k < 5 else (0.74, 0.80, 0.52))) for k in range(10)]
-               + [result(SHIPPED_ACCURATE, k, *f) for k, f in ((0, (0.66, 0.70, 0.48)), (1, (0.68, 0.72, 0.50)))])
+    results = [result("best", k, *((0.72, 0.78, 0.50) if k < 5 else (0.74, 0.80, 0.52))) for k in range(10)] + [
+        result(study.SHIPPED_ACCURATE, k, *f) for k, f in ((0, (0.66, 0.70, 0.48)), (1, (0.68, 0.72, 0.50)))
+    ]
     summaries = summarise(results)
     rows = sorted((s for s in summaries.values()), key=lambda s: -s["metric"][("proportional", "f1")][0])
-    lines = goal_lines("DSE", rows)
-    assert ("Best configuration with all 10 folds: `best` (10 of 10 folds), 73.00 ± 1.05 / 79.00 ± 1.05 "
-            "(exact-match F1 51.00 ± 1.05); against the goal +1.00 / +2.00: the goal is met.") in lines
-    assert (f"The `accurate` bundle's configuration (a bidirectional LSTM over MiniLM and GloVe): `{SHIPPED_ACCURATE}` "
-            "(2 of 10 folds), 67.00 ± 1.41 / 71.00 ± 1.41 (exact-match F1 49.00 ± 1.41); against the goal "
-            "-5.00 / -6.00: the goal is not met (not all folds have run).  Against `best` on the folds both have "
-            "run: -5.00 ± 1.41 prop F1 over 2 folds, 0 / 2 (wins / losses), sign test p 0.500.") in lines
+    lines = study.goal_lines("DSE", rows)
+    assert (
+        "Best configuration with all 10 folds: `best` (10 of 10 folds), 73.00 ± 1.05 / 79.00 ± 1.05 "
+        "(exact-match F1 51.00 ± 1.05); against the goal +1.00 / +2.00: the goal is met."
+    ) in lines
+    assert (
+        "The `accurate` bundle's configuration (a bidirectional LSTM over MiniLM and GloVe): "
+        f"`{study.SHIPPED_ACCURATE}` "
+        "(2 of 10 folds), 67.00 ± 1.41 / 71.00 ± 1.41 (exact-match F1 49.00 ± 1.41); against the goal "
+        "-5.00 / -6.00: the goal is not met (not all folds have run).  Against `best` on the folds both have "
+        "run: -5.00 ± 1.41 prop F1 over 2 folds, 0 / 2 (wins / losses), sign test p 0.500."
+    ) in lines
     # binary below its goal: not met, even with prop above
     # the shipped one the best: paired with the best other 10-fold configuration (`second`, 72 on every
     # fold; shipped 73 or 75 -> +1 five times, +3 five times: +2.00 ± 1.05, 10 / 0, p = 2 / 2^10 = 0.002)
-    both = ([result(SHIPPED_ACCURATE, k, *((0.73, 0.78, 0.50) if k < 5 else (0.75, 0.80, 0.52))) for k in range(10)]
-            + [result("second", k, 0.72, 0.77, 0.5) for k in range(10)])
+    both = [
+        result(study.SHIPPED_ACCURATE, k, *((0.73, 0.78, 0.50) if k < 5 else (0.75, 0.80, 0.52))) for k in range(10)
+    ] + [result("second", k, 0.72, 0.77, 0.5) for k in range(10)]
     top = sorted(summarise(both).values(), key=lambda s: -s["metric"][("proportional", "f1")][0])
-    assert any(x.endswith("Against `second` on the folds both have run: +2.00 ± 1.05 prop F1 over 10 folds, "
-                          "10 / 0 (wins / losses), sign test p 0.002.") for x in goal_lines("DSE", top))
+    assert any(
+        x.endswith(
+            "Against `second` on the folds both have run: +2.00 ± 1.05 prop F1 over 10 folds, "
+            "10 / 0 (wins / losses), sign test p 0.002."
+        )
+        for x in study.goal_lines("DSE", top)
+    )
     low = [result("best", k, 0.73, 0.76, 0.5) for k in range(10)]
-    low_lines = goal_lines("DSE", list(summarise(low).values()))
+    low_lines = study.goal_lines("DSE", list(summarise(low).values()))
     assert any(x.endswith("+1.00 / -1.00: the goal is not met.") for x in low_lines)
 
 
@@ -439,14 +558,28 @@ def test_accurate_study_runs_show_dev_scores_only(tmp_path):
     def result(name, f1):
         score = {"DSE": {m: {"precision": f1, "recall": f1, "f1": f1} for m in ("proportional", "binary", "exact")}}
         config = {"cell": "lstm", "depth": 1, "hidden": 128, "features": "glove"}
-        return {"name": name, "kind": "rnn", "fold": 0, "config": config, "epochs": 5, "best_epoch": 5,
-                "data": {"source": "reference"}, "scores": {"test": score, "dev": score}}
+        return {
+            "name": name,
+            "kind": "rnn",
+            "fold": 0,
+            "config": config,
+            "epochs": 5,
+            "best_epoch": 5,
+            "data": {"source": "reference"},
+            "scores": {"test": score, "dev": score},
+        }
 
-    text = write_report([result("accurate-lora16-bilstm-joint", 0.66), result("accurate-study-rank64", 0.71),
-                         result("accurate-beyond-study-crf", 0.72)],
-                        tmp_path / "REPORT.md", tmp_path / "plots").read_text()
-    tables, study = text.split("### The accurate tagger (issues 15 and 37): dev study on fold 0")
+    text = study.write_report(
+        [
+            result("accurate-lora16-bilstm-joint", 0.66),
+            result("accurate-study-rank64", 0.71),
+            result("accurate-beyond-study-crf", 0.72),
+        ],
+        tmp_path / "REPORT.md",
+        tmp_path / "plots",
+    ).read_text()
+    tables, dev_study = text.split("### The accurate tagger (issues 15 and 37): dev study on fold 0")
     assert "`accurate-lora16-bilstm-joint`: " in tables and "accurate-study-rank64" not in tables
     assert "accurate-beyond-study-crf" not in tables
-    assert "| `accurate-study-rank64` | DSE |" in study and "| 71.00 |" in study
-    assert "| `accurate-beyond-study-crf` | DSE |" in study and "| 72.00 |" in study
+    assert "| `accurate-study-rank64` | DSE |" in dev_study and "| 71.00 |" in dev_study
+    assert "| `accurate-beyond-study-crf` | DSE |" in dev_study and "| 72.00 |" in dev_study

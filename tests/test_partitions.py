@@ -31,18 +31,28 @@ def test_jsonl_slices_keep_offsets_and_line_numbers(tmp_path):
     parts = plan_partitions([f], 2)
     # hand-computed: lines 1-2 from byte 0, lines 3-4 from byte 17, line 5 from byte 17 + 29 + 5
     assert [(p["offset"], p["end"], p["first_line"], p["lines"]) for p in parts] == [
-        (0, 17, 1, 2), (17, 51, 3, 2), (51, 67, 5, 1)]
+        (0, 17, 1, 2),
+        (17, 51, 3, 2),
+        (51, 67, 5, 1),
+    ]
     got = [r for p in parts for r in partition_records(p, 1000)]
     bad_json = "invalid JSON: Expecting property name enclosed in double quotes: line 1 column 2 (char 1)"
-    assert _as_tuples(got) == [(f"{f}:1", "one", None), (f"{f}:2", None, "blank line"), ("x", "three", None),
-                               (f"{f}:4", None, bad_json),
-                               (f"{f}:5", "five", None)]
+    assert _as_tuples(got) == [
+        (f"{f}:1", "one", None),
+        (f"{f}:2", None, "blank line"),
+        ("x", "three", None),
+        (f"{f}:4", None, bad_json),
+        (f"{f}:5", "five", None),
+    ]
 
 
 LINE = st.one_of(
     st.builds(lambda t: json.dumps({"text": t}), st.text(max_size=12)),
     st.builds(lambda t, i: json.dumps({"text": t, "id": i}), st.text(min_size=1, max_size=8), st.integers(0, 99)),
-    st.just(""), st.just("{not json"), st.just('{"id": 3}'), st.just("[1, 2]"),
+    st.just(""),
+    st.just("{not json"),
+    st.just('{"id": 3}'),
+    st.just("[1, 2]"),
     st.just('{"text": "' + "long " * 300 + '"}'),  # over the 1,200-byte line limit of max_chars=50
 )
 
@@ -59,8 +69,12 @@ def test_jsonl_partitions_read_exactly_what_the_local_reader_reads(tmp_path_fact
 
 
 @settings(max_examples=30, deadline=None)
-@given(texts=st.lists(st.one_of(st.none(), st.text(max_size=10)), min_size=1, max_size=30),
-       group=st.integers(1, 9), size=st.integers(1, 11), with_ids=st.booleans())
+@given(
+    texts=st.lists(st.one_of(st.none(), st.text(max_size=10)), min_size=1, max_size=30),
+    group=st.integers(1, 9),
+    size=st.integers(1, 11),
+    with_ids=st.booleans(),
+)
 def test_parquet_partitions_cover_every_row_once(tmp_path_factory, texts, group, size, with_ids):
     f = tmp_path_factory.mktemp("p") / "in.parquet"
     cols = {"text": texts, **({"id": [f"r{k}" if k % 3 else None for k in range(len(texts))]} if with_ids else {})}
@@ -79,8 +93,9 @@ def test_inputs_that_name_nothing_become_error_records(tmp_path):
     (tmp_path / "empty").mkdir()
     (tmp_path / "t.parquet").write_bytes(b"not parquet")
     pq.write_table(pa.table({"body": ["x"]}), tmp_path / "nocol.parquet")
-    items = expand_inputs([str(tmp_path / "empty"), str(tmp_path / "nope.txt"), str(tmp_path / "*.csv"),
-                           str(tmp_path / "*.parquet")])
+    items = expand_inputs(
+        [str(tmp_path / "empty"), str(tmp_path / "nope.txt"), str(tmp_path / "*.csv"), str(tmp_path / "*.parquet")]
+    )
     recs = [r for p in plan_partitions(items, 10) for r in partition_records(p, 100)]
     assert [(r.id, r.error.split(" (")[0]) for r in recs] == [
         (str(tmp_path / "empty"), "directory holds no files"),
@@ -92,8 +107,9 @@ def test_inputs_that_name_nothing_become_error_records(tmp_path):
     with pytest.raises(TaggerError, match="standard input"):
         expand_inputs(["-"])
     pq.write_table(pa.table({"text": pa.array([], pa.string())}), tmp_path / "none.parquet")
-    assert [(r.id, r.error) for p in plan_partitions([tmp_path / "none.parquet"], 5) for r in partition_records(p, 9)
-            ] == [(str(tmp_path / "none.parquet"), "empty file: no records")]
+    assert [
+        (r.id, r.error) for p in plan_partitions([tmp_path / "none.parquet"], 5) for r in partition_records(p, 9)
+    ] == [(str(tmp_path / "none.parquet"), "empty file: no records")]
     opts = {"model": "m", "backend": "numpy", "format": "jsonl", "max_chars": 100, "partition_size": 5}
     with pytest.raises(TaggerError, match="inside the input directory"):
         prepare(tmp_path / "empty" / "out", [str(tmp_path)], opts)
@@ -103,8 +119,10 @@ def test_plain_text_files_are_grouped_in_order(tmp_path):
     for name in ("b.txt", "a.txt", "c.txt", ".hidden"):
         (tmp_path / name).write_text("Some text.")
     parts = plan_partitions(expand_inputs([str(tmp_path)]), 2)
-    assert [[i["path"] for i in p["items"]] for p in parts] == [[str(tmp_path / "a.txt"), str(tmp_path / "b.txt")],
-                                                                [str(tmp_path / "c.txt")]]
+    assert [[i["path"] for i in p["items"]] for p in parts] == [
+        [str(tmp_path / "a.txt"), str(tmp_path / "b.txt")],
+        [str(tmp_path / "c.txt")],
+    ]
     assert [p["index"] for p in parts] == [0, 1]
 
 
@@ -134,17 +152,31 @@ def test_tag_partition_writes_the_local_records_and_a_done_record(tmp_path):
     ot = OpinionTagger.load()
     f = tmp_path / "in.jsonl"
     texts = ["Officials said it.", "She fears the worst.", "Rain fell."]
-    f.write_text("\n".join([json.dumps({"id": "a", "text": texts[0]}), "{bad", json.dumps({"text": texts[1]}),
-                            json.dumps({"id": "d", "text": texts[2]})]) + "\n")
+    f.write_text(
+        "\n".join(
+            [
+                json.dumps({"id": "a", "text": texts[0]}),
+                "{bad",
+                json.dumps({"text": texts[1]}),
+                json.dumps({"id": "d", "text": texts[2]}),
+            ]
+        )
+        + "\n"
+    )
     part = plan_partitions([f], 3)[1]  # lines 4-4
     assert (part["first_line"], part["lines"]) == (4, 1)
     part = plan_partitions([f], 4)[0]
     counts = tag_partition(ot, part, tmp_path, "jsonl", 1000, chunk=2)
     lines = (tmp_path / "part-00000.jsonl").read_text(encoding="utf-8").splitlines()
-    local = [ot.tag(texts[0], id="a").to_dict(), {"id": f"{f}:2", "error": "invalid JSON: Expecting property name "
-                                                                            "enclosed in double quotes: line 1 "
-                                                                            "column 2 (char 1)"},
-             ot.tag(texts[1], id=f"{f}:3").to_dict(), ot.tag(texts[2], id="d").to_dict()]
+    local = [
+        ot.tag(texts[0], id="a").to_dict(),
+        {
+            "id": f"{f}:2",
+            "error": "invalid JSON: Expecting property name enclosed in double quotes: line 1 column 2 (char 1)",
+        },
+        ot.tag(texts[1], id=f"{f}:3").to_dict(),
+        ot.tag(texts[2], id="d").to_dict(),
+    ]
     assert [json.loads(x) for x in lines] == local
     assert (counts["records"], counts["errors"]) == (4, 1)
     assert counts["tokens"] == sum(len(s["tokens"]) for r in local if "error" not in r for s in r["sentences"])

@@ -23,17 +23,20 @@ from tagger.engines.ray_engine import tag_with_ray
 ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.slow
 
-GOOD = ["Officials said the plan was, as usual, daylight robbery.",
-        "The minister fears that the talks will fail.\n\nCritics called it a disgrace.",
-        "Rain fell on Tuesday.",
-        "I love this idea, she said, but nobody else does."]
+GOOD = [
+    "Officials said the plan was, as usual, daylight robbery.",
+    "The minister fears that the talks will fail.\n\nCritics called it a disgrace.",
+    "Rain fell on Tuesday.",
+    "I love this idea, she said, but nobody else does.",
+]
 
 
 @pytest.fixture(scope="module", autouse=True)
 def cluster():
     # the workers import this checkout's tagger, as the driver does
-    ray.init(num_cpus=2, include_dashboard=False, logging_level="ERROR",
-             runtime_env={"env_vars": {"PYTHONPATH": str(ROOT)}})
+    ray.init(
+        num_cpus=2, include_dashboard=False, logging_level="ERROR", runtime_env={"env_vars": {"PYTHONPATH": str(ROOT)}}
+    )
     yield
     ray.shutdown()
 
@@ -77,12 +80,15 @@ def test_restart_skips_finished_partitions(mixed, tmp_path):
     out = tmp_path / "out"
     tag_with_ray([str(mixed)], out, workers=2, partition_size=1, progress=False)
     first = _parts(out)
-    (out / "part-00003.jsonl").unlink()                       # lost
-    with open(out / "part-00005.jsonl", "r+b") as fh:          # cut short by a crash
+    (out / "part-00003.jsonl").unlink()  # lost
+    with open(out / "part-00005.jsonl", "r+b") as fh:  # cut short by a crash
         fh.truncate(10)
-    (out / "part-00007.done.json").unlink()                    # written, never recorded as done
-    kept = {f.name: f.stat().st_mtime_ns for f in out.glob("part-*.jsonl")
-            if f.name not in ("part-00005.jsonl", "part-00007.jsonl")}
+    (out / "part-00007.done.json").unlink()  # written, never recorded as done
+    kept = {
+        f.name: f.stat().st_mtime_ns
+        for f in out.glob("part-*.jsonl")
+        if f.name not in ("part-00005.jsonl", "part-00007.jsonl")
+    }
     totals = tag_with_ray([str(mixed)], out, workers=2, partition_size=1, progress=False)
     assert (totals["partitions"], totals["skipped"]) == (13, 10)  # 4 files, 8 JSONL lines, 1 file
     assert (totals["records"], totals["errors"]) == (13, 6)
@@ -92,8 +98,20 @@ def test_restart_skips_finished_partitions(mixed, tmp_path):
 
 def test_a_failing_partition_is_one_line_and_the_rest_is_kept(mixed, tmp_path, capsys):
     out = tmp_path / "out"
-    args = ["tag", "--engine", "ray", "--workers", "2", "--partition-size", "4", "--quiet", "--input", str(mixed),
-            "--out", str(out)]
+    args = [
+        "tag",
+        "--engine",
+        "ray",
+        "--workers",
+        "2",
+        "--partition-size",
+        "4",
+        "--quiet",
+        "--input",
+        str(mixed),
+        "--out",
+        str(out),
+    ]
     assert main(args) == 1
     plan = json.loads((out / "_plan.json").read_text())
     plan["partitions"][1]["kind"] = "damaged"  # a worker fails on this one
@@ -102,8 +120,10 @@ def test_a_failing_partition_is_one_line_and_the_rest_is_kept(mixed, tmp_path, c
     capsys.readouterr()
     assert main(args) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert err[-1].startswith("opinion-tagger: error: ray: the run failed (ValueError: unknown partition kind "
-                              "'damaged'); finished partitions are kept")
+    assert err[-1].startswith(
+        "opinion-tagger: error: ray: the run failed (ValueError: unknown partition kind "
+        "'damaged'); finished partitions are kept"
+    )
     assert "Traceback" not in "\n".join(err)
     assert sorted(p.name for p in out.glob("*.done.json")) == [f"part-0000{k}.done.json" for k in (0, 2, 3)]
 
@@ -112,8 +132,9 @@ def test_parquet_in_and_out(tmp_path):
     ids = ["p0", None, "p2", "p3", "p4"]
     texts = [GOOD[0], GOOD[2], None, "", GOOD[3]]
     pq.write_table(pa.table({"id": ids, "text": texts}), tmp_path / "in.parquet", row_group_size=2)
-    tag_with_ray([str(tmp_path / "*.parquet")], tmp_path / "out", fmt="parquet", workers=2, partition_size=2,
-                 progress=False)
+    tag_with_ray(
+        [str(tmp_path / "*.parquet")], tmp_path / "out", fmt="parquet", workers=2, partition_size=2, progress=False
+    )
     rows = pq.read_table(sorted((tmp_path / "out").glob("part-*.parquet"))).to_pylist()
     assert [r["id"] for r in rows] == ["p0", f"{tmp_path / 'in.parquet'}:2", "p2", "p3", "p4"]
     assert [r["error"] for r in rows] == [None, None, "text must be a string, not NoneType", "empty text", None]
@@ -127,33 +148,61 @@ def test_parquet_in_and_out(tmp_path):
 def test_cli_engine_ray_and_local_path_without_ray(mixed, tmp_path):
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     out = tmp_path / "out"
-    proc = subprocess.run([sys.executable, "-m", "tagger", "tag", "--engine", "ray", "--workers", "2",
-                           "--model", "default",
-                           "--partition-size", "3", "--input", str(mixed / "*.txt"), "--input", str(mixed / "e.jsonl"),
-                           "--out", str(out)], capture_output=True, text=True, env=env, timeout=240)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tagger",
+            "tag",
+            "--engine",
+            "ray",
+            "--workers",
+            "2",
+            "--model",
+            "default",
+            "--partition-size",
+            "3",
+            "--input",
+            str(mixed / "*.txt"),
+            "--input",
+            str(mixed / "e.jsonl"),
+            "--out",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=240,
+    )
     assert proc.returncode == 1, proc.stderr
     assert "Traceback" not in proc.stderr
     assert "tagged 7 records, 6 errors" in proc.stderr and "partition 0 done" in proc.stderr
     # quiet: no lines of Ray's own processes ("[2026-... E core_worker.cc: ...") nor Python warnings
     assert not [ln for ln in proc.stderr.splitlines() if ln.startswith("[") or "Warning" in ln], proc.stderr
     assert f"opinion-tagger: {mixed / 'd.txt'}: binary data (NUL bytes), not text" in proc.stderr
-    assert _parts(out) == _local([mixed / f for f in ("a.txt", "b.txt", "c.txt", "d.txt", "f.txt", "e.jsonl")],
-                                 tmp_path)
+    assert _parts(out) == _local(
+        [mixed / f for f in ("a.txt", "b.txt", "c.txt", "d.txt", "f.txt", "e.jsonl")], tmp_path
+    )
     # the local engine: no Ray import on its path
-    code = ("import sys; from tagger.cli import main; main(['tag', '--quiet', 'Officials said so.']); "
-            "sys.stdout.flush(); assert 'ray' not in sys.modules and 'tagger.engines.ray_engine' not in sys.modules")
+    code = (
+        "import sys; from tagger.cli import main; main(['tag', '--quiet', 'Officials said so.']); "
+        "sys.stdout.flush(); assert 'ray' not in sys.modules and 'tagger.engines.ray_engine' not in sys.modules"
+    )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
     assert proc.returncode == 0, proc.stderr
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["--engine", "ray", "--input", "-", "--out", "o"], "standard input (-) needs --engine local"),
-    (["--engine", "ray", "Some text."], "give --input FILE|DIR|GLOB"),
-    (["--engine", "ray", "--input", "x"], "give --out DIRECTORY"),
-    (["--engine", "ray", "--input", "x", "--out", "o", "--format", "html"], "writes jsonl, conll, parquet"),
-    (["--engine", "ray", "--input", "x", "--out", "o", "--model", "nothing"], "nothing: model bundle not found"),
-    (["--format", "parquet", "Some text."], "--format parquet needs --engine ray"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--engine", "ray", "--input", "-", "--out", "o"], "standard input (-) needs --engine local"),
+        (["--engine", "ray", "Some text."], "give --input FILE|DIR|GLOB"),
+        (["--engine", "ray", "--input", "x"], "give --out DIRECTORY"),
+        (["--engine", "ray", "--input", "x", "--out", "o", "--format", "html"], "writes jsonl, conll, parquet"),
+        (["--engine", "ray", "--input", "x", "--out", "o", "--model", "nothing"], "nothing: model bundle not found"),
+        (["--format", "parquet", "Some text."], "--format parquet needs --engine ray"),
+    ],
+)
 def test_cli_usage_errors(argv, message, tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
     assert main(["tag", *argv]) == 2

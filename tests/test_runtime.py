@@ -7,16 +7,33 @@ import pytest
 from tagger.config import TaggerConfig
 from tagger.corpus import MPQACorpus, mpqa_sentences
 from tagger.network.predict import Tagger
-from tagger.training.trainer import train
+from tagger.training.run import train
 
 
-@pytest.mark.parametrize("cell,output,task", [("elman", "softmax", "joint"), ("lstm", "crf", "dse"),
-                                              ("gru", "softmax", "ese"), ("mrnn", "softmax", "joint"),
-                                              ("irlm", "crf", "dse")])
+@pytest.mark.parametrize(
+    "cell,output,task",
+    [
+        ("elman", "softmax", "joint"),
+        ("lstm", "crf", "dse"),
+        ("gru", "softmax", "ese"),
+        ("mrnn", "softmax", "joint"),
+        ("irlm", "crf", "dse"),
+    ],
+)
 def test_onnx_equals_keras(sample_mpqa, tmp_path, cell, output, task):
     sents = list(mpqa_sentences(MPQACorpus(sample_mpqa)))
-    cfg = TaggerConfig(task=task, cell=cell, output=output, depth=2, hidden=10, features="random",
-                       embedding_dim=8, max_epochs=3, batch_size=4, learning_rate=0.02)
+    cfg = TaggerConfig(
+        task=task,
+        cell=cell,
+        output=output,
+        depth=2,
+        hidden=10,
+        features="random",
+        embedding_dim=8,
+        max_epochs=3,
+        batch_size=4,
+        learning_rate=0.02,
+    )
     keras_tagger, _ = train(cfg, sents, sents, tmp_path / "m", progress=False)
     np_tagger = Tagger.load(tmp_path / "m", backend="onnx")
     assert Tagger.load(tmp_path / "m").model is None  # auto: ONNX Runtime, no Keras model

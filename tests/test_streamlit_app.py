@@ -14,8 +14,11 @@ from tagger.tagging.inputs import Record
 
 APP = str(Path(__file__).resolve().parent.parent / "streamlit_app.py")
 # invented sentences (no corpus text)
-TEXTS = ["Maria said the new bridge was a complete disaster.", "Rain fell on the village all night.",
-         "Critics fear the plan will fail, as usual."]
+TEXTS = [
+    "Maria said the new bridge was a complete disaster.",
+    "Rain fell on the village all night.",
+    "Critics fear the plan will fail, as usual.",
+]
 
 
 pytestmark = pytest.mark.usefixtures("no_login")  # tests/conftest.py
@@ -63,8 +66,7 @@ def test_progress_status_and_next_unfinished(monkeypatch, project_path):
     assert "1 of 3 done" in at.main.get("progress")[0].proto.text
     pick = at.selectbox[0]
     assert pick.value == 2  # the first unfinished document is shown
-    assert pick.options == [
-        "1. doc0 — ● done (0 spans)", "2. doc1 — ○ to do (0 spans)", "3. doc2 — ○ to do (0 spans)"]
+    assert pick.options == ["1. doc0 — ● done (0 spans)", "2. doc1 — ○ to do (0 spans)", "3. doc2 — ○ to do (0 spans)"]
     _button(at, "Next (n)").click().run()
     assert at.selectbox[0].value == 3
     _button(at, "Accept (a)").click().run()  # accept doc2, then go to the next unfinished: doc1
@@ -144,10 +146,13 @@ def test_a_stale_tab_does_not_overwrite(monkeypatch, project_path):
 def test_import_bad_uploads_are_messages(monkeypatch, project_path):
     at = _app(monkeypatch, project_path)
     at.text_area(key="paste").input("The <b>mayor</b> [clicked](http://x) praised *everyone*.")
-    at.file_uploader(key="uploads").set_value([
-        ("latin.txt", "caf\xe9".encode("latin-1"), "text/plain"),
-        ("batch.jsonl", b'{"id": "j1", "text": "Rain again."}\nnot json\n{"text": 5}\n', "application/jsonl"),
-        ("nul.txt", b"\x00\x01binary", "text/plain")])
+    at.file_uploader(key="uploads").set_value(
+        [
+            ("latin.txt", "caf\xe9".encode("latin-1"), "text/plain"),
+            ("batch.jsonl", b'{"id": "j1", "text": "Rain again."}\nnot json\n{"text": 5}\n', "application/jsonl"),
+            ("nul.txt", b"\x00\x01binary", "text/plain"),
+        ]
+    )
     at.file_uploader(key="folder").set_value([("dir/a.txt", b"A town in a story.", "text/plain")])
     _button(at, "Import").click().run()
     assert not at.exception
@@ -202,12 +207,17 @@ def test_editor_events_are_checked_then_saved(project_path):
         span = p.document(2).spans[0]
         out = apply_event(p, {"op": "change", "doc": 2, "version": 1, "span": span.id, "end": 3}, "ann")
         assert [(s.tok_start, s.tok_end) for s in p.document(2).spans] == [(1, 3)]
-        for bad in (None, "add", {"op": "drop"}, {"op": "add", "doc": "2", "version": 2},
-                    {"op": "add", "doc": 2, "version": 2, "type": "<script>", "start": 0, "end": 1},
-                    {"op": "add", "doc": 2, "version": 2, "type": "ESE", "start": True, "end": 1},
-                    {"op": "add", "doc": 2, "version": 2, "type": "ESE", "start": 5, "end": 99},
-                    {"op": "delete", "doc": 2, "version": 2, "span": 10**9},
-                    {"op": "undo", "doc": 99, "version": 0}):
+        for bad in (
+            None,
+            "add",
+            {"op": "drop"},
+            {"op": "add", "doc": "2", "version": 2},
+            {"op": "add", "doc": 2, "version": 2, "type": "<script>", "start": 0, "end": 1},
+            {"op": "add", "doc": 2, "version": 2, "type": "ESE", "start": True, "end": 1},
+            {"op": "add", "doc": 2, "version": 2, "type": "ESE", "start": 5, "end": 99},
+            {"op": "delete", "doc": 2, "version": 2, "span": 10**9},
+            {"op": "undo", "doc": 99, "version": 0},
+        ):
             with pytest.raises(ProjectError):
                 apply_event(p, bad, "ann")
         with pytest.raises(ConflictError):

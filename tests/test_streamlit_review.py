@@ -15,8 +15,11 @@ from tagger.tagging.inputs import Record
 
 APP = str(Path(__file__).resolve().parent.parent / "streamlit_app.py")
 # invented sentences (no corpus text)
-TEXTS = ["Maria said the new bridge was a complete disaster.", "Rain fell on the village all night.",
-         "Critics fear the plan will fail, as usual."]
+TEXTS = [
+    "Maria said the new bridge was a complete disaster.",
+    "Rain fell on the village all night.",
+    "Critics fear the plan will fail, as usual.",
+]
 
 pytestmark = pytest.mark.usefixtures("no_login")  # tests/conftest.py
 
@@ -113,12 +116,17 @@ def test_review_side_by_side_merge_agreement_and_reject(monkeypatch, project_pat
     assert at.title[0].value.startswith("Reviewing")
     assert at.selectbox(key="review_doc").value == 1
     assert [m.value for m in at.markdown if m.value.startswith("**ann**") or m.value.startswith("**ben**")] == [
-        "**ann** · ● done · 2 spans", "**ben** · ● done · 2 spans"]
+        "**ann** · ● done · 2 spans",
+        "**ben** · ● done · 2 spans",
+    ]
     html = [h.proto.body for h in at.get("html")]
     assert any('<mark class="ese"' in h and "complete disaster" in h for h in html)
     boxes = [(c.label.replace("\\", ""), c.value) for c in at.checkbox if c.key and c.key.startswith("keep_")]
-    assert boxes == [("DSE “said” — ann, ben", True), ("ESE “a complete disaster” — ben", False),
-                     ("ESE “complete disaster” — ann", False)]
+    assert boxes == [
+        ("DSE “said” — ann, ben", True),
+        ("ESE “a complete disaster” — ben", False),
+        ("ESE “complete disaster” — ann", False),
+    ]
     # the agreement table: ESE 'complete disaster' inside 'a complete disaster'
     table = at.table[0].value
     assert list(table["annotators"]) == ["ann / ben", "ann / ben"] and list(table["type"]) == ["DSE", "ESE"]
@@ -132,9 +140,12 @@ def test_review_side_by_side_merge_agreement_and_reject(monkeypatch, project_pat
         final = p.document(1)
         assert final.status == "done" and final.review["method"] == "merged" and final.review["reviewer"] == "rev"
         assert [(s.type, s.tok_start, s.tok_end, json.loads(s.origin)) for s in final.spans] == [
-            ("DSE", 1, 2, ["ann", "ben"]), ("ESE", 6, 9, ["ben"])]
+            ("DSE", 1, 2, ["ann", "ben"]),
+            ("ESE", 6, 9, ["ben"]),
+        ]
     assert "Final version: merged by rev" in at.caption[0].value.replace("\\", "") or any(
-        "Final version: merged by rev" in c.value.replace("\\", "") for c in at.caption)
+        "Final version: merged by rev" in c.value.replace("\\", "") for c in at.caption
+    )
     # the next to review is t1; the reviewer rejects it
     at.selectbox(key="review_doc").set_value(2).run()
     _button(at, "Reject (r)").click().run()

@@ -14,8 +14,12 @@ from tagger.tagging.inputs import Record
 
 APP = str(Path(__file__).resolve().parent.parent / "streamlit_app.py")
 # invented sentences (no corpus text)
-TEXTS = ["Maria said the new bridge was a complete disaster.", "Rain fell on the village all night.",
-         "Critics fear the plan will fail, as usual.", "Costs rose 50% in the <b>village</b>."]
+TEXTS = [
+    "Maria said the new bridge was a complete disaster.",
+    "Rain fell on the village all night.",
+    "Critics fear the plan will fail, as usual.",
+    "Costs rose 50% in the <b>village</b>.",
+]
 
 
 pytestmark = pytest.mark.usefixtures("no_login")  # tests/conftest.py
@@ -28,9 +32,10 @@ def project_path(tmp_path):
     with Project(path, create=True) as p:
         import_records(p, [Record(f"doc{k}", t) for k, t in enumerate(TEXTS)])
         p.set_status(1, 0, "done", "someone")
-        p.db.executemany("INSERT INTO spans (doc_id, type, tok_start, tok_end, source, score) "
-                         "VALUES (?, ?, ?, ?, 'model', ?)",
-                         [(2, "DSE", 1, 2, 0.9), (2, "ESE", 3, 4, 0.6), (3, "DSE", 2, 3, 0.2)])
+        p.db.executemany(
+            "INSERT INTO spans (doc_id, type, tok_start, tok_end, source, score) VALUES (?, ?, ?, ?, 'model', ?)",
+            [(2, "DSE", 1, 2, 0.9), (2, "ESE", 3, 4, 0.6), (3, "DSE", 2, 3, 0.2)],
+        )
     return path
 
 
@@ -102,7 +107,9 @@ def test_span_attributes_set_in_the_page(monkeypatch, project_path):
     assert not at.exception
     with Project(project_path) as p:
         assert [(s.type, s.intensity, s.polarity) for s in p.document(2).spans] == [
-            ("DSE", None, None), ("ESE", "high", "negative")]
+            ("DSE", None, None),
+            ("ESE", "high", "negative"),
+        ]
     spans = at.dataframe[1].value
     assert list(spans["intensity"]) == ["—", "high"] and list(spans["polarity"]) == ["—", "negative"]
 
@@ -117,10 +124,23 @@ def test_the_editor_keys_send_reject_and_attribute_edits(project_path):
         span = data["spans"][0]
         assert (span["intensity"], span["polarity"]) == (None, None)
         # what the editor sends for i on a span without attributes, then p
-        apply_event(p, {"op": "attributes", "doc": 2, "version": 0, "span": span["id"], "intensity": "low",
-                        "polarity": None}, "ann")
-        apply_event(p, {"op": "attributes", "doc": 2, "version": 1, "span": span["id"], "intensity": "low",
-                        "polarity": "positive"}, "ann")
+        apply_event(
+            p,
+            {"op": "attributes", "doc": 2, "version": 0, "span": span["id"], "intensity": "low", "polarity": None},
+            "ann",
+        )
+        apply_event(
+            p,
+            {
+                "op": "attributes",
+                "doc": 2,
+                "version": 1,
+                "span": span["id"],
+                "intensity": "low",
+                "polarity": "positive",
+            },
+            "ann",
+        )
         span = editor_data(p.document(2), p.types, 0.5)["spans"][0]
         assert (span["intensity"], span["polarity"]) == ("low", "positive")
         assert [h["action"] for h in p.history(2)] == ["attributes", "attributes"]

@@ -21,17 +21,24 @@ def test_parse_cpus_by_hand():
 
 
 def child(code: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
-                          env={k: v for k, v in os.environ.items() if k != "OPINION_TAGGER_CPU_THREADS"})
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={k: v for k, v in os.environ.items() if k != "OPINION_TAGGER_CPU_THREADS"},
+    )
 
 
 ALLOWED = sorted(os.sched_getaffinity(0))  # the cores this test may use (a CI runner may be pinned itself)
 
 
 def test_pinning_sets_the_affinity_and_the_thread_limit():
-    out = child("import os\nfrom tagger.threads import limit_cpu_threads, cpu_threads\n"
-                f"limit_cpu_threads([{ALLOWED[-1]}])\n"
-                "print(sorted(os.sched_getaffinity(0)), cpu_threads(), os.environ['TF_NUM_INTRAOP_THREADS'])")
+    out = child(
+        "import os\nfrom tagger.threads import limit_cpu_threads, cpu_threads\n"
+        f"limit_cpu_threads([{ALLOWED[-1]}])\n"
+        "print(sorted(os.sched_getaffinity(0)), cpu_threads(), os.environ['TF_NUM_INTRAOP_THREADS'])"
+    )
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == [f"[{ALLOWED[-1]}]", "1", "1"]
     out = child(f"from tagger.threads import limit_cpu_threads\nlimit_cpu_threads([{os.cpu_count() + 7}])")
@@ -41,16 +48,23 @@ def test_pinning_sets_the_affinity_and_the_thread_limit():
 @pytest.mark.skipif(len(ALLOWED) < 2, reason="needs two cores to tell one thread from two")
 def test_a_pinned_job_gets_one_xla_compute_thread():
     pytest.importorskip("jax", reason="fast extra not installed")
-    code = ("import os, sys\nfrom tagger.threads import limit_cpu_threads\n"
-            f"limit_cpu_threads([{ALLOWED[0]}] if sys.argv[1] == 'pin' else None)\n"
-            "import jax, jax.numpy as jnp\n"
-            "x = jnp.ones((64, 64)); jax.jit(lambda a: jnp.tanh(a @ a))(x).block_until_ready()\n"
-            "print(sum(open(f'/proc/self/task/{t}/comm').read().strip() == 'tf_XLAEigen'"
-            " for t in os.listdir('/proc/self/task')))\n")
+    code = (
+        "import os, sys\nfrom tagger.threads import limit_cpu_threads\n"
+        f"limit_cpu_threads([{ALLOWED[0]}] if sys.argv[1] == 'pin' else None)\n"
+        "import jax, jax.numpy as jnp\n"
+        "x = jnp.ones((64, 64)); jax.jit(lambda a: jnp.tanh(a @ a))(x).block_until_ready()\n"
+        "print(sum(open(f'/proc/self/task/{t}/comm').read().strip() == 'tf_XLAEigen'"
+        " for t in os.listdir('/proc/self/task')))\n"
+    )
 
     def pool(mode):
-        out = subprocess.run([sys.executable, "-c", code, mode], capture_output=True, text=True, timeout=120,
-                             env={**os.environ, "JAX_PLATFORMS": "cpu"})
+        out = subprocess.run(
+            [sys.executable, "-c", code, mode],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env={**os.environ, "JAX_PLATFORMS": "cpu"},
+        )
         assert out.returncode == 0, out.stderr
         return int(out.stdout.split()[-1])
 

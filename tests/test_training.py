@@ -12,10 +12,20 @@ from tagger.errors import BundleError
 from tagger.evaluation.scoring import evaluate_tagger
 from tagger.network.predict import Tagger
 from tagger.storage import make_manifest
-from tagger.training.trainer import CHECKPOINT_FILES, Trainer, checkpoint_dirs, train
+from tagger.training.checkpoints import checkpoint_dirs
+from tagger.training.run import train
+from tagger.training.trainer import CHECKPOINT_FILES, Trainer
 
-TINY = dict(depth=2, hidden=12, input_dropout=0.0, dropout=0.0, learning_rate=0.02, batch_size=4,
-            features="random", embedding_dim=12)
+TINY = dict(
+    depth=2,
+    hidden=12,
+    input_dropout=0.0,
+    dropout=0.0,
+    learning_rate=0.02,
+    batch_size=4,
+    features="random",
+    embedding_dim=12,
+)
 
 
 @pytest.fixture
@@ -105,7 +115,8 @@ def test_resume_continues_from_last_checkpoint(sample_sentences, tmp_path):
     manifest.write_bytes(good_manifest)
     seen = []
     resumed = Trainer(cfg, tmp_path / "b", progress=False, on_epoch=seen.append).run(
-        sample_sentences, sample_sentences, resume=True)[1]
+        sample_sentences, sample_sentences, resume=True
+    )[1]
     assert [e["epoch"] for e in seen] == [3, 4]
     a = [h["loss"] for h in straight["training"]["history"]]
     b = [h["loss"] for h in resumed["training"]["history"]]
@@ -121,13 +132,16 @@ def test_crf_joint_model_trains_and_reloads(sample_sentences, tmp_path):
     assert Tagger.load(tmp_path / "crf", backend="keras").predict(words) == tagger.predict(words)
 
 
-@pytest.mark.parametrize("argv", [
-    ["train", "--out", "x", "--depth", "9"],
-    ["train", "--out", "x", "--budget", "24k", "--hidden", "10"],
-    ["train", "--out", "x", "--cell", "transformer"],
-    ["train"],
-    ["evaluate"],
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["train", "--out", "x", "--depth", "9"],
+        ["train", "--out", "x", "--budget", "24k", "--hidden", "10"],
+        ["train", "--out", "x", "--cell", "transformer"],
+        ["train"],
+        ["evaluate"],
+    ],
+)
 def test_bad_cli_arguments_are_usage_errors(argv, capsys):
     with pytest.raises(SystemExit) as exc:
         main(argv)
@@ -152,9 +166,33 @@ def test_cli_train_and_evaluate_on_sample(sample_mpqa, tmp_path, capsys):
     (split / "filelist_train0").write_text("demo/doc-a\n")
     (split / "filelist_test0").write_text("other/doc-c\n")
     out = tmp_path / "m"
-    rc = main(["train", "--data", "mpqa", str(sample_mpqa), "--datasplit", str(split), "--fold", "0",
-               "--task", "ese", "--cell", "elman", "--depth", "1", "--hidden", "8", "--features", "random",
-               "--max-epochs", "2", "--quiet", "--out", str(out)])
+    rc = main(
+        [
+            "train",
+            "--data",
+            "mpqa",
+            str(sample_mpqa),
+            "--datasplit",
+            str(split),
+            "--fold",
+            "0",
+            "--task",
+            "ese",
+            "--cell",
+            "elman",
+            "--depth",
+            "1",
+            "--hidden",
+            "8",
+            "--features",
+            "random",
+            "--max-epochs",
+            "2",
+            "--quiet",
+            "--out",
+            str(out),
+        ]
+    )
     assert rc == 0
     capsys.readouterr()
     assert main(["evaluate", "--model", str(out), "--datasplit", str(split), "--fold", "0", "--json"]) == 0
@@ -167,8 +205,7 @@ def test_decoded_tags_are_valid_iob2():
     from tagger.network.features import decode_tags
 
     # a stray I (after O, or first in the sentence) begins a span: B
-    assert decode_tags([2, 2, 0, 2, 1, 2, 0], "ESE") == [
-        "B-ESE", "I-ESE", "O", "B-ESE", "B-ESE", "I-ESE", "O"]
+    assert decode_tags([2, 2, 0, 2, 1, 2, 0], "ESE") == ["B-ESE", "I-ESE", "O", "B-ESE", "B-ESE", "I-ESE", "O"]
     assert decode_tags([], "DSE") == []
 
 
@@ -183,12 +220,15 @@ def test_cosine_schedule_warms_up_then_decays_to_zero():
     assert rate[55] == pytest.approx(0.005) and rate[100] == pytest.approx(0.0, abs=1e-9)
 
 
-@pytest.mark.parametrize("values, message", [
-    (dict(depth=0), "needs contextual"),
-    (dict(context_fine_tune=True), "needs contextual"),
-    (dict(contextual="minilm", context_fine_tune=True, context_pooling="mean"), "first wordpiece"),
-    (dict(lr_schedule="linear"), "lr_schedule"),
-])
+@pytest.mark.parametrize(
+    "values, message",
+    [
+        (dict(depth=0), "needs contextual"),
+        (dict(context_fine_tune=True), "needs contextual"),
+        (dict(contextual="minilm", context_fine_tune=True, context_pooling="mean"), "first wordpiece"),
+        (dict(lr_schedule="linear"), "lr_schedule"),
+    ],
+)
 def test_config_rejects_inconsistent_contextual_settings(values, message):
     with pytest.raises(ValueError, match=message):
         TaggerConfig(**values)
@@ -203,8 +243,9 @@ def test_keras_trainer_weights_gold_o_tokens():
     y = {"DSE": np.array([[0, 1, 2, 0]])}
     assert o_weights(y, 1.0) is None
     assert o_weights(y, 0.5)["DSE"].tolist() == [[0.5, 1.0, 1.0, 0.5]]
-    cfg = TaggerConfig(task="dse", depth=1, hidden=3, features="random", embedding_dim=4, input_dropout=0,
-                       dropout=0, o_weight=0.25)
+    cfg = TaggerConfig(
+        task="dse", depth=1, hidden=3, features="random", embedding_dim=4, input_dropout=0, dropout=0, o_weight=0.25
+    )
     model = build_model(cfg, 10, 4)
     compile_model(model, cfg)
     x = np.array([[1, 2, 3, 4, 0], [5, 6, 0, 0, 0]], dtype="int32")
@@ -220,20 +261,20 @@ def test_patience_waits_until_the_network_tags_something(sample_sentences, train
     dev F1 stays 0: such a run is not converged and trains on to max_epochs instead of stopping after
     ``patience`` evaluations.  A run that tags something stops as before."""
     from tagger.data import Sentence
-    from tagger.training.trainer import patience_counts
+    from tagger.training.stopping import patience_counts
 
     if trainer == "fast":
         pytest.importorskip("jax")
         pytest.importorskip("optax")
     assert patience_counts(None, True) is False and patience_counts(0.0, True) is False
     assert patience_counts(0.01, True) is True and patience_counts(-3.0, False) is True  # no dev: loss
-    all_o = [Sentence(s.tokens, {t: ["O"] * len(s) for t in s.tags}, doc=s.doc, index=s.index)
-             for s in sample_sentences]
+    all_o = [
+        Sentence(s.tokens, {t: ["O"] * len(s) for t in s.tags}, doc=s.doc, index=s.index) for s in sample_sentences
+    ]
     cfg = TaggerConfig(task="dse", trainer=trainer, max_epochs=4, patience=1, **TINY)
     _, meta = train(cfg, all_o, sample_sentences, tmp_path / "stuck", progress=False)
     assert [h["dev_score"] for h in meta["training"]["history"]] == [0.0] * 4
     assert meta["training"]["epochs"] == 4  # patience 1 alone would have stopped it after epoch 2
-    _, meta = train(cfg.replace(max_epochs=12), sample_sentences, sample_sentences, tmp_path / "learns",
-                    progress=False)
+    _, meta = train(cfg.replace(max_epochs=12), sample_sentences, sample_sentences, tmp_path / "learns", progress=False)
     scores = [h["dev_score"] for h in meta["training"]["history"]]
     assert max(scores) > 0 and meta["training"]["epochs"] == min(12, scores.index(max(scores)) + 2)

@@ -10,10 +10,19 @@ import pytest
 
 from tagger.config import TaggerConfig
 from tagger.corpus import MPQACorpus, mpqa_sentences
-from tagger.training.trainer import EpochProgress, train
+from tagger.training.progress import EpochProgress
+from tagger.training.run import train
 
-TINY = {"depth": 1, "hidden": 8, "input_dropout": 0.0, "dropout": 0.0, "learning_rate": 0.02, "batch_size": 4,
-        "features": "random", "embedding_dim": 8}
+TINY = {
+    "depth": 1,
+    "hidden": 8,
+    "input_dropout": 0.0,
+    "dropout": 0.0,
+    "learning_rate": 0.02,
+    "batch_size": 4,
+    "features": "random",
+    "embedding_dim": 8,
+}
 
 
 class Terminal(io.StringIO):

@@ -36,9 +36,14 @@ ATTRS = {
     "ESE2": 'nested-source="w" intensity="low"',
     "OSE": 'nested-source="w"',
 }
-TYPE = {"DSE": "GATE_direct-subjective", "DSE-implicit": "GATE_direct-subjective",
-        "DSE-insub": "GATE_direct-subjective", "ESE": "GATE_expressive-subjectivity",
-        "ESE2": "GATE_expressive-subjectivity", "OSE": "GATE_objective-speech-event"}
+TYPE = {
+    "DSE": "GATE_direct-subjective",
+    "DSE-implicit": "GATE_direct-subjective",
+    "DSE-insub": "GATE_direct-subjective",
+    "ESE": "GATE_expressive-subjectivity",
+    "ESE2": "GATE_expressive-subjectivity",
+    "OSE": "GATE_objective-speech-event",
+}
 
 
 def parse(marked: str, base: int):
@@ -84,7 +89,7 @@ def write_sample(root: str | Path) -> Path:
         (ROOT / "docs" / name).write_bytes(body.encode("utf-8"))
         ann_dir = ROOT / "man_anns" / name
         ann_dir.mkdir(parents=True, exist_ok=True)
-        lines = ["# invented sample annotations", "1\t0,0\tstring\tGATE_agent\t nested-source=\"w\" id=\"w\""]
+        lines = ["# invented sample annotations", '1\t0,0\tstring\tGATE_agent\t nested-source="w" id="w"']
         for n, (kind, s, e) in enumerate(reversed(anns), 2):  # unsorted, as in MPQA
             lines.append(f"{n}\t{s},{e}\tstring\t{TYPE[kind]}\t {ATTRS[kind]}")
         (ann_dir / "gateman.mpqa.lre.2.0").write_text("\n".join(lines) + "\n")

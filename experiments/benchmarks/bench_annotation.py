@@ -45,8 +45,10 @@ from tagger.annotation.store import Project
 from tagger.tagging.annotate import OpinionTagger
 from tagger.tagging.inputs import Record
 
-WORDS = ("the council said plan bridge river we fear hope strongly new old village mayor claimed awful "
-         "wonderful report people were told as usual critics praised failed market rain night").split()
+WORDS = (
+    "the council said plan bridge river we fear hope strongly new old village mayor claimed awful "
+    "wonderful report people were told as usual critics praised failed market rain night"
+).split()
 
 
 def invented_text(rng: random.Random, sentences: int = 5) -> str:
@@ -130,12 +132,14 @@ def main() -> None:
         records = [Record(f"doc{k:04d}", invented_text(rng)) for k in range(args.docs)]
         ot = OpinionTagger.load()
         seconds = build(path, records, ot)
-        build(small, records[:args.baseline_docs], ot)
+        build(small, records[: args.baseline_docs], ot)
         with Project(path) as p:
             n_tokens = p.db.execute("SELECT COUNT(*) FROM tokens").fetchone()[0]
             n_spans = p.db.execute("SELECT COUNT(*) FROM spans").fetchone()[0]
-        print(f"project: {args.docs} documents, {n_tokens} tokens, {n_spans} model spans, "
-              f"{path.stat().st_size / 1e6:.1f} MB (baseline: a {args.baseline_docs}-document project)")
+        print(
+            f"project: {args.docs} documents, {n_tokens} tokens, {n_spans} model spans, "
+            f"{path.stat().st_size / 1e6:.1f} MB (baseline: a {args.baseline_docs}-document project)"
+        )
         print(f"import + pre-annotation: {seconds:.1f} s ({args.docs / seconds:.0f} documents/s)")
 
         team = Path(tmp) / "team.sqlite"
@@ -144,11 +148,15 @@ def main() -> None:
         for label, big in (("shared", path), ("team", team)):
             big_ms = median_ms(lambda big=big: open_like_the_page(big), args.repeats)
             small_ms = median_ms(lambda: open_like_the_page(small), args.repeats)
-            print(f"[{label}] open (library, as each page run): {big_ms:.1f} ms (baseline {small_ms:.1f} ms, "
-                  f"ratio {big_ms / small_ms:.1f}), medians of {args.repeats}")
+            print(
+                f"[{label}] open (library, as each page run): {big_ms:.1f} ms (baseline {small_ms:.1f} ms, "
+                f"ratio {big_ms / small_ms:.1f}), medians of {args.repeats}"
+            )
             (first, rerun), (_, small_rerun) = page_runs_ms(big, args.repeats), page_runs_ms(small, args.repeats)
-            print(f"[{label}] page, first run: {first:.0f} ms; rerun: {rerun:.0f} ms (baseline {small_rerun:.0f} ms, "
-                  f"ratio {rerun / small_rerun:.1f}), medians of {args.repeats}")
+            print(
+                f"[{label}] page, first run: {first:.0f} ms; rerun: {rerun:.0f} ms (baseline {small_rerun:.0f} ms, "
+                f"ratio {rerun / small_rerun:.1f}), medians of {args.repeats}"
+            )
             with Project(big) as p:
                 doc_id = p.next_unfinished(annotator=ANNOTATOR)
                 layer = ANNOTATOR if label == "team" else ""
@@ -168,21 +176,29 @@ def main() -> None:
         raw.execute("CREATE TABLE t (a INTEGER, b TEXT)")
         base_ms = median_ms(lambda: raw.execute("INSERT INTO t VALUES (1, 'x')"), args.saves)
         raw.close()
-        print(f"bare durable INSERT in the same file system: {base_ms:.2f} ms (save / INSERT: "
-              f"{results['shared'][2] / base_ms:.1f}, team {results['team'][2] / base_ms:.1f})")
+        print(
+            f"bare durable INSERT in the same file system: {base_ms:.2f} ms (save / INSERT: "
+            f"{results['shared'][2] / base_ms:.1f}, team {results['team'][2] / base_ms:.1f})"
+        )
         verdict = lambda ms, limit: f"{ms:.0f} ms, {'within' if ms <= 1000 * limit else 'OVER'} {limit} s"
-        for label, (first, rerun, save_ms) in results.items():
-            print(f"target [{label}]: opens and shows a document (page's first run): {verdict(first, 2)}; "
-                  f"a change saved (store): {verdict(save_ms, 0.5)}")
+        for label, (first, _rerun, save_ms) in results.items():
+            print(
+                f"target [{label}]: opens and shows a document (page's first run): {verdict(first, 2)}; "
+                f"a change saved (store): {verdict(save_ms, 0.5)}"
+            )
         if args.browser:
             for label, big in (("shared", path), ("team", team)):
                 load_ms, edit_ms = browser_times(big, args.repeats)
                 small_load, small_edit = browser_times(small, args.repeats)
-                print(f"[{label}] browser: page load to words drawn {load_ms:.0f} ms (baseline {small_load:.0f} ms, "
-                      f"ratio {load_ms / small_load:.1f}); key press to saved span drawn {edit_ms:.0f} ms (baseline "
-                      f"{small_edit:.0f} ms, ratio {edit_ms / small_edit:.1f}); medians of {args.repeats}")
-                print(f"target [{label}] in the browser: opens and shows a document: {verdict(load_ms, 2)}; "
-                      f"a key press saved and drawn: {verdict(edit_ms, 0.5)}")
+                print(
+                    f"[{label}] browser: page load to words drawn {load_ms:.0f} ms (baseline {small_load:.0f} ms, "
+                    f"ratio {load_ms / small_load:.1f}); key press to saved span drawn {edit_ms:.0f} ms (baseline "
+                    f"{small_edit:.0f} ms, ratio {edit_ms / small_edit:.1f}); medians of {args.repeats}"
+                )
+                print(
+                    f"target [{label}] in the browser: opens and shows a document: {verdict(load_ms, 2)}; "
+                    f"a key press saved and drawn: {verdict(edit_ms, 0.5)}"
+                )
 
 
 def browser_times(path: Path, repeats: int) -> tuple[float, float]:
@@ -199,11 +215,24 @@ def browser_times(path: Path, repeats: int) -> tuple[float, float]:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     app = Path(__file__).resolve().parents[2] / "streamlit_app.py"
-    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", str(app), "--server.port", str(port),
-                             "--server.headless", "true", "--browser.gatherUsageStats", "false"],
-                            env={**os.environ, "OPINION_TAGGER_PROJECT": str(path),
-                                 "OPINION_TAGGER_ANNOTATOR": ANNOTATOR},
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "streamlit",
+            "run",
+            str(app),
+            "--server.port",
+            str(port),
+            "--server.headless",
+            "true",
+            "--browser.gatherUsageStats",
+            "false",
+        ],
+        env={**os.environ, "OPINION_TAGGER_PROJECT": str(path), "OPINION_TAGGER_ANNOTATOR": ANNOTATOR},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     url = f"http://127.0.0.1:{port}"
     try:
         for _ in range(120):
@@ -213,8 +242,9 @@ def browser_times(path: Path, repeats: int) -> tuple[float, float]:
             except OSError:
                 time.sleep(0.5)
         with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=shutil.which("chromium") or "/usr/bin/chromium",
-                                        args=["--no-sandbox", "--disable-gpu"])
+            browser = p.chromium.launch(
+                executable_path=shutil.which("chromium") or "/usr/bin/chromium", args=["--no-sandbox", "--disable-gpu"]
+            )
             page = browser.new_page(viewport={"width": 1280, "height": 900})
             page.goto(url)
             page.locator(".ot-word").first.wait_for(timeout=120_000)  # first load: not counted

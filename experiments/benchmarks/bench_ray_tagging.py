@@ -63,8 +63,10 @@ def main() -> int:
             for c in range(args.copies):
                 for k, t in enumerate(texts):
                     fh.write(json.dumps({"id": f"{c}-{k}", "text": t}) + "\n")
-        print(f"model {default_model()}, numpy backend; {len(texts)} MPQA documents x {args.copies} copies, "
-              f"partitions of {args.partition_size}; {os.cpu_count()} CPUs, load average {load()}")
+        print(
+            f"model {default_model()}, numpy backend; {len(texts)} MPQA documents x {args.copies} copies, "
+            f"partitions of {args.partition_size}; {os.cpu_count()} CPUs, load average {load()}"
+        )
 
         def local() -> tuple[float, float]:
             out = tmp / "local.jsonl"
@@ -73,16 +75,22 @@ def main() -> int:
             return time.perf_counter() - t0, time.process_time() - c0
 
         local()
-        n_tokens = sum(sum(len(s["tokens"]) for s in json.loads(line).get("sentences", []))
-                       for line in (tmp / "local.jsonl").read_text(encoding="utf-8").splitlines())
+        n_tokens = sum(
+            sum(len(s["tokens"]) for s in json.loads(line).get("sentences", []))
+            for line in (tmp / "local.jsonl").read_text(encoding="utf-8").splitlines()
+        )
         print(f"{n_tokens} tokens")
         runs = [local() for _ in range(args.repeats)]
         wall = {"local": statistics.median(r[0] for r in runs)}
         cpu = {"local": statistics.median(r[1] for r in runs)}
         inside: dict[str, float] = {}
         t0 = time.perf_counter()
-        ray.init(num_cpus=os.cpu_count(), include_dashboard=False, logging_level="ERROR",
-                 runtime_env={"env_vars": {"PYTHONPATH": _package_root()}})
+        ray.init(
+            num_cpus=os.cpu_count(),
+            include_dashboard=False,
+            logging_level="ERROR",
+            runtime_env={"env_vars": {"PYTHONPATH": _package_root()}},
+        )
         print(f"ray local instance start: {time.perf_counter() - t0:.1f}s (once, not counted below)")
         for n in (int(w) for w in args.workers.split(",")):
             name = f"ray {n} worker{'s' if n > 1 else ''}"
@@ -97,19 +105,25 @@ def main() -> int:
             wall[name], inside[name], cpu[name] = (statistics.median(r[k] for r in runs) for k in range(3))
         ray.shutdown()
         base = n_tokens / wall["local"]
-        print(f"{'engine':14} {'seconds':>8} {'tokens/s':>10} {'vs local':>9} {'in actors':>10} {'per CPU s':>10}"
-              f"   (medians of {args.repeats})")
+        print(
+            f"{'engine':14} {'seconds':>8} {'tokens/s':>10} {'vs local':>9} {'in actors':>10} {'per CPU s':>10}"
+            f"   (medians of {args.repeats})"
+        )
         for name, secs in wall.items():
             steady = f"{n_tokens / inside[name]:10,.0f}" if name in inside else f"{'':10}"
-            print(f"{name:14} {secs:8.1f} {n_tokens / secs:10,.0f} {n_tokens / secs / base:8.2f}x {steady} "
-                  f"{n_tokens / cpu[name]:10,.0f}")
+            print(
+                f"{name:14} {secs:8.1f} {n_tokens / secs:10,.0f} {n_tokens / secs / base:8.2f}x {steady} "
+                f"{n_tokens / cpu[name]:10,.0f}"
+            )
         best = max(inside, key=lambda k: int(k.split()[1]))
         n_best = int(best.split()[1])
         per_cpu = n_tokens / cpu[best]
         per_wall = n_tokens / wall[best] / n_best
-        print(f"a billion tokens an hour = {PER_HOUR:,.0f} tokens/s: {PER_HOUR / per_cpu:,.0f} single-core workers "
-              f"at the {best} rate per CPU-second ({per_cpu:,.0f}), i.e. on cores of their own; "
-              f"{PER_HOUR / per_wall:,.0f} at this run's end-to-end rate per worker ({per_wall:,.0f} tokens/s)")
+        print(
+            f"a billion tokens an hour = {PER_HOUR:,.0f} tokens/s: {PER_HOUR / per_cpu:,.0f} single-core workers "
+            f"at the {best} rate per CPU-second ({per_cpu:,.0f}), i.e. on cores of their own; "
+            f"{PER_HOUR / per_wall:,.0f} at this run's end-to-end rate per worker ({per_wall:,.0f} tokens/s)"
+        )
         print(f"load average at the end: {load()}")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -57,8 +57,25 @@ def whole_process(model, texts: list[str], repeats: int, extra: list[str]) -> tu
         times = []
         for _ in range(repeats):
             t0 = time.perf_counter()
-            subprocess.run([sys.executable, "-m", "tagger", "tag", "--model", str(model), "--quiet", "--input",
-                            str(src), "--out", str(out), *extra], check=True, env=QUIET, stderr=subprocess.DEVNULL)
+            subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "tagger",
+                    "tag",
+                    "--model",
+                    str(model),
+                    "--quiet",
+                    "--input",
+                    str(src),
+                    "--out",
+                    str(out),
+                    *extra,
+                ],
+                check=True,
+                env=QUIET,
+                stderr=subprocess.DEVNULL,
+            )
             times.append(time.perf_counter() - t0)
         with open(out, encoding="utf-8") as fh:
             tokens = sum(len(s["tokens"]) for line in fh for s in json.loads(line).get("sentences", []))
@@ -67,9 +84,23 @@ def whole_process(model, texts: list[str], repeats: int, extra: list[str]) -> tu
 
 def first_output(model, backend: str) -> float:
     t0 = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-m", "tagger", "tag", "--model", str(model), "--backend", backend,
-                             "--quiet", "Officials said the plan was daylight robbery."],
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=QUIET)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "tagger",
+            "tag",
+            "--model",
+            str(model),
+            "--backend",
+            backend,
+            "--quiet",
+            "Officials said the plan was daylight robbery.",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=QUIET,
+    )
     proc.stdout.readline()
     elapsed = time.perf_counter() - t0
     proc.wait()
@@ -102,12 +133,16 @@ def compute_limit(model, texts: list[str], cores: int) -> None:
     rnn = 2 * 4 * config.hidden_size * (feat + config.hidden_size) * config.depth  # LSTM, both directions
     macs = (per_piece * sum(lengths) + attention) / words + rnn
     ghz = clock_ghz()
-    print(f"compute: {sum(lengths) / words:.3f} wordpieces per token ([CLS] and [SEP] included), "
-          f"{2 * macs / 1e6:.1f} MFLOP per token (fp32, no padding)")
+    print(
+        f"compute: {sum(lengths) / words:.3f} wordpieces per token ([CLS] and [SEP] included), "
+        f"{2 * macs / 1e6:.1f} MFLOP per token (fp32, no padding)"
+    )
     if ghz:
         peak = cores * 32 * ghz * 1e9  # 2 FMA units x 8 fp32 lanes x 2 FLOP, per cycle and core (AVX2)
-        print(f"fp32 limit on {cores} AVX2 cores at {ghz:.2f} GHz: {peak / 1e9:.0f} GFLOP/s = "
-              f"{peak / (2 * macs):,.0f} tokens/s for the network alone")
+        print(
+            f"fp32 limit on {cores} AVX2 cores at {ghz:.2f} GHz: {peak / 1e9:.0f} GFLOP/s = "
+            f"{peak / (2 * macs):,.0f} tokens/s for the network alone"
+        )
 
 
 def stages(model, texts: list[str], repeats: int, cores: int) -> None:
@@ -119,8 +154,12 @@ def stages(model, texts: list[str], repeats: int, cores: int) -> None:
     records = [(str(k), t) for k, t in enumerate(texts)]
     docs = tokenised(records[:5])  # warm-up: spaCy's vocabulary, ONNX Runtime's first run
     ot.tagger.predict([[t.text for t in s.tokens] for d in docs for s in d.sentences])
-    times: dict[str, list[float]] = {"spaCy sentences and tokens": [], "network and decoding": [],
-                                     "spans": [], "JSONL line": []}
+    times: dict[str, list[float]] = {
+        "spaCy sentences and tokens": [],
+        "network and decoding": [],
+        "spans": [],
+        "JSONL line": [],
+    }
     n_tokens = 0
     for _ in range(repeats):
         t0 = time.perf_counter()
@@ -142,8 +181,10 @@ def stages(model, texts: list[str], repeats: int, cores: int) -> None:
         us = 1e6 * statistics.median(ts) / n_tokens
         total += us
         print(f"stage {name:28}: {us:6.2f} us/token = {1e6 / us:>9,.0f} tokens/s on one thread")
-    print(f"stages together: {total:.2f} us/token; a worker per core on {cores} cores: at most "
-          f"{cores * 1e6 / total:,.0f} tokens/s before reading input, processes and writing")
+    print(
+        f"stages together: {total:.2f} us/token; a worker per core on {cores} cores: at most "
+        f"{cores * 1e6 / total:,.0f} tokens/s before reading input, processes and writing"
+    )
 
 
 def main() -> int:
@@ -166,20 +207,26 @@ def main() -> int:
         stages(model, texts, args.repeats, cores)
         return 0
     secs, n = whole_process(model, texts, args.repeats, [])
-    print(f"whole process (tag --input, default workers): {n:,} tokens in {secs:.2f}s (median of {args.repeats}) "
-          f"= {n / secs:,.0f} tokens/s")
+    print(
+        f"whole process (tag --input, default workers): {n:,} tokens in {secs:.2f}s (median of {args.repeats}) "
+        f"= {n / secs:,.0f} tokens/s"
+    )
     results = {}
     for backend in ("onnx",) + (() if args.no_keras else ("keras",)):
         secs, n = throughput(model, backend, texts, args.repeats)
         results[backend] = n / secs
-        print(f"in one process, {backend:5}: {n:,} tokens in {secs:.2f}s (median of {args.repeats}) = "
-              f"{n / secs:,.0f} tokens/s")
+        print(
+            f"in one process, {backend:5}: {n:,} tokens in {secs:.2f}s (median of {args.repeats}) = "
+            f"{n / secs:,.0f} tokens/s"
+        )
     if len(results) == 2:
         print(f"onnx/keras throughput ratio (one process): {results['onnx'] / results['keras']:.2f}x")
     for backend in results:
         starts = [first_output(model, backend) for _ in range(args.starts)]
-        print(f"{backend:5} start to first tagged output: median {statistics.median(starts):.2f}s "
-              f"(min {min(starts):.2f}, max {max(starts):.2f}, {args.starts} runs)")
+        print(
+            f"{backend:5} start to first tagged output: median {statistics.median(starts):.2f}s "
+            f"(min {min(starts):.2f}, max {max(starts):.2f}, {args.starts} runs)"
+        )
     if config.context_fine_tune:
         compute_limit(model, texts, cores)
     return 0

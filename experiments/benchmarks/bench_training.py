@@ -50,22 +50,39 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--epochs", type=int, default=3, help="epochs per trainer (at least 2; the first compiles)")
     ap.add_argument("--trainers", nargs="+", default=["fast", "keras"], choices=["fast", "keras"])
-    add_cpus_option(ap, "pin the run to these cores, e.g. 0 (one core, as each of the grid's two jobs runs) or "
-                        "0,1; default: no pinning, the whole machine")
+    add_cpus_option(
+        ap,
+        "pin the run to these cores, e.g. 0 (one core, as each of the grid's two jobs runs) or "
+        "0,1; default: no pinning, the whole machine",
+    )
     ap.add_argument("--task", default="dse", choices=["dse", "ese"])
     ap.add_argument("--cell", nargs="+", default=["elman"], choices=CELLS, help="one or more cells (default: elman)")
     ap.add_argument("--depth", type=int, default=3)
     ap.add_argument("--budget", default="200k")
-    ap.add_argument("--together", type=int, default=1,
-                    help="also train folds 0..N-1 at once with the fast trainer and report aggregate tokens/s")
-    ap.add_argument("--jobs", type=int, default=1,
-                    help="N > 1: N fast-trainer runs side by side, each pinned to a core of its own (cores 0..N-1), "
-                         "as the grid runs on the CPU; reports their aggregate training tokens/s")
-    ap.add_argument("--experiment", metavar="FILE",
-                    help="measure this experiment file's configuration (its own trainer) instead of the Elman grid's")
+    ap.add_argument(
+        "--together",
+        type=int,
+        default=1,
+        help="also train folds 0..N-1 at once with the fast trainer and report aggregate tokens/s",
+    )
+    ap.add_argument(
+        "--jobs",
+        type=int,
+        default=1,
+        help="N > 1: N fast-trainer runs side by side, each pinned to a core of its own (cores 0..N-1), "
+        "as the grid runs on the CPU; reports their aggregate training tokens/s",
+    )
+    ap.add_argument(
+        "--experiment",
+        metavar="FILE",
+        help="measure this experiment file's configuration (its own trainer) instead of the Elman grid's",
+    )
     ap.add_argument("--name", help="with --experiment: the configuration's name (default: the file's first)")
-    ap.add_argument("--sentences", type=int,
-                    help="with --experiment: train on the first N training sentences of fold 0 (default: all)")
+    ap.add_argument(
+        "--sentences",
+        type=int,
+        help="with --experiment: train on the first N training sentences of fold 0 (default: all)",
+    )
     args = ap.parse_args()
     if args.epochs < 2:
         ap.error("--epochs must be at least 2 (the first epoch compiles)")
@@ -89,9 +106,11 @@ def main() -> int:
     split = load_split(default_datasplit(), 0)
     train_s, dev_s = select(docs, split.train), select(docs, split.dev)
     tokens = sum(len(s) for s in train_s)
-    print(f"fold 0 (reference tokens): {len(train_s)} train sentences, {tokens} tokens; cores: {args.cpus or 'all'} "
-          f"(pinned: {args.cpus is not None}); {platform.processor() or platform.machine()}, {os.cpu_count()} cores",
-          flush=True)
+    print(
+        f"fold 0 (reference tokens): {len(train_s)} train sentences, {tokens} tokens; cores: {args.cpus or 'all'} "
+        f"(pinned: {args.cpus is not None}); {platform.processor() or platform.machine()}, {os.cpu_count()} cores",
+        flush=True,
+    )
     extra = corpus_words(docs)  # the vocabulary run_cv.py gives
     summaries = [bench_cell(cell, args, docs, train_s, dev_s, extra) for cell in args.cell]
     print(json.dumps(summaries[0] if len(summaries) == 1 else {"cells": summaries}), flush=True)
@@ -105,19 +124,44 @@ def bench_cell(cell: str, args, docs, train_s, dev_s, extra) -> dict:
     from tagger.corpus.split import load_split
     from tagger.network.cells import recurrent_parameters
     from tagger.paths import default_datasplit
-    from tagger.training.trainer import train
+    from tagger.training.run import train
 
     tokens = sum(len(s) for s in train_s)
-    common = dict(task=args.task, cell=cell, depth=args.depth, budget=args.budget, batch_size=80,
-                  input_dropout=0.0, dropout=0.0, max_epochs=args.epochs, patience=0, seed=1)
+    common = dict(
+        task=args.task,
+        cell=cell,
+        depth=args.depth,
+        budget=args.budget,
+        batch_size=80,
+        input_dropout=0.0,
+        dropout=0.0,
+        max_epochs=args.epochs,
+        patience=0,
+        seed=1,
+    )
     hidden = TaggerConfig(**common).hidden_size
-    print(f"{cell}, depth {args.depth}, {args.budget}: {hidden} units per direction, "
-          f"{recurrent_parameters(cell, args.depth, hidden)} recurrent parameters at the paper's 300-d inputs",
-          flush=True)
+    print(
+        f"{cell}, depth {args.depth}, {args.budget}: {hidden} units per direction, "
+        f"{recurrent_parameters(cell, args.depth, hidden)} recurrent parameters at the paper's 300-d inputs",
+        flush=True,
+    )
     configs = {
-        "fast": TaggerConfig(**common, trainer="fast", optimizer="sgd", momentum=0.7, learning_rate=0.001,
-                             lr_decay=0.999, loss_sum=True, o_weight=0.5, output_lr_scale=0.1, l2=1e-4,
-                             activation_l2=1e-4, init="uniform", clipnorm=0, eval_every=args.epochs),
+        "fast": TaggerConfig(
+            **common,
+            trainer="fast",
+            optimizer="sgd",
+            momentum=0.7,
+            learning_rate=0.001,
+            lr_decay=0.999,
+            loss_sum=True,
+            o_weight=0.5,
+            output_lr_scale=0.1,
+            l2=1e-4,
+            activation_l2=1e-4,
+            init="uniform",
+            clipnorm=0,
+            eval_every=args.epochs,
+        ),
         "keras": TaggerConfig(**common, trainer="keras", optimizer="adam"),
     }
     rows = {}
@@ -126,14 +170,22 @@ def bench_cell(cell: str, args, docs, train_s, dev_s, extra) -> dict:
             _, meta = train(configs[name], train_s, dev_s, tmp, extra_words=extra, progress=False)
         secs = [h["seconds"] for h in meta["training"]["history"]]
         median = statistics.median(secs[1:])
-        rows[name] = {"trainer": name, "seconds_per_epoch": median, "first_epoch_s": secs[0],
-                      "train_tokens_per_s": tokens / median, "device": meta["training"]["device"],
-                      "epochs": len(secs)}
+        rows[name] = {
+            "trainer": name,
+            "seconds_per_epoch": median,
+            "first_epoch_s": secs[0],
+            "train_tokens_per_s": tokens / median,
+            "device": meta["training"]["device"],
+            "epochs": len(secs),
+        }
         r = rows[name]
-        print(f"{cell} {name:5s}: median epoch {median:6.2f} s (epochs 2..{len(secs)}), first epoch (compiling) "
-              f"{secs[0]:6.1f} s, {r['train_tokens_per_s']:8.0f} training tokens/s  [{r['device']}]", flush=True)
+        print(
+            f"{cell} {name:5s}: median epoch {median:6.2f} s (epochs 2..{len(secs)}), first epoch (compiling) "
+            f"{secs[0]:6.1f} s, {r['train_tokens_per_s']:8.0f} training tokens/s  [{r['device']}]",
+            flush=True,
+        )
     if args.together > 1:
-        from tagger.training.fast_trainer import train_fast_together
+        from tagger.training.fast_loop import train_fast_together
 
         runs, total = [], 0
         for fold in range(args.together):
@@ -146,28 +198,50 @@ def bench_cell(cell: str, args, docs, train_s, dev_s, extra) -> dict:
             metas = [m for _, m in train_fast_together(configs["fast"], runs, extra_words=extra, progress=False)]
         secs = [h["seconds"] * args.together for h in metas[0]["training"]["history"]]  # wall time of an epoch
         median = statistics.median(secs[1:])
-        rows["together"] = {"trainer": f"fast x{args.together}", "seconds_per_epoch": median,
-                            "train_tokens_per_s": total / median, "device": metas[0]["training"]["device"]}
-        print(f"fast x{args.together} (folds 0..{args.together - 1} at once): median epoch {median:6.2f} s, "
-              f"{total / median:8.0f} training tokens/s of all models together", flush=True)
+        rows["together"] = {
+            "trainer": f"fast x{args.together}",
+            "seconds_per_epoch": median,
+            "train_tokens_per_s": total / median,
+            "device": metas[0]["training"]["device"],
+        }
+        print(
+            f"fast x{args.together} (folds 0..{args.together - 1} at once): median epoch {median:6.2f} s, "
+            f"{total / median:8.0f} training tokens/s of all models together",
+            flush=True,
+        )
         if "fast" in rows:
-            print(f"together / alone, same run: {rows['fast']['seconds_per_epoch'] * total / tokens / median:.2f}x "
-                  "the throughput", flush=True)
+            print(
+                f"together / alone, same run: {rows['fast']['seconds_per_epoch'] * total / tokens / median:.2f}x "
+                "the throughput",
+                flush=True,
+            )
     if "fast" in rows and "keras" in rows:
         ratio = rows["keras"]["seconds_per_epoch"] / rows["fast"]["seconds_per_epoch"]
         print(f"fast trainer / Keras loop speed, same run: {ratio:.1f}x", flush=True)
     main_row = rows.get("fast") or next(iter(rows.values()))
     summary = {k: main_row[k] for k in ("train_tokens_per_s", "seconds_per_epoch", "device")}
-    summary.update(trainer=main_row["trainer"], cpus=args.cpus or "all", cell=cell, depth=args.depth,
-                   budget=args.budget, hidden=hidden, tokens_per_epoch=tokens, load_average=os.getloadavg()[0])
+    summary.update(
+        trainer=main_row["trainer"],
+        cpus=args.cpus or "all",
+        cell=cell,
+        depth=args.depth,
+        budget=args.budget,
+        hidden=hidden,
+        tokens_per_epoch=tokens,
+        load_average=os.getloadavg()[0],
+    )
     if "together" in rows:
-        summary.update(together=args.together,
-                       together_train_tokens_per_s=rows["together"]["train_tokens_per_s"],
-                       together_seconds_per_epoch=rows["together"]["seconds_per_epoch"])
+        summary.update(
+            together=args.together,
+            together_train_tokens_per_s=rows["together"]["train_tokens_per_s"],
+            together_seconds_per_epoch=rows["together"]["seconds_per_epoch"],
+        )
     if "keras" in rows and main_row is not rows["keras"]:
-        summary.update(keras_train_tokens_per_s=rows["keras"]["train_tokens_per_s"],
-                       keras_seconds_per_epoch=rows["keras"]["seconds_per_epoch"],
-                       speedup=rows["keras"]["seconds_per_epoch"] / main_row["seconds_per_epoch"])
+        summary.update(
+            keras_train_tokens_per_s=rows["keras"]["train_tokens_per_s"],
+            keras_seconds_per_epoch=rows["keras"]["seconds_per_epoch"],
+            speedup=rows["keras"]["seconds_per_epoch"] / main_row["seconds_per_epoch"],
+        )
     return summary
 
 
@@ -178,7 +252,7 @@ def bench_experiment(ap, args) -> int:
     from tagger.errors import TaggerError
     from tagger.experiment import data_path, load_experiments
     from tagger.paths import default_datasplit
-    from tagger.training.trainer import train
+    from tagger.training.run import train
 
     try:
         exps = [e for e in load_experiments(args.experiment) if e.kind == "rnn"]
@@ -195,19 +269,37 @@ def bench_experiment(ap, args) -> int:
     if args.sentences:
         train_s = train_s[: args.sentences]
     tokens = sum(len(s) for s in train_s)
-    print(f"{exp.name} ({config.trainer} trainer), fold 0: {len(train_s)} train sentences, {tokens} tokens; "
-          f"cores: {args.cpus or 'all'} (pinned: {args.cpus is not None}); {os.cpu_count()} cores", flush=True)
+    print(
+        f"{exp.name} ({config.trainer} trainer), fold 0: {len(train_s)} train sentences, {tokens} tokens; "
+        f"cores: {args.cpus or 'all'} (pinned: {args.cpus is not None}); {os.cpu_count()} cores",
+        flush=True,
+    )
     extra = corpus_words(docs)  # the vocabulary run_cv.py gives
     with tempfile.TemporaryDirectory() as tmp:
         _, meta = train(config, train_s, dev_s, tmp, extra_words=extra, progress=False)
     secs = [h["seconds"] for h in meta["training"]["history"]]
     median = statistics.median(secs[1:])
-    print(f"{config.trainer}: median epoch {median:6.2f} s (epochs 2..{len(secs)}), first epoch {secs[0]:6.1f} s, "
-          f"{tokens / median:8.0f} training tokens/s  [{meta['training']['device']}]", flush=True)
-    print(json.dumps({"train_tokens_per_s": tokens / median, "seconds_per_epoch": median,
-                      "device": meta["training"]["device"], "trainer": config.trainer, "experiment": exp.name,
-                      "cpus": args.cpus or "all", "sentences": len(train_s), "tokens_per_epoch": tokens,
-                      "load_average": os.getloadavg()[0]}), flush=True)
+    print(
+        f"{config.trainer}: median epoch {median:6.2f} s (epochs 2..{len(secs)}), first epoch {secs[0]:6.1f} s, "
+        f"{tokens / median:8.0f} training tokens/s  [{meta['training']['device']}]",
+        flush=True,
+    )
+    print(
+        json.dumps(
+            {
+                "train_tokens_per_s": tokens / median,
+                "seconds_per_epoch": median,
+                "device": meta["training"]["device"],
+                "trainer": config.trainer,
+                "experiment": exp.name,
+                "cpus": args.cpus or "all",
+                "sentences": len(train_s),
+                "tokens_per_epoch": tokens,
+                "load_average": os.getloadavg()[0],
+            }
+        ),
+        flush=True,
+    )
     return 0
 
 
@@ -217,13 +309,32 @@ def side_by_side(args) -> int:
     training tokens a second (each job's median epoch falls while the others train too)."""
     import subprocess
 
-    cmd = [sys.executable, __file__, "--epochs", str(args.epochs), "--trainers", "fast", "--task", args.task,
-           "--cell", args.cell[0], "--depth", str(args.depth), "--budget", args.budget]
+    cmd = [
+        sys.executable,
+        __file__,
+        "--epochs",
+        str(args.epochs),
+        "--trainers",
+        "fast",
+        "--task",
+        args.task,
+        "--cell",
+        args.cell[0],
+        "--depth",
+        str(args.depth),
+        "--budget",
+        args.budget,
+    ]
     if args.experiment:
-        cmd += ["--experiment", args.experiment] + (["--name", args.name] if args.name else []) + (
-            ["--sentences", str(args.sentences)] if args.sentences else [])
-    procs = [subprocess.Popen(cmd + ["--cpus", str(k)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-             for k in range(args.jobs)]
+        cmd += (
+            ["--experiment", args.experiment]
+            + (["--name", args.name] if args.name else [])
+            + (["--sentences", str(args.sentences)] if args.sentences else [])
+        )
+    procs = [
+        subprocess.Popen(cmd + ["--cpus", str(k)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        for k in range(args.jobs)
+    ]
     jobs = []
     for k, proc in enumerate(procs):
         out, _ = proc.communicate()
@@ -231,18 +342,34 @@ def side_by_side(args) -> int:
             print(f"job {k} failed (exit {proc.returncode})", file=sys.stderr)
             return 1
         jobs.append(json.loads(out.strip().splitlines()[-1]))
-        print(f"job {k} (core {k}): median epoch {jobs[-1]['seconds_per_epoch']:6.2f} s, "
-              f"{jobs[-1]['train_tokens_per_s']:8.0f} training tokens/s", flush=True)
+        print(
+            f"job {k} (core {k}): median epoch {jobs[-1]['seconds_per_epoch']:6.2f} s, "
+            f"{jobs[-1]['train_tokens_per_s']:8.0f} training tokens/s",
+            flush=True,
+        )
     total = sum(j["train_tokens_per_s"] for j in jobs)
     print(f"{args.jobs} jobs side by side: {total:8.0f} training tokens/s together", flush=True)
-    print(json.dumps({"train_tokens_per_s": total, "seconds_per_epoch": statistics.median(
-        j["seconds_per_epoch"] for j in jobs), "device": jobs[0]["device"], "trainer": jobs[0]["trainer"],
-        "jobs": args.jobs, "cpus": "one each",
-        **({"experiment": jobs[0]["experiment"], "sentences": jobs[0]["sentences"]} if args.experiment else
-           {"cell": args.cell[0], "depth": args.depth, "budget": args.budget}),
-        "tokens_per_epoch": jobs[0]["tokens_per_epoch"],
-        "per_job_train_tokens_per_s": [j["train_tokens_per_s"] for j in jobs],
-        "load_average": os.getloadavg()[0]}), flush=True)
+    print(
+        json.dumps(
+            {
+                "train_tokens_per_s": total,
+                "seconds_per_epoch": statistics.median(j["seconds_per_epoch"] for j in jobs),
+                "device": jobs[0]["device"],
+                "trainer": jobs[0]["trainer"],
+                "jobs": args.jobs,
+                "cpus": "one each",
+                **(
+                    {"experiment": jobs[0]["experiment"], "sentences": jobs[0]["sentences"]}
+                    if args.experiment
+                    else {"cell": args.cell[0], "depth": args.depth, "budget": args.budget}
+                ),
+                "tokens_per_epoch": jobs[0]["tokens_per_epoch"],
+                "per_job_train_tokens_per_s": [j["train_tokens_per_s"] for j in jobs],
+                "load_average": os.getloadavg()[0],
+            }
+        ),
+        flush=True,
+    )
     return 0
 
 

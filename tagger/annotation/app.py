@@ -108,8 +108,12 @@ def annotator_name() -> str | None:
     if st.session_state.get(LOGGED_IN) and st.sidebar.button("Log out", key="logout"):
         del st.session_state[LOGGED_IN]
         st.rerun()
-    elif (st.session_state.get(CHOSEN) and not os.environ.get(ANNOTATOR_ENV) and not st.session_state.get(LOGGED_IN)
-          and st.sidebar.button("Change annotator", key="change_annotator")):
+    elif (
+        st.session_state.get(CHOSEN)
+        and not os.environ.get(ANNOTATOR_ENV)
+        and not st.session_state.get(LOGGED_IN)
+        and st.sidebar.button("Change annotator", key="change_annotator")
+    ):
         del st.session_state[CHOSEN]
         st.rerun()
     return name
@@ -119,8 +123,11 @@ def choose_name(project: Project) -> None:
     """On a server without a login or a fixed annotator: the name of this browser session's annotator."""
     st.title("opinion-tagger annotator")
     with st.form("who"):
-        name = st.text_input("Your name (recorded with each of your changes; chosen once for this browser session)",
-                             key="who_name", max_chars=64)
+        name = st.text_input(
+            "Your name (recorded with each of your changes; chosen once for this browser session)",
+            key="who_name",
+            max_chars=64,
+        )
         known = project.annotators()
         if known:
             st.caption("Names in this project: " + plain(", ".join(known)))
@@ -144,8 +151,7 @@ def choose_project() -> Path | None:
     if "pending_project" in st.session_state:
         st.session_state["project_choice"] = st.session_state.pop("pending_project")
     existing = sorted(p.name for p in root.glob("*.sqlite")) if root.is_dir() else []
-    choice = st.sidebar.selectbox("Project", existing, index=None, key="project_choice",
-                                  placeholder="Choose a project")
+    choice = st.sidebar.selectbox("Project", existing, index=None, key="project_choice", placeholder="Choose a project")
     with st.sidebar.form("new_project", clear_on_submit=True, border=False):
         name = st.text_input("New project", placeholder="a name: letters, digits, - and _")
         if st.form_submit_button("Create project"):
@@ -167,15 +173,28 @@ def import_section(project: Project, model: str) -> None:
     with st.expander("Import documents", expanded=sum(project.counts().values()) == 0, key="exp_import"):
         with st.form("import", clear_on_submit=True):
             pasted = st.text_area("Paste a document", height=100, key="paste")
-            uploads = st.file_uploader("or upload .txt files (one document each) and .jsonl files "
-                                       "(a \"text\" field per line, \"id\" kept)", type=["txt", "jsonl"],
-                                       accept_multiple_files=True, key="uploads")
-            folder = st.file_uploader("or a directory (its .txt and .jsonl files)", type=["txt", "jsonl"],
-                                      accept_multiple_files="directory", key="folder")
+            uploads = st.file_uploader(
+                'or upload .txt files (one document each) and .jsonl files (a "text" field per line, "id" kept)',
+                type=["txt", "jsonl"],
+                accept_multiple_files=True,
+                key="uploads",
+            )
+            folder = st.file_uploader(
+                "or a directory (its .txt and .jsonl files)",
+                type=["txt", "jsonl"],
+                accept_multiple_files="directory",
+                key="folder",
+            )
             pre = st.checkbox(f"Pre-annotate with the model ({model})", value=True)
-            overlap = st.number_input("Annotators per document (2 or more: each annotates a copy of their own, "
-                                      "then a reviewer makes the final version; 1: one shared version)",
-                                      min_value=1, max_value=20, value=1, step=1, key="overlap")
+            overlap = st.number_input(
+                "Annotators per document (2 or more: each annotates a copy of their own, "
+                "then a reviewer makes the final version; 1: one shared version)",
+                min_value=1,
+                max_value=20,
+                value=1,
+                step=1,
+                key="overlap",
+            )
             submitted = st.form_submit_button("Import")
         if not submitted:
             return
@@ -197,8 +216,7 @@ def import_section(project: Project, model: str) -> None:
             flash(f"Not imported: cannot load the model: {plain(exc)}", "error")
             st.rerun()
         with st.spinner("Importing..."):
-            report = import_records(project, records, tagger, model_name=model if pre else None,
-                                    overlap=int(overlap))
+            report = import_records(project, records, tagger, model_name=model if pre else None, overlap=int(overlap))
         flash(plain(report.summary()), "success" if report.imported else "info")
         for rid, reason in report.errors:
             flash(f"Not imported: {plain(rid)}: {plain(reason)}", "warning")
@@ -216,12 +234,30 @@ def export_section(project: Project) -> None:
             statuses = (*statuses, "rejected")
         stem = project.path.stem
         c1, c2, c3 = st.columns(3)  # each file is made when its button is clicked
-        c1.download_button("JSONL", lambda: export_text(project, "jsonl", statuses), f"{stem}.jsonl",
-                           "application/jsonl", key="dl_jsonl", on_click="ignore")
-        c2.download_button("CoNLL (IOB2)", lambda: export_text(project, "conll", statuses), f"{stem}.conll",
-                           "text/plain", key="dl_conll", on_click="ignore")
-        c3.download_button("BRAT standoff (zip)", lambda: export_brat_zip(project, statuses), f"{stem}-brat.zip",
-                           "application/zip", key="dl_brat", on_click="ignore")
+        c1.download_button(
+            "JSONL",
+            lambda: export_text(project, "jsonl", statuses),
+            f"{stem}.jsonl",
+            "application/jsonl",
+            key="dl_jsonl",
+            on_click="ignore",
+        )
+        c2.download_button(
+            "CoNLL (IOB2)",
+            lambda: export_text(project, "conll", statuses),
+            f"{stem}.conll",
+            "text/plain",
+            key="dl_conll",
+            on_click="ignore",
+        )
+        c3.download_button(
+            "BRAT standoff (zip)",
+            lambda: export_brat_zip(project, statuses),
+            f"{stem}-brat.zip",
+            "application/zip",
+            key="dl_brat",
+            on_click="ignore",
+        )
 
 
 def scores_section(project: Project, model: str) -> None:
@@ -239,10 +275,20 @@ def scores_section(project: Project, model: str) -> None:
             sentences = [s for sents in docs.values() for s in sents]
             report = evaluate_tagger(tagger.tagger, sentences)
             st.caption(f"{len(docs)} documents, {len(sentences)} sentences; percentages")
-            st.dataframe([{"type": t, "metric": m, "P": round(100 * r[m]["precision"], 1),
-                           "R": round(100 * r[m]["recall"], 1), "F1": round(100 * r[m]["f1"], 1)}
-                          for t, r in report.items() for m in ("binary", "proportional", "exact")],
-                         hide_index=True)
+            st.dataframe(
+                [
+                    {
+                        "type": t,
+                        "metric": m,
+                        "P": round(100 * r[m]["precision"], 1),
+                        "R": round(100 * r[m]["recall"], 1),
+                        "F1": round(100 * r[m]["f1"], 1),
+                    }
+                    for t, r in report.items()
+                    for m in ("binary", "proportional", "exact")
+                ],
+                hide_index=True,
+            )
 
 
 def search_section(project: Project) -> None:
@@ -282,10 +328,20 @@ def attributes_form(project: Project, doc, annotator: str, layer: str = FINAL) -
         polarity = c[2].selectbox("Polarity", none + list(POLARITIES), key="attr_polarity")
         c[3].write("")
         if c[3].form_submit_button("Set attributes"):
-            handle(project, {"op": "attributes", "doc": doc.id, "version": doc.version, "span": span_id,
-                             "intensity": None if intensity == NONE_SHOWN else intensity,
-                             "polarity": None if polarity == NONE_SHOWN else polarity}, annotator, layer,
-                   annotator)
+            handle(
+                project,
+                {
+                    "op": "attributes",
+                    "doc": doc.id,
+                    "version": doc.version,
+                    "span": span_id,
+                    "intensity": None if intensity == NONE_SHOWN else intensity,
+                    "polarity": None if polarity == NONE_SHOWN else polarity,
+                },
+                annotator,
+                layer,
+                annotator,
+            )
             st.rerun()
 
 
@@ -310,10 +366,19 @@ def spans_table(project: Project, doc, annotator: str, threshold: float, layer: 
     rows = []
     for s in doc.spans:
         a, b = doc.span_chars(s)
-        rows.append({"type": s.type, "text": doc.text[a:b], "source": s.source,
-                     "confidence": s.score, "review": s.source == "model" and (s.score or 0) < threshold,
-                     "intensity": s.intensity or NONE_SHOWN, "polarity": s.polarity or NONE_SHOWN,
-                     "annotator": s.annotator or NONE_SHOWN, "at": s.at or NONE_SHOWN})
+        rows.append(
+            {
+                "type": s.type,
+                "text": doc.text[a:b],
+                "source": s.source,
+                "confidence": s.score,
+                "review": s.source == "model" and (s.score or 0) < threshold,
+                "intensity": s.intensity or NONE_SHOWN,
+                "polarity": s.polarity or NONE_SHOWN,
+                "annotator": s.annotator or NONE_SHOWN,
+                "at": s.at or NONE_SHOWN,
+            }
+        )
     st.dataframe(rows, hide_index=True, width="stretch")
     attributes_form(project, doc, annotator, layer)
 
@@ -321,9 +386,11 @@ def spans_table(project: Project, doc, annotator: str, threshold: float, layer: 
 def progress_bar(statuses: list[str], label: str = "done") -> None:
     counts = {s: statuses.count(s) for s in ("todo", "in_progress", "done", "rejected")}
     total = len(statuses)
-    st.progress((counts["done"] + counts["rejected"]) / total if total else 0.0,
-                text=f"**{counts['done']} of {total} {label}** · {counts['in_progress']} in progress · "
-                     f"{counts['todo']} to do" + (f" · {counts['rejected']} rejected" if counts["rejected"] else ""))
+    st.progress(
+        (counts["done"] + counts["rejected"]) / total if total else 0.0,
+        text=f"**{counts['done']} of {total} {label}** · {counts['in_progress']} in progress · "
+        f"{counts['todo']} to do" + (f" · {counts['rejected']} rejected" if counts["rejected"] else ""),
+    )
 
 
 def annotate_view(project: Project, annotator: str, threshold: float, model: str, order: str) -> None:
@@ -332,8 +399,11 @@ def annotate_view(project: Project, annotator: str, threshold: float, model: str
     docs = project.work_list(annotator)
     progress_bar([d.status for d in docs])
     if not docs:
-        st.info("No documents yet: import some below." if not project.documents() else
-                "Nothing for you here: every document with an overlap has its annotators.")
+        st.info(
+            "No documents yet: import some below."
+            if not project.documents()
+            else "Nothing for you here: every document with an overlap has its annotators."
+        )
         return
     ids = [d.id for d in docs]
     by_id = {d.id: d for d in docs}
@@ -361,29 +431,50 @@ def annotate_view(project: Project, annotator: str, threshold: float, model: str
     layer = by_id[doc_id].layer  # their copy is made at their first change (apply_event)
     shown = st.session_state.get("shown", {}).get((doc_id, layer))  # the version this tab last showed
     act = lambda op: handle(project, {"op": op, "doc": doc_id, "version": shown}, annotator, layer, annotator)
-    for col, (label_, op, kind) in zip(cols[1:], (("Next (n)", "next", "secondary"), ("Accept (a)", "accept", "primary"),
-                                                   ("Reject (r)", "reject", "secondary"),
-                                                   ("Undo (u)", "undo", "secondary"))):
+    for col, (label_, op, kind) in zip(
+        cols[1:],
+        (
+            ("Next (n)", "next", "secondary"),
+            ("Accept (a)", "accept", "primary"),
+            ("Reject (r)", "reject", "secondary"),
+            ("Undo (u)", "undo", "secondary"),
+        ),
+    ):
         col.write("")
         if col.button(label_, key=op, type=kind):
             act(op)
             st.rerun()
 
     doc = project.document(doc_id, layer, preview=True)
-    st.caption(f"{STATUS_MARK[doc.status]} · version {doc.version}"
-               + (f" · your copy (one of {doc.overlap} annotators'; a reviewer makes the final version)"
-                  if layer else "")
-               + (f" · last change by {plain(doc.annotator)}" if doc.annotator and not layer else "")
-               + (f" · pre-annotated by {plain(doc.model)}" if doc.model else ""))
-    span_editor(editor_data(doc, project.types, threshold), key="editor",
-                on_event=lambda event: handle(project, event, annotator, layer, annotator))
+    st.caption(
+        f"{STATUS_MARK[doc.status]} · version {doc.version}"
+        + (f" · your copy (one of {doc.overlap} annotators'; a reviewer makes the final version)" if layer else "")
+        + (f" · last change by {plain(doc.annotator)}" if doc.annotator and not layer else "")
+        + (f" · pre-annotated by {plain(doc.model)}" if doc.model else "")
+    )
+    span_editor(
+        editor_data(doc, project.types, threshold),
+        key="editor",
+        on_event=lambda event: handle(project, event, annotator, layer, annotator),
+    )
     st.session_state.setdefault("shown", {})[(doc_id, layer)] = doc.version
 
     with st.expander("All documents", key="exp_docs"):
-        st.dataframe([{"#": k + 1, "document": d.name, "status": STATUS_MARK[d.status], "spans": d.spans,
-                       "annotator": d.annotator or NONE_SHOWN, "updated": d.updated or NONE_SHOWN}
-                      for k, d in enumerate(docs)],
-                     hide_index=True, width="stretch")
+        st.dataframe(
+            [
+                {
+                    "#": k + 1,
+                    "document": d.name,
+                    "status": STATUS_MARK[d.status],
+                    "spans": d.spans,
+                    "annotator": d.annotator or NONE_SHOWN,
+                    "updated": d.updated or NONE_SHOWN,
+                }
+                for k, d in enumerate(docs)
+            ],
+            hide_index=True,
+            width="stretch",
+        )
     with st.expander("Spans of this document", key="exp_spans"):
         spans_table(project, doc, annotator, threshold, layer)
 
@@ -393,11 +484,13 @@ def _copy_html(doc) -> str:
     from tagger.annotation.exporting import tagged
     from tagger.tagging.formats import COLORS, LINE_COLORS, render_html
 
-    style = (f"<style>.ot-copy mark {{ background: transparent; color: inherit; padding: 0 0 2px; }}"
-             f".ot-copy mark.dse {{ background: {COLORS['DSE']}; }}"
-             f".ot-copy mark.ese {{ border-bottom: 3px solid {LINE_COLORS['ESE']}; }}"
-             f".ot-copy mark.other {{ outline: 1px dashed #888; }}"
-             f".ot-copy {{ line-height: 1.9; border: 1px solid #ddd; border-radius: 6px; padding: 0.6em; }}</style>")
+    style = (
+        f"<style>.ot-copy mark {{ background: transparent; color: inherit; padding: 0 0 2px; }}"
+        f".ot-copy mark.dse {{ background: {COLORS['DSE']}; }}"
+        f".ot-copy mark.ese {{ border-bottom: 3px solid {LINE_COLORS['ESE']}; }}"
+        f".ot-copy mark.other {{ outline: 1px dashed #888; }}"
+        f".ot-copy {{ line-height: 1.9; border: 1px solid #ddd; border-radius: 6px; padding: 0.6em; }}</style>"
+    )
     return f'{style}<div class="ot-copy">{render_html(tagged(doc, tuple(sorted({s.type for s in doc.spans}))))}</div>'
 
 
@@ -415,14 +508,17 @@ def review_view(project: Project, reviewer: str, threshold: float) -> None:
     ready = reviewable(project)
     progress_bar([status if status in FINISHED else "todo" for _, _, status, _ in ready], "reviewed")
     if not ready:
-        st.info("No document to review yet: a document is ready once two of its annotators have accepted or "
-                "rejected their copies.")
+        st.info(
+            "No document to review yet: a document is ready once two of its annotators have accepted or "
+            "rejected their copies."
+        )
         return
     by_id = {r[0]: r for r in ready}
     if st.session_state.get("pending_doc") in by_id:  # a search result
         st.session_state["review_doc"] = st.session_state.pop("pending_doc")
     if st.session_state.get("review_doc") not in by_id:
         st.session_state["review_doc"] = next((r[0] for r in ready if r[2] not in FINISHED), ready[0][0])
+
     def label(i: int) -> str:
         _, name, status, copies = by_id[i]
         made = ", ".join(f"{a}: {COPY_MARK[s]}" for a, s in copies)
@@ -441,15 +537,22 @@ def review_view(project: Project, reviewer: str, threshold: float) -> None:
         col.html(_copy_html(copy))
     if final.review:
         r = final.review
-        st.caption(plain(f"Final version: {r.get('method')} by {r.get('reviewer')} "
-                         f"(copies of {', '.join(r.get('annotators') or [])}), {STATUS_MARK[final.status]}"))
+        st.caption(
+            plain(
+                f"Final version: {r.get('method')} by {r.get('reviewer')} "
+                f"(copies of {', '.join(r.get('annotators') or [])}), {STATUS_MARK[final.status]}"
+            )
+        )
     cands = candidates(project, doc_id, pair)
     with st.form(f"merge_{doc_id}_{first}_{second}", border=True):
         st.markdown("**Spans of the two copies**: tick those the final version keeps (ticked: both made it)")
         keep = []
         for cand in cands:  # a checkbox per span (type and tokens), whatever the copies hold by now
-            tick = st.checkbox(f"{cand.key[0]} “{plain(cand.text)}” — {plain(', '.join(cand.by))}",
-                               value=len(cand.by) == len(pair), key="keep_{}_{}_{}_{}".format(doc_id, *cand.key))
+            tick = st.checkbox(
+                f"{cand.key[0]} “{plain(cand.text)}” — {plain(', '.join(cand.by))}",
+                value=len(cand.by) == len(pair),
+                key="keep_{}_{}_{}_{}".format(doc_id, *cand.key),
+            )
             if tick:
                 keep.append(cand.key)
         b = st.columns(3)
@@ -482,8 +585,11 @@ def review_view(project: Project, reviewer: str, threshold: float) -> None:
     if b[1].button("Reject (r)", key="review_reject"):
         handle(project, {"op": "reject", "doc": doc_id, "version": shown}, reviewer)
         st.rerun()
-    span_editor(editor_data(final, project.types, threshold), key="editor",
-                on_event=lambda event: handle(project, event, reviewer))
+    span_editor(
+        editor_data(final, project.types, threshold),
+        key="editor",
+        on_event=lambda event: handle(project, event, reviewer),
+    )
     st.session_state.setdefault("shown", {})[(doc_id, FINAL)] = final.version
 
 
@@ -502,18 +608,32 @@ def agreement_section(project: Project) -> None:
         if not rows:
             st.caption("No document accepted by two annotators yet.")
             return
-        st.caption("Per pair and type, over the documents both accepted in their copies: binary and proportional "
-                   "span F1 (the project's metrics, one annotator as gold) and Cohen's kappa over tokens "
-                   "(in a span of the type or not); percentages but kappa.")
+        st.caption(
+            "Per pair and type, over the documents both accepted in their copies: binary and proportional "
+            "span F1 (the project's metrics, one annotator as gold) and Cohen's kappa over tokens "
+            "(in a span of the type or not); percentages but kappa."
+        )
         pct = lambda x: round(100 * x, 1)
         import pandas as pd
 
-        st.table(pd.DataFrame([{"annotators": " / ".join(r["annotators"]), "type": r["type"],
-                                "documents": r["documents"], "tokens": r["tokens"],
-                                "spans": " / ".join(map(str, r["spans"])), "binary F1": f"{pct(r['binary_f1']):.1f}",
-                                "proportional F1": f"{pct(r['proportional_f1']):.1f}",
-                                "kappa": NONE_SHOWN if r["kappa"] is None else f"{r['kappa']:.3f}"} for r in rows]),
-                 hide_index=True)
+        st.table(
+            pd.DataFrame(
+                [
+                    {
+                        "annotators": " / ".join(r["annotators"]),
+                        "type": r["type"],
+                        "documents": r["documents"],
+                        "tokens": r["tokens"],
+                        "spans": " / ".join(map(str, r["spans"])),
+                        "binary F1": f"{pct(r['binary_f1']):.1f}",
+                        "proportional F1": f"{pct(r['proportional_f1']):.1f}",
+                        "kappa": NONE_SHOWN if r["kappa"] is None else f"{r['kappa']:.3f}",
+                    }
+                    for r in rows
+                ]
+            ),
+            hide_index=True,
+        )
 
 
 # --------------------------------------------------------------------------- the page
@@ -524,11 +644,14 @@ def page() -> None:
     path = choose_project()
     annotator = annotator_name()
     threshold = st.sidebar.slider("Flag model spans below this confidence", 0.0, 1.0, 0.6, 0.05, key="threshold")
-    model = st.sidebar.text_input("Model (a bundled model: fast, accurate; or a bundle directory)", value="fast",
-                                  key="model")
-    st.sidebar.caption("Keys: select words, then **d** DSE, **e** ESE; click a span, then **d**/**e** relabel, "
-                       "**x** delete, **shift/alt+←/→** resize, **i**/**p** intensity/polarity; "
-                       "**u** undo, **a** accept, **r** reject, **n** next unfinished.")
+    model = st.sidebar.text_input(
+        "Model (a bundled model: fast, accurate; or a bundle directory)", value="fast", key="model"
+    )
+    st.sidebar.caption(
+        "Keys: select words, then **d** DSE, **e** ESE; click a span, then **d**/**e** relabel, "
+        "**x** delete, **shift/alt+←/→** resize, **i**/**p** intensity/polarity; "
+        "**u** undo, **a** accept, **r** reject, **n** next unfinished."
+    )
     if path is None:
         st.title("opinion-tagger annotator")
         st.info("Choose or create a project in the sidebar (or run `opinion-tagger annotate serve PROJECT`).")
@@ -538,8 +661,11 @@ def page() -> None:
         choose_name(project)
         return
     team = project.has_overlap()
-    mode = st.sidebar.radio("Work", ("annotate", "review"), format_func=MODE_LABELS.get, key="mode",
-                            horizontal=True) if team else "annotate"
+    mode = (
+        st.sidebar.radio("Work", ("annotate", "review"), format_func=MODE_LABELS.get, key="mode", horizontal=True)
+        if team
+        else "annotate"
+    )
     order = st.sidebar.radio("Next unfinished document", ORDERS, format_func=ORDER_LABELS.get, key="order")
     st.sidebar.caption(f"**n**, **a** and **r** go to the next unfinished document by {ORDER_RULES[order]}.")
     search_section(project)

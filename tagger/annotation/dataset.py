@@ -17,10 +17,18 @@ def accepted_documents(path: str | Path) -> dict[str, list[Sentence]]:
         out: dict[str, list[Sentence]] = {}
         for doc in iter_documents(project, ("done",)):
             td = tagged(doc, project.types)
-            out[doc.name] = [Sentence([Token(t.text, t.start, t.end) for t in s.tokens],
-                                      {ty: [t.tags[ty] for t in s.tokens] for ty in project.types},
-                                      doc=doc.name, index=k, text=doc.text[s.start:s.end], start=s.start, end=s.end)
-                             for k, s in enumerate(td.sentences)]
+            out[doc.name] = [
+                Sentence(
+                    [Token(t.text, t.start, t.end) for t in s.tokens],
+                    {ty: [t.tags[ty] for t in s.tokens] for ty in project.types},
+                    doc=doc.name,
+                    index=k,
+                    text=doc.text[s.start : s.end],
+                    start=s.start,
+                    end=s.end,
+                )
+                for k, s in enumerate(td.sentences)
+            ]
     if not out:
         raise TaggerError(f"{path}: no accepted documents yet (accept documents in the annotator first)")
     return out

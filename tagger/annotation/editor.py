@@ -28,15 +28,32 @@ def editor_data(doc: Document, types: tuple[str, ...], threshold: float) -> dict
     a model span under ``threshold`` is flagged ``low`` for review.  A word in a span of the
     first type gets its colour as background, in a span of another type an underline (``lines``)."""
     return {
-        "doc": doc.id, "version": doc.version, "text": doc.text, "types": list(types),
-        "colors": {t: COLORS.get(t, "#ddd") for t in types}, "lines": {t: LINE_COLORS.get(t, "#555") for t in types},
+        "doc": doc.id,
+        "version": doc.version,
+        "text": doc.text,
+        "types": list(types),
+        "colors": {t: COLORS.get(t, "#ddd") for t in types},
+        "lines": {t: LINE_COLORS.get(t, "#555") for t in types},
         "keys": {k: t for k, t in KEYS.items() if t in types},
-        "intensities": list(INTENSITIES), "polarities": list(POLARITIES),  # keys i and p cycle through them
+        "intensities": list(INTENSITIES),
+        "polarities": list(POLARITIES),  # keys i and p cycle through them
         "tokens": [{"start": t.start, "end": t.end} for t in doc.tokens],
-        "spans": [{"id": s.id, "type": s.type, "start": s.tok_start, "end": s.tok_end, "source": s.source,
-                   "score": s.score, "annotator": s.annotator, "at": s.at,
-                   "intensity": s.intensity, "polarity": s.polarity,
-                   "low": s.source == "model" and s.score is not None and s.score < threshold} for s in doc.spans],
+        "spans": [
+            {
+                "id": s.id,
+                "type": s.type,
+                "start": s.tok_start,
+                "end": s.tok_end,
+                "source": s.source,
+                "score": s.score,
+                "annotator": s.annotator,
+                "at": s.at,
+                "intensity": s.intensity,
+                "polarity": s.polarity,
+                "low": s.source == "model" and s.score is not None and s.score < threshold,
+            }
+            for s in doc.spans
+        ],
     }
 
 
@@ -64,8 +81,9 @@ def _in_new_copy(project: Project, event: dict, doc_id: int, layer: str) -> dict
     return {**event, "span": ids.get(keys.get(event["span"]), -1)}
 
 
-def apply_event(project: Project, event: object, annotator: str | None, layer: str = FINAL,
-                queue_of: str | None = None) -> Outcome:
+def apply_event(
+    project: Project, event: object, annotator: str | None, layer: str = FINAL, queue_of: str | None = None
+) -> Outcome:
     """Save one edit from the editor (or a button): ``{"op", "doc", "version", ...}``, by
     ``annotator`` on ``layer`` (the final version, or the annotator's copy: the page decides,
     never the browser).  "Next" (also after accept and reject) follows ``queue_of``'s work
@@ -103,8 +121,9 @@ def apply_event(project: Project, event: object, annotator: str | None, layer: s
     if op == "change":
         start = _int(event, "start") if "start" in event else None
         end = _int(event, "end") if "end" in event else None
-        project.change_span(doc_id, version, _int(event, "span"), annotator, typ=typ, tok_start=start, tok_end=end,
-                            layer=layer)
+        project.change_span(
+            doc_id, version, _int(event, "span"), annotator, typ=typ, tok_start=start, tok_end=end, layer=layer
+        )
         return Outcome("Span changed.")
     if op == "undo":
         project.undo(doc_id, version, annotator, layer=layer)
@@ -117,9 +136,13 @@ def apply_event(project: Project, event: object, annotator: str | None, layer: s
         return Outcome("Attributes saved.")
     if op == "reject":
         project.set_status(doc_id, version, "rejected", annotator, layer=layer)
-        return Outcome("Rejected (out of training data and exports)." if layer == FINAL else
-                       "Rejected (your copy; the reviewer decides).", "info",
-                       next_doc=project.next_unfinished(after=doc_id, order=order, annotator=queue_of))
+        return Outcome(
+            "Rejected (out of training data and exports)."
+            if layer == FINAL
+            else "Rejected (your copy; the reviewer decides).",
+            "info",
+            next_doc=project.next_unfinished(after=doc_id, order=order, annotator=queue_of),
+        )
     project.set_status(doc_id, version, "done", annotator, layer=layer)  # accept
     return Outcome("Accepted.", next_doc=project.next_unfinished(after=doc_id, order=order, annotator=queue_of))
 
@@ -136,9 +159,11 @@ def span_editor(data: dict, key: str, on_event) -> None:
 
     if _mount is None:
         _mount = st.components.v2.component(
-            "opinion_tagger_span_editor", html='<div class="ot-editor"></div>',
+            "opinion_tagger_span_editor",
+            html='<div class="ot-editor"></div>',
             css=(STATIC / "editor.css").read_text(encoding="utf-8"),
-            js=(STATIC / "editor.js").read_text(encoding="utf-8"))
+            js=(STATIC / "editor.js").read_text(encoding="utf-8"),
+        )
 
     def changed():
         state = st.session_state.get(key) or {}

@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 from tagger.annotation.store import STATUSES, Document, Project
 from tagger.tagging.annotate import TaggedDocument, TaggedSentence, TaggedSpan, TaggedToken
@@ -38,7 +38,7 @@ def tagged(doc: Document, types: tuple[str, ...]) -> TaggedDocument:
     out = TaggedDocument(doc.name, doc.text, types=types)
     current = None  # the sentence index of the last token placed
     for tok, tg in zip(doc.tokens, tags):
-        t = TaggedToken(doc.text[tok.start:tok.end], tok.start, tok.end, tg)
+        t = TaggedToken(doc.text[tok.start : tok.end], tok.start, tok.end, tg)
         if tok.sentence != current:
             out.sentences.append(TaggedSentence(tok.start, tok.end, []))
             current = tok.sentence
@@ -46,8 +46,9 @@ def tagged(doc: Document, types: tuple[str, ...]) -> TaggedDocument:
         out.sentences[-1].end = tok.end
     for sp in sorted(doc.spans, key=lambda s: (s.tok_start, s.tok_end, s.type)):
         start, end = doc.span_chars(sp)
-        out.spans.append(TaggedSpan(sp.type, start, end, doc.text[start:end],
-                                    1.0 if sp.score is None else round(float(sp.score), 4)))
+        out.spans.append(
+            TaggedSpan(sp.type, start, end, doc.text[start:end], 1.0 if sp.score is None else round(float(sp.score), 4))
+        )
     return out
 
 
@@ -84,8 +85,11 @@ def brat_notes(doc: Document) -> str:
     spans = sorted(doc.spans, key=lambda s: (s.tok_start, s.tok_end, s.type))
     lines = []
     for n, sp in enumerate(spans, 1):
-        note = (f"model {sp.score:.4f}" if sp.source == "model" and sp.score is not None
-                else f"human {sp.annotator or ''} {sp.at or ''}".strip())
+        note = (
+            f"model {sp.score:.4f}"
+            if sp.source == "model" and sp.score is not None
+            else f"human {sp.annotator or ''} {sp.at or ''}".strip()
+        )
         if sp.origin is not None:
             note += f"; in the copies of {', '.join(json.loads(sp.origin)) or 'none'}"
         lines.append(f"#{n}\tAnnotatorNotes T{n}\t{note}")
@@ -124,9 +128,9 @@ class ProjectWriter(Writer):
         else:
             name = self._safe_name(doc.name)
             (self.directory / f"{name}.txt").write_text(doc.text, encoding="utf-8")
-            (self.directory / f"{name}.ann").write_text(brat_ann(tagged(doc, self.types)) + brat_attributes(doc)
-                                                        + brat_notes(doc),
-                                                        encoding="utf-8")
+            (self.directory / f"{name}.ann").write_text(
+                brat_ann(tagged(doc, self.types)) + brat_attributes(doc) + brat_notes(doc), encoding="utf-8"
+            )
 
 
 DEFAULT_STATUSES = ("todo", "in_progress", "done")  # every status but rejected
@@ -201,12 +205,14 @@ def stats(project: Project, with_agreement: bool = True) -> dict:
 
     counts = project.counts()
     with project._lock:
-        rows = project.db.execute("SELECT type, source, COUNT(*) FROM spans WHERE owner = '' "
-                                  "GROUP BY type, source").fetchall()
+        rows = project.db.execute(
+            "SELECT type, source, COUNT(*) FROM spans WHERE owner = '' GROUP BY type, source"
+        ).fetchall()
         annotators = project.annotators()
         tokens = project.db.execute("SELECT COUNT(*) FROM tokens").fetchone()[0]
-        team, reviewed = project.db.execute("SELECT COUNT(*), COALESCE(SUM(status IN ('done', 'rejected')), 0) "
-                                            "FROM documents WHERE overlap > 0").fetchone()
+        team, reviewed = project.db.execute(
+            "SELECT COUNT(*), COALESCE(SUM(status IN ('done', 'rejected')), 0) FROM documents WHERE overlap > 0"
+        ).fetchone()
         copy_rows = project.db.execute("SELECT owner, status, COUNT(*) FROM copies GROUP BY owner, status").fetchall()
     copies: dict[str, dict[str, int]] = {}
     for owner, status, n in copy_rows:
@@ -216,9 +222,20 @@ def stats(project: Project, with_agreement: bool = True) -> dict:
     for typ, source, n in rows:
         spans.setdefault(typ, Counter())[source] = n
     total = sum(counts.values())
-    return {"project": str(project.path), "documents": total, "status": counts, "done": counts["done"],
-            "progress": f"{counts['done']} of {total} done", "tokens": tokens, "spans": spans,
-            "annotators": annotators, "copies": copies,
-            "team": {"documents": team, "awaiting_review": sum(1 for r in ready if r[2] in ("todo", "in_progress")),
-                     "reviewed": reviewed},
-            "agreement": agreement(project) if team and with_agreement else []}
+    return {
+        "project": str(project.path),
+        "documents": total,
+        "status": counts,
+        "done": counts["done"],
+        "progress": f"{counts['done']} of {total} done",
+        "tokens": tokens,
+        "spans": spans,
+        "annotators": annotators,
+        "copies": copies,
+        "team": {
+            "documents": team,
+            "awaiting_review": sum(1 for r in ready if r[2] in ("todo", "in_progress")),
+            "reviewed": reviewed,
+        },
+        "agreement": agreement(project) if team and with_agreement else [],
+    }

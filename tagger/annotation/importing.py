@@ -24,12 +24,14 @@ class ImportReport:
     errors: list[tuple[str, str]] = field(default_factory=list)  # (record id, reason)
 
     def summary(self) -> str:
-        return (f"imported {self.imported} documents, {self.duplicates} already in the project, "
-                f"{len(self.errors)} errors")
+        return (
+            f"imported {self.imported} documents, {self.duplicates} already in the project, {len(self.errors)} errors"
+        )
 
 
-def input_records(inputs: Iterable[str], max_chars: int | None = MAX_CHARS,
-                  skip: Collection[Path] = ()) -> Iterator[Record]:
+def input_records(
+    inputs: Iterable[str], max_chars: int | None = MAX_CHARS, skip: Collection[Path] = ()
+) -> Iterator[Record]:
     """The records of ``annotate import``'s inputs, named the same on every machine: a file in a
     directory given by its path relative to that directory (``sub/b.txt``; JSONL lines
     ``sub/c.jsonl:3``), a file given alone by its name; files in ``skip`` (resolved paths: the
@@ -52,12 +54,13 @@ def input_records(inputs: Iterable[str], max_chars: int | None = MAX_CHARS,
 
 def stored_parts(doc: TaggedDocument) -> tuple[list[StoredToken], list[StoredSpan]]:
     """A tagged document's tokens and (model) spans over token positions."""
-    tokens = [StoredToken(k, s_i, t.start, t.end) for k, (s_i, t) in
-              enumerate((s_i, t) for s_i, s in enumerate(doc.sentences) for t in s.tokens)]
+    tokens = [
+        StoredToken(k, s_i, t.start, t.end)
+        for k, (s_i, t) in enumerate((s_i, t) for s_i, s in enumerate(doc.sentences) for t in s.tokens)
+    ]
     first = {t.start: t.position for t in tokens}
     last = {t.end: t.position for t in tokens}
-    spans = [StoredSpan(None, sp.type, first[sp.start], last[sp.end] + 1, "model", sp.score)
-             for sp in doc.spans]
+    spans = [StoredSpan(None, sp.type, first[sp.start], last[sp.end] + 1, "model", sp.score) for sp in doc.spans]
     return tokens, spans
 
 
@@ -72,8 +75,14 @@ def _unique_name(project: Project, name: str, text: str, taken: set[str]) -> str
     return candidate
 
 
-def import_records(project: Project, records: Iterable[Record], tagger: OpinionTagger | None = None,
-                   model_name: str | None = None, chunk: int = 64, overlap: int = 0) -> ImportReport:
+def import_records(
+    project: Project,
+    records: Iterable[Record],
+    tagger: OpinionTagger | None = None,
+    model_name: str | None = None,
+    chunk: int = 64,
+    overlap: int = 0,
+) -> ImportReport:
     """Add ``records`` to ``project``, pre-annotated by ``tagger`` when given; one
     transaction per ``chunk`` documents.  ``overlap`` N (2 or more): each new document is
     annotated by N annotators independently, each in a copy of their own (``Project.claim``),

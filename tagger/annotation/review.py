@@ -64,19 +64,25 @@ def _final(cands: Iterable[Candidate]) -> list[StoredSpan]:
     return [replace(c.span, id=None, origin=json.dumps(c.by, ensure_ascii=False)) for c in cands]
 
 
-def accept_copy(project: Project, doc_id: int, version: int, chosen: str, annotators: Sequence[str],
-                reviewer: str | None) -> int:
+def accept_copy(
+    project: Project, doc_id: int, version: int, chosen: str, annotators: Sequence[str], reviewer: str | None
+) -> int:
     """The final version becomes ``chosen``'s copy (``annotators``: the copies compared, for each
     span's origin).  ``version``: the final version's, as the reviewer saw it."""
     if chosen not in annotators:
         raise ProjectError(f"{chosen} is not among the annotators compared")
-    keep = [c for c in candidates(project, doc_id, [chosen, *(a for a in annotators if a != chosen)])
-            if chosen in c.by]
+    keep = [c for c in candidates(project, doc_id, [chosen, *(a for a in annotators if a != chosen)]) if chosen in c.by]
     return project.review(doc_id, version, _final(keep), reviewer, f"accepted {chosen}", annotators)
 
 
-def merge(project: Project, doc_id: int, version: int, keep: Iterable[tuple[str, int, int]],
-          annotators: Sequence[str], reviewer: str | None) -> int:
+def merge(
+    project: Project,
+    doc_id: int,
+    version: int,
+    keep: Iterable[tuple[str, int, int]],
+    annotators: Sequence[str],
+    reviewer: str | None,
+) -> int:
     """The final version is the spans ``keep`` (keys of ``candidates``) of the copies of
     ``annotators``; ProjectError for a key no copy has, or two kept spans of a type that overlap."""
     keep = set(keep)
@@ -84,5 +90,4 @@ def merge(project: Project, doc_id: int, version: int, keep: Iterable[tuple[str,
     unknown = keep - {c.key for c in cands}
     if unknown:
         raise ProjectError(f"no copy has the span {min(unknown)}")
-    return project.review(doc_id, version, _final(c for c in cands if c.key in keep), reviewer, "merged",
-                          annotators)
+    return project.review(doc_id, version, _final(c for c in cands if c.key in keep), reviewer, "merged", annotators)

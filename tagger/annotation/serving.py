@@ -67,16 +67,35 @@ def password_for(host: str, password_file: Path | None, environ) -> str | None:
     set, which only a loopback ``host`` allows."""
     password = read_password(password_file) if password_file is not None else environ.get(PASSWORD_ENV) or None
     if password is None and not is_loopback(host):
-        raise TaggerError(f"--host {host!r} is not a loopback address: annotators must log in there; set their "
-                          f"password in ${PASSWORD_ENV} or with --password-file FILE")
+        raise TaggerError(
+            f"--host {host!r} is not a loopback address: annotators must log in there; set their "
+            f"password in ${PASSWORD_ENV} or with --password-file FILE"
+        )
     return password
 
 
 def streamlit_command(port: int, host: str, app: Path = APP) -> list[str]:
-    return [sys.executable, "-m", "streamlit", "run", str(app), "--server.port", str(port),
-            "--server.address", host, "--server.headless", "true", "--server.enableXsrfProtection", "true",
-            "--server.maxUploadSize", str(MAX_UPLOAD_MB), "--client.toolbarMode", "minimal",
-            "--browser.gatherUsageStats", "false"]
+    return [
+        sys.executable,
+        "-m",
+        "streamlit",
+        "run",
+        str(app),
+        "--server.port",
+        str(port),
+        "--server.address",
+        host,
+        "--server.headless",
+        "true",
+        "--server.enableXsrfProtection",
+        "true",
+        "--server.maxUploadSize",
+        str(MAX_UPLOAD_MB),
+        "--client.toolbarMode",
+        "minimal",
+        "--browser.gatherUsageStats",
+        "false",
+    ]
 
 
 def plan(args, environ) -> tuple[list[str], dict[str, str]]:
@@ -89,8 +108,10 @@ def plan(args, environ) -> tuple[list[str], dict[str, str]]:
         env[PASSWORD_ENV] = password
     if args.annotator is not None:
         if password is not None:
-            raise TaggerError("--annotator: with a password login each annotator gives a name on the login form; "
-                              f"leave --annotator out (or {PASSWORD_ENV} unset on a loopback server)")
+            raise TaggerError(
+                "--annotator: with a password login each annotator gives a name on the login form; "
+                f"leave --annotator out (or {PASSWORD_ENV} unset on a loopback server)"
+            )
         problem = annotator_problem(args.annotator)
         if problem:
             raise TaggerError(f"--annotator {args.annotator!r}: {problem}")
@@ -143,7 +164,8 @@ def run(cmd: list[str], env: dict[str, str]) -> int:
     linux = sys.platform.startswith("linux")
     try:
         proc = state["proc"] = subprocess.Popen(  # this process runs no other thread: preexec_fn is safe
-            cmd, env=env, preexec_fn=partial(_die_with_parent, os.getpid()) if linux else None)  # noqa: PLW1509
+            cmd, env=env, preexec_fn=partial(_die_with_parent, os.getpid()) if linux else None
+        )  # noqa: PLW1509
         if state["signals"]:  # one came while the child was starting
             proc.send_signal(state["signals"][0])
         return _exit_status(proc.wait())

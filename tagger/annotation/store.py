@@ -31,8 +31,8 @@ A document is a set of *layers*: its final version (layer ``""``; the one export
 trained on) and, when it was imported with an overlap of N, up to N annotators' copies
 (layer: the annotator's name), each edited like a document of its own, starting from the
 model's spans.  A copy is made at the annotator's first change of the document (``claim``;
-``document(preview=True)`` shows it before), while fewer than N annotators have one.  A review (``review``) writes the final version from the
-copies: one annotator's spans accepted, or a merge of them.
+``document(preview=True)`` shows it before), while fewer than N annotators have one.  A review
+(``review``) writes the final version from the copies: one annotator's spans accepted, or a merge of them.
 
 Status is ``todo`` (untouched), ``in_progress`` (changed), ``done`` (accepted) or
 ``rejected`` (skipped for good: out of training data and, unless asked, of exports).
@@ -49,11 +49,11 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
+from collections.abc import Iterable, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Iterable, Sequence
 
 from tagger.errors import TaggerError
 
@@ -68,7 +68,7 @@ ORDERS = ("file", "uncertainty")
 ORDER_RULES = {
     "file": "import order",
     "uncertainty": "least confident model span first (the document whose lowest model score is lowest); "
-                   "documents without model spans last, in import order",
+    "documents without model spans last, in import order",
 }
 
 SCHEMA = """
@@ -133,7 +133,6 @@ CREATE INDEX IF NOT EXISTS history_by_layer ON history(doc_id, owner, id);
 """
 
 
-
 def _migrate_1_to_2(db) -> None:
     """Version 2: status ``rejected`` (the documents table is rebuilt: SQLite cannot change a
     CHECK constraint) and the spans' optional ``intensity`` and ``polarity``."""
@@ -147,14 +146,16 @@ def _migrate_1_to_2(db) -> None:
         model TEXT,
         created TEXT NOT NULL,
         updated TEXT NOT NULL)""")
-    db.execute("INSERT INTO documents_v2 (id, name, text, status, version, annotator, model, created, updated) "
-               "SELECT id, name, text, status, version, annotator, model, created, updated FROM documents")
+    db.execute(
+        "INSERT INTO documents_v2 (id, name, text, status, version, annotator, model, created, updated) "
+        "SELECT id, name, text, status, version, annotator, model, created, updated FROM documents"
+    )
     db.execute("DROP TABLE documents")  # foreign keys are off: tokens, spans and history stay
     db.execute("ALTER TABLE documents_v2 RENAME TO documents")
-    db.execute("ALTER TABLE spans ADD COLUMN intensity TEXT "
-               "CHECK (intensity IN ('low', 'medium', 'high', 'extreme'))")
-    db.execute("ALTER TABLE spans ADD COLUMN polarity TEXT "
-               "CHECK (polarity IN ('positive', 'negative', 'neutral', 'both'))")
+    db.execute("ALTER TABLE spans ADD COLUMN intensity TEXT CHECK (intensity IN ('low', 'medium', 'high', 'extreme'))")
+    db.execute(
+        "ALTER TABLE spans ADD COLUMN polarity TEXT CHECK (polarity IN ('positive', 'negative', 'neutral', 'both'))"
+    )
 
 
 def _migrate_2_to_3(db) -> None:
@@ -187,7 +188,7 @@ class ConflictError(ProjectError):
 
 
 def now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
 @dataclass(frozen=True)
@@ -283,33 +284,41 @@ class Project:
         table rebuild must not cascade), and checked before the commit."""
         with self._transaction():
             has_meta = self.db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'").fetchone()
-            row = self.db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() if has_meta else None
+            row = (
+                self.db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() if has_meta else None
+            )
             if row is None:
-                if self.db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'documents'"
-                                   ).fetchone():
+                if self.db.execute(
+                    "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'documents'"
+                ).fetchone():
                     raise ProjectError(f"{self.path}: not an annotation project (no schema version)")
                 for stmt in SCHEMA.split(";"):
                     if stmt.strip():
                         self.db.execute(stmt)
-                self.db.executemany("INSERT INTO meta VALUES (?, ?)", [
-                    ("schema_version", str(SCHEMA_VERSION)), ("types", json.dumps(list(types))),
-                    ("created", now())])
+                self.db.executemany(
+                    "INSERT INTO meta VALUES (?, ?)",
+                    [("schema_version", str(SCHEMA_VERSION)), ("types", json.dumps(list(types))), ("created", now())],
+                )
                 return
             try:
                 found = int(row[0])
             except ValueError:
                 raise ProjectError(f"{self.path}: project schema version {row[0]!r} is not a number") from None
             if found > SCHEMA_VERSION:
-                raise ProjectError(f"{self.path}: project schema version {found} is newer than this "
-                                   f"opinion-tagger's ({SCHEMA_VERSION}); upgrade opinion-tagger")
+                raise ProjectError(
+                    f"{self.path}: project schema version {found} is newer than this "
+                    f"opinion-tagger's ({SCHEMA_VERSION}); upgrade opinion-tagger"
+                )
             if found not in MIGRATIONS and found != SCHEMA_VERSION:
                 raise ProjectError(f"{self.path}: project schema version {found} is not supported")
             while found < SCHEMA_VERSION:
                 try:
                     MIGRATIONS[found](self.db)
                 except sqlite3.DatabaseError as exc:
-                    raise ProjectError(f"{self.path}: cannot migrate the project from schema version {found} to "
-                                       f"{found + 1} ({exc}); the file is unchanged") from None
+                    raise ProjectError(
+                        f"{self.path}: cannot migrate the project from schema version {found} to "
+                        f"{found + 1} ({exc}); the file is unchanged"
+                    ) from None
                 found += 1
                 self.db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(found),))
             bad = self.db.execute("PRAGMA foreign_key_check").fetchall()
@@ -324,7 +333,7 @@ class Project:
         with self._lock:
             self.db.close()
 
-    def __enter__(self) -> "Project":
+    def __enter__(self) -> Project:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -351,8 +360,9 @@ class Project:
             return self.db.execute("PRAGMA integrity_check").fetchone()[0]
 
     # -- documents --------------------------------------------------------------
-    def add_documents(self, docs: Iterable[tuple[str, str, Sequence[StoredToken], Sequence[StoredSpan], str | None]],
-                      overlap: int = 0) -> list[tuple[str, int | None]]:
+    def add_documents(
+        self, docs: Iterable[tuple[str, str, Sequence[StoredToken], Sequence[StoredSpan], str | None]], overlap: int = 0
+    ) -> list[tuple[str, int | None]]:
         """Add ``(name, text, tokens, spans, model)`` documents in one transaction; ``overlap``: how
         many annotators annotate each independently (0 or 1: one shared version).
         Returns ``(name, id)`` per document, ``id`` None for a name already in the project."""
@@ -364,14 +374,19 @@ class Project:
         with self._transaction() as db:
             for name, text, tokens, spans, model in docs:
                 try:
-                    cur = db.execute("INSERT INTO documents (name, text, model, created, updated, overlap) "
-                                     "VALUES (?, ?, ?, ?, ?, ?)", (name, text, model, stamp, stamp, overlap))
+                    cur = db.execute(
+                        "INSERT INTO documents (name, text, model, created, updated, overlap) "
+                        "VALUES (?, ?, ?, ?, ?, ?)",
+                        (name, text, model, stamp, stamp, overlap),
+                    )
                 except sqlite3.IntegrityError:
                     out.append((name, None))
                     continue
                 doc_id = cur.lastrowid
-                db.executemany("INSERT INTO tokens VALUES (?, ?, ?, ?, ?)",
-                               [(doc_id, k, t.sentence, t.start, t.end) for k, t in enumerate(tokens)])
+                db.executemany(
+                    "INSERT INTO tokens VALUES (?, ?, ?, ?, ?)",
+                    [(doc_id, k, t.sentence, t.start, t.end) for k, t in enumerate(tokens)],
+                )
                 self._insert_spans(db, doc_id, spans)
                 out.append((name, doc_id))
         return out
@@ -391,25 +406,30 @@ class Project:
             rows = self.db.execute(
                 "SELECT d.id, d.name, d.status, d.version, "
                 "(SELECT COUNT(*) FROM spans s WHERE s.doc_id = d.id AND s.owner = ''), d.annotator, d.updated, "
-                "d.overlap FROM documents d ORDER BY d.id").fetchall()
+                "d.overlap FROM documents d ORDER BY d.id"
+            ).fetchall()
         return [DocumentInfo(*r) for r in rows]
 
     # what an annotator works on, per document: the shared version of a document without overlap, their
     # copy of one with it, or (status 'todo') a copy still to be made while fewer than its overlap exist;
     # NULL status: not theirs (its annotators are complete without them, or it was reviewed before they
     # finished their copy)
-    _WORK = ("work AS (SELECT d.id AS id, d.overlap AS overlap, c.owner AS owner, "
-             "CASE WHEN :who IS NULL OR d.overlap = 0 THEN d.status "
-             "WHEN c.owner IS NOT NULL AND d.status IN ('done', 'rejected') AND c.status IN ('todo', 'in_progress') "
-             "THEN NULL WHEN c.owner IS NOT NULL THEN c.status "
-             "WHEN d.status IN ('todo', 'in_progress') AND "
-             "(SELECT COUNT(*) FROM copies k WHERE k.doc_id = d.id) < d.overlap THEN 'todo' END AS status, "
-             "CASE WHEN :who IS NULL OR d.overlap = 0 OR c.owner IS NULL THEN '' ELSE c.owner END AS layer "
-             "FROM documents d LEFT JOIN copies c ON c.doc_id = d.id AND c.owner = :who)")
+    _WORK = (
+        "work AS (SELECT d.id AS id, d.overlap AS overlap, c.owner AS owner, "
+        "CASE WHEN :who IS NULL OR d.overlap = 0 THEN d.status "
+        "WHEN c.owner IS NOT NULL AND d.status IN ('done', 'rejected') AND c.status IN ('todo', 'in_progress') "
+        "THEN NULL WHEN c.owner IS NOT NULL THEN c.status "
+        "WHEN d.status IN ('todo', 'in_progress') AND "
+        "(SELECT COUNT(*) FROM copies k WHERE k.doc_id = d.id) < d.overlap THEN 'todo' END AS status, "
+        "CASE WHEN :who IS NULL OR d.overlap = 0 OR c.owner IS NULL THEN '' ELSE c.owner END AS layer "
+        "FROM documents d LEFT JOIN copies c ON c.doc_id = d.id AND c.owner = :who)"
+    )
     # the uncertainty order's key: (no model span, lowest model score in the version worked on, import order)
-    _RANKED = ("WITH " + _WORK + ", ranked AS (SELECT id, status, low IS NULL AS none, COALESCE(low, 0.0) AS low "
-               "FROM (SELECT w.id, w.status, (SELECT MIN(score) FROM spans s WHERE s.doc_id = w.id AND "
-               "s.owner = w.layer AND s.source = 'model' AND s.score IS NOT NULL) AS low FROM work w)) ")
+    _RANKED = (
+        "WITH " + _WORK + ", ranked AS (SELECT id, status, low IS NULL AS none, COALESCE(low, 0.0) AS low "
+        "FROM (SELECT w.id, w.status, (SELECT MIN(score) FROM spans s WHERE s.doc_id = w.id AND "
+        "s.owner = w.layer AND s.source = 'model' AND s.score IS NOT NULL) AS low FROM work w)) "
+    )
 
     def work_list(self, annotator: str | None) -> list[DocumentInfo]:
         """The documents ``annotator`` works on, in import order, each as they see it (``layer``: ''
@@ -423,7 +443,9 @@ class Project:
                 "CASE WHEN w.overlap = 0 THEN d.annotator ELSE w.owner END, COALESCE(c.updated, d.updated), "
                 "d.overlap, CASE WHEN w.overlap = 0 THEN '' ELSE :who END "
                 "FROM documents d JOIN work w ON w.id = d.id LEFT JOIN copies c ON c.doc_id = d.id AND c.owner = :who "
-                "WHERE w.status IS NOT NULL ORDER BY d.id", {"who": annotator}).fetchall()
+                "WHERE w.status IS NOT NULL ORDER BY d.id",
+                {"who": annotator},
+            ).fetchall()
         return [DocumentInfo(*r) for r in rows]
 
     def counts(self) -> dict[str, int]:
@@ -436,14 +458,17 @@ class Project:
         """A document's final version (``layer`` ''), or an annotator's copy of it; with ``preview``,
         a copy not made yet is shown as it would be made (``claim``): the model's spans, version 0."""
         with self._lock:
-            row = self.db.execute("SELECT id, name, text, status, version, annotator, model, overlap, review "
-                                  "FROM documents WHERE id = ?", (doc_id,)).fetchone()
+            row = self.db.execute(
+                "SELECT id, name, text, status, version, annotator, model, overlap, review FROM documents WHERE id = ?",
+                (doc_id,),
+            ).fetchone()
             if row is None:
                 raise ProjectError(f"{self.path}: no document {doc_id}")
             doc = Document(*row[:7], overlap=row[7], review=json.loads(row[8]) if row[8] else None)
             if layer != FINAL:
-                copy = self.db.execute("SELECT status, version FROM copies WHERE doc_id = ? AND owner = ?",
-                                       (doc_id, layer)).fetchone()
+                copy = self.db.execute(
+                    "SELECT status, version FROM copies WHERE doc_id = ? AND owner = ?", (doc_id, layer)
+                ).fetchone()
                 if copy is None and preview:
                     copy = ("todo", 0)
                     layer, doc.layer, doc.annotator = FINAL, layer, layer
@@ -452,17 +477,25 @@ class Project:
                 else:
                     doc.annotator, doc.layer = layer, layer
                 doc.status, doc.version = copy
-            doc.tokens = [StoredToken(*r) for r in self.db.execute(
-                "SELECT position, sentence, start, end FROM tokens WHERE doc_id = ? ORDER BY position", (doc_id,))]
+            doc.tokens = [
+                StoredToken(*r)
+                for r in self.db.execute(
+                    "SELECT position, sentence, start, end FROM tokens WHERE doc_id = ? ORDER BY position", (doc_id,)
+                )
+            ]
             doc.spans = self._spans(doc_id, layer)
             if doc.layer != layer:  # a preview: the spans a copy starts with
                 doc.spans = [s for s in doc.spans if s.source == "model"]
         return doc
 
     def _spans(self, doc_id: int, layer: str = FINAL) -> list[StoredSpan]:
-        return [StoredSpan(*r) for r in self.db.execute(
-            f"SELECT {SPAN_COLUMNS} FROM spans WHERE doc_id = ? AND owner = ? ORDER BY tok_start, tok_end, type",
-            (doc_id, layer))]
+        return [
+            StoredSpan(*r)
+            for r in self.db.execute(
+                f"SELECT {SPAN_COLUMNS} FROM spans WHERE doc_id = ? AND owner = ? ORDER BY tok_start, tok_end, type",
+                (doc_id, layer),
+            )
+        ]
 
     def has_overlap(self) -> bool:
         """Whether some document is annotated by several annotators (a team project)."""
@@ -472,31 +505,42 @@ class Project:
     def annotators(self) -> list[str]:
         """Everyone who changed a document or has a copy, in alphabetical order."""
         with self._lock:
-            return [r[0] for r in self.db.execute("SELECT annotator FROM documents WHERE annotator IS NOT NULL "
-                                                  "UNION SELECT owner FROM copies ORDER BY 1")]
+            return [
+                r[0]
+                for r in self.db.execute(
+                    "SELECT annotator FROM documents WHERE annotator IS NOT NULL "
+                    "UNION SELECT owner FROM copies ORDER BY 1"
+                )
+            ]
 
     def copies_state(self) -> tuple:
         """Changes whenever a copy does (what the page's agreement figures are cached by)."""
         with self._lock:
-            return tuple(self.db.execute("SELECT COUNT(*), COALESCE(SUM(version), 0), COALESCE(MAX(updated), '') "
-                                         "FROM copies").fetchone())
+            return tuple(
+                self.db.execute(
+                    "SELECT COUNT(*), COALESCE(SUM(version), 0), COALESCE(MAX(updated), '') FROM copies"
+                ).fetchone()
+            )
 
     def copies(self, doc_id: int | None = None) -> list[tuple[int, str, str, int]]:
         """Annotators' copies ``(doc_id, owner, status, version)`` of a document (or of every document),
         in the order they were made."""
         with self._lock:
             if doc_id is None:
-                rows = self.db.execute("SELECT doc_id, owner, status, version FROM copies "
-                                       "ORDER BY doc_id, created, owner").fetchall()
+                rows = self.db.execute(
+                    "SELECT doc_id, owner, status, version FROM copies ORDER BY doc_id, created, owner"
+                ).fetchall()
             else:
-                rows = self.db.execute("SELECT doc_id, owner, status, version FROM copies WHERE doc_id = ? "
-                                       "ORDER BY created, owner", (doc_id,)).fetchall()
+                rows = self.db.execute(
+                    "SELECT doc_id, owner, status, version FROM copies WHERE doc_id = ? ORDER BY created, owner",
+                    (doc_id,),
+                ).fetchall()
         return [tuple(r) for r in rows]
 
     def claim(self, doc_id: int, annotator: str) -> bool:
         """Make ``annotator``'s copy of a document with an overlap (the model's spans, status to do),
-        unless they have one (False); the page does it at their first change of the document.  ProjectError when the document has no overlap, was reviewed,
-        or already has as many annotators as its overlap."""
+        unless they have one (False); the page does it at their first change of the document.  ProjectError when
+        the document has no overlap, was reviewed, or already has as many annotators as its overlap."""
         if not annotator:
             raise ProjectError("a copy needs an annotator's name")
         with self._transaction() as db:
@@ -513,11 +557,16 @@ class Project:
             if db.execute("SELECT COUNT(*) FROM copies WHERE doc_id = ?", (doc_id,)).fetchone()[0] >= overlap:
                 raise ProjectError(f"document {doc_id} already has its {overlap} annotators")
             stamp = now()
-            db.execute("INSERT INTO copies (doc_id, owner, created, updated) VALUES (?, ?, ?, ?)",
-                       (doc_id, annotator, stamp, stamp))
-            db.execute("INSERT INTO spans (doc_id, owner, type, tok_start, tok_end, source, score) "
-                       "SELECT doc_id, ?, type, tok_start, tok_end, source, score FROM spans "
-                       "WHERE doc_id = ? AND owner = '' AND source = 'model' ORDER BY id", (annotator, doc_id))
+            db.execute(
+                "INSERT INTO copies (doc_id, owner, created, updated) VALUES (?, ?, ?, ?)",
+                (doc_id, annotator, stamp, stamp),
+            )
+            db.execute(
+                "INSERT INTO spans (doc_id, owner, type, tok_start, tok_end, source, score) "
+                "SELECT doc_id, ?, type, tok_start, tok_end, source, score FROM spans "
+                "WHERE doc_id = ? AND owner = '' AND source = 'model' ORDER BY id",
+                (annotator, doc_id),
+            )
         return True
 
     def queue(self, order: str = "file", annotator: str | None = None) -> list[int]:
@@ -528,12 +577,15 @@ class Project:
             raise ProjectError(f"unknown order {order!r} (choose from {', '.join(ORDERS)})")
         key = "id" if order == "file" else "none, low, id"
         with self._lock:
-            rows = self.db.execute(self._RANKED + "SELECT id FROM ranked WHERE status IN ('todo', 'in_progress') "
-                                   f"ORDER BY {key}", {"who": annotator}).fetchall()
+            rows = self.db.execute(
+                self._RANKED + f"SELECT id FROM ranked WHERE status IN ('todo', 'in_progress') ORDER BY {key}",
+                {"who": annotator},
+            ).fetchall()
         return [r[0] for r in rows]
 
-    def next_unfinished(self, after: int | None = None, order: str = "file",
-                        annotator: str | None = None) -> int | None:
+    def next_unfinished(
+        self, after: int | None = None, order: str = "file", annotator: str | None = None
+    ) -> int | None:
         """The first unfinished document (to do, in progress) after ``after`` in ``order``
         (wrapping round), or None when none is left; ``annotator`` as for ``queue``.  In the
         uncertainty order "after" is by ``after``'s key now (its spans may have changed since it
@@ -546,8 +598,10 @@ class Project:
         with self._lock:
             row = None
             if after is not None:
-                row = self.db.execute(unfinished + f"AND ({key}) > (SELECT {key} FROM ranked WHERE id = :after) "
-                                      f"ORDER BY {key} LIMIT 1", params).fetchone()
+                row = self.db.execute(
+                    unfinished + f"AND ({key}) > (SELECT {key} FROM ranked WHERE id = :after) ORDER BY {key} LIMIT 1",
+                    params,
+                ).fetchone()
             if row is None:
                 row = self.db.execute(unfinished + f"ORDER BY {key} LIMIT 1", params).fetchone()
         return row[0] if row else None
@@ -562,9 +616,11 @@ class Project:
             return []
         pattern = "%" + query.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
         with self._lock:
-            rows = self.db.execute("SELECT id, name, text FROM documents WHERE text LIKE ? ESCAPE '\\' "
-                                   "OR name LIKE ? ESCAPE '\\' ORDER BY id LIMIT ?",
-                                   (pattern, pattern, limit)).fetchall()
+            rows = self.db.execute(
+                "SELECT id, name, text FROM documents WHERE text LIKE ? ESCAPE '\\' "
+                "OR name LIKE ? ESCAPE '\\' ORDER BY id LIMIT ?",
+                (pattern, pattern, limit),
+            ).fetchall()
         out = []
         for doc_id, name, text in rows:
             at = text.lower().find(query.lower())
@@ -577,20 +633,46 @@ class Project:
 
     def history(self, doc_id: int, layer: str = FINAL) -> list[dict]:
         with self._lock:
-            rows = self.db.execute("SELECT version, action, annotator, at FROM history WHERE doc_id = ? AND owner = ? "
-                                   "ORDER BY id", (doc_id, layer)).fetchall()
+            rows = self.db.execute(
+                "SELECT version, action, annotator, at FROM history WHERE doc_id = ? AND owner = ? ORDER BY id",
+                (doc_id, layer),
+            ).fetchall()
         return [dict(zip(("version", "action", "annotator", "at"), r)) for r in rows]
 
     # -- edits ------------------------------------------------------------------
     def _insert_spans(self, db, doc_id: int, spans: Iterable[StoredSpan], layer: str = FINAL) -> None:
-        db.executemany("INSERT INTO spans (doc_id, owner, type, tok_start, tok_end, source, score, annotator, at, "
-                       "intensity, polarity, origin) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                       [(doc_id, layer, s.type, s.tok_start, s.tok_end, s.source, s.score, s.annotator, s.at,
-                         s.intensity, s.polarity, s.origin) for s in spans])
+        db.executemany(
+            "INSERT INTO spans (doc_id, owner, type, tok_start, tok_end, source, score, annotator, at, "
+            "intensity, polarity, origin) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                (
+                    doc_id,
+                    layer,
+                    s.type,
+                    s.tok_start,
+                    s.tok_end,
+                    s.source,
+                    s.score,
+                    s.annotator,
+                    s.at,
+                    s.intensity,
+                    s.polarity,
+                    s.origin,
+                )
+                for s in spans
+            ],
+        )
 
     @contextmanager
-    def _edit(self, doc_id: int, version: int, action: str, annotator: str | None, status: str | None = None,
-              layer: str = FINAL):
+    def _edit(
+        self,
+        doc_id: int,
+        version: int,
+        action: str,
+        annotator: str | None,
+        status: str | None = None,
+        layer: str = FINAL,
+    ):
         """One change of a version (``layer``: the final one, or ``annotator``'s copy): check the
         version, record the state before, run the body, bump the version."""
         if layer != FINAL and annotator != layer:
@@ -600,13 +682,16 @@ class Project:
             if row is None:
                 raise ProjectError(f"{self.path}: no document {doc_id}")
             if layer != FINAL:
-                row = db.execute("SELECT version, status, NULL FROM copies WHERE doc_id = ? AND owner = ?",
-                                 (doc_id, layer)).fetchone()
+                row = db.execute(
+                    "SELECT version, status, NULL FROM copies WHERE doc_id = ? AND owner = ?", (doc_id, layer)
+                ).fetchone()
                 if row is None:
                     raise ProjectError(f"{layer} has no copy of document {doc_id}")
             if row[0] != version:
-                raise ConflictError(f"the document changed elsewhere (another tab or annotator saved version "
-                                    f"{row[0]}; this change was made on version {version}) and was not saved")
+                raise ConflictError(
+                    f"the document changed elsewhere (another tab or annotator saved version "
+                    f"{row[0]}; this change was made on version {version}) and was not saved"
+                )
             before = {"status": row[1], "spans": [asdict(s) for s in self._spans(doc_id, layer)]}
             if layer == FINAL:
                 before["review"] = row[2]
@@ -614,44 +699,66 @@ class Project:
             stamp = now()
             new_status = status or ("in_progress" if row[1] == "todo" else row[1])
             if layer == FINAL:
-                db.execute("UPDATE documents SET version = version + 1, status = ?, annotator = ?, updated = ? "
-                           "WHERE id = ?", (new_status, annotator, stamp, doc_id))
+                db.execute(
+                    "UPDATE documents SET version = version + 1, status = ?, annotator = ?, updated = ? WHERE id = ?",
+                    (new_status, annotator, stamp, doc_id),
+                )
             else:
-                db.execute("UPDATE copies SET version = version + 1, status = ?, updated = ? "
-                           "WHERE doc_id = ? AND owner = ?", (new_status, stamp, doc_id, layer))
-            db.execute("INSERT INTO history (doc_id, owner, version, action, annotator, at, before) "
-                       "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                       (doc_id, layer, version + 1, action, annotator, stamp, json.dumps(before)))
+                db.execute(
+                    "UPDATE copies SET version = version + 1, status = ?, updated = ? WHERE doc_id = ? AND owner = ?",
+                    (new_status, stamp, doc_id, layer),
+                )
+            db.execute(
+                "INSERT INTO history (doc_id, owner, version, action, annotator, at, before) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (doc_id, layer, version + 1, action, annotator, stamp, json.dumps(before)),
+            )
 
     def _check_span(self, db, doc_id: int, typ: str, tok_start: int, tok_end: int) -> None:
         if typ not in self.types:
             raise ProjectError(f"unknown span type {typ!r} (this project has {', '.join(self.types)})")
-        sents = db.execute("SELECT sentence FROM tokens WHERE doc_id = ? AND position IN (?, ?)",
-                           (doc_id, tok_start, tok_end - 1)).fetchall()
+        sents = db.execute(
+            "SELECT sentence FROM tokens WHERE doc_id = ? AND position IN (?, ?)", (doc_id, tok_start, tok_end - 1)
+        ).fetchall()
         if tok_end <= tok_start or len(sents) != (1 if tok_end - tok_start == 1 else 2):
             raise ProjectError(f"tokens {tok_start}..{tok_end} are not a span of this document")
         if len({s for (s,) in sents}) != 1:
             raise ProjectError("a span cannot cross a sentence boundary")
 
-    def _replace_overlapping(self, db, doc_id: int, typ: str, tok_start: int, tok_end: int,
-                             keep: int | None = None, layer: str = FINAL) -> None:
-        db.execute("DELETE FROM spans WHERE doc_id = ? AND owner = ? AND type = ? AND tok_start < ? AND tok_end > ? "
-                   "AND id IS NOT ?", (doc_id, layer, typ, tok_end, tok_start, keep))
+    def _replace_overlapping(
+        self, db, doc_id: int, typ: str, tok_start: int, tok_end: int, keep: int | None = None, layer: str = FINAL
+    ) -> None:
+        db.execute(
+            "DELETE FROM spans WHERE doc_id = ? AND owner = ? AND type = ? AND tok_start < ? AND tok_end > ? "
+            "AND id IS NOT ?",
+            (doc_id, layer, typ, tok_end, tok_start, keep),
+        )
 
-    def add_span(self, doc_id: int, version: int, typ: str, tok_start: int, tok_end: int,
-                 annotator: str | None, layer: str = FINAL) -> int:
+    def add_span(
+        self,
+        doc_id: int,
+        version: int,
+        typ: str,
+        tok_start: int,
+        tok_end: int,
+        annotator: str | None,
+        layer: str = FINAL,
+    ) -> int:
         """A human span over tokens [tok_start, tok_end); same-type spans it overlaps are removed.
         Returns the new version."""
         with self._edit(doc_id, version, f"add {typ}", annotator, layer=layer) as db:
             self._check_span(db, doc_id, typ, tok_start, tok_end)
             self._replace_overlapping(db, doc_id, typ, tok_start, tok_end, layer=layer)
-            self._insert_spans(db, doc_id, [StoredSpan(None, typ, tok_start, tok_end, "human", None, annotator, now())],
-                               layer)
+            self._insert_spans(
+                db, doc_id, [StoredSpan(None, typ, tok_start, tok_end, "human", None, annotator, now())], layer
+            )
         return version + 1
 
     def _span_row(self, db, doc_id: int, span_id: int, layer: str = FINAL):
-        row = db.execute("SELECT type, tok_start, tok_end FROM spans WHERE id = ? AND doc_id = ? AND owner = ?",
-                         (span_id, doc_id, layer)).fetchone()
+        row = db.execute(
+            "SELECT type, tok_start, tok_end FROM spans WHERE id = ? AND doc_id = ? AND owner = ?",
+            (span_id, doc_id, layer),
+        ).fetchone()
         if row is None:
             raise ProjectError(f"no span {span_id} in document {doc_id}")
         return row
@@ -662,8 +769,17 @@ class Project:
             db.execute("DELETE FROM spans WHERE id = ?", (span_id,))
         return version + 1
 
-    def change_span(self, doc_id: int, version: int, span_id: int, annotator: str | None, typ: str | None = None,
-                    tok_start: int | None = None, tok_end: int | None = None, layer: str = FINAL) -> int:
+    def change_span(
+        self,
+        doc_id: int,
+        version: int,
+        span_id: int,
+        annotator: str | None,
+        typ: str | None = None,
+        tok_start: int | None = None,
+        tok_end: int | None = None,
+        layer: str = FINAL,
+    ) -> int:
         """Relabel and/or resize a span; it becomes a human span (who and when)."""
         with self._edit(doc_id, version, "change", annotator, layer=layer) as db:
             old_type, old_start, old_end = self._span_row(db, doc_id, span_id, layer)
@@ -672,12 +788,23 @@ class Project:
             tok_end = old_end if tok_end is None else tok_end
             self._check_span(db, doc_id, typ, tok_start, tok_end)
             self._replace_overlapping(db, doc_id, typ, tok_start, tok_end, keep=span_id, layer=layer)
-            db.execute("UPDATE spans SET type = ?, tok_start = ?, tok_end = ?, source = 'human', score = NULL, "
-                       "annotator = ?, at = ? WHERE id = ?", (typ, tok_start, tok_end, annotator, now(), span_id))
+            db.execute(
+                "UPDATE spans SET type = ?, tok_start = ?, tok_end = ?, source = 'human', score = NULL, "
+                "annotator = ?, at = ? WHERE id = ?",
+                (typ, tok_start, tok_end, annotator, now(), span_id),
+            )
         return version + 1
 
-    def set_attributes(self, doc_id: int, version: int, span_id: int, annotator: str | None,
-                       intensity: str | None = None, polarity: str | None = None, layer: str = FINAL) -> int:
+    def set_attributes(
+        self,
+        doc_id: int,
+        version: int,
+        span_id: int,
+        annotator: str | None,
+        intensity: str | None = None,
+        polarity: str | None = None,
+        layer: str = FINAL,
+    ) -> int:
         """Set a span's MPQA attributes (None: not set; both are written).  The span keeps its
         source; the change is recorded (who, when) in the history and can be undone."""
         if intensity is not None and intensity not in INTENSITIES:
@@ -699,8 +826,15 @@ class Project:
             pass
         return version + 1
 
-    def review(self, doc_id: int, version: int, spans: Sequence[StoredSpan], reviewer: str | None, method: str,
-               annotators: Sequence[str]) -> int:
+    def review(
+        self,
+        doc_id: int,
+        version: int,
+        spans: Sequence[StoredSpan],
+        reviewer: str | None,
+        method: str,
+        annotators: Sequence[str],
+    ) -> int:
         """Write a document's final version from its copies: ``spans`` (as ``tagger.annotation.review``
         chooses them) replace the final version's, the document is done, and the review is recorded
         (``reviewer``, when, ``method``, the copies' ``annotators``).  A change like any other: undo
@@ -711,22 +845,34 @@ class Project:
                 self._check_span(db, doc_id, sp.type, sp.tok_start, sp.tok_end)
                 for a, b in by_type.get(sp.type, []):
                     if a < sp.tok_end and sp.tok_start < b:
-                        raise ProjectError(f"two {sp.type} spans overlap (tokens {a}..{b} and {sp.tok_start}.."
-                                           f"{sp.tok_end}): keep one of them")
+                        raise ProjectError(
+                            f"two {sp.type} spans overlap (tokens {a}..{b} and {sp.tok_start}.."
+                            f"{sp.tok_end}): keep one of them"
+                        )
                 by_type.setdefault(sp.type, []).append((sp.tok_start, sp.tok_end))
             db.execute("DELETE FROM spans WHERE doc_id = ? AND owner = ''", (doc_id,))
             self._insert_spans(db, doc_id, spans)
-            db.execute("UPDATE documents SET review = ? WHERE id = ?", (json.dumps(
-                {"reviewer": reviewer, "at": now(), "method": method, "annotators": list(annotators)},
-                ensure_ascii=False), doc_id))
+            db.execute(
+                "UPDATE documents SET review = ? WHERE id = ?",
+                (
+                    json.dumps(
+                        {"reviewer": reviewer, "at": now(), "method": method, "annotators": list(annotators)},
+                        ensure_ascii=False,
+                    ),
+                    doc_id,
+                ),
+            )
         return version + 1
 
     def undo(self, doc_id: int, version: int, annotator: str | None, layer: str = FINAL) -> int:
         """Restore the spans and status before the last change not yet undone (repeat to go
         further back).  The undo is itself a saved change.  ProjectError when nothing is left."""
         with self._lock:
-            row = self.db.execute("SELECT id, before FROM history WHERE doc_id = ? AND owner = ? AND action != 'undo' "
-                                  "ORDER BY id DESC LIMIT 1", (doc_id, layer)).fetchone()
+            row = self.db.execute(
+                "SELECT id, before FROM history WHERE doc_id = ? AND owner = ? AND action != 'undo' "
+                "ORDER BY id DESC LIMIT 1",
+                (doc_id, layer),
+            ).fetchone()
         if row is None:
             raise ProjectError("nothing to undo")
         hist_id, before = row[0], json.loads(row[1])
@@ -734,10 +880,27 @@ class Project:
             db.execute("DELETE FROM spans WHERE doc_id = ? AND owner = ?", (doc_id, layer))
             # restored spans get new ids (an old id may belong to a span made since, in another document);
             # a change saved before version 2 has no intensity or polarity, before version 3 no origin: None
-            self._insert_spans(db, doc_id, [StoredSpan(None, s["type"], s["tok_start"], s["tok_end"], s["source"],
-                                                       s["score"], s["annotator"], s["at"], s.get("intensity"),
-                                                       s.get("polarity"), s.get("origin"))
-                                            for s in before["spans"]], layer)
+            self._insert_spans(
+                db,
+                doc_id,
+                [
+                    StoredSpan(
+                        None,
+                        s["type"],
+                        s["tok_start"],
+                        s["tok_end"],
+                        s["source"],
+                        s["score"],
+                        s["annotator"],
+                        s["at"],
+                        s.get("intensity"),
+                        s.get("polarity"),
+                        s.get("origin"),
+                    )
+                    for s in before["spans"]
+                ],
+                layer,
+            )
             if layer == FINAL:
                 db.execute("UPDATE documents SET review = ? WHERE id = ?", (before.get("review"), doc_id))
             db.execute("DELETE FROM history WHERE id = ?", (hist_id,))

@@ -7,5 +7,14 @@ from tagger.corpus.mpqa import MPQACorpus
 from tagger.corpus.reference import read_reference
 from tagger.corpus.split import Split, load_split
 
-__all__ = ["LabelRules", "MPQACorpus", "Split", "document_sentences", "load_split", "mpqa_sentences",
-           "read_conll", "read_reference", "write_conll"]
+__all__ = [
+    "LabelRules",
+    "MPQACorpus",
+    "Split",
+    "document_sentences",
+    "load_split",
+    "mpqa_sentences",
+    "read_conll",
+    "read_reference",
+    "write_conll",
+]

@@ -14,8 +14,7 @@ from dataclasses import dataclass
 from tagger.corpus.labels import spans_from_bio
 from tagger.data import TYPES, Sentence
 
-_PTB = {"``": '"', "''": '"', "-LRB-": "(", "-RRB-": ")", "-LSB-": "[", "-RSB-": "]",
-        "-LCB-": "{", "-RCB-": "}"}
+_PTB = {"``": '"', "''": '"', "-LRB-": "(", "-RRB-": ")", "-LSB-": "[", "-RSB-": "]", "-LCB-": "{", "-RCB-": "}"}
 
 
 def align_tokens(words: list[str], text: str, offset: int = 0) -> list[tuple[int, int]]:

@@ -13,8 +13,9 @@ File format, one block per sentence::
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Iterable, Iterator, TextIO
+from typing import TextIO
 
 from tagger.corpus.labels import LabelRules, bio_tags, opinion_spans
 from tagger.corpus.mpqa import Document, MPQACorpus
@@ -23,8 +24,9 @@ from tagger.errors import CorpusError, Problems
 from tagger.tokenize import tokenize
 
 
-def document_sentences(doc: Document, rules: LabelRules = LabelRules(),
-                       problems: Problems | None = None) -> list[Sentence]:
+def document_sentences(
+    doc: Document, rules: LabelRules = LabelRules(), problems: Problems | None = None
+) -> list[Sentence]:
     spans = opinion_spans(doc.annotations, doc.text, rules)
     out = []
     for index, (start, end) in enumerate(doc.sentences):
@@ -72,8 +74,17 @@ def read_conll(path: str | Path) -> list[Sentence]:
         if rows:
             tokens = [r[0] for r in rows]
             tags = {"DSE": [r[1] for r in rows], "ESE": [r[2] for r in rows]}
-            sentences.append(Sentence(tokens, tags, meta.get("doc", ""), int(meta.get("sent", len(sentences))),
-                                      meta.get("text", ""), tokens[0].start, tokens[-1].end))
+            sentences.append(
+                Sentence(
+                    tokens,
+                    tags,
+                    meta.get("doc", ""),
+                    int(meta.get("sent", len(sentences))),
+                    meta.get("text", ""),
+                    tokens[0].start,
+                    tokens[-1].end,
+                )
+            )
         rows.clear()
         meta.clear()
 

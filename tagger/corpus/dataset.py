@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 
 from tagger.corpus.convert import mpqa_sentences, read_conll
@@ -14,14 +15,16 @@ from tagger.errors import CorpusError, Problems
 SOURCES = ("mpqa", "reference", "conll")
 
 
-def load_documents(source: str, path: str | Path, rules: LabelRules = LabelRules(),
-                   problems: Problems | None = None) -> dict[str, list[Sentence]]:
+def load_documents(
+    source: str, path: str | Path, rules: LabelRules = LabelRules(), problems: Problems | None = None
+) -> dict[str, list[Sentence]]:
     """Sentences by document name from ``source``:
 
     - ``mpqa``: a raw MPQA 2.0 directory, converted over spaCy tokens with ``rules``;
     - ``reference``: Irsoy & Cardie's ``dse.txt``/``ese.txt`` directory (PTB tokens);
     - ``conll``: a file written by ``opinion-tagger corpus convert``.
     """
+    sentences: Iterable[Sentence]
     if source == "mpqa":
         corpus = MPQACorpus(path, problems=problems)
         sentences = mpqa_sentences(corpus, rules)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
 from tagger.corpus.mpqa import Annotation
@@ -49,8 +50,10 @@ def opinion_spans(annotations: list[Annotation], text: str, rules: LabelRules = 
         if a.is_empty:
             continue
         if a.type == "GATE_direct-subjective":
-            if a.is_implicit and (rules.dse_implicit == "none" or (
-                    rules.dse_implicit == "words" and not any(c.isalnum() for c in text[a.start:a.end]))):
+            if a.is_implicit and (
+                rules.dse_implicit == "none"
+                or (rules.dse_implicit == "words" and not any(c.isalnum() for c in text[a.start : a.end]))
+            ):
                 continue
             if "insubstantial" in a.attrs and not rules.dse_insubstantial:
                 continue
@@ -108,12 +111,13 @@ def bio_tags(tokens: list[Token], spans: list[Span], label: str, overlap: str = 
     return ranges_to_bio(len(tokens), ranges, label, overlap)
 
 
-def spans_from_bio(tags: list[str]) -> list[tuple[int, int, str]]:
+def spans_from_bio(tags: Sequence[str]) -> list[tuple[int, int, str]]:
     """Token spans [i, j) with their type from BIO tags, decoded as Irsoy & Cardie do:
     a span starts at B, or at an I that follows O (or a different type) or
     opens the sentence.  Untyped tags (``B``, ``I``) give type ""."""
     spans: list[tuple[int, int, str]] = []
-    start, cur = None, None
+    start: int | None = None
+    cur = ""
     for k, tag in enumerate(list(tags) + ["O"]):
         prefix, _, typ = tag.partition("-")
         if prefix == "B" or (prefix == "I" and (start is None or typ != cur)):
@@ -123,5 +127,5 @@ def spans_from_bio(tags: list[str]) -> list[tuple[int, int, str]]:
         elif prefix != "I":
             if start is not None:
                 spans.append((start, k, cur))
-            start, cur = None, None
+            start, cur = None, ""
     return spans

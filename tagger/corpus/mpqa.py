@@ -15,9 +15,9 @@ Which documents exist is decided by the ``doclist.*`` files.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator
 
 from tagger.errors import CorpusError, Problems
 
@@ -74,7 +74,7 @@ def parse_attributes(field_text: str) -> dict[str, str]:
     while pos < len(text):
         m = _ATTR.match(text, pos)
         if not m:
-            raise ValueError(f"cannot parse attributes at {text[pos:pos + 30]!r}")
+            raise ValueError(f"cannot parse attributes at {text[pos : pos + 30]!r}")
         attrs[m.group(1)] = m.group(2)
         pos = m.end()
     return attrs
@@ -200,8 +200,10 @@ class MPQACorpus:
         doc_path = self._inside("docs", name)
         ann_dir = self._inside("man_anns", name)
         if doc_path is None or ann_dir is None:
-            self.problems.add("outside the corpus", f"{self.root}: listed document {name!r} is not inside "
-                              "docs/ and man_anns/; document skipped")
+            self.problems.add(
+                "outside the corpus",
+                f"{self.root}: listed document {name!r} is not inside docs/ and man_anns/; document skipped",
+            )
             return None
         if not doc_path.is_file():
             self.problems.add("missing document", f"{doc_path}: document file not found")
@@ -243,8 +245,9 @@ class MPQACorpus:
         try:
             raw = doc_path.read_bytes()
         except OSError as exc:
-            self.problems.add("unreadable document", f"{doc_path}: cannot read: {exc.strerror or exc}; "
-                              "document skipped")
+            self.problems.add(
+                "unreadable document", f"{doc_path}: cannot read: {exc.strerror or exc}; document skipped"
+            )
             return None, ""
         if b"\x00" in raw:
             self.problems.add("binary document", f"{doc_path}: binary data (NUL bytes), not text; document skipped")
@@ -253,8 +256,11 @@ class MPQACorpus:
             return raw.decode("utf-8"), "utf-8"
         except UnicodeDecodeError as exc:
             if _CONTROL_BYTES.search(raw):
-                self.problems.add("binary document", f"{doc_path}: not UTF-8 (byte {exc.start}) and holds control "
-                                  "bytes: binary data, not text; document skipped")
+                self.problems.add(
+                    "binary document",
+                    f"{doc_path}: not UTF-8 (byte {exc.start}) and holds control "
+                    "bytes: binary data, not text; document skipped",
+                )
                 return None, ""
         self.problems.add("not utf-8", f"{doc_path}: not UTF-8, read as Latin-1", skipped=False)
         return raw.decode("latin-1"), "latin-1"
@@ -272,7 +278,9 @@ class MPQACorpus:
                     continue
                 end = ann.end
                 if ann.end > to_char.n_bytes:
-                    where = f"{path}:{line_no}: span {ann.start},{ann.end} beyond the document's {to_char.n_bytes} bytes"
+                    where = (
+                        f"{path}:{line_no}: span {ann.start},{ann.end} beyond the document's {to_char.n_bytes} bytes"
+                    )
                     if ann.start >= to_char.n_bytes:
                         self.problems.add("offset outside text", f"{where}; annotation skipped")
                         continue

@@ -18,7 +18,8 @@ from tagger.errors import CorpusError
 def _read_bio(path: Path) -> list[list[tuple[str, str, str]]]:
     if not path.is_file():
         raise CorpusError(f"{path}: reference file not found")
-    sents, cur = [], []
+    sents: list[list[tuple[str, str, str]]] = []
+    cur: list[tuple[str, str, str]] = []
     with open(path, encoding="utf-8", errors="strict") as fh:
         for line_no, line in enumerate(fh, 1):
             line = line.rstrip("\n")
@@ -56,8 +57,10 @@ def read_reference(root: str | Path) -> list[Sentence]:
             raise CorpusError(f"{ids_path}:{line_no}: expected 'docindex sentindex docname'")
         ids.append((int(parts[1]), parts[2]))
     if not (len(dse) == len(ese) == len(ids)):
-        raise CorpusError(f"{root}: dse.txt ({len(dse)}), ese.txt ({len(ese)}) and "
-                          f"sentenceid.txt ({len(ids)}) disagree on the number of sentences")
+        raise CorpusError(
+            f"{root}: dse.txt ({len(dse)}), ese.txt ({len(ese)}) and "
+            f"sentenceid.txt ({len(ids)}) disagree on the number of sentences"
+        )
     out = []
     for n, (d, e, (index, doc)) in enumerate(zip(dse, ese, ids)):
         if [w for w, _, _ in d] != [w for w, _, _ in e]:

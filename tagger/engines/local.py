@@ -10,10 +10,9 @@ record.
 from __future__ import annotations
 
 import multiprocessing as mp
-import os
 import sys
 from collections import deque
-from typing import Iterable, Iterator
+from collections.abc import Iterable, Iterator
 
 from tagger.tagging.inputs import Record
 
@@ -85,8 +84,9 @@ def _work(records: list[Record]):
     return format_chunk(_WORKER["ot"], records, _WORKER["fmt"])
 
 
-def tag_stream(records: Iterable[Record], model, backend: str, fmt: str, workers: int = 1,
-                chunk: int = 64) -> Iterator[tuple[str, str | None, str | None, object]]:
+def tag_stream(
+    records: Iterable[Record], model, backend: str, fmt: str, workers: int = 1, chunk: int = 64
+) -> Iterator[tuple[str, str | None, str | None, object]]:
     """``format_chunk``'s tuples for every record, in input order; ``workers`` processes (1: this one)."""
     if workers <= 1:
         from tagger.tagging.annotate import OpinionTagger

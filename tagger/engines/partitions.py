@@ -19,8 +19,8 @@ import glob
 import json
 import os
 import time
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Iterable, Iterator
 
 from tagger.errors import TaggerError
 from tagger.tagging.inputs import (
@@ -78,8 +78,9 @@ def _jsonl_slices(path: Path, size: int, max_chars: int | None) -> list[dict]:
                 out.append({**start, "end": offset})
                 start = None
     if start is not None or not out:
-        out.append({**(start or {"kind": "jsonl", "path": str(path), "offset": 0, "first_line": 1, "lines": 0}),
-                    "end": offset})
+        out.append(
+            {**(start or {"kind": "jsonl", "path": str(path), "offset": 0, "first_line": 1, "lines": 0}), "end": offset}
+        )
     return out
 
 
@@ -106,8 +107,9 @@ def _parquet_slices(path: Path, size: int) -> list[dict]:
     except (pa.ArrowException, OSError) as exc:
         return [{"kind": "files", "items": [{"id": str(path), "error": f"not a readable Parquet file ({exc})"}]}]
     if "text" not in pf.schema_arrow.names:
-        return [{"kind": "files", "items": [{"id": str(path), "error": 'a Parquet file with a "text" column '
-                                                                       "is expected"}]}]
+        return [
+            {"kind": "files", "items": [{"id": str(path), "error": 'a Parquet file with a "text" column is expected'}]}
+        ]
     n = pf.metadata.num_rows
     if n == 0:
         return [{"kind": "files", "items": [{"id": str(path), "error": "empty file: no records"}]}]
@@ -125,8 +127,9 @@ def plan_partitions(items: list[Path | Record], size: int, max_chars: int | None
             if group:
                 parts.append({"kind": "files", "items": group})
                 group = []
-            parts.extend(_jsonl_slices(item, size, max_chars) if item.suffix == ".jsonl"
-                         else _parquet_slices(item, size))
+            parts.extend(
+                _jsonl_slices(item, size, max_chars) if item.suffix == ".jsonl" else _parquet_slices(item, size)
+            )
         else:
             group.append({"path": str(item)} if isinstance(item, Path) else {"id": item.id, "error": item.error})
             if len(group) == size:
@@ -143,8 +146,7 @@ def _fingerprint(specs: list[str], items: list[Path | Record], options: dict) ->
         if isinstance(p, Path):
             st = p.stat()
             files.append([str(p), st.st_size, st.st_mtime_ns])
-    return json.loads(json.dumps({"version": PLAN_VERSION, "inputs": list(specs), "files": files,
-                                  "options": options}))
+    return json.loads(json.dumps({"version": PLAN_VERSION, "inputs": list(specs), "files": files, "options": options}))
 
 
 def write_atomic(path: Path, data: bytes) -> None:
@@ -180,8 +182,9 @@ def prepare(out_dir: Path, specs: list[str], options: dict) -> list[dict]:
         if same:
             return partitions
     if plan_path.exists() or any(out_dir.glob("part-*.done.json")):
-        raise TaggerError(f"--out {out_dir} holds the output of a run over other inputs or options "
-                          f"(see {PLAN}); give a new directory")
+        raise TaggerError(
+            f"--out {out_dir} holds the output of a run over other inputs or options (see {PLAN}); give a new directory"
+        )
     partitions = plan_partitions(items, options["partition_size"], options["max_chars"])
     write_atomic(plan_path, json.dumps({"fingerprint": fingerprint, "partitions": partitions}).encode())
     return partitions
@@ -218,8 +221,9 @@ def partition_records(part: dict, max_chars: int) -> Iterator[Record]:
             yield from _file_records(Path(item["path"]), max_chars)
     elif kind == "jsonl":
         with open(part["path"], "rb") as fh:
-            yield from _jsonl_records(part["path"], _ByteRange(fh, part["offset"], part["end"]), max_chars,
-                                      first_line=part["first_line"])
+            yield from _jsonl_records(
+                part["path"], _ByteRange(fh, part["offset"], part["end"]), max_chars, first_line=part["first_line"]
+            )
     elif kind == "parquet":
         yield from _parquet_records(part["path"], part["row"], part["rows"], max_chars)
     else:
@@ -234,8 +238,9 @@ def parquet_schema(types: tuple[str, ...]):
     token = pa.struct([("text", s), ("start", i64), ("end", i64), *[(t, s) for t in types]])
     sentence = pa.struct([("start", i64), ("end", i64), ("tokens", pa.list_(token))])
     span = pa.struct([("type", s), ("start", i64), ("end", i64), ("text", s), ("score", pa.float64())])
-    return pa.schema([("id", s), ("text", s), ("sentences", pa.list_(sentence)), ("spans", pa.list_(span)),
-                      ("error", s)])
+    return pa.schema(
+        [("id", s), ("text", s), ("sentences", pa.list_(sentence)), ("spans", pa.list_(span)), ("error", s)]
+    )
 
 
 def part_name(index: int, fmt: str) -> str:
@@ -285,8 +290,9 @@ def tag_partition(ot, part: dict, out_dir: Path, fmt: str, max_chars: int, chunk
     counts["seconds"] = time.perf_counter() - t0
     counts["cpu_seconds"] = time.process_time() - c0  # this process's CPU time: the rate a busy machine hides
     done = {k: v for k, v in counts.items() if k != "error_records"}
-    write_atomic(out_dir / f"part-{part['index']:05d}.done.json", json.dumps({**done, "file": name,
-                                                                             "bytes": len(data)}).encode())
+    write_atomic(
+        out_dir / f"part-{part['index']:05d}.done.json", json.dumps({**done, "file": name, "bytes": len(data)}).encode()
+    )
     return counts
 
 

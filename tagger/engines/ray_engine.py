@@ -44,8 +44,10 @@ class PartitionTagger:
         self.out_dir, self.fmt, self.max_chars, self.chunk = Path(out_dir), fmt, max_chars, chunk
 
     def __call__(self, batch: dict) -> dict:
-        out = [json.dumps(tag_partition(self.ot, json.loads(spec), self.out_dir, self.fmt, self.max_chars,
-                                        self.chunk)) for spec in batch["partition"]]
+        out = [
+            json.dumps(tag_partition(self.ot, json.loads(spec), self.out_dir, self.fmt, self.max_chars, self.chunk))
+            for spec in batch["partition"]
+        ]
         return {"summary": out}
 
 
@@ -63,8 +65,7 @@ def connect(address: str | None, num_cpus: int | None = None) -> bool:
 
     if ray.is_initialized():
         return False
-    kwargs = dict(logging_level=logging.ERROR, include_dashboard=False, configure_logging=True,
-                  log_to_driver=verbose)
+    kwargs = dict(logging_level=logging.ERROR, include_dashboard=False, configure_logging=True, log_to_driver=verbose)
     try:
         if address:
             ray.init(address=address, **kwargs)
@@ -72,8 +73,10 @@ def connect(address: str | None, num_cpus: int | None = None) -> bool:
             path = os.pathsep.join(p for p in (_package_root(), os.environ.get("PYTHONPATH")) if p)
             ray.init(num_cpus=num_cpus, runtime_env={"env_vars": {"PYTHONPATH": path}}, **kwargs)
     except (ConnectionError, RuntimeError, ValueError) as exc:
-        raise TaggerError(f"ray: cannot {'connect to ' + address if address else 'start'}: "
-                          f"{str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__}") from None
+        raise TaggerError(
+            f"ray: cannot {'connect to ' + address if address else 'start'}: "
+            f"{str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__}"
+        ) from None
     return True
 
 
@@ -95,10 +98,21 @@ def default_workers(gpus_per_worker: float) -> int:
     return max(1, int(res.get("CPU", 1)))
 
 
-def tag_with_ray(inputs: list[str], out_dir: str | Path, *, model: str | Path | None = None, backend: str = "auto",
-                 fmt: str = "jsonl", max_chars: int = MAX_CHARS, chunk: int = 256, partition_size: int = 1000,
-                 address: str | None = None, workers: int | None = None, gpus_per_worker: float = 0.0,
-                 progress: bool = True) -> dict:
+def tag_with_ray(
+    inputs: list[str],
+    out_dir: str | Path,
+    *,
+    model: str | Path | None = None,
+    backend: str = "auto",
+    fmt: str = "jsonl",
+    max_chars: int = MAX_CHARS,
+    chunk: int = 256,
+    partition_size: int = 1000,
+    address: str | None = None,
+    workers: int | None = None,
+    gpus_per_worker: float = 0.0,
+    progress: bool = True,
+) -> dict:
     """Tag ``inputs`` (files, directories, globs) into partitions in ``out_dir``.
     Finished partitions of an earlier run over the same inputs are skipped.
     Returns totals: partitions, skipped (finished before), records, errors,
@@ -120,13 +134,27 @@ def tag_with_ray(inputs: list[str], out_dir: str | Path, *, model: str | Path | 
     out_dir = Path(out_dir)
     model = str(resolve_model(model).resolve())  # a bundle directory or a bundled model's name
     load_bundle_files(model)  # a missing or damaged bundle is reported here, not by every actor
-    options = {"model": model, "backend": backend, "format": fmt, "max_chars": max_chars,
-               "partition_size": partition_size}
+    options = {
+        "model": model,
+        "backend": backend,
+        "format": fmt,
+        "max_chars": max_chars,
+        "partition_size": partition_size,
+    }
     parts = prepare(out_dir, list(inputs), options)
     done = {p["index"]: d for p in parts if (d := finished(out_dir, p, fmt)) is not None}
     todo = [p for p in parts if p["index"] not in done]
-    totals = {"partitions": len(parts), "skipped": len(done), "records": 0, "errors": 0, "tokens": 0,
-              "error_records": [], "tokens_now": 0, "worker_seconds": 0.0, "worker_cpu_seconds": 0.0}
+    totals = {
+        "partitions": len(parts),
+        "skipped": len(done),
+        "records": 0,
+        "errors": 0,
+        "tokens": 0,
+        "error_records": [],
+        "tokens_now": 0,
+        "worker_seconds": 0.0,
+        "worker_cpu_seconds": 0.0,
+    }
     for d in done.values():
         for k in ("records", "errors", "tokens"):
             totals[k] += d[k]
@@ -136,25 +164,42 @@ def tag_with_ray(inputs: list[str], out_dir: str | Path, *, model: str | Path | 
     import ray
 
     started = connect(address, num_cpus=workers if not address else None)
-    bar = tqdm(total=len(parts), initial=len(done), unit="partition", desc="tagging",
-               disable=not progress or not sys.stderr.isatty())
+    bar = tqdm(
+        total=len(parts),
+        initial=len(done),
+        unit="partition",
+        desc="tagging",
+        disable=not progress or not sys.stderr.isatty(),
+    )
     try:
         ctx = ray.data.DataContext.get_current()
         ctx.enable_progress_bars = False
         ctx.print_on_execution_start = False
         logging.getLogger("ray.data").setLevel(logging.CRITICAL)  # our own progress lines and errors instead
         n = min(workers or default_workers(gpus_per_worker), len(todo))
-        ds = ray.data.from_items([{"partition": json.dumps(p)} for p in todo],
-                                 override_num_blocks=min(len(todo), 10_000))
+        ds = ray.data.from_items(
+            [{"partition": json.dumps(p)} for p in todo], override_num_blocks=min(len(todo), 10_000)
+        )
         # max_restarts 0: a lost actor fails the run, which, run again, skips the partitions already done (and
         # Ray logs no error line about restartable actors' constructor arguments)
         with warnings.catch_warnings():  # max_restarts goes through Ray's deprecated ray_remote_args
             warnings.filterwarnings("ignore", message=".*ray_remote_args.*")
-            ds = ds.map_batches(PartitionTagger, batch_size=1, compute=ray.data.ActorPoolStrategy(size=n), num_cpus=1,
-                                max_restarts=0,
-                                **({"num_gpus": gpus_per_worker} if gpus_per_worker else {}),
-                                fn_constructor_kwargs=dict(out_dir=str(out_dir.resolve()), model=model, backend=backend,
-                                                           fmt=fmt, max_chars=max_chars, chunk=chunk))
+            ds = ds.map_batches(
+                PartitionTagger,
+                batch_size=1,
+                compute=ray.data.ActorPoolStrategy(size=n),
+                num_cpus=1,
+                max_restarts=0,
+                **({"num_gpus": gpus_per_worker} if gpus_per_worker else {}),
+                fn_constructor_kwargs=dict(
+                    out_dir=str(out_dir.resolve()),
+                    model=model,
+                    backend=backend,
+                    fmt=fmt,
+                    max_chars=max_chars,
+                    chunk=chunk,
+                ),
+            )
         n_done, errors = len(done), []
         for row in ds.iter_rows():
             n_done += 1
@@ -168,11 +213,16 @@ def tag_with_ray(inputs: list[str], out_dir: str | Path, *, model: str | Path | 
             bar.update(1)
             bar.set_postfix(records=totals["records"], errors=totals["errors"])
             if progress and bar.disable:
-                print(f"partition {s['index']} done ({n_done} of {len(parts)}): {s['records']} records, "
-                      f"{s['errors']} errors, {s['tokens']} tokens in {s['seconds']:.1f}s", file=sys.stderr)
+                print(
+                    f"partition {s['index']} done ({n_done} of {len(parts)}): {s['records']} records, "
+                    f"{s['errors']} errors, {s['tokens']} tokens in {s['seconds']:.1f}s",
+                    file=sys.stderr,
+                )
     except ray.exceptions.RayError as exc:
-        raise TaggerError(f"ray: the run failed ({_root_cause(exc)}); finished partitions are kept in "
-                          f"{out_dir}, run the same command again to go on") from None
+        raise TaggerError(
+            f"ray: the run failed ({_root_cause(exc)}); finished partitions are kept in "
+            f"{out_dir}, run the same command again to go on"
+        ) from None
     finally:
         bar.close()
         if started:

@@ -1,3 +1,4 @@
 """Evaluation: the paper's binary and proportional overlap metrics and seqeval's
 exact match (``metrics``), scoring predicted tags against gold sentences
-(``scoring``) and the experiments report with its plots (``report``)."""
+(``scoring``), and summaries of cross-validation results with paired comparisons and
+the sign test (``results``; the study's own report is ``experiments/study.py``)."""

@@ -20,7 +20,7 @@ with no predicted spans precision is 1.0; with no gold spans we set recall to
 from __future__ import annotations
 
 import warnings
-from typing import Sequence
+from collections.abc import Sequence
 
 from tagger.corpus.labels import spans_from_bio
 
@@ -108,9 +108,16 @@ def exact_scores(gold: Sequence[Sequence[str]], pred: Sequence[Sequence[str]]) -
     with warnings.catch_warnings():  # seqeval averages empty arrays when a set has no span at all
         warnings.simplefilter("ignore", RuntimeWarning)
         report = classification_report(gold, pred, mode="strict", scheme=IOB2, output_dict=True, zero_division=0)
-    return {t: {"precision": float(v["precision"]), "recall": float(v["recall"]), "f1": float(v["f1-score"]),
-                "support": int(v["support"])}
-            for t, v in report.items() if "avg" not in t}
+    return {
+        t: {
+            "precision": float(v["precision"]),
+            "recall": float(v["recall"]),
+            "f1": float(v["f1-score"]),
+            "support": int(v["support"]),
+        }
+        for t, v in report.items()
+        if "avg" not in t
+    }
 
 
 def span_report(gold: Sequence[Sequence[str]], pred: Sequence[Sequence[str]], types: Sequence[str]) -> dict:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from tagger.data import Sentence
 from tagger.evaluation.metrics import span_report

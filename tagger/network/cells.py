@@ -101,10 +101,16 @@ _B = Param("b", lambda s: (s.units,), "bias", "bias")
 
 
 def _gated(gates: int, bias_rows: int = 1) -> tuple[Param, ...]:
-    return (Param("W", lambda s: (s.inputs, gates * s.units), "kernel", "kernel"),
-            Param("U", lambda s: (s.units, gates * s.units), "recurrent", "recurrent_kernel"),
-            Param("b", (lambda s: (gates * s.units,)) if bias_rows == 1 else (lambda s: (bias_rows, gates * s.units)),
-                  "bias", "bias"))
+    return (
+        Param("W", lambda s: (s.inputs, gates * s.units), "kernel", "kernel"),
+        Param("U", lambda s: (s.units, gates * s.units), "recurrent", "recurrent_kernel"),
+        Param(
+            "b",
+            (lambda s: (gates * s.units,)) if bias_rows == 1 else (lambda s: (bias_rows, gates * s.units)),
+            "bias",
+            "bias",
+        ),
+    )
 
 
 def _affine(p, x, xp):
@@ -121,7 +127,7 @@ def _lstm_step(p, xw, state, xp, act):
     h, c = state
     z = xw + xp.matmul(h, p["U"])
     n = p["U"].shape[0]
-    i, f, g, o = (z[..., k * n:(k + 1) * n] for k in range(4))
+    i, f, g, o = (z[..., k * n : (k + 1) * n] for k in range(4))
     c = xp.sigmoid(f) * c + xp.sigmoid(i) * xp.tanh(g)
     h = xp.sigmoid(o) * xp.tanh(c)
     return h, (h, c)
@@ -135,8 +141,8 @@ def _gru_step(p, xw, state, xp, act):
     (h,) = state
     n = p["U"].shape[0]
     r_all = xp.matmul(h, p["U"]) + p["b"][1]
-    xz, xr, xh = (xw[..., k * n:(k + 1) * n] for k in range(3))
-    rz, rr, rh = (r_all[..., k * n:(k + 1) * n] for k in range(3))
+    xz, xr, xh = (xw[..., k * n : (k + 1) * n] for k in range(3))
+    rz, rr, rh = (r_all[..., k * n : (k + 1) * n] for k in range(3))
     z = xp.sigmoid(xz + rz)
     hh = xp.tanh(xh + xp.sigmoid(xr + rr) * rh)
     h = z * h + (1 - z) * hh
@@ -168,26 +174,43 @@ def _irlm_linear(p, u, xp):
 
 
 CELLS: dict[str, Cell] = {
-    "elman": Cell("elman", (_W, _U, _B), _affine, _elman_step, activations=("relu", "tanh"),
-                  keras_layer="SimpleRNN"),  # ONNX's RNN operator (tagger.network.onnx_recurrent) has both
+    "elman": Cell(
+        "elman", (_W, _U, _B), _affine, _elman_step, activations=("relu", "tanh"), keras_layer="SimpleRNN"
+    ),  # ONNX's RNN operator (tagger.network.onnx_recurrent) has both
     "lstm": Cell("lstm", _gated(4), _affine, _lstm_step, states=2, keras_layer="LSTM"),
     "gru": Cell("gru", _gated(3, bias_rows=2), _gru_project, _gru_step, keras_layer="GRU"),
-    "mrnn": Cell("mrnn", (Param("W_fx", lambda s: (s.inputs, s.factors), "kernel", "W_fx"),
-                          Param("W_fh", lambda s: (s.units, s.factors), "recurrent", "W_fh"),
-                          Param("W_hf", lambda s: (s.factors, s.units), "recurrent", "W_hf"),
-                          Param("W_hx", lambda s: (s.inputs, s.units), "kernel", "W_hx"),
-                          Param("b", lambda s: (s.units,), "bias", "b")),
-                 _mrnn_project, _mrnn_step, activations=("tanh", "relu", "linear")),
-    "irlm": Cell("irlm", (Param("W", lambda s: (s.inputs, s.units), "kernel", "W"),
-                          Param("decay_raw", lambda s: (s.units,), "decay", "decay_raw"),
-                          Param("b", lambda s: (s.units,), "bias", "b")),
-                 _affine, _irlm_step, activations=("linear", "tanh", "relu"), linear=_irlm_linear),
+    "mrnn": Cell(
+        "mrnn",
+        (
+            Param("W_fx", lambda s: (s.inputs, s.factors), "kernel", "W_fx"),
+            Param("W_fh", lambda s: (s.units, s.factors), "recurrent", "W_fh"),
+            Param("W_hf", lambda s: (s.factors, s.units), "recurrent", "W_hf"),
+            Param("W_hx", lambda s: (s.inputs, s.units), "kernel", "W_hx"),
+            Param("b", lambda s: (s.units,), "bias", "b"),
+        ),
+        _mrnn_project,
+        _mrnn_step,
+        activations=("tanh", "relu", "linear"),
+    ),
+    "irlm": Cell(
+        "irlm",
+        (
+            Param("W", lambda s: (s.inputs, s.units), "kernel", "W"),
+            Param("decay_raw", lambda s: (s.units,), "decay", "decay_raw"),
+            Param("b", lambda s: (s.units,), "bias", "b"),
+        ),
+        _affine,
+        _irlm_step,
+        activations=("linear", "tanh", "relu"),
+        linear=_irlm_linear,
+    ),
 }
 
 
 # --------------------------------------------------------------------------- parameter budgets
-def recurrent_parameters(cell: str, depth: int, units: int, factors: int | None = None,
-                         inputs: int = PAPER_INPUT_DIM) -> int:
+def recurrent_parameters(
+    cell: str, depth: int, units: int, factors: int | None = None, inputs: int = PAPER_INPUT_DIM
+) -> int:
     """The recurrent parameters of a deep bidirectional network: both directions of every layer, the first
     reading ``inputs``-wide vectors, each above it both directions of the one below (``factors``: mrnn's
     factor units, default ``units``)."""

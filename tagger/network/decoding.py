@@ -15,8 +15,9 @@ def _logsumexp(x: np.ndarray, axis: int) -> np.ndarray:
     return np.squeeze(m, axis) + np.log(np.exp(x - m).sum(axis=axis))
 
 
-def viterbi_batch(emissions: np.ndarray, lengths, transitions: np.ndarray, start: np.ndarray,
-                  end: np.ndarray) -> list[list[int]]:
+def viterbi_batch(
+    emissions: np.ndarray, lengths, transitions: np.ndarray, start: np.ndarray, end: np.ndarray
+) -> list[list[int]]:
     """Best tag sequence of each row of ``emissions`` [B, T, K], ``lengths[b]`` positions long."""
     em = np.asarray(emissions, dtype=np.float64)
     lengths = np.asarray(lengths, dtype=np.int64)
@@ -41,8 +42,9 @@ def viterbi_batch(emissions: np.ndarray, lengths, transitions: np.ndarray, start
     return [tags[b, : lengths[b]].tolist() for b in range(b_size)]
 
 
-def marginals_batch(emissions: np.ndarray, lengths, transitions: np.ndarray, start: np.ndarray,
-                    end: np.ndarray) -> np.ndarray:
+def marginals_batch(
+    emissions: np.ndarray, lengths, transitions: np.ndarray, start: np.ndarray, end: np.ndarray
+) -> np.ndarray:
     """Per-token tag marginals p(y_t = k | x) [B, T, K] by forward-backward (zero beyond a row's length)."""
     em = np.asarray(emissions, dtype=np.float64)
     lengths = np.asarray(lengths, dtype=np.int64)

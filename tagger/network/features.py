@@ -13,9 +13,9 @@ otherwise.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable, Sequence
 from functools import lru_cache
 from pathlib import Path
-from typing import Iterable, Sequence
 
 import numpy as np
 
@@ -72,15 +72,16 @@ class Vocabulary:
         atomic_write_text(path, "\n".join(self.words) + "\n")
 
     @classmethod
-    def load(cls, path: str | Path) -> "Vocabulary":
+    def load(cls, path: str | Path) -> Vocabulary:
         words = Path(path).read_text(encoding="utf-8").split("\n")
         if words and words[-1] == "":
             words.pop()
         return cls(words)
 
 
-def build_vocabulary(config: TaggerConfig, training_words: Iterable[str],
-                     extra_words: Iterable[str] = ()) -> Vocabulary:
+def build_vocabulary(
+    config: TaggerConfig, training_words: Iterable[str], extra_words: Iterable[str] = ()
+) -> Vocabulary:
     counts = Counter(normalize(w) for w in training_words)
     words: dict[str, None] = {PAD: None, UNK: None}
     if config.features == "glove":
@@ -161,7 +162,7 @@ def batches(lengths: Sequence[int], batch_size: int, rng: np.random.Generator | 
     if rng is not None:
         idx = rng.permutation(idx)
     idx = sorted(idx, key=lambda i: lengths[i])
-    out = [list(idx[i:i + batch_size]) for i in range(0, len(idx), batch_size)]
+    out = [list(idx[i : i + batch_size]) for i in range(0, len(idx), batch_size)]
     if rng is not None:
         out = [out[i] for i in rng.permutation(len(out))]
     return out
@@ -192,8 +193,9 @@ def pad_context(vectors: Sequence[np.ndarray], shape: tuple[int, int]) -> np.nda
     return out
 
 
-def network_inputs(ids: np.ndarray, words: Sequence[Sequence[str]], context: Sequence[np.ndarray] | None = None,
-                   pieces=None):
+def network_inputs(
+    ids: np.ndarray, words: Sequence[Sequence[str]], context: Sequence[np.ndarray] | None = None, pieces=None
+):
     """What the network reads for a batch: the word-id array alone, or a dict that
     adds frozen contextual vectors (``context``: one [n_words, D] array per sentence)
     or a fine-tuned encoder's wordpiece inputs (``pieces``: a ``tagger.network.contextual.WordPieces``).

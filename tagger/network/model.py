@@ -9,7 +9,7 @@ token on top.  Cells (``tagger.network.cells``): ReLU Elman (the paper), LSTM, G
 linear-chain CRF.  Contextual features (MiniLM-L6) come either as frozen,
 precomputed vectors (input ``context``) or from the encoder inside the network,
 trained with it (``context_fine_tune``; inputs: wordpieces and each word's
-first wordpiece).
+first wordpiece); MPNet-base (``contextual: mpnet``, ``tagger.network.mpnet``) only the latter way.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from keras import layers, ops
 from tagger.config import TaggerConfig
 from tagger.network.cells import CELLS, Sizes, activation_fn
 from tagger.network.crf import CRF
+from tagger.network.mpnet import MPNetEncoder  # noqa: F401  (registers the encoder's layers for loading)
 
 N_TAGS = 3  # O, B, I
 
@@ -42,8 +43,7 @@ class WordEmbedding(layers.Layer):
 
     def build(self, input_shape):
         self.table = self.add_weight(shape=(self.vocab_size, self.dim), initializer="zeros", name="table")
-        self.frozen = self.add_weight(shape=(self.vocab_size,), initializer="zeros", trainable=False,
-                                      name="frozen")
+        self.frozen = self.add_weight(shape=(self.vocab_size,), initializer="zeros", trainable=False, name="frozen")
 
     def call(self, ids):
         vectors = ops.take(self.table, ids, axis=0)
@@ -100,9 +100,10 @@ def _initializers(config: TaggerConfig, name: str, *kinds: str) -> dict:
     if config.init == "keras":
         return {}
     base = _seed(config, name)
-    return {f"{k}_initializer": keras.initializers.RandomUniform(-config.init_scale, config.init_scale,
-                                                                   seed=base * 7 + i)
-            for i, k in enumerate(kinds)}
+    return {
+        f"{k}_initializer": keras.initializers.RandomUniform(-config.init_scale, config.init_scale, seed=base * 7 + i)
+        for i, k in enumerate(kinds)
+    }
 
 
 KERAS_INIT = {"kernel": "glorot_uniform", "recurrent": "orthogonal", "bias": "zeros", "decay": "zeros"}
@@ -115,34 +116,48 @@ class RecurrentCell(layers.Layer):
     ``initializers``: per parameter name (default: Glorot uniform kernels, orthogonal recurrent weights,
     zero biases and decays)."""
 
-    def __init__(self, kind: str, units: int, factors: int | None = None, activation: str | None = None,
-                 initializers: dict | None = None, **kwargs):
+    def __init__(
+        self,
+        kind: str,
+        units: int,
+        factors: int | None = None,
+        activation: str | None = None,
+        initializers: dict | None = None,
+        **kwargs,
+    ):
         super().__init__(**kwargs)
         self.kind, self.units, self.factors = kind, units, factors
         self.spec = CELLS[kind]
         self.activation = activation or self.spec.activation
-        self.initializers = {p.name: keras.initializers.get((initializers or {}).get(p.name, KERAS_INIT[p.init]))
-                             for p in self.spec.params}
+        self.initializers = {
+            p.name: keras.initializers.get((initializers or {}).get(p.name, KERAS_INIT[p.init]))
+            for p in self.spec.params
+        }
         self.state_size = [units] * self.spec.states
         self.output_size = units
 
     def build(self, input_shape):
         sizes = Sizes(input_shape[-1], self.units, self.factors or self.units)
         for p in self.spec.params:
-            setattr(self, p.keras, self.add_weight(shape=p.shape(sizes), initializer=self.initializers[p.name],
-                                                   name=p.name))
+            setattr(
+                self, p.keras, self.add_weight(shape=p.shape(sizes), initializer=self.initializers[p.name], name=p.name)
+            )
 
     def call(self, inputs, states, training=False):
         p = {q.name: getattr(self, q.keras) for q in self.spec.params}
         state = tuple(states) if isinstance(states, (list, tuple)) else (states,)
-        out, new = self.spec.step(p, self.spec.project(p, inputs, ops), state, ops,
-                                  activation_fn(self.activation, ops))
+        out, new = self.spec.step(p, self.spec.project(p, inputs, ops), state, ops, activation_fn(self.activation, ops))
         return out, list(new) if isinstance(states, (list, tuple)) else new[0]
 
     def get_config(self):
-        return {**super().get_config(), "kind": self.kind, "units": self.units, "factors": self.factors,
-                "activation": self.activation,
-                "initializers": {k: keras.initializers.serialize(v) for k, v in self.initializers.items()}}
+        return {
+            **super().get_config(),
+            "kind": self.kind,
+            "units": self.units,
+            "factors": self.factors,
+            "activation": self.activation,
+            "initializers": {k: keras.initializers.serialize(v) for k, v in self.initializers.items()},
+        }
 
 
 def _cell_initializers(config: TaggerConfig, name: str) -> dict:
@@ -152,8 +167,10 @@ def _cell_initializers(config: TaggerConfig, name: str) -> dict:
     out = {}
     if config.init == "uniform":
         base = _seed(config, name)
-        out = {p.name: keras.initializers.RandomUniform(-config.init_scale, config.init_scale, seed=base * 7 + i)
-               for i, p in enumerate(spec.params)}
+        out = {
+            p.name: keras.initializers.RandomUniform(-config.init_scale, config.init_scale, seed=base * 7 + i)
+            for i, p in enumerate(spec.params)
+        }
     if config.decay_init is not None:
         out["decay_raw"] = keras.initializers.Constant(float(np.arctanh(config.decay_init)))
     return out
@@ -163,8 +180,14 @@ def _recurrent(config: TaggerConfig, name: str) -> layers.Layer:
     h = config.hidden_size
     spec = CELLS[config.cell]
     if spec.keras_layer is None:
-        cell = RecurrentCell(config.cell, h, factors=config.factors, activation=config.cell_activation,
-                             initializers=_cell_initializers(config, name), name=f"{name}_cell")
+        cell = RecurrentCell(
+            config.cell,
+            h,
+            factors=config.factors,
+            activation=config.cell_activation,
+            initializers=_cell_initializers(config, name),
+            name=f"{name}_cell",
+        )
         return layers.RNN(cell, return_sequences=True, name=name)
     init = _initializers(config, name, "kernel", "recurrent", "bias")
     if config.cell == "elman":
@@ -178,9 +201,9 @@ def build_model(config: TaggerConfig, vocab_size: int, dim: int, pretrained: boo
     """The uncompiled network: input ``words`` (int ids, 0 = padding), one output per type.
     With frozen contextual features the input is a dict ``{"words", "context"}`` (context:
     [B, T, 384]); with a fine-tuned encoder ``{"words", "token_ids", "segment_ids",
-    "padding_mask", "word_starts"}`` (``tagger.network.contextual.WordPieces``), and the encoder
-    starts from the pinned MiniLM weights (``pretrained=False``: uninitialised, for
-    copying trained weights into).
+    "padding_mask", "word_starts"}`` (``tagger.network.contextual.word_pieces``; MPNet: no
+    ``segment_ids``), and the encoder starts from the pinned MiniLM or MPNet weights
+    (``pretrained=False``: uninitialised, for copying trained weights into).
 
     Softmax heads output per-token probabilities over O/B/I; CRF heads output
     per-token emission scores (the CRF layer holds the transitions).
@@ -189,14 +212,25 @@ def build_model(config: TaggerConfig, vocab_size: int, dim: int, pretrained: boo
     x = WordEmbedding(vocab_size, dim, name="embedding")(ids)
     inputs = ids
     if config.context_fine_tune:
-        from tagger.network.contextual import load_minilm
+        # MPNet has no segment (token-type) embeddings
+        names = (
+            ("token_ids", "padding_mask")
+            if config.contextual == "mpnet"
+            else ("token_ids", "segment_ids", "padding_mask")
+        )
+        pieces = {k: keras.Input(shape=(None,), dtype="int32", name=k) for k in (*names, "word_starts")}
+        if config.contextual == "mpnet":
+            from tagger.network.mpnet import load_mpnet
 
-        pieces = {k: keras.Input(shape=(None,), dtype="int32", name=k)
-                  for k in ("token_ids", "segment_ids", "padding_mask", "word_starts")}
-        encoder, _ = load_minilm(weights=pretrained, name="minilm")
+            encoder = load_mpnet(weights=pretrained, name="mpnet")
+        else:
+            from tagger.network.contextual import load_minilm
+
+            encoder, _ = load_minilm(weights=pretrained, name="minilm")
         if config.context_lora_rank:  # freezes the encoder, adds trainable adapters to query and value
             encoder.enable_lora(config.context_lora_rank)
-        sequence = encoder({k: pieces[k] for k in ("token_ids", "segment_ids", "padding_mask")})["sequence_output"]
+        sequence = encoder({k: pieces[k] for k in names})
+        sequence = sequence["sequence_output"] if isinstance(sequence, dict) else sequence
         x = layers.Concatenate(name="features")([x, WordGather(name="word_pieces")(sequence, pieces["word_starts"])])
         inputs = {"words": ids, **pieces}
     elif config.contextual:
@@ -216,8 +250,9 @@ def build_model(config: TaggerConfig, vocab_size: int, dim: int, pretrained: boo
         if config.output == "crf":
             outputs[t] = CRF(N_TAGS, name=t)(layers.Dense(N_TAGS, name=f"{t}_emissions")(x))
         else:
-            outputs[t] = layers.Dense(N_TAGS, activation="softmax", name=t,
-                                      **_initializers(config, t, "kernel", "bias"))(x)
+            outputs[t] = layers.Dense(
+                N_TAGS, activation="softmax", name=t, **_initializers(config, t, "kernel", "bias")
+            )(x)
     return keras.Model(inputs, outputs, name=f"{config.task}_{config.cell}{config.depth}")
 
 
@@ -232,13 +267,15 @@ def learning_rate(config: TaggerConfig, steps_per_epoch: int):
         return config.learning_rate
     total = max(1, config.max_epochs * steps_per_epoch)
     warm = max(1, total // 10)
-    return keras.optimizers.schedules.CosineDecay(0.0, max(1, total - warm), warmup_target=config.learning_rate,
-                                                  warmup_steps=warm)
+    return keras.optimizers.schedules.CosineDecay(
+        0.0, max(1, total - warm), warmup_target=config.learning_rate, warmup_steps=warm
+    )
 
 
 def compile_model(model: keras.Model, config: TaggerConfig, steps_per_epoch: int = 1) -> None:
     """``steps_per_epoch``: batches per epoch, for a learning-rate schedule."""
-    if config.context_fine_tune:  # the encoder's [CLS] pooler is unused; keras-hub rebuilds it trainable on loading
+    if config.context_fine_tune and config.contextual == "minilm":  # its [CLS] pooler is unused; keras-hub
+        # rebuilds it trainable on loading
         model.get_layer("minilm").get_layer("pooled_dense").trainable = False
     lr = learning_rate(config, steps_per_epoch)
     if config.optimizer == "adam":

@@ -15,8 +15,9 @@ changed:
 - ``minilm``: a weight equal to a tensor of the pinned MiniLM-L6 package (``model.safetensors``),
   read as it is or transposed, then reshaped (checked value for value here; the package file is
   checked by sha256 when loading);
+- ``mpnet``: the same, from the assembled MPNet-base files (``tagger.network.mpnet_package``);
 - ``glove``: a word-vector table whose frozen rows are GloVe's, rebuilt from the GloVe package and
-  the trained rows stored in the bundle's ``weights.npz`` (``tagger.network.bundle.table_from_delta``).
+  the trained rows stored in the bundle's ``weights.npz`` (``tagger.network.weights.table_from_delta``).
 
 What the runtime needs to know (inputs, outputs, the externals, CRF transitions) is returned as a
 dict that ``save_bundle`` puts into meta.json under ``onnx``.
@@ -78,15 +79,20 @@ def sample_inputs(config: TaggerConfig, vocab) -> tuple[dict | np.ndarray, list[
     words = [["The", "plan", "was", "robbery", "."], ["Officials", "said", "so", "."]]
     ids = encode_words(vocab, words, length=5)
     if config.context_fine_tune:
-        from tagger.network.contextual import WordPieces
+        from tagger.network.contextual import word_pieces
 
-        return network_inputs(ids, words, pieces=WordPieces(cache=False)), words
+        return network_inputs(ids, words, pieces=word_pieces(config.contextual, cache=False)), words
     return ids, words
 
 
-def _minilm_tensors() -> dict[str, np.ndarray]:
+def _base_tensors(source: str) -> dict[str, np.ndarray]:
+    """The tensors of the encoder's base weights: ``source`` minilm (the package) or mpnet (assembled)."""
     from safetensors.numpy import load_file
 
+    if source == "mpnet":
+        from tagger.network.mpnet_package import mpnet_path
+
+        return load_file(str(mpnet_path() / "model.safetensors"))
     from tagger.network.contextual import check_weights, package_path
 
     path = package_path()
@@ -94,8 +100,12 @@ def _minilm_tensors() -> dict[str, np.ndarray]:
     return load_file(str(path / "model.safetensors"))
 
 
-def match_base(weights: dict[str, np.ndarray], tensors: dict[str, np.ndarray]) -> dict[str, dict]:
-    """For each weight equal to a package tensor (as it is, or transposed), reshaped: how to rebuild it."""
+def match_base(
+    weights: dict[str, np.ndarray], tensors: dict[str, np.ndarray], source: str = "minilm"
+) -> dict[str, dict]:
+    """For each weight equal to a tensor of the ``source`` encoder's package (as it is, or transposed),
+    reshaped: how to rebuild it."""
+
     def key(a: np.ndarray) -> tuple:  # independent of the order of the values (a transposed tensor's too)
         return (a.size, float(a.min(initial=np.inf)), float(a.max(initial=-np.inf)))
 
@@ -114,7 +124,7 @@ def match_base(weights: dict[str, np.ndarray], tensors: dict[str, np.ndarray]) -
                     continue
                 src = t.T if transpose else t
                 if np.array_equal(np.reshape(src, w.shape), w):
-                    out[path] = {"source": "minilm", "tensor": name, "transpose": transpose, "shape": list(w.shape)}
+                    out[path] = {"source": source, "tensor": name, "transpose": transpose, "shape": list(w.shape)}
                     break
             if path in out:
                 break
@@ -131,9 +141,8 @@ def export_onnx(model, config: TaggerConfig, vocab, bundle: str | Path, delta: b
     import tf2onnx
     from keras.src.export.tf2onnx_lib import patch_tf2onnx
 
-    from tagger.storage import atomic_path
-
     from tagger.network.onnx_recurrent import NATIVE_CELLS, recurrent_graph
+    from tagger.storage import atomic_path
 
     net = plain_model(model, config, len(vocab))
     inputs, _ = sample_inputs(config, vocab)
@@ -157,8 +166,8 @@ def export_onnx(model, config: TaggerConfig, vocab, bundle: str | Path, delta: b
 
     def forward(*args):
         data = dict(zip(names, args[: len(names)])) if isinstance(inputs, dict) else args[0]
-        w = list(args[len(names):])
-        out, _ = traced.stateless_call(w[: len(trainable)], w[len(trainable):], data, training=False)
+        w = list(args[len(names) :])
+        out, _ = traced.stateless_call(w[: len(trainable)], w[len(trainable) :], data, training=False)
         return {t: tf.identity(out[t], name=t) for t in outputs}
 
     fn = tf.function(forward, input_signature=spec)
@@ -170,9 +179,14 @@ def export_onnx(model, config: TaggerConfig, vocab, bundle: str | Path, delta: b
 
     values = {p: np.asarray(v) for p, v in zip(paths, variables)}
     by_input = {f"weight_{k}": p for k, p in enumerate(paths)}
-    externals = match_base(values, _minilm_tensors()) if config.context_fine_tune else {}
+    source = config.contextual or "minilm"
+    externals = match_base(values, _base_tensors(source), source) if config.context_fine_tune else {}
     if delta:
-        externals["embedding/table"] = {"source": "glove", "file": "weights.npz", "shape": list(values["embedding/table"].shape)}
+        externals["embedding/table"] = {
+            "source": "glove",
+            "file": "weights.npz",
+            "shape": list(values["embedding/table"].shape),
+        }
     graph = proto.graph
     used = _used_names(graph)
     kept_inputs, stored = [], set()
@@ -214,8 +228,15 @@ def export_onnx(model, config: TaggerConfig, vocab, bundle: str | Path, delta: b
         for t in config.types:
             layer = net.get_layer(t)
             crf[t] = {k: np.asarray(getattr(layer, k)).tolist() for k in ("transitions", "start", "end")}
-    return {"file": ONNX_FILE, "opset": OPSET, "inputs": [i.name for i in kept_inputs],
-            "outputs": list(config.types), "externals": externals, "crf": crf, "config_sha256": config_digest(config)}
+    return {
+        "file": ONNX_FILE,
+        "opset": OPSET,
+        "inputs": [i.name for i in kept_inputs],
+        "outputs": list(config.types),
+        "externals": externals,
+        "crf": crf,
+        "config_sha256": config_digest(config),
+    }
 
 
 def config_digest(config: TaggerConfig) -> str:

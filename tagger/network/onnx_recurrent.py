@@ -36,10 +36,11 @@ def _direction_weights(cell, kind: str) -> tuple[np.ndarray, np.ndarray, np.ndar
         order = [0, 3, 1, 2]  # Keras i, f, c, o -> ONNX i, o, f, c
 
         def gates(a):
-            return np.concatenate([a[..., g * h:(g + 1) * h] for g in order], axis=-1)
+            return np.concatenate([a[..., g * h : (g + 1) * h] for g in order], axis=-1)
 
-        b = np.concatenate([gates(bias) if bias is not None else np.zeros(4 * h, np.float32),
-                            np.zeros(4 * h, np.float32)])
+        b = np.concatenate(
+            [gates(bias) if bias is not None else np.zeros(4 * h, np.float32), np.zeros(4 * h, np.float32)]
+        )
         return gates(kernel).T, gates(recurrent).T, b
     if not cell.reset_after:
         raise ValueError("a GRU without reset_after has no ONNX form here")
@@ -73,12 +74,15 @@ def recurrent_graph(net, config, features: str, words: str) -> tuple[list, list,
         inits.append(numpy_helper.from_array(np.ascontiguousarray(value), name))
         return name
 
-    nodes += [oh.make_node("Equal", [words, const("rnn/zero", np.array(0, np.int32))], ["rnn/padding"]),
-              oh.make_node("Not", ["rnn/padding"], ["rnn/real"]),
-              oh.make_node("Cast", ["rnn/real"], ["rnn/real_int"], to=TensorProto.INT32),
-              oh.make_node("ReduceSum", ["rnn/real_int", const("rnn/axis1", np.array([1], np.int64))],
-                           ["rnn/lengths"], keepdims=0),
-              oh.make_node("Transpose", [features], ["rnn/x0"], perm=[1, 0, 2])]  # time major
+    nodes += [
+        oh.make_node("Equal", [words, const("rnn/zero", np.array(0, np.int32))], ["rnn/padding"]),
+        oh.make_node("Not", ["rnn/padding"], ["rnn/real"]),
+        oh.make_node("Cast", ["rnn/real"], ["rnn/real_int"], to=TensorProto.INT32),
+        oh.make_node(
+            "ReduceSum", ["rnn/real_int", const("rnn/axis1", np.array([1], np.int64))], ["rnn/lengths"], keepdims=0
+        ),
+        oh.make_node("Transpose", [features], ["rnn/x0"], perm=[1, 0, 2]),
+    ]  # time major
     x = "rnn/x0"
     merged = const("rnn/merged_shape", np.array([0, 0, -1], np.int64))
     for k in range(1, config.depth + 1):
@@ -90,10 +94,18 @@ def recurrent_graph(net, config, features: str, words: str) -> tuple[list, list,
         acts = _activation(cells[0], config.cell)
         if acts:
             extra["activations"] = acts
-        nodes += [oh.make_node(op, [x, const(p + "W", w), const(p + "R", r), const(p + "B", b), "rnn/lengths"],
-                               [f"{p}y"], hidden_size=int(r.shape[-1]), direction="bidirectional", **extra),
-                  oh.make_node("Transpose", [f"{p}y"], [f"{p}t"], perm=[0, 2, 1, 3]),  # [T, B, 2, H]
-                  oh.make_node("Reshape", [f"{p}t", merged], [f"{p}x"])]  # forward then backward, as Keras's concat
+        nodes += [
+            oh.make_node(
+                op,
+                [x, const(p + "W", w), const(p + "R", r), const(p + "B", b), "rnn/lengths"],
+                [f"{p}y"],
+                hidden_size=int(r.shape[-1]),
+                direction="bidirectional",
+                **extra,
+            ),
+            oh.make_node("Transpose", [f"{p}y"], [f"{p}t"], perm=[0, 2, 1, 3]),  # [T, B, 2, H]
+            oh.make_node("Reshape", [f"{p}t", merged], [f"{p}x"]),
+        ]  # forward then backward, as Keras's concat
         x = f"{p}x"
     nodes.append(oh.make_node("Transpose", [x], ["rnn/output"], perm=[1, 0, 2]))
     outputs = []
@@ -101,8 +113,10 @@ def recurrent_graph(net, config, features: str, words: str) -> tuple[list, list,
         dense = net.get_layer(f"{t}_emissions" if config.output == "crf" else t)
         kernel, bias = (np.asarray(v) for v in (dense.kernel, dense.bias))
         z = f"{t}/onnx_logits" if config.output != "crf" else t
-        nodes += [oh.make_node("MatMul", ["rnn/output", const(f"{t}/onnx_kernel", kernel)], [f"{t}/onnx_product"]),
-                  oh.make_node("Add", [f"{t}/onnx_product", const(f"{t}/onnx_bias", bias)], [z])]
+        nodes += [
+            oh.make_node("MatMul", ["rnn/output", const(f"{t}/onnx_kernel", kernel)], [f"{t}/onnx_product"]),
+            oh.make_node("Add", [f"{t}/onnx_product", const(f"{t}/onnx_bias", bias)], [z]),
+        ]
         if config.output != "crf":
             nodes.append(oh.make_node("Softmax", [z], [t], axis=-1))
         outputs.append(oh.make_tensor_value_info(t, TensorProto.FLOAT, [None, None, int(kernel.shape[-1])]))

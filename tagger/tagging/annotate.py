@@ -9,9 +9,9 @@ spans with character offsets into the input and a confidence.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Iterable, Iterator
 
 from tagger.corpus.labels import spans_from_bio
 from tagger.errors import TaggerError
@@ -64,20 +64,40 @@ class TaggedDocument:
         return {
             "id": self.id,
             "text": self.text,
-            "sentences": [{"start": s.start, "end": s.end,
-                           "tokens": [{"text": t.text, "start": t.start, "end": t.end,
-                                       **{ty: t.tags.get(ty, "O") for ty in self.types}} for t in s.tokens]}
-                          for s in self.sentences],
+            "sentences": [
+                {
+                    "start": s.start,
+                    "end": s.end,
+                    "tokens": [
+                        {
+                            "text": t.text,
+                            "start": t.start,
+                            "end": t.end,
+                            **{ty: t.tags.get(ty, "O") for ty in self.types},
+                        }
+                        for t in s.tokens
+                    ],
+                }
+                for s in self.sentences
+            ],
             "spans": [{f: getattr(sp, f) for f in SPAN_FIELDS} for sp in self.spans],  # asdict deep-copies: slow
         }
 
     @classmethod
-    def from_dict(cls, data: dict, types: tuple[str, ...] = ("DSE", "ESE")) -> "TaggedDocument":
+    def from_dict(cls, data: dict, types: tuple[str, ...] = ("DSE", "ESE")) -> TaggedDocument:
         if "error" in data:
             return cls(str(data.get("id", "")), "", types=types, error=str(data["error"]))
-        sents = [TaggedSentence(s["start"], s["end"],
-                                [TaggedToken(t["text"], t["start"], t["end"], {ty: t.get(ty, "O") for ty in types})
-                                 for t in s["tokens"]]) for s in data.get("sentences", [])]
+        sents = [
+            TaggedSentence(
+                s["start"],
+                s["end"],
+                [
+                    TaggedToken(t["text"], t["start"], t["end"], {ty: t.get(ty, "O") for ty in types})
+                    for t in s["tokens"]
+                ],
+            )
+            for s in data.get("sentences", [])
+        ]
         doc = cls(str(data.get("id", "")), data["text"], sents, [], types)
         doc.spans = [TaggedSpan(**sp) for sp in data.get("spans", [])] or spans_of(doc)
         return doc
@@ -115,7 +135,7 @@ def tokenised(records: list[tuple[str, str]], types: tuple[str, ...] = ("DSE", "
                 doc.sentences.append(TaggedSentence(toks[0].start, toks[-1].end, toks))
                 toks = []
             if not space:
-                toks.append(TaggedToken(text[idx:idx + length], idx, idx + length, {}))
+                toks.append(TaggedToken(text[idx : idx + length], idx, idx + length, {}))
         if toks:
             doc.sentences.append(TaggedSentence(toks[0].start, toks[-1].end, toks))
         docs.append(doc)
@@ -146,8 +166,7 @@ class OpinionTagger:
         self.batch_size = batch_size
 
     @classmethod
-    def load(cls, model: str | Path | None = None, backend: str = "auto", threads: int | None = None
-             ) -> "OpinionTagger":
+    def load(cls, model: str | Path | None = None, backend: str = "auto", threads: int | None = None) -> OpinionTagger:
         """``model``: a bundle directory or a bundled model's name (``accurate``, ``fast``; default
         ``tagger.paths.DEFAULT_NAME``); ``backend`` and ``threads``: see ``Tagger.load``."""
         return cls(Tagger.load(resolve_model(model), backend=backend, threads=threads))
@@ -186,16 +205,18 @@ class OpinionTagger:
         except Exception:  # find the record that fails, tag the others
             tagged = [self._tag_one(r) for r in good]
         it = iter(tagged)
-        return [next(it) if r.error is None else TaggedDocument(r.id, "", types=self.types, error=r.error)
-                for r in records]
+        return [
+            next(it) if r.error is None else TaggedDocument(r.id, "", types=self.types, error=r.error) for r in records
+        ]
 
     def _tag_one(self, rec: Record) -> TaggedDocument:
         try:
             return self._tag_chunk([(rec.id, rec.text)])[0]
         except Exception as exc:
             reason = (str(exc).splitlines() or [""])[0]
-            return TaggedDocument(rec.id, "", types=self.types,
-                                  error=f"internal error while tagging: {type(exc).__name__}: {reason}")
+            return TaggedDocument(
+                rec.id, "", types=self.types, error=f"internal error while tagging: {type(exc).__name__}: {reason}"
+            )
 
     def _tag_chunk(self, records: list[tuple[str, str]]) -> list[TaggedDocument]:
         docs = tokenised(records, self.types)
@@ -241,6 +262,8 @@ def apply_tags(doc: TaggedDocument, tags: list[dict[str, str]]) -> TaggedDocumen
             toks.append(TaggedToken(t.text, t.start, t.end, fixed))
         new.sentences.append(TaggedSentence(s.start, s.end, toks))
     old = {(sp.type, sp.start, sp.end): sp.score for sp in doc.spans}
-    new.spans = [TaggedSpan(sp.type, sp.start, sp.end, sp.text, old.get((sp.type, sp.start, sp.end), 1.0))
-                 for sp in spans_of(new)]
+    new.spans = [
+        TaggedSpan(sp.type, sp.start, sp.end, sp.text, old.get((sp.type, sp.start, sp.end), 1.0))
+        for sp in spans_of(new)
+    ]
     return new

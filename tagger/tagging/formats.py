@@ -23,7 +23,7 @@ def conll_lines(doc: TaggedDocument) -> str:
     """``# id``/``# text`` comments, then per sentence ``token start end DSE ESE`` lines."""
     out = [f"# id = {doc.id}"]
     for s in doc.sentences:
-        out.append(f"# text = {doc.text[s.start:s.end].replace(chr(10), ' ').replace(chr(13), ' ')}")
+        out.append(f"# text = {doc.text[s.start : s.end].replace(chr(10), ' ').replace(chr(13), ' ')}")
         for t in s.tokens:
             out.append("\t".join([t.text, str(t.start), str(t.end), *(t.tags.get(ty, "O") for ty in doc.types)]))
         out.append("")
@@ -36,11 +36,11 @@ def brat_ann(doc: TaggedDocument) -> str:
     lines = []
     for n, sp in enumerate(doc.spans, 1):
         frags, pos = [], sp.start
-        for part in re.split(r"(\n)", doc.text[sp.start:sp.end]):
+        for part in re.split(r"(\n)", doc.text[sp.start : sp.end]):
             if part and part != "\n":
                 frags.append(f"{pos} {pos + len(part)}")
             pos += len(part)
-        text = doc.text[sp.start:sp.end].replace("\n", " ")
+        text = doc.text[sp.start : sp.end].replace("\n", " ")
         lines.append(f"T{n}\t{sp.type} {';'.join(frags)}\t{text}")
     return "\n".join(lines) + ("\n" if lines else "")
 
@@ -140,8 +140,9 @@ class Writer:
         elif self.fmt == "brat":
             (self.directory / f"{self._safe_name(rid)}.error.txt").write_text(reason + "\n", encoding="utf-8")
         else:
-            self.stream.write(f'<div class="doc error"><h2>{html.escape(rid)}</h2>'
-                              f"<p>error: {html.escape(reason)}</p></div>\n")
+            self.stream.write(
+                f'<div class="doc error"><h2>{html.escape(rid)}</h2><p>error: {html.escape(reason)}</p></div>\n'
+            )
 
     def close(self) -> None:
         if self.fmt == "html":

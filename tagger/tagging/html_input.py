@@ -48,12 +48,64 @@ NO_VISIBLE_TEXT = "empty text: no visible text in the HTML"
 SKIPPED = frozenset({"script", "style", "template", "title"})
 HEAD = frozenset({"base", "basefont", "bgsound", "link", "meta", "noscript", "script", "style", "template", "title"})
 VERBATIM = frozenset({"pre", "textarea", "listing", "plaintext"})
-BLOCKS = frozenset({
-    "address", "article", "aside", "blockquote", "body", "br", "caption", "center", "dd", "details", "dialog",
-    "dir", "div", "dl", "dt", "fieldset", "figcaption", "figure", "footer", "form", "frameset", "h1", "h2", "h3",
-    "h4", "h5", "h6", "header", "hgroup", "hr", "html", "legend", "li", "listing", "main", "menu", "nav", "ol",
-    "optgroup", "option", "p", "plaintext", "pre", "section", "summary", "table", "tbody", "td", "textarea",
-    "tfoot", "th", "thead", "tr", "ul"})
+BLOCKS = frozenset(
+    {
+        "address",
+        "article",
+        "aside",
+        "blockquote",
+        "body",
+        "br",
+        "caption",
+        "center",
+        "dd",
+        "details",
+        "dialog",
+        "dir",
+        "div",
+        "dl",
+        "dt",
+        "fieldset",
+        "figcaption",
+        "figure",
+        "footer",
+        "form",
+        "frameset",
+        "h1",
+        "h2",
+        "h3",
+        "h4",
+        "h5",
+        "h6",
+        "header",
+        "hgroup",
+        "hr",
+        "html",
+        "legend",
+        "li",
+        "listing",
+        "main",
+        "menu",
+        "nav",
+        "ol",
+        "optgroup",
+        "option",
+        "p",
+        "plaintext",
+        "pre",
+        "section",
+        "summary",
+        "table",
+        "tbody",
+        "td",
+        "textarea",
+        "tfoot",
+        "th",
+        "thead",
+        "tr",
+        "ul",
+    }
+)
 _PIECES = re.compile(r"[ \t\n\r\f]+|[^ \t\n\r\f]+")  # HTML's whitespace: ASCII space, tab, LF, CR, FF
 
 
@@ -104,7 +156,8 @@ class _Builder:
         self.space = None
 
     def add(self, text: str, start: int, end: int | None = None, verbatim: bool = False) -> None:
-        """Text at source ``start`` (literal, or decoded from ``start:end``); whitespace collapsed unless ``verbatim``."""
+        """Text at source ``start`` (literal, or decoded from ``start:end``); whitespace collapsed unless
+        ``verbatim``."""
         for m in _PIECES.finditer(text):
             a, b = (start + m.start(), start + m.end()) if end is None else (start, end)
             if verbatim or m.group()[0] not in " \t\n\r\f":
@@ -181,7 +234,7 @@ def _events(source: str) -> list[tuple[str, str, int]]:
             last = parser.events[-1][2] + 1 if parser.events else base
             at = source.find("<", last)
             at = at if at >= 0 else len(source)
-            events += [e for e in parser.events if e[2] < at] + [("data", source[at:at + 1], at)]
+            events += [e for e in parser.events if e[2] < at] + [("data", source[at : at + 1], at)]
             base = at + 1
             if base >= len(source):
                 return events
@@ -198,7 +251,7 @@ def _add_reference(out: _Builder, ref: str, at: int, verbatim: bool) -> None:
     while keep < min(len(ref), len(decoded)) - 1 and ref[-1 - keep] == decoded[-1 - keep]:
         keep += 1
     cut = len(ref) - keep
-    out.add(decoded[:len(decoded) - keep], at, at + cut, verbatim)
+    out.add(decoded[: len(decoded) - keep], at, at + cut, verbatim)
     out.add(ref[cut:], at + cut, verbatim=verbatim)
 
 
@@ -256,8 +309,7 @@ def _plan(n: int, rec, html_all: bool) -> tuple[_Pending, list]:
     vis = visible_text(rec.text)
     if not vis.blocks:
         return _Pending(Record(rec.id, error=NO_VISIBLE_TEXT)), [Record(rec.id, error=NO_VISIBLE_TEXT)]
-    return (_Pending(rec, vis, len(vis.blocks)),
-            [Record(rec.id, text=vis.text[a:b]) for a, b in vis.blocks])
+    return (_Pending(rec, vis, len(vis.blocks)), [Record(rec.id, text=vis.text[a:b]) for a, b in vis.blocks])
 
 
 def _merge(p: _Pending, types: tuple[str, ...]):
@@ -305,4 +357,3 @@ def tag_html(ot, source: str, id: str = ""):
     if doc.error is not None:
         raise InvalidText(f"{doc.id or 'text'}: {doc.error}")
     return doc
-

@@ -33,9 +33,10 @@ import json
 import re
 import sys
 import unicodedata
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO, Iterable, Iterator
+from typing import Any, BinaryIO
 
 MAX_CHARS = 200_000  # longer records are refused: split them into documents first
 MAX_DEPTH = 100  # JSON nesting deeper than this is refused before parsing
@@ -98,7 +99,7 @@ def check_text(rid: str, raw: Any, max_chars: int | None = MAX_CHARS) -> Record:
     if isinstance(raw, (bytes, bytearray)):
         raw = bytes(raw)
         if raw.startswith(BOM):
-            raw = raw[len(BOM):]
+            raw = raw[len(BOM) :]
         if b"\x00" in raw:
             return Record(rid, error="binary data (NUL bytes), not text")
         try:
@@ -111,8 +112,9 @@ def check_text(rid: str, raw: Any, max_chars: int | None = MAX_CHARS) -> Record:
         return Record(rid, error=f"over-long input: {len(raw)} characters {limit_note(max_chars)}")
     bad = _SURROGATE.search(raw)
     if bad:
-        return Record(rid, error=f"not valid Unicode: lone surrogate U+{ord(bad.group()):04X} "
-                                 f"at character {bad.start()}")
+        return Record(
+            rid, error=f"not valid Unicode: lone surrogate U+{ord(bad.group()):04X} at character {bad.start()}"
+        )
     nul = raw.find("\x00")
     if nul >= 0:
         return Record(rid, error=f"binary data (NUL character at {nul}), not text")
@@ -155,8 +157,9 @@ def _lines(fh: BinaryIO, limit: int | None, first: bytes | None = None) -> Itera
         yield line, length
 
 
-def _counted_lines(fh: BinaryIO, limit: int | None,
-                   first: bytes | None = None) -> Iterator[tuple[bytes | None, int, int | None]]:
+def _counted_lines(
+    fh: BinaryIO, limit: int | None, first: bytes | None = None
+) -> Iterator[tuple[bytes | None, int, int | None]]:
     """``_lines`` with the number of characters of each skipped line: ``(None, length, chars)``."""
     while True:
         if first is not None:
@@ -180,7 +183,7 @@ def _counted_lines(fh: BinaryIO, limit: int | None,
 def jsonl_record(rid: str, line: bytes, max_chars: int | None = MAX_CHARS) -> Record:
     """One JSONL line as a record (see the module's rules)."""
     if line.startswith(BOM):
-        line = line[len(BOM):]
+        line = line[len(BOM) :]
     if not line.strip():
         return Record(rid, error="blank line")
     try:
@@ -203,8 +206,9 @@ def jsonl_record(rid: str, line: bytes, max_chars: int | None = MAX_CHARS) -> Re
     return check_text(rid, obj["text"], max_chars)
 
 
-def _jsonl_records(name: str, fh: BinaryIO, max_chars: int | None, first: bytes | None = None,
-                   first_line: int = 1) -> Iterator[Record]:
+def _jsonl_records(
+    name: str, fh: BinaryIO, max_chars: int | None, first: bytes | None = None, first_line: int = 1
+) -> Iterator[Record]:
     """Records of a JSONL stream, one per line; ``first``: a first line already read;
     ``first_line``: the number of the stream's first line (a slice of a file keeps the file's ids)."""
     limit = _byte_limit(max_chars)
@@ -231,8 +235,9 @@ def _file_records(path: Path, max_chars: int | None, name: str | None = None) ->
         limit = _byte_limit(max_chars)
         size = path.stat().st_size
         if limit is not None and size > limit:
-            yield Record(name, error=f"over-long input: {size} bytes, more than {max_chars} characters "
-                                    f"{limit_note(max_chars)}")
+            yield Record(
+                name, error=f"over-long input: {size} bytes, more than {max_chars} characters {limit_note(max_chars)}"
+            )
             return
         data = path.read_bytes()
     except OSError as exc:
@@ -252,8 +257,13 @@ def _marked(records: Iterable[Record], html: bool) -> Iterator[Record]:
         yield rec
 
 
-def read_records(texts: Iterable[str] = (), inputs: Iterable[str] = (), max_chars: int | None = MAX_CHARS,
-                 stdin: BinaryIO | None = None, input_format: str = "text") -> Iterator[Record]:
+def read_records(
+    texts: Iterable[str] = (),
+    inputs: Iterable[str] = (),
+    max_chars: int | None = MAX_CHARS,
+    stdin: BinaryIO | None = None,
+    input_format: str = "text",
+) -> Iterator[Record]:
     """The records of texts and of ``inputs`` (files, directories, ``-``), in order;
     ``input_format`` (``text``, ``html``, ``auto``) says which are HTML (``Record.html``)."""
     if input_format not in INPUT_FORMATS:
@@ -288,7 +298,7 @@ def _stdin_records(stream: BinaryIO, max_chars: int | None) -> Iterator[Record]:
     limit = _byte_limit(max_chars)
     first = stream.readline(-1 if limit is None else limit + 1)
     if first.startswith(BOM):
-        first = first[len(BOM):]
+        first = first[len(BOM) :]
     if first.lstrip().startswith(b"{"):
         yield from _jsonl_records("stdin", stream, max_chars, first=first)
         return

@@ -1,4 +1,5 @@
-"""Training: the Keras trainer with checkpoints and epoch selection on dev
-(``trainer``), the fast JAX trainer of the paper grid that trains several folds
-at once (``fast_trainer``), data-parallel training over devices (``data_parallel``)
-and the paper's CRF baseline (``crf_baseline``)."""
+"""Training: ``run`` is the one way in (it chooses the trainer: ``trainer``, the Keras loop;
+``fast_trainer`` and ``fast_loop``, the fast JAX trainer that trains several folds at once;
+``data_parallel``, the Keras loop over several devices), ``data`` the data a run learns from;
+``checkpoints``, ``stopping``, ``progress`` and ``models`` are shared by the trainers; ``crf_baseline``
+is the paper's CRF baseline."""

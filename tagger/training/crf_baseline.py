@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from tagger.data import Sentence
 
 
 def _shape(w: str) -> str:
-    out = []
+    out: list[str] = []
     for ch in w:
         c = "X" if ch.isupper() else "x" if ch.islower() else "d" if ch.isdigit() else ch
         if not out or out[-1] != c:
@@ -24,8 +24,16 @@ def token_features(words: Sequence[str], pos: Sequence[str] | None, i: int) -> l
     """Word identity, prefixes/suffixes, shape and POS (where the data has it), in a ±2 window."""
     w = words[i]
     lw = w.lower()
-    f = ["bias", f"w={lw}", f"suf3={lw[-3:]}", f"suf2={lw[-2:]}", f"pre3={lw[:3]}", f"shape={_shape(w)}",
-         f"upper={w[:1].isupper()}", f"alpha={w.isalpha()}"]
+    f = [
+        "bias",
+        f"w={lw}",
+        f"suf3={lw[-3:]}",
+        f"suf2={lw[-2:]}",
+        f"pre3={lw[:3]}",
+        f"shape={_shape(w)}",
+        f"upper={w[:1].isupper()}",
+        f"alpha={w.isalpha()}",
+    ]
     if pos:
         f.append(f"pos={pos[i]}")
     for d in (-2, -1, 1, 2):
@@ -51,7 +59,7 @@ class CRFBaseline:
         self.dir = tempfile.TemporaryDirectory(prefix="crf-baseline-")
         self.train_seconds = 0.0
 
-    def fit(self, sentences: Sequence[Sentence]) -> "CRFBaseline":
+    def fit(self, sentences: Sequence[Sentence]) -> CRFBaseline:
         import pycrfsuite
 
         t0 = time.perf_counter()
@@ -60,8 +68,14 @@ class CRFBaseline:
             trainer = pycrfsuite.Trainer(verbose=False)
             for x, s in zip(feats, sentences):
                 trainer.append(x, s.tags[t])
-            trainer.set_params({"c1": self.c1, "c2": self.c2, "max_iterations": self.max_iterations,
-                                "feature.possible_transitions": True})
+            trainer.set_params(
+                {
+                    "c1": self.c1,
+                    "c2": self.c2,
+                    "max_iterations": self.max_iterations,
+                    "feature.possible_transitions": True,
+                }
+            )
             trainer.train(str(Path(self.dir.name) / f"{t}.crfsuite"))
         self.train_seconds = time.perf_counter() - t0
         return self

@@ -11,8 +11,8 @@ devices by XLA.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Iterator
 
 from tagger.errors import TaggerError
 
@@ -22,8 +22,9 @@ def select_devices(spec: str) -> list[str]:
     import keras
 
     if keras.backend.backend() != "jax":
-        raise TaggerError(f"--devices needs the JAX backend (KERAS_BACKEND=jax); Keras runs on "
-                          f"{keras.backend.backend()}")
+        raise TaggerError(
+            f"--devices needs the JAX backend (KERAS_BACKEND=jax); Keras runs on {keras.backend.backend()}"
+        )
     devices = keras.distribution.list_devices()
     if spec == "all":
         return devices
@@ -52,17 +53,35 @@ def data_parallel(devices: list[str], batch_size: int) -> Iterator[object]:
         keras.distribution.set_distribution(previous)
 
 
-def train_data_parallel(config, train_sentences, dev_sentences, out_dir, devices: str = "all", **kwargs):
-    """``tagger.training.trainer.train`` under ``DataParallel``; the bundle's training
+def train_data_parallel(
+    config,
+    train_sentences,
+    dev_sentences,
+    out_dir,
+    devices: str = "all",
+    extra_words=(),
+    resume: bool = False,
+    progress: bool = True,
+    record: dict | None = None,
+    context_cache=None,
+    init=None,
+):
+    """The Keras trainer (``tagger.training.trainer``) under ``DataParallel``; the bundle's training
     record names the devices and the per-device batch."""
-    from tagger.training.trainer import train
+    from tagger.training.trainer import Trainer
 
     if config.trainer != "keras":
-        raise TaggerError(f"--devices splits the batches of the Keras trainer; trainer {config.trainer!r} "
-                          "runs on one device")
+        raise TaggerError(
+            f"--devices splits the batches of the Keras trainer; trainer {config.trainer!r} runs on one device"
+        )
     chosen = select_devices(devices)
-    record = dict(kwargs.pop("record", None) or {})
-    record["data_parallel"] = {"devices": chosen, "global_batch": config.batch_size,
-                               "per_device_batch": config.batch_size // len(chosen)}
+    record = dict(record or {})
+    record["data_parallel"] = {
+        "devices": chosen,
+        "global_batch": config.batch_size,
+        "per_device_batch": config.batch_size // len(chosen),
+    }
     with data_parallel(chosen, config.batch_size):
-        return train(config, train_sentences, dev_sentences, out_dir, record=record, **kwargs)
+        return Trainer(config, out_dir, progress, context_cache=context_cache, init=init).run(
+            train_sentences, dev_sentences, extra_words, resume, record
+        )

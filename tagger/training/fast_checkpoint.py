@@ -1,7 +1,7 @@
 """Checkpoints of the fast trainer: a run killed part-way continues from its last dev evaluation.
 
 Each model of a run (one fold, or one of several folds trained together) keeps its own checkpoints
-in the layout of the Keras trainer's (``tagger.training.trainer``)::
+in the layout of the Keras trainer's (``tagger.training.checkpoints``)::
 
     out_dir/checkpoint/epoch-NNNN/
         arrays.npz     the model's weights, optimizer state and best weights so far (no pickle)
@@ -19,42 +19,46 @@ them have complete: their weights are stacked into one program.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
+from typing import Any
 
 import numpy as np
 
 from tagger.config import TaggerConfig
 from tagger.errors import TaggerError
-from tagger.storage import atomic_path, atomic_write_text, fsync_dir, make_manifest, remove_tree
-from tagger.training.trainer import KEEP_CHECKPOINTS, MANIFEST, announce, checkpoint_dirs, checkpoint_problem
+from tagger.storage import atomic_path, atomic_write_text, remove_tree
+from tagger.training.checkpoints import (
+    KEEP_CHECKPOINTS,
+    announce,
+    check_same_run,
+    checkpoint_dirs,
+    checkpoint_problem,
+    new_checkpoint_dir,
+    seal_checkpoint,
+)
 
 FILES = ("arrays.npz", "state.json")
 PARTS = ("params", "opt", "best")  # the array trees a checkpoint holds, as flat leaf lists
 
 
-def _same_run(saved: TaggerConfig, config: TaggerConfig) -> bool:
-    """A checkpoint continues under the same configuration; only the length of training may change."""
-    return saved.replace(max_epochs=1, patience=1) == config.replace(max_epochs=1, patience=1)
-
-
-def save(out_dir: str | Path, epoch: int, leaves: dict[str, list[np.ndarray] | None], state: dict,
-         config: TaggerConfig) -> None:
+def save(
+    out_dir: str | Path, epoch: int, leaves: dict[str, list[np.ndarray] | None], state: dict, config: TaggerConfig
+) -> None:
     """Write ``out_dir/checkpoint/epoch-NNNN/`` (``leaves``: per part of ``PARTS`` the flat list of arrays,
     None for a part the model does not have yet) and remove all but the ``KEEP_CHECKPOINTS`` newest."""
-    root = Path(out_dir) / "checkpoint"
-    d = root / f"epoch-{epoch:04d}"
-    remove_tree(d)  # what an interrupted save of this epoch left
-    d.mkdir(parents=True)
-    fsync_dir(root)
-    arrays = {f"{part}/{i}": np.asarray(a) for part in PARTS for i, a in enumerate(leaves.get(part) or ())}
+    d = new_checkpoint_dir(out_dir, epoch)
+    arrays: dict[str, Any] = {
+        f"{part}/{i}": np.asarray(a) for part in PARTS for i, a in enumerate(leaves.get(part) or ())
+    }
     with atomic_path(d / "arrays.npz") as tmp:
         with open(tmp, "wb") as fh:
             np.savez(fh, **arrays)
-    counts = {part: (len(leaves[part]) if leaves.get(part) is not None else None) for part in PARTS}
-    atomic_write_text(d / "state.json", json.dumps({**state, "epoch": epoch, "leaves": counts,
-                                                    "config": config.to_dict()}, indent=1))
-    atomic_write_text(d / MANIFEST, json.dumps(make_manifest(d, FILES), indent=1))
+    counts = {part: (len(x) if (x := leaves.get(part)) is not None else None) for part in PARTS}
+    atomic_write_text(
+        d / "state.json", json.dumps({**state, "epoch": epoch, "leaves": counts, "config": config.to_dict()}, indent=1)
+    )
+    seal_checkpoint(d, FILES)
     for _, old in checkpoint_dirs(out_dir)[KEEP_CHECKPOINTS:]:
         remove_tree(old)
 
@@ -80,13 +84,13 @@ def load(where: Path, config: TaggerConfig) -> tuple[dict, dict[str, list[np.nda
         saved = TaggerConfig.from_dict(state["config"])
         counts = state["leaves"]
         with np.load(where / "arrays.npz", allow_pickle=False) as npz:
-            leaves = {part: (None if counts[part] is None else [npz[f"{part}/{i}"] for i in range(counts[part])])
-                      for part in PARTS}
+            leaves = {
+                part: (None if counts[part] is None else [npz[f"{part}/{i}"] for i in range(counts[part])])
+                for part in PARTS
+            }
     except (OSError, ValueError, TypeError, KeyError) as exc:
         raise TaggerError(f"{where}: unreadable checkpoint: {exc}") from None
-    if not _same_run(saved, config):
-        raise TaggerError(f"{where.parent}: the checkpoint was made with another configuration; "
-                          "resume with the same options or train into a new directory")
+    check_same_run(saved, config, where.parent)
     return state, leaves
 
 
@@ -97,8 +101,10 @@ def latest_common(out_dirs: Sequence[str | Path], config: TaggerConfig) -> list[
     shared = set.intersection(*(set(c) for c in per_model)) if per_model else set()
     if not shared:
         if any(per_model):
-            announce(f"{Path(out_dirs[0]).parent}: no epoch has a complete checkpoint of every model trained "
-                     "together: starting afresh")
+            announce(
+                f"{Path(out_dirs[0]).parent}: no epoch has a complete checkpoint of every model trained "
+                "together: starting afresh"
+            )
         return None
     epoch = max(shared)
     return [load(c[epoch], config) for c in per_model]

@@ -1,0 +1,8 @@
+"""Where this repository's experiments keep their results and runs (the library's runner,
+``tagger.experiment``, takes both as arguments)."""
+
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+RESULTS = HERE / "results"  # one JSON file per configuration and fold, in git
+RUNS = HERE / "runs"  # checkpoints and locks of runs in progress, not in git

@@ -1,0 +1,5 @@
+import sys
+
+from tagger.cli import main
+
+sys.exit(main())
