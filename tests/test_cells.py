@@ -3,6 +3,7 @@ in the fast trainer, the IRLM's associative scan against the sequential one, par
 and the configuration fields of the cells."""
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -10,6 +11,8 @@ import pytest
 from tagger.config import TaggerConfig
 from tagger.network.cells import CELLS, budget_units, recurrent_parameters
 from tagger.paths import BUNDLED
+
+ROOT = Path(__file__).resolve().parent.parent
 
 # --------------------------------------------------------------------------- parameter counts and budgets
 
@@ -223,3 +226,30 @@ def test_train_options_set_the_cell_fields():
     cfg = config("--cell", "irlm", "--activation", "tanh", "--decay-init", "0.8", "--depth", "1", "--budget", "24k")
     assert (cfg.cell, cfg.activation, cfg.decay_init, cfg.hidden_size) == ("irlm", "tanh", 0.8, 40)
     assert config("--cell", "mrnn", "--factors", "12").factors == 12
+
+
+def test_irlm_memory_lengths_by_hand(tmp_path):
+    """experiments/irlm_memory.py: d = 0.5 remembers 1 / (1 - 0.5) = 2 words, d = -0.75 four."""
+    import importlib.util
+
+    from tagger.network.model import build_model
+
+    spec = importlib.util.spec_from_file_location("irlm_memory", ROOT / "experiments" / "irlm_memory.py")
+    memory = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(memory)
+    cfg = TaggerConfig(cell="irlm", depth=2, hidden=3, budget=None, features="random", embedding_dim=4, decay_init=0.5)
+    model = build_model(cfg, 6, 4)
+    model.get_layer("birnn_2").backward_layer.cell.decay_raw.assign(np.arctanh([0.5, -0.75, 0.5]).astype("float32"))
+    lengths = memory.memory_lengths(model, 2)
+    assert sorted(lengths) == [(1, "backward"), (1, "forward"), (2, "backward"), (2, "forward")]
+    np.testing.assert_allclose(lengths[(1, "forward")], [2, 2, 2], rtol=1e-5)
+    np.testing.assert_allclose(lengths[(2, "backward")], [2, 4, 2], rtol=1e-5)
+    lines = memory.summary_lines({"DSE": lengths})
+    assert lines[2:] == [
+        "| DSE | 1 | backward | 3 | 2.00 | 2.00 | 2.00 | 0.0% |",
+        "| DSE | 1 | forward | 3 | 2.00 | 2.00 | 2.00 | 0.0% |",
+        "| DSE | 2 | backward | 3 | 2.00 | 3.60 | 4.00 | 0.0% |",
+        "| DSE | 2 | forward | 3 | 2.00 | 2.00 | 2.00 | 0.0% |",
+    ]
+    memory.plot({"DSE": lengths}, tmp_path / "m.png")
+    assert (tmp_path / "m.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
