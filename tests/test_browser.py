@@ -29,6 +29,12 @@ DOCS = [
 ]
 
 
+def text_top(page) -> float:
+    """Where the text box starts on the screen, measured on the box as it is now (a redraw replaces the
+    element: ``bounding_box`` of the old one is None, ``evaluate`` waits for the current one)."""
+    return page.locator(".ot-text").evaluate("e => e.getBoundingClientRect().top")
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -250,12 +256,12 @@ def test_chips_apart_types_distinct_text_still(server, tmp_path):
         assert style[0] == rgb[0] and rgb[1] in style[1], style
         page.wait_for_timeout(300)
         page.screenshot(path=str(ARTIFACTS / "10-chips-and-types.png"), full_page=True)
-        top = page.locator(".ot-text").bounding_box()["y"]
+        top = text_top(page)
         page.locator(".ot-word", has_text="told").click()
         page.keyboard.press("d")
         expect(page.get_by_text("Saved DSE “told”.")).to_be_visible(timeout=30_000)
         expect(page.locator(".ot-text")).to_be_visible()  # (redrawn after the save: measured once it is there)
-        assert page.locator(".ot-text").bounding_box()["y"] == pytest.approx(top, abs=1)
+        assert text_top(page) == pytest.approx(top, abs=1)
         page.screenshot(path=str(ARTIFACTS / "11-message-in-its-slot.png"), full_page=True)
         browser.close()
 
