@@ -5,8 +5,8 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "tagger"
 MAX_LINES = 450
-# Over the limit, to be split once the work on them elsewhere (issue 34: schema version 3, the team page) is merged.
-LONGER = {"annotation/store.py", "annotation/app.py"}
+# Over the limit, to be split: the annotation page (its store is split into tagger/annotation/store/).
+LONGER = {"annotation/app.py"}
 
 
 def _module(path: Path) -> str:
