@@ -199,8 +199,7 @@ class OpinionTagger:
             yield from self._tag_records(buf)
 
     def _tag_records(self, records: list[Record]) -> list[TaggedDocument]:
-        # checked records (``_as_record``): each has its text or an error
-        good = [(r.id, r.text) for r in records if r.error is None and r.text is not None]
+        good = [(r.id, r.text or "") for r in records if r.error is None]  # checked (_as_record): no error, a text
         try:
             tagged = self._tag_chunk(good) if good else []
         except Exception:  # find the record that fails, tag the others
