@@ -123,16 +123,16 @@ def test_a_version_1_file_is_migrated_in_place_and_keeps_everything(tmp_path):
 
 
 def test_a_failed_migration_leaves_the_file_as_it_was(tmp_path, monkeypatch):
-    from tagger.annotation import store
+    from tagger.annotation.store import schema
 
     path = tmp_path / "old.sqlite"
     _v1_file(path)
 
     def broken(db):
-        store._migrate_1_to_2(db)
+        schema._migrate_1_to_2(db)
         raise sqlite3.OperationalError("disk I/O error")
 
-    monkeypatch.setitem(store.MIGRATIONS, 1, broken)
+    monkeypatch.setitem(schema.MIGRATIONS, 1, broken)
     with pytest.raises(
         ProjectError,
         match=r"old\.sqlite: cannot migrate .* version 1 to 2 \(disk I/O error\); "

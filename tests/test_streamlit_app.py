@@ -6,9 +6,9 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tagger.annotation.app import CHOSEN
 from tagger.annotation.editor import apply_event, editor_data
 from tagger.annotation.importing import import_records
+from tagger.annotation.page.login import CHOSEN
 from tagger.annotation.store import ConflictError, Project, ProjectError
 from tagger.tagging.inputs import Record
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tagger.annotation.app import CHOSEN
 from tagger.annotation.importing import import_records
+from tagger.annotation.page.login import CHOSEN
 from tagger.annotation.store import Project
 from tagger.tagging.inputs import Record
 

@@ -78,7 +78,8 @@ def _in_new_copy(project: Project, event: dict, doc_id: int, layer: str) -> dict
         return event
     keys = {s.id: s.key for s in project.document(doc_id).spans}
     ids = {s.key: s.id for s in project.document(doc_id, layer).spans}
-    return {**event, "span": ids.get(keys.get(event["span"]), -1)}
+    key = keys.get(event["span"])
+    return {**event, "span": -1 if key is None else ids.get(key, -1)}
 
 
 def apply_event(
@@ -110,6 +111,8 @@ def apply_event(
     if typ is not None and typ not in project.types:
         raise ProjectError(f"unknown span type {str(typ)[:20]!r}")
     if op == "add":
+        if typ is None:
+            raise ProjectError("an added span needs a type")
         project.add_span(doc_id, version, typ, _int(event, "start"), _int(event, "end"), annotator, layer=layer)
         doc = project.document(doc_id, layer)
         span = next(s for s in doc.spans if s.type == typ and s.tok_start == event["start"])

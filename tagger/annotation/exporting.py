@@ -100,7 +100,7 @@ def brat_attributes(doc: Document) -> str:
     """BRAT attributes of the spans that have them: ``A1<TAB>Intensity T3 high``, ``A2<TAB>Polarity T3 negative``
     (the ``T`` numbers are those of ``brat_ann``: spans in token order)."""
     spans = sorted(doc.spans, key=lambda s: (s.tok_start, s.tok_end, s.type))
-    lines = []
+    lines: list[str] = []
     for n, sp in enumerate(spans, 1):
         for name, value in (("Intensity", sp.intensity), ("Polarity", sp.polarity)):
             if value is not None:
@@ -119,16 +119,16 @@ class ProjectWriter(Writer):
 
     def stored(self, doc: Document) -> None:
         if self.fmt == "jsonl":
-            self.stream.write(json.dumps(record(doc, self.types), ensure_ascii=False) + "\n")
+            self._out().write(json.dumps(record(doc, self.types), ensure_ascii=False) + "\n")
         elif self.fmt == "conll":
             lines = conll_lines(tagged(doc, self.types)).split("\n", 1)
             review = review_line(doc)
             review = f"# review = {review}\n" if review else ""
-            self.stream.write(f"{lines[0]}\n# status = {doc.status}\n{review}{lines[1]}\n")
+            self._out().write(f"{lines[0]}\n# status = {doc.status}\n{review}{lines[1]}\n")
         else:
             name = self._safe_name(doc.name)
-            (self.directory / f"{name}.txt").write_text(doc.text, encoding="utf-8")
-            (self.directory / f"{name}.ann").write_text(
+            (self._dir() / f"{name}.txt").write_text(doc.text, encoding="utf-8")
+            (self._dir() / f"{name}.ann").write_text(
                 brat_ann(tagged(doc, self.types)) + brat_attributes(doc) + brat_notes(doc), encoding="utf-8"
             )
 

@@ -111,8 +111,8 @@ def import_records(
         pending.clear()
 
     for rec in records:
-        if rec.error is not None:
-            report.errors.append((rec.id, rec.error))
+        if rec.error is not None or rec.text is None:
+            report.errors.append((rec.id, rec.error or "a record without text"))
             continue
         pending.append((rec.id, rec.text))
         if len(pending) >= chunk:

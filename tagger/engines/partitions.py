@@ -66,7 +66,8 @@ def _jsonl_slices(path: Path, size: int, max_chars: int | None) -> list[dict]:
     held in memory): byte offsets, first line number, line count.  An empty file
     is one range of no lines (the reader makes it an ``empty file`` record)."""
     out: list[dict] = []
-    offset, line_no, start = 0, 1, None
+    offset, line_no = 0, 1
+    start: dict | None = None
     with open(path, "rb") as fh:
         for _, length in _lines(fh, _byte_limit(max_chars)):
             if start is None:

@@ -200,7 +200,8 @@ def tag_with_ray(
                     chunk=chunk,
                 ),
             )
-        n_done, errors = len(done), []
+        n_done = len(done)
+        errors: list[tuple[int, int, list[str]]] = []  # (partition, position, [id, reason])
         for row in ds.iter_rows():
             n_done += 1
             s = json.loads(row["summary"])

@@ -292,7 +292,9 @@ class MiniLMEncoder:
         ]
 
     def save(self) -> None:
+        if self.cache_file is None:
+            raise ValueError("no cache file to save to (give the encoder a cache_file)")
         self.cache_file.parent.mkdir(parents=True, exist_ok=True)
         tmp = self.cache_file.with_suffix(".tmp.npz")
-        np.savez(tmp, **self.cache)
+        np.savez(tmp, **self.cache)  # type: ignore[arg-type]  # numpy's stub: a key might be allow_pickle
         tmp.replace(self.cache_file)

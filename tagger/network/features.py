@@ -86,7 +86,7 @@ def build_vocabulary(
     words: dict[str, None] = {PAD: None, UNK: None}
     if config.features == "glove":
         index, _ = glove()
-        by_rank = sorted(index, key=index.get)[: config.glove_vocab]
+        by_rank = sorted(index, key=index.__getitem__)[: config.glove_vocab]
         for w in by_rank:
             words.setdefault(w, None)
         for w in list(counts) + [normalize(w) for w in extra_words]:
@@ -161,8 +161,8 @@ def batches(lengths: Sequence[int], batch_size: int, rng: np.random.Generator | 
     idx = np.arange(len(lengths))
     if rng is not None:
         idx = rng.permutation(idx)
-    idx = sorted(idx, key=lambda i: lengths[i])
-    out = [list(idx[i : i + batch_size]) for i in range(0, len(idx), batch_size)]
+    order = sorted(map(int, idx), key=lambda i: lengths[i])
+    out = [list(order[i : i + batch_size]) for i in range(0, len(order), batch_size)]
     if rng is not None:
         out = [out[i] for i in rng.permutation(len(out))]
     return out

@@ -90,7 +90,7 @@ def recurrent_graph(net, config, features: str, words: str) -> tuple[list, list,
         cells = [layer.forward_layer.cell, layer.backward_layer.cell]
         w, r, b = (np.stack(a).astype(np.float32) for a in zip(*(_direction_weights(c, config.cell) for c in cells)))
         p = f"birnn_{k}/onnx_"
-        extra = {"linear_before_reset": 1} if config.cell == "gru" else {}
+        extra: dict[str, int | list[str]] = {"linear_before_reset": 1} if config.cell == "gru" else {}
         acts = _activation(cells[0], config.cell)
         if acts:
             extra["activations"] = acts

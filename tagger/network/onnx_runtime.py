@@ -133,4 +133,5 @@ class OnnxNetwork:
 
     def crf_params(self, typ: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         crf = self.meta["crf"][typ]
-        return tuple(np.asarray(crf[k], dtype=np.float32) for k in ("transitions", "start", "end"))
+        transitions, start, end = (np.asarray(crf[k], dtype=np.float32) for k in ("transitions", "start", "end"))
+        return transitions, start, end

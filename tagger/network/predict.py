@@ -7,7 +7,7 @@ Runtime, ``tagger.network.onnx_runtime``: no TensorFlow; how text is tagged and 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +34,7 @@ WORD_ALIGNED = ("words", "word_starts", "context")  # network inputs with one ro
 class KerasNetwork:
     def __init__(self, model, config: TaggerConfig):
         self.model, self.config = model, config
-        self._fn = None
+        self._fn: Callable[[Any], Any] | None = None
 
     def forward(self, inputs) -> dict[str, np.ndarray]:
         """``inputs``: the word-id array, or a dict of arrays (``features.network_inputs``)."""

@@ -199,23 +199,23 @@ class OpinionTagger:
             yield from self._tag_records(buf)
 
     def _tag_records(self, records: list[Record]) -> list[TaggedDocument]:
-        good = [r for r in records if r.error is None]
+        good = [(r.id, r.text or "") for r in records if r.error is None]  # checked (_as_record): no error, a text
         try:
-            tagged = self._tag_chunk([(r.id, r.text) for r in good]) if good else []
+            tagged = self._tag_chunk(good) if good else []
         except Exception:  # find the record that fails, tag the others
-            tagged = [self._tag_one(r) for r in good]
+            tagged = [self._tag_one(rid, text) for rid, text in good]
         it = iter(tagged)
         return [
             next(it) if r.error is None else TaggedDocument(r.id, "", types=self.types, error=r.error) for r in records
         ]
 
-    def _tag_one(self, rec: Record) -> TaggedDocument:
+    def _tag_one(self, rid: str, text: str) -> TaggedDocument:
         try:
-            return self._tag_chunk([(rec.id, rec.text)])[0]
+            return self._tag_chunk([(rid, text)])[0]
         except Exception as exc:
             reason = (str(exc).splitlines() or [""])[0]
             return TaggedDocument(
-                rec.id, "", types=self.types, error=f"internal error while tagging: {type(exc).__name__}: {reason}"
+                rid, "", types=self.types, error=f"internal error while tagging: {type(exc).__name__}: {reason}"
             )
 
     def _tag_chunk(self, records: list[tuple[str, str]]) -> list[TaggedDocument]:

@@ -104,7 +104,19 @@ class Writer:
         self.fmt, self.stream, self.directory = fmt, stream, directory
         self.names: set[str] = set()
         if fmt == "html":
-            self.stream.write(HTML_HEAD)
+            self._out().write(HTML_HEAD)
+
+    def _out(self) -> TextIO:
+        """The stream every format but BRAT writes to."""
+        if self.stream is None:
+            raise ValueError(f"the {self.fmt} format is written to a stream, and none was given")
+        return self.stream
+
+    def _dir(self) -> Path:
+        """The directory BRAT writes its files to."""
+        if self.directory is None:
+            raise ValueError(f"the {self.fmt} format is written to a directory, and none was given")
+        return self.directory
 
     def _safe_name(self, rid: str) -> str:
         base = re.sub(r"[^A-Za-z0-9._-]+", "_", rid).strip("._")[:100] or "doc"  # file names stay short
@@ -119,33 +131,33 @@ class Writer:
         """A tagged document, or its error record when it has ``error`` set."""
         text = record_text(doc, self.fmt)
         if text is not None:
-            self.stream.write(text)
+            self._out().write(text)
         elif doc.error is not None:
             self.error(doc.id, doc.error)
         elif self.fmt == "brat":
             name = self._safe_name(doc.id)
-            (self.directory / f"{name}.txt").write_text(doc.text, encoding="utf-8")
-            (self.directory / f"{name}.ann").write_text(brat_ann(doc), encoding="utf-8")
+            (self._dir() / f"{name}.txt").write_text(doc.text, encoding="utf-8")
+            (self._dir() / f"{name}.ann").write_text(brat_ann(doc), encoding="utf-8")
         else:
-            self.stream.write(f'<div class="doc"><h2>{html.escape(doc.id)}</h2><p>{render_html(doc)}</p></div>\n')
+            self._out().write(f'<div class="doc"><h2>{html.escape(doc.id)}</h2><p>{render_html(doc)}</p></div>\n')
 
     def formatted(self, text: str) -> None:
         """A record already formatted by ``record_text`` (e.g. in a worker process)."""
-        self.stream.write(text)
+        self._out().write(text)
 
     def error(self, rid: str, reason: str) -> None:
         text = record_text(TaggedDocument(rid, "", error=reason), self.fmt)
         if text is not None:
-            self.stream.write(text)
+            self._out().write(text)
         elif self.fmt == "brat":
-            (self.directory / f"{self._safe_name(rid)}.error.txt").write_text(reason + "\n", encoding="utf-8")
+            (self._dir() / f"{self._safe_name(rid)}.error.txt").write_text(reason + "\n", encoding="utf-8")
         else:
-            self.stream.write(
+            self._out().write(
                 f'<div class="doc error"><h2>{html.escape(rid)}</h2><p>error: {html.escape(reason)}</p></div>\n'
             )
 
     def close(self) -> None:
         if self.fmt == "html":
-            self.stream.write("</body></html>\n")
+            self._out().write("</body></html>\n")
         if self.stream is not None:
             self.stream.flush()

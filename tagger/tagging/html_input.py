@@ -223,7 +223,8 @@ class _Parser(HTMLParser):
 def _events(source: str) -> list[tuple[str, str, int]]:
     """The parser's events with their source offsets.  Should the parser fail on a
     construct, its ``<`` becomes text and a fresh parser goes on after it."""
-    events, base = [], 0
+    events: list[tuple[str, str, int]] = []
+    base = 0
     while True:
         parser = _Parser(base, source[base:])
         try:
@@ -290,7 +291,7 @@ def visible_text(source: str) -> VisibleText:
 class _Pending:
     """One input record on its way through ``tag_many``: its parts and the documents back so far."""
 
-    record: Record | object
+    record: Record
     visible: VisibleText | None = None
     parts: int = 1
     docs: list = field(default_factory=list)
@@ -315,6 +316,7 @@ def _plan(n: int, rec, html_all: bool) -> tuple[_Pending, list]:
 def _merge(p: _Pending, types: tuple[str, ...]):
     """An HTML record's document: its blocks' documents, offsets mapped to the source."""
     rec, vis = p.record, p.visible
+    assert vis is not None and rec.text is not None  # tag_records merges the records it found visible text in
     doc = TaggedDocument(rec.id, rec.text, types=types)
     for (a, _), part in zip(vis.blocks, p.docs):
         if part.error is not None and part.error.startswith("empty text"):

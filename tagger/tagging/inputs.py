@@ -36,7 +36,7 @@ import unicodedata
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, Protocol
 
 MAX_CHARS = 200_000  # longer records are refused: split them into documents first
 MAX_DEPTH = 100  # JSON nesting deeper than this is refused before parsing
@@ -73,7 +73,7 @@ def _byte_limit(max_chars: int | None) -> int | None:
     return None if max_chars is None else 4 * max_chars + 1000
 
 
-def limit_note(max_chars: int) -> str:
+def limit_note(max_chars: int | None) -> str:
     """How an over-long record's error names the limit: in characters, as the option sets it."""
     return f"(limit: --max-chars {max_chars})"
 
@@ -149,7 +149,13 @@ def too_deep(line: str, limit: int = MAX_DEPTH) -> bool:
     return False
 
 
-def _lines(fh: BinaryIO, limit: int | None, first: bytes | None = None) -> Iterator[tuple[bytes | None, int]]:
+class LineReader(Protocol):
+    """What the JSONL reader reads: ``readline`` of bytes (a binary file, or a byte range of one)."""
+
+    def readline(self, size: int = -1, /) -> bytes: ...
+
+
+def _lines(fh: LineReader, limit: int | None, first: bytes | None = None) -> Iterator[tuple[bytes | None, int]]:
     """``(line, length)`` for each line of ``fh`` (``first``: its first line, already
     read with the same limit); a line over ``limit`` bytes is skipped without being
     held in memory and comes as ``(None, length)``."""
@@ -158,7 +164,7 @@ def _lines(fh: BinaryIO, limit: int | None, first: bytes | None = None) -> Itera
 
 
 def _counted_lines(
-    fh: BinaryIO, limit: int | None, first: bytes | None = None
+    fh: LineReader, limit: int | None, first: bytes | None = None
 ) -> Iterator[tuple[bytes | None, int, int | None]]:
     """``_lines`` with the number of characters of each skipped line: ``(None, length, chars)``."""
     while True:
@@ -207,7 +213,7 @@ def jsonl_record(rid: str, line: bytes, max_chars: int | None = MAX_CHARS) -> Re
 
 
 def _jsonl_records(
-    name: str, fh: BinaryIO, max_chars: int | None, first: bytes | None = None, first_line: int = 1
+    name: str, fh: LineReader, max_chars: int | None, first: bytes | None = None, first_line: int = 1
 ) -> Iterator[Record]:
     """Records of a JSONL stream, one per line; ``first``: a first line already read;
     ``first_line``: the number of the stream's first line (a slice of a file keeps the file's ids)."""
