@@ -194,13 +194,6 @@ def assemble(force: bool = False) -> Path:
 def load_mpnet_tokenizer(path: Path | None = None):
     """The model's WordPiece tokenizer (``tokenizer.json``: BERT normalisation, lower-cased) in Hugging Face
     ``tokenizers``, without truncation or padding."""
-    from tokenizers import Tokenizer
+    from tagger.network.contextual import read_tokenizer
 
-    file = (path or mpnet_path()) / "tokenizer.json"
-    try:
-        tokenizer = Tokenizer.from_file(str(file))
-    except Exception as exc:  # tokenizers raises its own exception type for a damaged file
-        raise TaggerError(f"{file}: cannot read the tokenizer ({str(exc).splitlines()[0]}): {REINSTALL_HINT}") from None
-    tokenizer.no_truncation()
-    tokenizer.no_padding()
-    return tokenizer
+    return read_tokenizer((path or mpnet_path()) / "tokenizer.json", REINSTALL_HINT)
