@@ -118,21 +118,9 @@ def load_minilm(weights: bool = True, **kwargs):
 def load_tokenizer(path: Path | None = None):
     """The model's own WordPiece tokenizer (the package's ``tokenizer.json``: BERT normalisation, lower-cased,
     accents stripped) in Hugging Face ``tokenizers``, without truncation or padding."""
+    from tagger.network.tokenizer_file import read_tokenizer
+
     return read_tokenizer((path or package_path()) / "tokenizer.json", REINSTALL_HINT)
-
-
-def read_tokenizer(file: Path, hint: str):
-    """A ``tokenizer.json`` in Hugging Face ``tokenizers``, without truncation or padding; a damaged file is
-    one line naming it and ``hint`` (how to put it right)."""
-    from tokenizers import Tokenizer
-
-    try:
-        tokenizer = Tokenizer.from_file(str(file))
-    except Exception as exc:  # tokenizers raises its own exception type for a damaged file
-        raise TaggerError(f"{file}: cannot read the tokenizer ({str(exc).splitlines()[0]}): {hint}") from None
-    tokenizer.no_truncation()
-    tokenizer.no_padding()
-    return tokenizer
 
 
 class WordPieces:

@@ -194,6 +194,6 @@ def assemble(force: bool = False) -> Path:
 def load_mpnet_tokenizer(path: Path | None = None):
     """The model's WordPiece tokenizer (``tokenizer.json``: BERT normalisation, lower-cased) in Hugging Face
     ``tokenizers``, without truncation or padding."""
-    from tagger.network.contextual import read_tokenizer
+    from tagger.network.tokenizer_file import read_tokenizer
 
     return read_tokenizer((path or mpnet_path()) / "tokenizer.json", REINSTALL_HINT)
