@@ -358,6 +358,7 @@ def test_a_team_in_chromium(server, tmp_path):
         word(ben, "mistake").click(modifiers=["Shift"])
         ben.keyboard.press("e")
         expect(ben.get_by_text("Saved ESE “costly mistake”.")).to_be_visible(timeout=30_000)
+        ben.wait_for_timeout(1000)  # the page's rerun after the save ends: a key pressed during it can be lost
         ben.keyboard.press("a")
         expect(ben.get_by_text("1 of 2 done")).to_be_visible(timeout=30_000)
         expect(word(ben, "Traders")).to_be_visible()
