@@ -1,5 +1,3 @@
-import sys
+from tagger.cli import console
 
-from tagger.cli import main
-
-sys.exit(main())
+console()

@@ -114,6 +114,22 @@ def test_spans_from_bio_paper_convention():
     assert spans_from_bio(["I", "I", "O", "B", "I", "B"]) == [(0, 2, ""), (3, 5, ""), (5, 6, "")]
     assert spans_from_bio(["O", "I-DSE", "I-ESE", "B-DSE"]) == [(1, 2, "DSE"), (2, 3, "ESE"), (3, 4, "DSE")]
     assert spans_from_bio([]) == []
+    assert spans_from_bio(("O", "O")) == []  # all outside: the early return
+
+
+def test_decoded_tags_are_valid_iob2_row_by_row():
+    """0/1/2 ids -> tags: an I after O or at a row's start becomes B; each row cut to its length."""
+    import numpy as np
+
+    from tagger.network.features import decode_tag_rows, decode_tags
+
+    ids = np.array([[2, 2, 0, 2, 1, 2, 0], [0, 1, 1, 2, 2, 0, 2]])
+    assert decode_tag_rows(ids, [7, 3], "ESE") == [
+        ["B-ESE", "I-ESE", "O", "B-ESE", "B-ESE", "I-ESE", "O"],
+        ["O", "B-ESE", "B-ESE"],
+    ]
+    assert decode_tags([0, 2, 2, 1], "DSE") == ["O", "B-DSE", "I-DSE", "B-DSE"]
+    assert decode_tags([], "DSE") == []
 
 
 def test_conll_roundtrip(sample_mpqa, tmp_path):

@@ -88,16 +88,17 @@ def test_the_default_command_is_quiet_on_standard_error(tmp_path):
 
 
 def test_worker_processes_write_the_single_process_output(tmp_path):
-    """The local engine with two worker processes: the same bytes as one process, errors included, in order."""
+    """The local engine with this process and one or two forked workers sharing the chunks (13 of them, more
+    than the window of chunks read ahead): the same bytes as one process, errors included, in order."""
     src = tmp_path / "in.jsonl"
     lines = [
-        json.dumps({"id": f"d{k}", "text": f"Document {k}: the minister said it was a disgrace."}) for k in range(7)
+        json.dumps({"id": f"d{k}", "text": f"Document {k}: the minister said it was a disgrace."}) for k in range(25)
     ]
     lines[3] = json.dumps({"id": "empty", "text": " "})
     lines[5] = "{not json"
     src.write_text("\n".join(lines) + "\n")
     outs = []
-    for workers in ("1", "2"):
+    for workers in ("1", "2", "3"):
         out = tmp_path / f"out{workers}.jsonl"
         proc = subprocess.run(
             [
@@ -120,11 +121,13 @@ def test_worker_processes_write_the_single_process_output(tmp_path):
             text=True,
             cwd=ROOT,
         )
-        assert proc.returncode == 1 and proc.stderr.endswith("tagged 5 records, 2 errors\n"), proc.stderr
+        assert proc.returncode == 1 and proc.stderr.endswith("tagged 23 records, 2 errors\n"), proc.stderr
         outs.append(out.read_bytes())
-    assert outs[0] == outs[1]
+    assert outs[0] == outs[1] == outs[2]
     records = [json.loads(line) for line in outs[0].decode().splitlines()]
-    assert [r["id"] for r in records] == ["d0", "d1", "d2", "empty", "d4", f"{src}:6", "d6"]
+    ids = [f"d{k}" for k in range(25)]
+    ids[3], ids[5] = "empty", f"{src}:6"
+    assert [r["id"] for r in records] == ids
     assert "error" in records[3] and "error" in records[5]
 
 

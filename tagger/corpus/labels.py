@@ -115,10 +115,13 @@ def spans_from_bio(tags: Sequence[str]) -> list[tuple[int, int, str]]:
     """Token spans [i, j) with their type from BIO tags, decoded as Irsoy & Cardie do:
     a span starts at B, or at an I that follows O (or a different type) or
     opens the sentence.  Untyped tags (``B``, ``I``) give type ""."""
+    tags = list(tags)
+    if tags.count("O") == len(tags):  # most sentences have no span of a type: no loop over their tags
+        return []
     spans: list[tuple[int, int, str]] = []
     start: int | None = None
     cur = ""
-    for k, tag in enumerate(list(tags) + ["O"]):
+    for k, tag in enumerate(tags + ["O"]):
         prefix, _, typ = tag.partition("-")
         if prefix == "B" or (prefix == "I" and (start is None or typ != cur)):
             if start is not None:

@@ -66,7 +66,7 @@ class Vocabulary:
 
     def ids(self, tokens: Iterable[str]) -> list[int]:
         get = self.index.get
-        return [get(normalize(t), 1) for t in tokens]
+        return [get(t.lower(), 1) for t in tokens]  # normalize(t), inline: called for every token tagged
 
     def save(self, path: str | Path) -> None:
         atomic_write_text(path, "\n".join(self.words) + "\n")
@@ -147,12 +147,16 @@ def decode_tags(ids: Sequence[int], typ: str) -> list[str]:
     """0/1/2 -> O/B-typ/I-typ as valid IOB2: an I that follows O (or starts the
     sentence), which a per-token softmax can output, begins a span and becomes B
     (the span it marks is unchanged; the overlap metrics read it the same way)."""
-    out, prev = [], 0
-    for i in ids:
-        i = 1 if i == 2 and prev == 0 else i
-        out.append("O" if i == 0 else f"{TAG_NAMES[i]}-{typ}")
-        prev = i
-    return out
+    return decode_tag_rows(np.asarray(ids, dtype=np.int64).reshape(1, -1), [len(ids)], typ)[0]
+
+
+def decode_tag_rows(ids: np.ndarray, lengths: Sequence[int], typ: str) -> list[list[str]]:
+    """``decode_tags`` of each row of a [B, T] array, ``lengths[b]`` long (whole arrays: a batch at once)."""
+    prev = np.zeros_like(ids)
+    prev[:, 1:] = ids[:, :-1]
+    fixed = np.where((ids == 2) & (prev == 0), 1, ids)  # B and I are both non-zero: the fix never changes prev
+    names = np.array(["O", f"{TAG_NAMES[1]}-{typ}", f"{TAG_NAMES[2]}-{typ}"], dtype=object)[fixed]
+    return [names[b, :n].tolist() for b, n in enumerate(lengths)]
 
 
 def batches(lengths: Sequence[int], batch_size: int, rng: np.random.Generator | None = None) -> list[list[int]]:

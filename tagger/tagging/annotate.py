@@ -61,25 +61,20 @@ class TaggedDocument:
         ``{"id", "error"}`` for a record that was not tagged."""
         if self.error is not None:
             return {"id": self.id, "error": self.error}
+        sentences = []
+        for s in self.sentences:  # loops, not comprehensions: this runs for every token tagged
+            tokens = []
+            for t in s.tokens:
+                row = {"text": t.text, "start": t.start, "end": t.end}
+                get = t.tags.get
+                for ty in self.types:
+                    row[ty] = get(ty, "O")
+                tokens.append(row)
+            sentences.append({"start": s.start, "end": s.end, "tokens": tokens})
         return {
             "id": self.id,
             "text": self.text,
-            "sentences": [
-                {
-                    "start": s.start,
-                    "end": s.end,
-                    "tokens": [
-                        {
-                            "text": t.text,
-                            "start": t.start,
-                            "end": t.end,
-                            **{ty: t.tags.get(ty, "O") for ty in self.types},
-                        }
-                        for t in s.tokens
-                    ],
-                }
-                for s in self.sentences
-            ],
+            "sentences": sentences,
             "spans": [{f: getattr(sp, f) for f in SPAN_FIELDS} for sp in self.spans],  # asdict deep-copies: slow
         }
 
@@ -103,15 +98,17 @@ class TaggedDocument:
         return doc
 
 
-def spans_of(doc: TaggedDocument, confidences: dict | None = None) -> list[TaggedSpan]:
+def spans_of(doc: TaggedDocument, confidences: dict | None = None, tags: dict | None = None) -> list[TaggedSpan]:
     """Spans decoded from the tokens' BIO tags (the paper's decoding), with the
-    mean confidence of their tokens (1.0 where none is given, e.g. after a correction)."""
+    mean confidence of their tokens (1.0 where none is given, e.g. after a correction).
+    ``confidences`` and ``tags`` (the tokens' tags, where the caller has them as lists):
+    by (sentence index, type)."""
     out = []
     for k, sent in enumerate(doc.sentences):
         for typ in doc.types:
-            tags = [t.tags.get(typ, "O") for t in sent.tokens]
+            seq = (tags or {}).get((k, typ)) or [t.tags.get(typ, "O") for t in sent.tokens]
             conf = (confidences or {}).get((k, typ))
-            for i, j, _ in spans_from_bio(tags):
+            for i, j, _ in spans_from_bio(seq):
                 start, end = sent.tokens[i].start, sent.tokens[j - 1].end
                 score = sum(conf[i:j]) / (j - i) if conf else 1.0
                 out.append(TaggedSpan(typ, start, end, doc.text[start:end], round(float(score), 4)))
@@ -121,6 +118,7 @@ def spans_of(doc: TaggedDocument, confidences: dict | None = None) -> list[Tagge
 
 def tokenised(records: list[tuple[str, str]], types: tuple[str, ...] = ("DSE", "ESE")) -> list[TaggedDocument]:
     """``(id, text)`` records split into sentences and tokens (spaCy), with no tags or spans yet."""
+    import numpy as np
     from spacy.attrs import IDX, IS_SPACE, LENGTH, SENT_START
 
     from tagger.tokenize import _nlp
@@ -128,15 +126,16 @@ def tokenised(records: list[tuple[str, str]], types: tuple[str, ...] = ("DSE", "
     docs = []
     for (rid, text), sdoc in zip(records, _nlp().pipe(t for _, t in records)):
         doc = TaggedDocument(rid, text, types=types)
-        # the tokens' offsets, lengths and sentence starts in one array (faster than a Token object each)
-        toks: list[TaggedToken] = []
-        for idx, length, space, start in sdoc.to_array([IDX, LENGTH, IS_SPACE, SENT_START]).tolist():
-            if start == 1 and toks:
-                doc.sentences.append(TaggedSentence(toks[0].start, toks[-1].end, toks))
-                toks = []
-            if not space:
-                toks.append(TaggedToken(text[idx : idx + length], idx, idx + length, {}))
-        if toks:
+        # the tokens' offsets, lengths and sentence starts in one array, whitespace tokens dropped; a sentence
+        # of whitespace alone is none (whole arrays: faster than a spaCy Token object each)
+        arr = sdoc.to_array([IDX, LENGTH, IS_SPACE, SENT_START]).astype(np.int64)
+        keep = arr[:, 2] == 0
+        sentence = np.cumsum(arr[:, 3] == 1)[keep]
+        starts = arr[keep, 0]
+        begin, end = starts.tolist(), (starts + arr[keep, 1]).tolist()
+        cuts = (np.flatnonzero(np.diff(sentence)) + 1).tolist()
+        for a, b in zip([0, *cuts], [*cuts, len(begin)]) if begin else ():
+            toks = [TaggedToken(text[i:j], i, j, {}) for i, j in zip(begin[a:b], end[a:b])]
             doc.sentences.append(TaggedSentence(toks[0].start, toks[-1].end, toks))
         docs.append(doc)
     return docs
@@ -147,14 +146,15 @@ def with_predictions(docs: list[TaggedDocument], preds: list[dict]) -> list[Tagg
     output for their sentences, in order."""
     k = 0
     for doc in docs:
-        conf = {}
+        conf, tagged = {}, {}
         for s_i, sent in enumerate(doc.sentences):
             for typ, (tags, scores) in preds[k].items():
                 for tok, tag in zip(sent.tokens, tags):
                     tok.tags[typ] = tag
                 conf[(s_i, typ)] = scores
+                tagged[(s_i, typ)] = tags
             k += 1
-        doc.spans = spans_of(doc, conf)
+        doc.spans = spans_of(doc, conf, tagged)
     return docs
 
 
