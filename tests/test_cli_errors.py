@@ -125,3 +125,15 @@ def test_accurate_model_without_its_base_weights_says_how_to_install(monkeypatch
 def test_accurate_model_tags_without_keras_hub(monkeypatch, capsys):
     monkeypatch.setitem(sys.modules, "keras_hub", None)  # training needs it, tagging not
     assert main(["tag", "--model", "accurate", "--quiet", "Officials said the plan was daylight robbery."]) == 0
+
+
+def test_commands_that_load_tensorflow_keep_its_log_lines_off_standard_error():
+    """train, export-onnx and evaluate --backend keras import TensorFlow through import_tensorflow: none of
+    the absl, oneDNN or CUDA lines it prints reach standard error, which works again afterwards."""
+    code = (
+        "import sys; from tagger.cli.common import import_tensorflow; import_tensorflow(False); "
+        "import tensorflow as tf; tf.constant(1.0); print('after', file=sys.stderr)"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "TF_CPP_MIN_LOG_LEVEL"}
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, env=env)
+    assert proc.returncode == 0 and proc.stderr == "after\n", proc.stderr

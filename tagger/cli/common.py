@@ -4,6 +4,8 @@ the --data and --backend options, the summary of skipped items and of scores."""
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 from pathlib import Path
 
 from tagger.paths import bundled_models, default_datasplit
@@ -74,3 +76,24 @@ def problems_line(problems) -> str:
 def headline_scores(report: dict) -> dict:
     """Binary, proportional and exact scores per type, without the rest of a scoring report."""
     return {t: {k: v for k, v in r.items() if k in ("binary", "proportional", "exact")} for t, r in report.items()}
+
+
+def import_tensorflow(verbose: bool) -> None:
+    """Import TensorFlow (and Keras) for a command that trains or exports, with standard error closed below
+    Python unless ``verbose``: importing it prints absl, oneDNN and CUDA lines there that no setting turns
+    off (``TF_CPP_MIN_LOG_LEVEL`` does not reach the lines logged before absl starts)."""
+    if verbose or "tensorflow" in sys.modules:
+        import keras  # noqa: F401
+
+        return
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    sys.stderr.flush()
+    saved, null = os.dup(2), os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, 2)
+    try:
+        import keras  # noqa: F401
+        import tensorflow  # noqa: F401
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(null)

@@ -7,7 +7,14 @@ import json
 import sys
 from pathlib import Path
 
-from tagger.cli.common import BUNDLED_NAMES, add_backend_arg, add_data_args, headline_scores, problems_line
+from tagger.cli.common import (
+    BUNDLED_NAMES,
+    add_backend_arg,
+    add_data_args,
+    headline_scores,
+    import_tensorflow,
+    problems_line,
+)
 from tagger.errors import Problems, TaggerError
 from tagger.paths import default_mpqa, default_reference, resolve_model
 
@@ -52,6 +59,8 @@ def run(args) -> int:
     from tagger.network.predict import Tagger
     from tagger.training.data import load_data
 
+    if args.backend == "keras":
+        import_tensorflow(args.verbose)
     tagger = Tagger.load(resolve_model(args.model), backend=args.backend)
     if args.data:
         source, path = args.data

@@ -3,7 +3,6 @@ written before ``model.onnx`` existed)."""
 
 from __future__ import annotations
 
-import os
 import sys
 
 
@@ -38,8 +37,10 @@ def run_download(args) -> int:
 
 
 def run_export_onnx(args) -> int:
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    from tagger.cli.common import import_tensorflow
     from tagger.network.bundle import add_onnx
+
+    import_tensorflow(args.verbose)
 
     path = add_onnx(args.model)
     print(f"{path / 'model.onnx'}: written; the bundle now tags in ONNX Runtime", file=sys.stderr)

@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from tagger.cli.common import Help, add_data_args, headline_scores, problems_line
+from tagger.cli.common import Help, add_data_args, headline_scores, import_tensorflow, problems_line
 from tagger.cli.options import add_config_options, config_from_args
 from tagger.errors import Problems
 from tagger.paths import default_mpqa, resolve_model
@@ -37,6 +37,7 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
+    import_tensorflow(args.verbose)
     from tagger.network.bundle import load_bundle_files
     from tagger.training.data import training_data
     from tagger.training.run import train_bundle

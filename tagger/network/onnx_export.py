@@ -141,6 +141,7 @@ def export_onnx(model, config: TaggerConfig, vocab, bundle: str | Path, delta: b
     import tf2onnx
     from keras.src.export.tf2onnx_lib import patch_tf2onnx
 
+    from tagger.network.onnx_fusion import fuse_layer_norms
     from tagger.network.onnx_recurrent import NATIVE_CELLS, recurrent_graph
     from tagger.storage import atomic_path
 
@@ -219,6 +220,7 @@ def export_onnx(model, config: TaggerConfig, vocab, bundle: str | Path, delta: b
         graph.initializer.extend(inits)
         del graph.output[:]
         graph.output.extend(heads)
+    fuse_layer_norms(proto)  # ONNX Runtime does not fuse tf2onnx's form of a layer norm itself
     proto.producer_name = "opinion-tagger"
     file = Path(bundle) / ONNX_FILE
     with atomic_path(file) as tmp:
