@@ -233,10 +233,10 @@ def summary(bundle: Path) -> dict | None:
 
 
 def bundle_loads(bundle: Path, code: Path) -> bool:
-    """The final bundle loads (and verifies) in a fresh process, on the NumPy runtime."""
+    """The final bundle loads (and verifies) in a fresh process, in ONNX Runtime."""
     probe = (
         "import sys; from tagger.network.predict import Tagger; "
-        "t = Tagger.load(sys.argv[1], backend='numpy'); print(len(t.predict([['A', 'test', '.']])))"
+        "t = Tagger.load(sys.argv[1], backend='onnx'); print(len(t.predict([['A', 'test', '.']])))"
     )
     r = subprocess.run(
         [sys.executable, "-c", probe, str(bundle)], env=child_env(code), cwd=code, capture_output=True, text=True

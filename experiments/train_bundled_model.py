@@ -103,7 +103,7 @@ CONFIGS = {
 }
 DESCRIPTIONS = {
     "fast": "the fast tagger: ReLU Elman, depth 3, 200k budget, GloVe 6B 50-d fine-tuned, one network for DSE "
-    "and ESE, trained with the grid's recipe (experiments/configs/paper.yaml); runs in the NumPy runtime "
+    "and ESE, trained with the grid's recipe (experiments/configs/paper.yaml); tags in ONNX Runtime "
     "(no TensorFlow at tagging time)",
     "accurate": "the accurate tagger: the MiniLM-L6 encoder fine-tuned through LoRA adapters (rank 64), its "
     "vector per word beside frozen GloVe 6B 50-d, into a bidirectional LSTM (128 units a direction), "

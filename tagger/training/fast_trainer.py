@@ -4,8 +4,8 @@ the forward pass, the loss and the optimizer; the training loop is ``tagger.trai
 The Keras network (``tagger.network.model.build_model``) stays the one definition of the
 model: training starts from a freshly built Keras model, reads its weights into
 a JAX parameter tree, trains them here and writes them back into the Keras
-model, which is saved as an ordinary bundle (so tagging, the NumPy runtime and
-the Keras path all read what was trained).  ``tests/test_fast_training.py``
+model, which is saved as an ordinary bundle (so tagging in ONNX Runtime and
+the Keras path both read what was trained).  ``tests/test_fast_training.py``
 checks that the loss and gradients computed here equal the Keras model's for
 the same weights.
 
