@@ -35,7 +35,7 @@ def fuse_layer_norms(model) -> int:
             users.setdefault(name, []).append(node)
     constants = {t.name: t for t in graph.initializer}
     removed: set[int] = set()
-    added = []
+    added: list = []
     for mean in graph.node:
         if mean.op_type not in ("GlobalAveragePool", "ReduceMean") or id(mean) in removed:
             continue
