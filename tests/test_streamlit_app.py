@@ -4,6 +4,7 @@ edits as the page saves them (``apply_event``)."""
 from pathlib import Path
 
 import pytest
+from pages import APP, TEXTS
 from streamlit.testing.v1 import AppTest
 
 from tagger.annotation.editor import apply_event, editor_data
@@ -12,15 +13,6 @@ from tagger.annotation.page.login import CHOSEN
 from tagger.annotation.store import ConflictError, Project, ProjectError
 from tagger.tagging.inputs import Record
 
-APP = str(Path(__file__).resolve().parent.parent / "streamlit_app.py")
-# invented sentences (no corpus text)
-TEXTS = [
-    "Maria said the new bridge was a complete disaster.",
-    "Rain fell on the village all night.",
-    "Critics fear the plan will fail, as usual.",
-]
-
-
 pytestmark = pytest.mark.usefixtures("no_login")  # tests/conftest.py
 
 
@@ -28,7 +20,7 @@ pytestmark = pytest.mark.usefixtures("no_login")  # tests/conftest.py
 def project_path(tmp_path):
     path = tmp_path / "projects" / "demo.sqlite"
     with Project(path, create=True) as p:
-        import_records(p, [Record(f"doc{k}", t) for k, t in enumerate(TEXTS)])
+        import_records(p, [Record(f"doc{k}", t) for k, t in enumerate(TEXTS[:3])])
         first = p.documents()[0]
         p.set_status(first.id, 0, "done", "someone")
     return path

@@ -4,6 +4,7 @@ search, the uncertainty queue and span attributes."""
 from pathlib import Path
 
 import pytest
+from pages import APP, TEXTS
 from streamlit.testing.v1 import AppTest
 
 from tagger.annotation.editor import apply_event, editor_data
@@ -11,16 +12,6 @@ from tagger.annotation.importing import import_records
 from tagger.annotation.page.login import CHOSEN
 from tagger.annotation.store import Project
 from tagger.tagging.inputs import Record
-
-APP = str(Path(__file__).resolve().parent.parent / "streamlit_app.py")
-# invented sentences (no corpus text)
-TEXTS = [
-    "Maria said the new bridge was a complete disaster.",
-    "Rain fell on the village all night.",
-    "Critics fear the plan will fail, as usual.",
-    "Costs rose 50% in the <b>village</b>.",
-]
-
 
 pytestmark = pytest.mark.usefixtures("no_login")  # tests/conftest.py
 
