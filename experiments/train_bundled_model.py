@@ -32,6 +32,7 @@ from tagger.corpus.dataset import load_documents, select
 from tagger.corpus.mpqa import MPQACorpus
 from tagger.corpus.split import load_split
 from tagger.evaluation.scoring import evaluate_tagger
+from tagger.experiment import load_experiments
 from tagger.network.bundle import add_onnx
 from tagger.network.predict import Tagger
 from tagger.paths import BUNDLED, default_datasplit, default_mpqa
@@ -41,40 +42,12 @@ from tagger.training.checkpoints import remove_checkpoint
 from tagger.training.run import train
 
 # The grid's recipe (experiments/configs/paper.yaml: the authors' recipe with GloVe fine-tuned, chosen on fold-0
-# dev) on the paper's best network, ReLU Elman depth 3 at the 200k budget, one network for DSE and ESE.
-RECIPE = dict(
-    trainer="fast",
-    optimizer="sgd",
-    momentum=0.7,
-    learning_rate=0.001,
-    lr_decay=0.999,
-    batch_size=80,
-    loss_sum=True,
-    o_weight=0.5,
-    output_lr_scale=0.1,
-    l2=1e-4,
-    activation_l2=1e-4,
-    init="uniform",
-    init_scale=0.01,
-    clipnorm=0,
-    input_dropout=0,
-    dropout=0,
-    eval_every=5,
-    max_epochs=100,
-    patience=4,
-)
+# dev) on the paper's best network, ReLU Elman depth 3 at the 200k budget (the grid's first cell), one network
+# for DSE and ESE.
+PAPER_GRID = load_experiments(Path(__file__).resolve().parent / "configs" / "paper.yaml")[0]
+assert PAPER_GRID.name == "paper-elman-dse-d3-200k", PAPER_GRID.name
 CONFIGS = {
-    "fast": TaggerConfig(
-        task="joint",
-        cell="elman",
-        depth=3,
-        budget="200k",
-        features="glove",
-        fine_tune=True,
-        glove_vocab=20000,
-        seed=1,
-        **RECIPE,
-    ),
+    "fast": TaggerConfig.from_dict({**PAPER_GRID.model, "task": "joint", "glove_vocab": 20000, "seed": 1}),
     # experiments/configs/accurate-crf.yaml (chosen by the fold-0 dev study in experiments/REPORT.md, issue 37); 5
     # epochs with a cosine schedule, so the run ends at the schedule's end (--epochs 5: no separate epoch choice)
     "accurate": TaggerConfig(
