@@ -114,7 +114,8 @@ def write_report(results: list[dict], out_md: Path, plot_dir: Path) -> Path:
         "",
     ]
     study = {k: s for k, s in summaries.items() if k[0].startswith(STUDY_PREFIX)}
-    summaries = {k: s for k, s in summaries.items() if k not in study}
+    cells_study = {k: s for k, s in summaries.items() if k[0].startswith(CELLS_STUDY_PREFIX)}
+    summaries = {k: s for k, s in summaries.items() if k not in study and k not in cells_study}
     for t in ("DSE", "ESE"):
         # the accurate tagger's dev-study runs show their dev scores only (*How each choice was made*)
         rows = sorted(
@@ -158,6 +159,7 @@ def write_report(results: list[dict], out_md: Path, plot_dir: Path) -> Path:
     lines += study_section(study, baseline)
     lines += factors_section({**summaries, **study})
     lines += accurate_section(summaries)
+    lines += cells_study_section(cells_study)
     seen = set()
     for s in sorted([*summaries.values(), *study.values()], key=lambda s: s["name"]):
         base = s["name"]
@@ -787,27 +789,66 @@ def study_section(study: dict, baseline: dict) -> list[str]:
         "|---|---|---|---|---|---|---|---|---|",
     ]
     for (name, t), s in sorted(study.items()):
-        c = s["config"]
-        recipe = (
-            f"{c.get('trainer', 'keras')} trainer, {c['optimizer']} lr {c['learning_rate']:g}"
-            + (f" ×{c['lr_decay']:g}/update" if c.get("lr_decay", 1) != 1 else "")
-            + (f", momentum {c['momentum']:g}" if c["optimizer"] == "sgd" else "")
-            + f", batch {c['batch_size']}{' summed' if c.get('loss_sum') else ''}"
-            + f", O weight {c.get('o_weight', 1):g}, dropout {c['input_dropout']:g}/{c['dropout']:g}"
-            + (f", output lr ×{c['output_lr_scale']:g}" if c.get("output_lr_scale", 1) != 1 else "")
-            + (f", L2 {c['l2']:g} / act. {c['activation_l2']:g}" if c.get("l2") or c.get("activation_l2") else "")
-            + (f", init U(±{c['init_scale']:g})" if c.get("init") == "uniform" else "")
-            + f", {c['features']}{' fine-tuned' if c.get('fine_tune') else ''}"
-        )
-        dev = s["dev_reports"][0] if s.get("dev_reports") else None
-        if dev is None:
-            continue
-        r = s["records"][0]
-        lines.append(
-            f"| `{name}` | {t} | {network(c)} | {recipe} | {100 * dev['proportional']['f1']:.2f} | "
-            f"{100 * dev['binary']['f1']:.2f} | {100 * dev['proportional']['precision']:.1f} / "
-            f"{100 * dev['proportional']['recall']:.1f} | {r.get('best_epoch')} / {r.get('epochs')} | "
-            f"{(r.get('train_seconds') or 0) / 60:.0f} min |"
-        )
+        row = _recipe_row(name, t, s)
+        if row:
+            lines.append(row)
+    lines.append("")
+    return lines
+
+
+def _recipe_row(name: str, t: str, s: dict) -> str | None:
+    """A dev-study table row: run, type, network, recipe, fold-0 dev scores, epochs, training time (None for a
+    run without a dev report)."""
+    c = s["config"]
+    recipe = (
+        f"{c.get('trainer', 'keras')} trainer, {c['optimizer']} lr {c['learning_rate']:g}"
+        + (f" ×{c['lr_decay']:g}/update" if c.get("lr_decay", 1) != 1 else "")
+        + (f", momentum {c['momentum']:g}" if c["optimizer"] == "sgd" else "")
+        + f", batch {c['batch_size']}{' summed' if c.get('loss_sum') else ''}"
+        + f", O weight {c.get('o_weight', 1):g}, dropout {c['input_dropout']:g}/{c['dropout']:g}"
+        + (f", output lr ×{c['output_lr_scale']:g}" if c.get("output_lr_scale", 1) != 1 else "")
+        + (f", L2 {c['l2']:g} / act. {c['activation_l2']:g}" if c.get("l2") or c.get("activation_l2") else "")
+        + (f", init U(±{c['init_scale']:g})" if c.get("init") == "uniform" else "")
+        + (f", clipnorm {c['clipnorm']:g}" if c.get("clipnorm") else "")
+        + (f", {c['factors']} factors" if c.get("cell") == "mrnn" and c.get("factors") else "")
+        + (f", {c['activation']} between layers" if c.get("cell") == "irlm" and c.get("activation") else "")
+        + (f", decay starts at {c['decay_init']:g}" if c.get("cell") == "irlm" and c.get("decay_init") else "")
+        + f", {c['features']}{' fine-tuned' if c.get('fine_tune') else ''}"
+    )
+    dev = s["dev_reports"][0] if s.get("dev_reports") else None
+    if dev is None:
+        return None
+    r = s["records"][0]
+    return (
+        f"| `{name}` | {t} | {network(c)} | {recipe} | {100 * dev['proportional']['f1']:.2f} | "
+        f"{100 * dev['binary']['f1']:.2f} | {100 * dev['proportional']['precision']:.1f} / "
+        f"{100 * dev['proportional']['recall']:.1f} | {r.get('best_epoch')} / {r.get('epochs')} | "
+        f"{(r.get('train_seconds') or 0) / 60:.0f} min |"
+    )
+
+
+CELLS_STUDY_PREFIX = "cells-dev-"  # issue 36's dev study of the mrnn and irlm cells (fold 0, dev scores only)
+
+
+def cells_study_section(study: dict) -> list[str]:
+    """Issue 36's dev study (experiments/configs/cells-dev.yaml): fold-0 dev scores of each mrnn and irlm run."""
+    if not study:
+        return []
+    lines = [
+        "### The multiplicative RNN and IRLM cells (issue 36): dev study on fold 0",
+        "",
+        "Each row is one run on fold 0, depth 3 at the 200k budget on the paper's tokens, scored on the 135 dev "
+        "documents at its selected epoch; the recipe starts from the grid's (`paper.yaml`). Reproduce with "
+        "`python experiments/run_cv.py experiments/configs/cells-dev.yaml --only NAME`; the configuration's "
+        "header says what each of its five studies varies and in which order.",
+        "",
+        "| run | type | network | recipe | dev prop F1 | dev bin F1 | dev prop P / R "
+        "| best epoch / epochs | training |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for (name, t), s in sorted(study.items()):
+        row = _recipe_row(name, t, s)
+        if row:
+            lines.append(row)
     lines.append("")
     return lines

@@ -583,3 +583,55 @@ def test_accurate_study_runs_show_dev_scores_only(tmp_path):
     assert "accurate-beyond-study-crf" not in tables
     assert "| `accurate-study-rank64` | DSE |" in dev_study and "| 71.00 |" in dev_study
     assert "| `accurate-beyond-study-crf` | DSE |" in dev_study and "| 72.00 |" in dev_study
+
+
+def test_cells_study_runs_show_dev_scores_only(tmp_path):
+    """Issue 36's dev runs (cells-dev-*) are not rows of the test tables; their section gives dev scores and
+    the cell's own settings."""
+
+    def result(name, cell, f1, **extra):
+        score = {"ESE": {m: {"precision": f1, "recall": f1, "f1": f1} for m in ("proportional", "binary", "exact")}}
+        config = {
+            "task": "ese",
+            "cell": cell,
+            "depth": 3,
+            "budget": "200k",
+            "features": "glove",
+            "fine_tune": True,
+            "trainer": "fast",
+            "optimizer": "sgd",
+            "learning_rate": 0.001,
+            "lr_decay": 0.999,
+            "momentum": 0.7,
+            "batch_size": 80,
+            "input_dropout": 0,
+            "dropout": 0,
+            **extra,
+        }
+        return {
+            "name": name,
+            "kind": "rnn",
+            "fold": 0,
+            "config": config,
+            "epochs": 40,
+            "best_epoch": 35,
+            "data": {"source": "reference"},
+            "scores": {"test": score, "dev": score},
+        }
+
+    text = study.write_report(
+        [
+            result("paper-elman-ese-d3-200k", "elman", 0.55),
+            result("cells-dev-ese-mrnn-factors33", "mrnn", 0.5432, factors=33),
+            result("cells-dev-ese-irlm-decay_init0.9-clipnorm5.0", "irlm", 0.5111, decay_init=0.9, clipnorm=5.0),
+        ],
+        tmp_path / "REPORT.md",
+        tmp_path / "plots",
+    ).read_text()
+    tables, rest = text.split("## How each choice was made")
+    assert "paper-elman-ese-d3-200k" in tables and "cells-dev" not in tables
+    cells = rest.split("### The multiplicative RNN and IRLM cells (issue 36): dev study on fold 0")[1]
+    mrnn = next(line for line in cells.splitlines() if line.startswith("| `cells-dev-ese-mrnn-factors33` | ESE |"))
+    assert "| mrnn d3 200k |" in mrnn and ", 33 factors," in mrnn and "| 54.32 |" in mrnn
+    irlm = next(line for line in cells.splitlines() if line.startswith("| `cells-dev-ese-irlm-decay_init0.9"))
+    assert ", clipnorm 5," in irlm and "decay starts at 0.9" in irlm and "| 51.11 |" in irlm
