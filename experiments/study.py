@@ -783,17 +783,23 @@ def study_section(study: dict, baseline: dict) -> list[str]:
         "when the rate runs out (DSE 53.49, ESE 22.54 dev F1), and the slower ×0.9999 gains on all four "
         "runs (LSTM DSE +11.35, ESE +34.24; GRU DSE +2.36, ESE +1.23, and in fewer epochs); the gated "
         "rows take ×0.9999, Elman keeps ×0.999 (step 4).",
+    ]
+    return lines + _recipe_table(study)
+
+
+def _recipe_table(study: dict) -> list[str]:
+    """A dev study's table: a row per run (``_recipe_row``), then a blank line."""
+    lines = [
         "",
-        "| run | type | network | recipe | dev prop F1 | dev bin F1 | dev prop P / R "
-        "| best epoch / epochs | training |",
+        "| run | type | network | recipe | dev prop F1 | dev bin F1 | dev prop P / R | best epoch / epochs "
+        "| training |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
     for (name, t), s in sorted(study.items()):
         row = _recipe_row(name, t, s)
         if row:
             lines.append(row)
-    lines.append("")
-    return lines
+    return [*lines, ""]
 
 
 def _recipe_row(name: str, t: str, s: dict) -> str | None:
@@ -841,14 +847,5 @@ def cells_study_section(study: dict) -> list[str]:
         "documents at its selected epoch; the recipe starts from the grid's (`paper.yaml`). Reproduce with "
         "`python experiments/run_cv.py experiments/configs/cells-dev.yaml --only NAME`; the configuration's "
         "header says what each of its five studies varies and in which order.",
-        "",
-        "| run | type | network | recipe | dev prop F1 | dev bin F1 | dev prop P / R "
-        "| best epoch / epochs | training |",
-        "|---|---|---|---|---|---|---|---|---|",
     ]
-    for (name, t), s in sorted(study.items()):
-        row = _recipe_row(name, t, s)
-        if row:
-            lines.append(row)
-    lines.append("")
-    return lines
+    return lines + _recipe_table(study)
