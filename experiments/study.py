@@ -641,8 +641,9 @@ ACCURATE_PREFIX = "accurate-"  # the accurate tagger's candidates (issue 15)
 # accurate-masked-study.yaml): dev scores only
 ACCURATE_STUDY_PREFIX = ("accurate-study-", "accurate-beyond-study-", "accurate-masked-study-")
 ACCURATE_BASELINES = ("beyond-minilm-ft-joint", "beyond-minilm-joint-softmax")
-# the configuration of the `accurate` bundle, tagger/models/accurate (experiments/configs/accurate-lora64.yaml)
-SHIPPED_ACCURATE = "accurate-lora64-bilstm-joint"
+# the configuration of the `accurate` bundle, tagger/models/accurate (experiments/configs/accurate-crf.yaml since
+# 2026-11-26; before, accurate-lora64.yaml's softmax heads, accurate-lora64-bilstm-joint)
+SHIPPED_ACCURATE = "accurate-crf-bilstm-joint"
 
 
 def goal_lines(t: str, rows: list[dict]) -> list[str]:
@@ -670,7 +671,8 @@ def goal_lines(t: str, rows: list[dict]) -> list[str]:
     if shipped:
         lines += [
             "",
-            f"The `accurate` bundle's configuration (a bidirectional LSTM over MiniLM and GloVe): {check(shipped[0])}",
+            f"The `accurate` bundle's configuration (a bidirectional LSTM over MiniLM and GloVe, a CRF per type): "
+            f"{check(shipped[0])}",
         ]
         # against the best other configuration with all 10 folds
         other = next((s for s in full if s is not shipped[0]), None)

@@ -529,7 +529,7 @@ def test_goal_check_by_hand_for_the_best_and_the_shipped_configuration():
         "(exact-match F1 51.00 ± 1.05); against the goal +1.00 / +2.00: the goal is met."
     ) in lines
     assert (
-        "The `accurate` bundle's configuration (a bidirectional LSTM over MiniLM and GloVe): "
+        "The `accurate` bundle's configuration (a bidirectional LSTM over MiniLM and GloVe, a CRF per type): "
         f"`{study.SHIPPED_ACCURATE}` "
         "(2 of 10 folds), 67.00 ± 1.41 / 71.00 ± 1.41 (exact-match F1 49.00 ± 1.41); against the goal "
         "-5.00 / -6.00: the goal is not met (not all folds have run).  Against `best` on the folds both have "
