@@ -89,6 +89,8 @@ def _describe(s: dict) -> str:
         bits.append("CRF output")
     if c.get("task") == "joint":
         bits.append("joint")
+    if c.get("ensemble"):  # experiments/ensemble.py: averaged per-word probabilities, each word's likeliest tag
+        bits.append(f"ensemble of seeds {', '.join(map(str, c['seeds']))} (averaged probabilities)")
     return ", ".join(bits)
 
 
@@ -638,8 +640,13 @@ def seed_spread(summaries: dict) -> list[str]:
 
 ACCURATE_PREFIX = "accurate-"  # the accurate tagger's candidates (issue 15)
 # its fold-0 dev studies (experiments/configs/accurate-study.yaml; issue 37: accurate-beyond-study.yaml,
-# accurate-masked-study.yaml): dev scores only
-ACCURATE_STUDY_PREFIX = ("accurate-study-", "accurate-beyond-study-", "accurate-masked-study-")
+# accurate-masked-study.yaml, accurate-ensemble-study.yaml and its ensembles): dev scores only
+ACCURATE_STUDY_PREFIX = (
+    "accurate-study-",
+    "accurate-beyond-study-",
+    "accurate-masked-study-",
+    "accurate-ensemble-study-",
+)
 ACCURATE_BASELINES = ("beyond-minilm-ft-joint", "beyond-minilm-joint-softmax")
 # the configuration of the `accurate` bundle, tagger/models/accurate (experiments/configs/accurate-crf.yaml since
 # 2026-11-26; before, accurate-lora64.yaml's softmax heads, accurate-lora64-bilstm-joint)

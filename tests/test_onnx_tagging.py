@@ -196,3 +196,37 @@ def test_a_sentences_tags_do_not_depend_on_the_rest_of_its_batch(backend):
     assert [p[t][0] for p in tagger.predict([short]) for t in tagger.types] == [
         p[t][0] for p in tagger.predict([short, long])[:1] for t in tagger.types
     ]
+
+
+@pytest.mark.parametrize("name", ["fast", "accurate"])
+def test_distributions_are_what_the_tags_and_confidences_come_from(name):
+    """Tagger.distributions: per word, probabilities of O, B, I that sum to 1; the chosen tag's is the
+    confidence predict gives.  For softmax heads (fast) the tags are each word's likeliest; an ensemble of the
+    same bundle twice (experiments/ensemble.py) tags as that."""
+    import importlib.util
+
+    import numpy as np
+
+    from tagger.network.features import decode_tags
+    from tagger.network.predict import Tagger
+    from tagger.paths import resolve_model
+
+    tagger = Tagger.load(resolve_model(name))
+    sentences = [["Officials", "said", "the", "plan", "was", ",", "as", "usual", ",", "a", "disgrace", "."], [], ["No"]]
+    dists, preds = tagger.distributions(sentences), tagger.predict(sentences)
+    for words, dist, pred in zip(sentences, dists, preds):
+        for t in tagger.types:
+            assert dist[t].shape == (len(words), 3)
+            np.testing.assert_allclose(dist[t].sum(-1), 1.0, atol=1e-4)
+            tags, conf = pred[t]
+            chosen = [{"O": 0, "B": 1, "I": 2}[tag[0]] for tag in tags]
+            if name == "fast":
+                assert tags == decode_tags(dist[t].argmax(-1).tolist(), t)
+                chosen = dist[t].argmax(-1).tolist()  # a B made from an I keeps the I's probability
+            np.testing.assert_allclose(conf, dist[t][np.arange(len(words)), chosen], atol=1e-6)
+    if name == "fast":
+        spec = importlib.util.spec_from_file_location("ensemble", ROOT / "experiments" / "ensemble.py")
+        ensemble = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(ensemble)
+        twice = ensemble.Ensemble([tagger, Tagger.load(resolve_model(name))]).predict_tags(sentences)
+        assert twice == tagger.predict_tags(sentences)

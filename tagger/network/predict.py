@@ -136,6 +136,25 @@ class Tagger:
         """For each sentence (a list of words): ``{type: (tags, confidences)}``;
         confidence is the probability of the chosen tag (a CRF's marginal)."""
         results: list[dict] = [None] * len(sentences)  # type: ignore[list-item]
+        for batch, lengths, out in self._batches(sentences, batch_size):
+            decoded = {t: self._decode(out[t], lengths, t) for t in self.types}
+            for row, i in enumerate(batch):
+                results[i] = {t: decoded[t][row] for t in self.types}
+        return results
+
+    def distributions(self, sentences: Sequence[Sequence[str]], batch_size: int = 64) -> list[dict[str, np.ndarray]]:
+        """For each sentence: ``{type: [n_words, 3] array}``, each word's probabilities of O, B and I (a CRF's
+        marginals), e.g. to average the models of an ensemble."""
+        results: list[dict] = [None] * len(sentences)  # type: ignore[list-item]
+        for batch, lengths, out in self._batches(sentences, batch_size):
+            probs = {t: self._probabilities(out[t], lengths, t) for t in self.types}
+            for row, i in enumerate(batch):
+                results[i] = {t: probs[t][row, : lengths[row]] for t in self.types}
+        return results
+
+    def _batches(self, sentences: Sequence[Sequence[str]], batch_size: int):
+        """(sentence indices, their lengths, the network's outputs) per batch; an all-empty batch has outputs of
+        length 0."""
         lengths = [len(s) for s in sentences]
         pieces = self._wordpieces()
         if pieces is None:  # sentences of about the same length, at most word_budget words a batch
@@ -144,17 +163,12 @@ class Tagger:
             groups = budget_batches([len(pieces.sequence(s)[0]) for s in sentences], self.piece_budget, batch_size)
         for batch in groups:
             words = [sentences[i] for i in batch]
-            if max(len(w) for w in words) == 0:
-                for i in batch:
-                    results[i] = {t: ([], []) for t in self.types}
-                continue
-            ids = encode_words(self.vocab, words, length=max(len(w) for w in words))
-            out = self.network.forward(self._inputs(ids, words, pieces))
             n = [lengths[i] for i in batch]
-            decoded = {t: self._decode(out[t], n, t) for t in self.types}
-            for row, i in enumerate(batch):
-                results[i] = {t: decoded[t][row] for t in self.types}
-        return results
+            if max(n) == 0:
+                yield batch, n, {t: np.zeros((len(batch), 0, 3), dtype=np.float32) for t in self.types}
+                continue
+            ids = encode_words(self.vocab, words, length=max(n))
+            yield batch, n, self.network.forward(self._inputs(ids, words, pieces))
 
     def _wordpieces(self):
         """For a network that reads wordpieces: a ``WordPieces`` that keeps them for one ``predict`` call."""
@@ -180,18 +194,21 @@ class Tagger:
             self.encoder = MiniLMEncoder(self.config.context_pooling)
         return network_inputs(ids, words, context=self.encoder.encode(words))
 
+    def _probabilities(self, scores: np.ndarray, lengths: list[int], typ: str) -> np.ndarray:
+        """A batch's outputs [B, T, 3] for one type -> each word's tag probabilities (a CRF's marginals)."""
+        if self.config.output == "crf":
+            return marginals_batch(scores, lengths, *self.network.crf_params(typ))
+        return scores
+
     def _decode(self, scores: np.ndarray, lengths: list[int], typ: str) -> list[tuple[list[str], list[float]]]:
         """A batch's scores [B, T, 3] for one type -> each row's (tags, confidences), ``lengths[b]`` long."""
         if self.config.output == "crf":
-            trans, start, end = self.network.crf_params(typ)
             ids = np.zeros(scores.shape[:2], dtype=np.int64)
-            for b, row in enumerate(viterbi_batch(scores, lengths, trans, start, end)):
+            for b, row in enumerate(viterbi_batch(scores, lengths, *self.network.crf_params(typ))):
                 ids[b, : len(row)] = row
-            probs = marginals_batch(scores, lengths, trans, start, end)
         else:
             ids = scores.argmax(-1)
-            probs = scores
-        conf = np.take_along_axis(probs, ids[..., None], axis=-1)[..., 0]
+        conf = np.take_along_axis(self._probabilities(scores, lengths, typ), ids[..., None], axis=-1)[..., 0]
         tags = decode_tag_rows(ids, lengths, typ)
         return [(row, conf[b, :n].tolist()) for b, (row, n) in enumerate(zip(tags, lengths))]
 
