@@ -554,20 +554,24 @@ def test_goal_check_by_hand_for_the_best_and_the_shipped_configuration():
     assert any(x.endswith("+1.00 / -1.00: the goal is not met.") for x in low_lines)
 
 
+def _fold0_result(name: str, typ: str, f1: float, config: dict, epochs: int, best_epoch: int) -> dict:
+    """A fold-0 result whose test and dev scores are all ``f1``, for the report's dev-study sections."""
+    score = {typ: {m: {"precision": f1, "recall": f1, "f1": f1} for m in ("proportional", "binary", "exact")}}
+    return {
+        "name": name,
+        "kind": "rnn",
+        "fold": 0,
+        "config": config,
+        "epochs": epochs,
+        "best_epoch": best_epoch,
+        "data": {"source": "reference"},
+        "scores": {"test": score, "dev": score},
+    }
+
+
 def test_accurate_study_runs_show_dev_scores_only(tmp_path):
     def result(name, f1):
-        score = {"DSE": {m: {"precision": f1, "recall": f1, "f1": f1} for m in ("proportional", "binary", "exact")}}
-        config = {"cell": "lstm", "depth": 1, "hidden": 128, "features": "glove"}
-        return {
-            "name": name,
-            "kind": "rnn",
-            "fold": 0,
-            "config": config,
-            "epochs": 5,
-            "best_epoch": 5,
-            "data": {"source": "reference"},
-            "scores": {"test": score, "dev": score},
-        }
+        return _fold0_result(name, "DSE", f1, {"cell": "lstm", "depth": 1, "hidden": 128, "features": "glove"}, 5, 5)
 
     text = study.write_report(
         [
@@ -590,7 +594,6 @@ def test_cells_study_runs_show_dev_scores_only(tmp_path):
     the cell's own settings."""
 
     def result(name, cell, f1, **extra):
-        score = {"ESE": {m: {"precision": f1, "recall": f1, "f1": f1} for m in ("proportional", "binary", "exact")}}
         config = {
             "task": "ese",
             "cell": cell,
@@ -608,16 +611,7 @@ def test_cells_study_runs_show_dev_scores_only(tmp_path):
             "dropout": 0,
             **extra,
         }
-        return {
-            "name": name,
-            "kind": "rnn",
-            "fold": 0,
-            "config": config,
-            "epochs": 40,
-            "best_epoch": 35,
-            "data": {"source": "reference"},
-            "scores": {"test": score, "dev": score},
-        }
+        return _fold0_result(name, "ESE", f1, config, 40, 35)
 
     text = study.write_report(
         [
