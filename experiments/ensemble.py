@@ -81,11 +81,8 @@ def main() -> int:
         "name": args.name,
         "kind": "rnn",
         "fold": args.fold,
-        "config": {
-            **configs[0],
-            "ensemble": [str(b) for b, _, _ in members],
-            "seeds": [c.seed for _, c, _ in members],
-        },
+        "config": members[0][1].to_dict(),  # the members' shared configuration (the first member's seed)
+        "ensemble": {"members": [str(b) for b, _, _ in members], "seeds": [c.seed for _, c, _ in members]},
         "seed": None,
         "git_commit": git_commit(),
         "choices": f"The average of {len(members)} seeds' per-word tag probabilities (experiments/ensemble.py).",

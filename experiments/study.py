@@ -89,8 +89,9 @@ def _describe(s: dict) -> str:
         bits.append("CRF output")
     if c.get("task") == "joint":
         bits.append("joint")
-    if c.get("ensemble"):  # experiments/ensemble.py: averaged per-word probabilities, each word's likeliest tag
-        bits.append(f"ensemble of seeds {', '.join(map(str, c['seeds']))} (averaged probabilities)")
+    ensemble = s["records"][0].get("ensemble") if s.get("records") else None
+    if ensemble:  # experiments/ensemble.py: averaged per-word probabilities, each word's likeliest tag
+        bits.append(f"ensemble of seeds {', '.join(map(str, ensemble['seeds']))} (averaged probabilities)")
     return ", ".join(bits)
 
 
