@@ -51,6 +51,15 @@ class Ensemble:
         return out
 
 
+def member_name(bundle: Path) -> str:
+    """A member as the result names it: from ``experiments/runs/`` on where it lies there (in any checkout)."""
+    parts = bundle.resolve().parts
+    for k in range(len(parts) - 1, 0, -1):
+        if parts[k - 1 : k + 1] == ("experiments", "runs"):
+            return "/".join(parts[k - 1 :])
+    return str(bundle)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("bundles", nargs="+", type=Path, help="bundle directories trained on --fold")
@@ -82,7 +91,7 @@ def main() -> int:
         "kind": "rnn",
         "fold": args.fold,
         "config": members[0][1].to_dict(),  # the members' shared configuration (the first member's seed)
-        "ensemble": {"members": [str(b) for b, _, _ in members], "seeds": [c.seed for _, c, _ in members]},
+        "ensemble": {"members": [member_name(b) for b, _, _ in members], "seeds": [c.seed for _, c, _ in members]},
         "seed": None,
         "git_commit": git_commit(),
         "choices": f"The average of {len(members)} seeds' per-word tag probabilities (experiments/ensemble.py).",
