@@ -122,7 +122,11 @@ def write_report(results: list[dict], out_md: Path, plot_dir: Path) -> Path:
     for t in ("DSE", "ESE"):
         # the accurate tagger's dev-study runs show their dev scores only (*How each choice was made*)
         rows = sorted(
-            (s for (n, ty), s in summaries.items() if ty == t and not n.startswith(ACCURATE_STUDY_PREFIX)),
+            (
+                s
+                for (n, ty), s in summaries.items()
+                if ty == t and not n.startswith(ACCURATE_STUDY_PREFIX + ACCURATE_MEMBER_PREFIX)
+            ),
             key=lambda s: -s["metric"][("proportional", "f1")][0],
         )
         lines += [
@@ -170,10 +174,13 @@ def write_report(results: list[dict], out_md: Path, plot_dir: Path) -> Path:
             seen.add(s["choices"])
             lines.append(f"- `{base}` and its grid: {s['choices'].strip()}")
     lines += ["", "## Compute", ""]
+    ensembles = [r for r in results if r.get("ensemble")]
+    results = [r for r in results if not r.get("ensemble")]  # an ensemble's training is its members'
     total = sum(r.get("train_seconds") or 0 for r in results)
     lines.append(
         f"{len(results)} runs, {total / 3600:.1f} hours of training in all "
-        "(training seconds; evaluation and start-up not counted). By device:"
+        "(training seconds; evaluation and start-up not counted; ensembles, "
+        f"{len(ensembles)} results, are scored from these runs' bundles). By device:"
     )
     lines.append("")
     by_device: dict[str, list[dict]] = {}
@@ -648,6 +655,8 @@ ACCURATE_STUDY_PREFIX = (
     "accurate-masked-study-",
     "accurate-ensemble-study-",
 )
+# the members of an ensemble, which are not candidates alone: its row is the ensemble's (experiments/ensemble.py)
+ACCURATE_MEMBER_PREFIX = ("accurate-ensemble-seed",)
 ACCURATE_BASELINES = ("beyond-minilm-ft-joint", "beyond-minilm-joint-softmax")
 # the configuration of the `accurate` bundle, tagger/models/accurate (experiments/configs/accurate-crf.yaml since
 # 2026-11-26; before, accurate-lora64.yaml's softmax heads, accurate-lora64-bilstm-joint)

@@ -629,3 +629,27 @@ def test_cells_study_runs_show_dev_scores_only(tmp_path):
     assert "| mrnn d3 200k |" in mrnn and ", 33 factors," in mrnn and "| 54.32 |" in mrnn
     irlm = next(line for line in cells.splitlines() if line.startswith("| `cells-dev-ese-irlm-decay_init0.9"))
     assert ", clipnorm 5," in irlm and "decay starts at 0.9" in irlm and "| 51.11 |" in irlm
+
+
+def test_an_ensemble_is_a_row_its_members_are_not_and_its_training_is_counted_once(tmp_path):
+    config = {"cell": "lstm", "depth": 1, "hidden": 128, "features": "glove", "output": "crf", "task": "joint"}
+
+    def result(name, f1, seconds, **extra):
+        return {**_fold0_result(name, "DSE", f1, config, 5, 5), "fold": 1, "train_seconds": seconds, **extra}
+
+    members = {"members": ["experiments/runs/a/fold1", "experiments/runs/b/fold1"], "seeds": [1, 2]}
+    text = study.write_report(
+        [
+            result("accurate-crf-bilstm-joint", 0.70, 3600),
+            result("accurate-ensemble-seed2", 0.69, 7200),
+            result("accurate-ensemble-x2", 0.71, 10800, ensemble=members),
+        ],
+        tmp_path / "REPORT.md",
+        tmp_path / "plots",
+    ).read_text()
+    tables, compute = text.split("## Compute")
+    ensemble = next(line for line in tables.splitlines() if line.startswith("| `accurate-ensemble-x2`: "))
+    assert "ensemble of seeds 1, 2 (averaged probabilities)" in ensemble and "| 71.00 |" in ensemble
+    assert "| `accurate-ensemble-seed2`" not in tables
+    # the ensemble's 3 hours are its members' 1 + 2: 2 runs, 3.0 hours in all
+    assert "2 runs, 3.0 hours of training in all" in compute and "ensembles, 1 results, are scored" in compute
