@@ -31,7 +31,7 @@ TRAINERS = ("keras", "fast")
 INITS = ("keras", "uniform")
 # Fields added after bundles recorded the sha256 of their configuration (model.onnx, meta.json), with the
 # values that mean "as before": left out of that digest at these values (onnx_export.config_digest).
-LATER_FIELDS = {"activation": None, "factors": None, "decay_init": None}
+LATER_FIELDS = {"activation": None, "factors": None, "decay_init": None, "teacher": None, "distill_weight": 0.0}
 # Training options that only the fast (JAX) trainer implements, with their neutral values.
 FAST_ONLY = {
     "loss_sum": False,
@@ -40,6 +40,8 @@ FAST_ONLY = {
     "l2": 0.0,
     "activation_l2": 0.0,
     "eval_every": 1,
+    "teacher": None,
+    "distill_weight": 0.0,
 }
 
 
@@ -177,6 +179,17 @@ class TaggerConfig:
     l2: float = _field(0.0, "recipe", "L2 penalty on network weights, l2/2 ||w||^2 per batch")
     activation_l2: float = _field(0.0, "recipe", "L2 penalty on hidden activations per batch")
     eval_every: int = _field(1, "recipe", "epochs between dev evaluations (--patience counts these)")
+    # --- distillation (fast trainer): a teacher bundle's tag probabilities beside the gold tags
+    teacher: str | None = _field(
+        None,
+        "recipe",
+        "distillation: a bundle whose tag probabilities (a CRF's marginals) the student also learns from, "
+        "trained on no dev or test document of the run ({fold} in the path: the run's fold)",
+        metavar="BUNDLE",
+    )
+    distill_weight: float = _field(
+        0.0, "recipe", "distillation: the teacher's share of each token's loss, in [0, 1] (gold's: the rest)"
+    )
 
     def __post_init__(self):
         self.validate()
@@ -256,6 +269,11 @@ class TaggerConfig:
         check(0 < self.lr_decay <= 1, f"lr_decay must be in (0, 1], got {self.lr_decay}")
         check(self.l2 >= 0 and self.activation_l2 >= 0 and self.clipnorm >= 0, "penalties and clipnorm must be >= 0")
         check(self.eval_every >= 1 and self.patience >= 0, "eval_every must be >= 1 and patience >= 0")
+        check(0 <= self.distill_weight <= 1, f"distill_weight must be in [0, 1], got {self.distill_weight}")
+        check(
+            (self.teacher is not None) == (self.distill_weight > 0),
+            "a teacher and distill_weight above 0 go together",
+        )
         if self.trainer == "keras":
             changed = sorted(k for k, v in FAST_ONLY.items() if getattr(self, k) != v)
             check(not changed, f"{', '.join(changed)} need trainer: fast")

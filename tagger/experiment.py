@@ -308,7 +308,9 @@ def _run_folds(exp, folds, docs, extra, path, results, runs, datasplit, progress
     def attempt(config, ks):  # [(Tagger, meta) or TrainingDiverged] for folds ks
         resume = config.seed == cfg.seed  # a rerun with another seed (after a divergence) starts afresh
         cache = context_cache_path(runs, cfg, exp.data["source"]) if cfg.contextual else None
-        return train_folds(config, [(parts[k][0], parts[k][1], dirs[k]) for k in ks], extra, progress, resume, cache)
+        teachers = [config.teacher.format(fold=k) for k in ks] if config.teacher else None  # {fold}: the run's
+        runs_k = [(parts[k][0], parts[k][1], dirs[k]) for k in ks]
+        return train_folds(config, runs_k, extra, progress, resume, cache, teachers)
 
     trained = dict(zip(folds, attempt(cfg, folds)))
     seeds = {k: cfg.seed for k in folds}
@@ -334,7 +336,7 @@ def _run_folds(exp, folds, docs, extra, path, results, runs, datasplit, progress
         t = meta["training"]
         training = {
             key: t[key]
-            for key in ("train_seconds", "epochs", "best_epoch", "device", "parameters", "history")
+            for key in ("train_seconds", "epochs", "best_epoch", "device", "parameters", "history", "teacher")
             if key in t
         }
         if t.get("trained_together", 1) > 1:

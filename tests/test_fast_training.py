@@ -476,3 +476,110 @@ def test_models_trained_together_resume_from_the_newest_epoch_all_have_checkpoin
     for (_, w), (_, r) in zip(whole, resumed):
         assert _histories(r) == pytest.approx(_histories(w), rel=1e-6)
         assert r["training"]["best_epoch"] == w["training"]["best_epoch"]
+
+
+def test_distillation_loss_by_hand():
+    """Uniform predictions (zero output weights) lose log 3 against any target distribution; a teacher
+    distribution equal to the gold one-hot tags gives the gold loss whatever its weight."""
+    cfg = TaggerConfig(
+        task="dse",
+        depth=1,
+        hidden=2,
+        budget=None,
+        trainer="fast",
+        features="random",
+        input_dropout=0,
+        dropout=0,
+        o_weight=0.5,
+        loss_sum=True,
+    )
+    model = _model(cfg)
+    params, frozen = ft.params_from_model(model, cfg)
+    ids = np.array([[2, 3, 4]], dtype="int32")
+    gold = np.array([[0, 1, 2]], dtype="int32")  # O (weight 0.5), B, I
+    one_hot = np.eye(3, dtype="float32")[gold]
+    distil = cfg.replace(teacher="t", distill_weight=0.3)
+    plain = float(ft.loss_fn(params, frozen, ids, {"DSE": gold}, cfg))
+    assert float(ft.loss_fn(params, frozen, ids, {"DSE": gold, "DSE/soft": one_hot}, distil)) == pytest.approx(
+        plain, rel=1e-6
+    )
+    # by hand on the network's own log-probabilities: 0.7 x gold's cross-entropy + 0.3 x the teacher's
+    logits, _, _ = ft.forward(params, frozen, ids, cfg)
+    logp = np.asarray(jax.nn.log_softmax(logits["DSE"]))[0]
+    teacher = np.array([[[0.6, 0.3, 0.1], [0.2, 0.5, 0.3], [0.1, 0.1, 0.8]]], dtype="float32")
+    weights = np.array([0.5, 1.0, 1.0])
+    gold_ce = -logp[np.arange(3), gold[0]]
+    soft_ce = -(teacher[0] * logp).sum(-1)
+    expected = float((weights * (0.7 * gold_ce + 0.3 * soft_ce)).sum())
+    got = float(ft.loss_fn(params, frozen, ids, {"DSE": gold, "DSE/soft": teacher}, distil))
+    assert got == pytest.approx(expected, rel=1e-5)
+    model.get_layer("DSE").set_weights([np.zeros((4, 3), "float32"), np.zeros(3, "float32")])
+    params, frozen = ft.params_from_model(model, cfg)
+    only_teacher = cfg.replace(teacher="t", distill_weight=1.0)
+    got = float(ft.loss_fn(params, frozen, ids, {"DSE": gold, "DSE/soft": teacher}, only_teacher))
+    assert got == pytest.approx(2.5 * np.log(3), rel=1e-6)
+
+
+def test_distillation_config_rules():
+    with pytest.raises(ValueError, match="go together"):
+        TaggerConfig(trainer="fast", teacher="some/bundle")
+    with pytest.raises(ValueError, match="go together"):
+        TaggerConfig(trainer="fast", distill_weight=0.5)
+    with pytest.raises(ValueError, match=r"distill_weight must be in \[0, 1\]"):
+        TaggerConfig(trainer="fast", teacher="some/bundle", distill_weight=1.5)
+    with pytest.raises(ValueError, match="need trainer: fast"):
+        TaggerConfig(teacher="some/bundle", distill_weight=0.5)
+
+
+def test_a_student_trains_on_its_teachers_probabilities(tmp_path):
+    """A tiny teacher bundle, then a student distilled from it: the teacher's probabilities reach the loss
+    (a student that learns only from the teacher tags as it does), the bundle records its teacher, and a
+    teacher that lacks a type, a missing teacher or a {fold} without a fold are refused."""
+    from tagger.network.predict import Tagger
+    from tagger.training.run import train
+
+    rng = np.random.default_rng(0)
+    words = ["said", "the", "plan", "was", "robbery", "as", "usual", "fears", "he", "good"]
+
+    def sent(k):
+        n = int(rng.integers(3, 12))
+        ws = [words[i] for i in rng.integers(0, len(words), n)]
+        tags = ["B-DSE" if w in ("said", "fears") else "O" for w in ws]
+        return Sentence([Token(w, 0, len(w)) for w in ws], {"DSE": tags}, doc=f"d{k}", index=k)
+
+    train_s, dev_s = [sent(k) for k in range(60)], [sent(100 + k) for k in range(20)]
+    cfg = TaggerConfig(
+        task="dse",
+        depth=1,
+        hidden=6,
+        budget=None,
+        trainer="fast",
+        features="random",
+        optimizer="adam",
+        learning_rate=0.02,
+        batch_size=8,
+        max_epochs=6,
+        eval_every=2,
+        patience=0,
+    )
+    train(cfg, train_s, dev_s, tmp_path / "teacher", progress=False)
+    teacher = Tagger.load(tmp_path / "teacher")
+    # the student's gold tags say nothing (all O); the teacher's probabilities say where DSEs are
+    blind = [Sentence(s.tokens, {"DSE": ["O"] * len(s)}, doc=s.doc, index=s.index) for s in train_s]
+    student_cfg = cfg.replace(teacher=str(tmp_path / "teacher"), distill_weight=1.0, max_epochs=10, o_weight=1.0)
+    student, meta = train(student_cfg, blind, dev_s, tmp_path / "student", progress=False)
+    sentences = [s.words for s in dev_s]
+    taught = teacher.predict_tags(sentences)
+    assert any("B-DSE" in row for row in taught["DSE"])  # not all O: the gold tags alone would teach that
+    assert student.predict_tags(sentences) == taught
+    assert meta["training"]["teacher"]["bundle"] == str(tmp_path / "teacher")
+    assert Tagger.load(tmp_path / "student").config.teacher == str(tmp_path / "teacher")
+    # refused: a teacher that does not tag ESE, a teacher that is not there, a {fold} path with no fold
+    joint = cfg.replace(task="joint", teacher=str(tmp_path / "teacher"), distill_weight=0.5)
+    both = [Sentence(s.tokens, {"DSE": s.tags["DSE"], "ESE": ["O"] * len(s)}, doc=s.doc) for s in train_s]
+    with pytest.raises(TaggerError, match="the teacher does not tag ESE"):
+        train(joint, both, [], tmp_path / "x", progress=False)
+    with pytest.raises(TaggerError, match="no such teacher bundle"):
+        train(student_cfg.replace(teacher=str(tmp_path / "nothing")), train_s, dev_s, tmp_path / "y", progress=False)
+    with pytest.raises(TaggerError, match="names a {fold}"):
+        train(student_cfg.replace(teacher=str(tmp_path / "fold{fold}")), train_s, dev_s, tmp_path / "z", progress=False)

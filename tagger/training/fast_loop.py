@@ -48,15 +48,36 @@ class Encoded:
             else {}
         )
         self.lengths = [len(s) for s in sentences]
+        self.soft: dict[str, list[np.ndarray]] = {}  # per type, each sentence's [n, 3] teacher probabilities
+
+
+def teacher_targets(bundle: str | Path, sentences: Sequence[Sentence], types: Sequence[str]):
+    """Distillation: each sentence's tag probabilities (O, B, I) under the teacher bundle, per type (a CRF
+    teacher's marginals), and the teacher's training-data record (what meta.json says it was trained on)."""
+    from tagger.network.predict import Tagger
+
+    if not Path(bundle).is_dir():
+        raise TaggerError(f"{bundle}: no such teacher bundle")
+    teacher = Tagger.load(bundle)
+    missing = [t for t in types if t not in teacher.types]
+    if missing:
+        raise TaggerError(f"{bundle}: the teacher does not tag {', '.join(missing)}")
+    dists = teacher.distributions([s.words for s in sentences])
+    soft = {t: [np.asarray(d[t], dtype="float32") for d in dists] for t in types}
+    return soft, (teacher.meta or {}).get("training", {}).get("data")
 
 
 def stacked_batch(data: Sequence[Encoded], picks: Sequence[Sequence[int] | None], rows: int, types: Sequence[str]):
     """One batch per model, stacked: ids [M, rows, T] and tags {type: [M, rows, T]}, T the length bucket of the
-    longest sentence picked; a model with no pick (None) gets an all-padding batch."""
+    longest sentence picked; a model with no pick (None) gets an all-padding batch.  With a teacher's
+    probabilities (``Encoded.soft``), tags also has {"TYPE/soft": [M, rows, T, 3]}."""
     longest = max((data[m].lengths[i] for m, idx in enumerate(picks) if idx for i in idx), default=1)
     length = bucket_length(longest)
     ids = np.zeros((len(data), rows, length), dtype="int32")
     tags = {t: np.zeros((len(data), rows, length), dtype="int32") for t in types}
+    soft = any(d.soft for d in data)
+    if soft:
+        tags.update({f"{t}/soft": np.zeros((len(data), rows, length, 3), dtype="float32") for t in types})
     for m, idx in enumerate(picks):
         for r, i in enumerate(idx or ()):
             n = data[m].lengths[i]
@@ -64,6 +85,8 @@ def stacked_batch(data: Sequence[Encoded], picks: Sequence[Sequence[int] | None]
             for t in types:
                 if data[m].tags:
                     tags[t][m, r, :n] = data[m].tags[t][i]
+                if soft:
+                    tags[f"{t}/soft"][m, r, :n] = data[m].soft[t][i]
     return ids, tags
 
 
@@ -177,12 +200,15 @@ class FastTrainer:
         records: Sequence[dict] | None = None,
         init: str | Path | None = None,
         resume: bool = False,
+        teachers: Sequence[str | Path] | None = None,
     ):
         """Train one model per (train, dev, out_dir); returns [(Tagger, meta)] in the same order, with a
         ``TrainingDiverged`` in place of a model whose loss became infinite (the others train on).  ``init``:
         a bundle whose network and vocabulary every model starts from (words it lacks read as unknown).
         ``resume``: continue from the newest epoch every model has a complete checkpoint of (if none,
-        start afresh); without it, an existing checkpoint is an error."""
+        start afresh); without it, an existing checkpoint is an error.  ``teachers``: with ``teacher`` in the
+        configuration, each model's teacher bundle (default: the configured path, which then may not name a
+        {fold})."""
         from tqdm.auto import tqdm
 
         jax, cfg = self.jax, self.config
@@ -214,6 +240,15 @@ class FastTrainer:
             for f in folds:
                 remove_checkpoint(f.out_dir)
         train_data = [Encoded(v, f.train, cfg.types) for v, f in zip(vocabs, folds)]
+        records = [dict(r) for r in (records or [{}] * len(folds))]
+        if cfg.teacher is not None:
+            if teachers is None:
+                if "{fold}" in cfg.teacher:
+                    raise TaggerError(f"teacher {cfg.teacher} names a {{fold}}: give each run's teacher bundle")
+                teachers = [cfg.teacher] * len(folds)
+            for data, f, bundle, record in zip(train_data, folds, teachers, records):
+                data.soft, trained_on = teacher_targets(bundle, f.train, cfg.types)
+                record["teacher"] = {"bundle": str(bundle), "data": trained_on}
         dev_data = [Encoded(v, f.dev, cfg.types) for v, f in zip(vocabs, folds)]
         tokens = [sum(d.lengths) for d in train_data]
         key = jax.random.PRNGKey(cfg.seed)
@@ -287,7 +322,7 @@ class FastTrainer:
                 )
                 continue
             params_to_model(f.best_params, models[m], cfg)
-            record = dict((records or [{}] * len(folds))[m])
+            record = records[m]
             record["trained_together"] = len(folds)
             out.append(self._finish(f, models[m], vocabs[m], train_seconds / len(folds), record))
         return out
@@ -390,8 +425,9 @@ def train_fast_together(
     progress: bool = True,
     records: Sequence[dict] | None = None,
     resume: bool = False,
+    teachers: Sequence[str | Path] | None = None,
 ):
     """Train several models of one configuration together, one per (train, dev, out_dir) (e.g. the folds of
     a cross-validation); returns [(Tagger, meta)], a ``TrainingDiverged`` for a model whose loss became
-    infinite.  ``resume``: continue from their checkpoints."""
-    return FastTrainer(config, progress).run(runs, extra_words, records, resume=resume)
+    infinite.  ``resume``: continue from their checkpoints; ``teachers``: each model's teacher bundle."""
+    return FastTrainer(config, progress).run(runs, extra_words, records, resume=resume, teachers=teachers)

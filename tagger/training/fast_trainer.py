@@ -177,7 +177,8 @@ def forward(params, consts, ids, config: TaggerConfig, key=None):
 
 
 def loss_fn(params, consts, ids, tags, config: TaggerConfig, key=None):
-    """The training loss of a batch: per type, token cross-entropy (weight ``o_weight`` on gold-O tokens),
+    """The training loss of a batch: per type, token cross-entropy (weight ``o_weight`` on gold-O tokens; with
+    ``distill_weight``, that share of it against the teacher's probabilities ``tags["TYPE/soft"]``),
     summed (``loss_sum``) or averaged over the real tokens (as Keras's masked loss), summed over types;
     plus ``l2``/2 ||w||^2 over recurrent and output weights and ``activation_l2``/2 ||h||^2 over hidden
     activations."""
@@ -188,7 +189,11 @@ def loss_fn(params, consts, ids, tags, config: TaggerConfig, key=None):
     total = 0.0
     n = jnp.maximum(mask.sum(), 1.0)
     for t, z in logits.items():
-        nll = -jnp.take_along_axis(jax.nn.log_softmax(z), tags[t][..., None], axis=-1)[..., 0]
+        logp = jax.nn.log_softmax(z)
+        nll = -jnp.take_along_axis(logp, tags[t][..., None], axis=-1)[..., 0]
+        if config.distill_weight:  # cross-entropy with the teacher's probabilities, its share of the loss
+            soft = -(tags[f"{t}/soft"] * logp).sum(-1)
+            nll = (1.0 - config.distill_weight) * nll + config.distill_weight * soft
         w = jnp.where(tags[t] == 0, config.o_weight, 1.0) * mask
         s = (nll * w).sum()
         total = total + (s if config.loss_sum else s / n)

@@ -62,15 +62,17 @@ def train_folds(
     progress: bool = True,
     resume: bool = False,
     context_cache: str | Path | None = None,
+    teachers: Sequence[str | Path] | None = None,
 ) -> list:
     """One model per (train, dev, out_dir), e.g. the folds of a cross-validation; [(Tagger, meta)] in that
     order, a ``TrainingDiverged`` in place of a model whose loss became infinite (its checkpoint removed, so a
     rerun with another seed starts afresh).  With the fast trainer they train together in one program, from
-    the newest epoch every one has checkpointed; else one after the other, each from its own checkpoint."""
+    the newest epoch every one has checkpointed; else one after the other, each from its own checkpoint.
+    ``teachers``: each run's teacher bundle, for a configuration that distils one (fast trainer)."""
     if trains_together(config):
         from tagger.training.fast_loop import train_fast_together
 
-        return train_fast_together(config, runs, extra_words, progress, resume=resume)
+        return train_fast_together(config, runs, extra_words, progress, resume=resume, teachers=teachers)
     out: list = []
     for train_s, dev_s, out_dir in runs:
         try:
