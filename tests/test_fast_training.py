@@ -241,15 +241,8 @@ def test_clipnorm_clips_each_weight():
     np.testing.assert_allclose(u["heads"]["DSE"]["W"], [1.0], rtol=1e-6)
 
 
-@pytest.mark.slow
-def test_fast_training_writes_a_bundle_that_tags_like_the_fast_path(tmp_path):
-    """A tiny run: the bundle's own tagging (NumPy runtime) reproduces the dev scores the fast path
-    recorded for the best epoch, and a second run with the same seed gives the same scores."""
-    from tagger.evaluation.scoring import evaluate_tagger
-    from tagger.network.predict import Tagger
-    from tagger.training.run import train
-    from tagger.training.stopping import dev_score
-
+def _said_and_fears():
+    """60 training and 20 dev sentences of ten words in random order, "said" and "fears" each a DSE."""
     rng = np.random.default_rng(0)
     words = ["said", "the", "plan", "was", "robbery", "as", "usual", "fears", "he", "good"]
 
@@ -259,7 +252,19 @@ def test_fast_training_writes_a_bundle_that_tags_like_the_fast_path(tmp_path):
         tags = ["B-DSE" if w in ("said", "fears") else "O" for w in ws]
         return Sentence([Token(w, 0, len(w)) for w in ws], {"DSE": tags}, doc=f"d{k}", index=k)
 
-    train_s, dev_s = [sent(k) for k in range(60)], [sent(100 + k) for k in range(20)]
+    return [sent(k) for k in range(60)], [sent(100 + k) for k in range(20)]
+
+
+@pytest.mark.slow
+def test_fast_training_writes_a_bundle_that_tags_like_the_fast_path(tmp_path):
+    """A tiny run: the bundle's own tagging (NumPy runtime) reproduces the dev scores the fast path
+    recorded for the best epoch, and a second run with the same seed gives the same scores."""
+    from tagger.evaluation.scoring import evaluate_tagger
+    from tagger.network.predict import Tagger
+    from tagger.training.run import train
+    from tagger.training.stopping import dev_score
+
+    train_s, dev_s = _said_and_fears()
     cfg = TaggerConfig(
         task="dse",
         depth=2,
@@ -531,6 +536,7 @@ def test_distillation_config_rules():
         TaggerConfig(teacher="some/bundle", distill_weight=0.5)
 
 
+@pytest.mark.slow
 def test_a_student_trains_on_its_teachers_probabilities(tmp_path):
     """A tiny teacher bundle, then a student distilled from it: the teacher's probabilities reach the loss
     (a student that learns only from the teacher tags as it does), the bundle records its teacher, and a
@@ -538,16 +544,7 @@ def test_a_student_trains_on_its_teachers_probabilities(tmp_path):
     from tagger.network.predict import Tagger
     from tagger.training.run import train
 
-    rng = np.random.default_rng(0)
-    words = ["said", "the", "plan", "was", "robbery", "as", "usual", "fears", "he", "good"]
-
-    def sent(k):
-        n = int(rng.integers(3, 12))
-        ws = [words[i] for i in rng.integers(0, len(words), n)]
-        tags = ["B-DSE" if w in ("said", "fears") else "O" for w in ws]
-        return Sentence([Token(w, 0, len(w)) for w in ws], {"DSE": tags}, doc=f"d{k}", index=k)
-
-    train_s, dev_s = [sent(k) for k in range(60)], [sent(100 + k) for k in range(20)]
+    train_s, dev_s = _said_and_fears()
     cfg = TaggerConfig(
         task="dse",
         depth=1,
