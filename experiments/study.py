@@ -118,7 +118,9 @@ def write_report(results: list[dict], out_md: Path, plot_dir: Path) -> Path:
     ]
     study = {k: s for k, s in summaries.items() if k[0].startswith(STUDY_PREFIX)}
     cells_study = {k: s for k, s in summaries.items() if k[0].startswith(CELLS_STUDY_PREFIX)}
-    summaries = {k: s for k, s in summaries.items() if k not in study and k not in cells_study}
+    distill_study = {k: s for k, s in summaries.items() if k[0].startswith(DISTILL_STUDY_PREFIX)}
+    studies = {**study, **cells_study, **distill_study}  # dev scores only
+    summaries = {k: s for k, s in summaries.items() if k not in studies}
     for t in ("DSE", "ESE"):
         # the accurate tagger's dev-study runs show their dev scores only (*How each choice was made*)
         rows = sorted(
@@ -167,6 +169,7 @@ def write_report(results: list[dict], out_md: Path, plot_dir: Path) -> Path:
     lines += factors_section({**summaries, **study})
     lines += accurate_section(summaries)
     lines += cells_study_section(cells_study)
+    lines += distill_study_section(distill_study)
     seen = set()
     for s in sorted([*summaries.values(), *study.values()], key=lambda s: s["name"]):
         base = s["name"]
@@ -839,6 +842,7 @@ def _recipe_row(name: str, t: str, s: dict) -> str | None:
         + (f", {c['activation']} between layers" if c.get("cell") == "irlm" and c.get("activation") else "")
         + (f", decay starts at {c['decay_init']:g}" if c.get("cell") == "irlm" and c.get("decay_init") else "")
         + f", {c['features']}{' fine-tuned' if c.get('fine_tune') else ''}"
+        + (f", teacher `{c['teacher']}` ×{c['distill_weight']:g}" if c.get("teacher") else "")
     )
     dev = s["dev_reports"][0] if s.get("dev_reports") else None
     if dev is None:
@@ -866,5 +870,24 @@ def cells_study_section(study: dict) -> list[str]:
         "documents at its selected epoch; the recipe starts from the grid's (`paper.yaml`). Reproduce with "
         "`python experiments/run_cv.py experiments/configs/cells-dev.yaml --only NAME`; the configuration's "
         "header says what each of its five studies varies and in which order.",
+    ]
+    return lines + _recipe_table(study)
+
+
+DISTILL_STUDY_PREFIX = "fast-distill-study-"  # issue 37's teacher for the fast tagger (fold 0, dev scores only)
+
+
+def distill_study_section(study: dict) -> list[str]:
+    """Issue 37's teacher for the fast tagger (experiments/configs/fast-distill-study.yaml): fold-0 dev scores."""
+    if not study:
+        return []
+    lines = [
+        "### A teacher for the fast tagger (issue 37): dev study on fold 0",
+        "",
+        "Each row is one run of the bundled `fast` configuration on fold 0 (spaCy tokens of MPQA, the 360 "
+        "training documents), scored on the 135 dev documents at its selected epoch; with a teacher, that share "
+        "of each token's loss is the cross-entropy with the teacher bundle's tag probabilities (a CRF's "
+        "marginals) on the training sentences. Reproduce with `python experiments/run_cv.py "
+        "experiments/configs/fast-distill-study.yaml --only NAME`.",
     ]
     return lines + _recipe_table(study)

@@ -653,3 +653,36 @@ def test_an_ensemble_is_a_row_its_members_are_not_and_its_training_is_counted_on
     assert "| `accurate-ensemble-seed2`" not in tables
     # the ensemble's 3 hours are its members' 1 + 2: 2 runs, 3.0 hours in all
     assert "2 runs, 3.0 hours of training in all" in compute and "ensembles, 1 results, are scored" in compute
+
+
+def test_distillation_study_runs_show_dev_scores_only_and_name_their_teacher(tmp_path):
+    config = {
+        "task": "joint",
+        "cell": "elman",
+        "depth": 3,
+        "budget": "200k",
+        "features": "glove",
+        "fine_tune": True,
+        "trainer": "fast",
+        "optimizer": "sgd",
+        "learning_rate": 0.001,
+        "momentum": 0.7,
+        "batch_size": 80,
+        "input_dropout": 0,
+        "dropout": 0,
+    }
+    teacher = {"teacher": "experiments/runs/t/fold{fold}", "distill_weight": 0.5}
+    text = study.write_report(
+        [
+            _fold0_result("fast-distill-study-distill_weight0.0", "DSE", 0.6012, config, 60, 45),
+            _fold0_result("fast-distill-study-distill_weight0.5", "DSE", 0.6234, {**config, **teacher}, 60, 50),
+        ],
+        tmp_path / "REPORT.md",
+        tmp_path / "plots",
+    ).read_text()
+    tables, rest = text.split("## How each choice was made")
+    assert "fast-distill-study" not in tables
+    section = rest.split("### A teacher for the fast tagger (issue 37): dev study on fold 0")[1]
+    rows = [line for line in section.splitlines() if line.startswith("| `fast-distill-study-")]
+    assert len(rows) == 2 and "| 60.12 |" in rows[0] and "teacher" not in rows[0]
+    assert "teacher `experiments/runs/t/fold{fold}` ×0.5" in rows[1] and "| 62.34 |" in rows[1]
