@@ -861,17 +861,19 @@ CELLS_STUDY_PREFIX = "cells-dev-"  # issue 36's dev study of the mrnn and irlm c
 
 def cells_study_section(study: dict) -> list[str]:
     """Issue 36's dev study (experiments/configs/cells-dev.yaml): fold-0 dev scores of each mrnn and irlm run."""
-    if not study:
-        return []
-    lines = [
-        "### The multiplicative RNN and IRLM cells (issue 36): dev study on fold 0",
-        "",
+    return _dev_study_section(
+        "The multiplicative RNN and IRLM cells (issue 36): dev study on fold 0",
         "Each row is one run on fold 0, depth 3 at the 200k budget on the paper's tokens, scored on the 135 dev "
         "documents at its selected epoch; the recipe starts from the grid's (`paper.yaml`). Reproduce with "
         "`python experiments/run_cv.py experiments/configs/cells-dev.yaml --only NAME`; the configuration's "
         "header says what each of its five studies varies and in which order.",
-    ]
-    return lines + _recipe_table(study)
+        study,
+    )
+
+
+def _dev_study_section(title: str, intro: str, study: dict) -> list[str]:
+    """A dev study's heading, paragraph and table (nothing without runs)."""
+    return [f"### {title}", "", intro, *_recipe_table(study)] if study else []
 
 
 DISTILL_STUDY_PREFIX = "fast-distill-study-"  # issue 37's teacher for the fast tagger (fold 0, dev scores only)
@@ -879,15 +881,12 @@ DISTILL_STUDY_PREFIX = "fast-distill-study-"  # issue 37's teacher for the fast 
 
 def distill_study_section(study: dict) -> list[str]:
     """Issue 37's teacher for the fast tagger (experiments/configs/fast-distill-study.yaml): fold-0 dev scores."""
-    if not study:
-        return []
-    lines = [
-        "### A teacher for the fast tagger (issue 37): dev study on fold 0",
-        "",
+    return _dev_study_section(
+        "A teacher for the fast tagger (issue 37): dev study on fold 0",
         "Each row is one run of the bundled `fast` configuration on fold 0 (spaCy tokens of MPQA, the 360 "
         "training documents), scored on the 135 dev documents at its selected epoch; with a teacher, that share "
         "of each token's loss is the cross-entropy with the teacher bundle's tag probabilities (a CRF's "
         "marginals) on the training sentences. Reproduce with `python experiments/run_cv.py "
         "experiments/configs/fast-distill-study.yaml --only NAME`.",
-    ]
-    return lines + _recipe_table(study)
+        study,
+    )

@@ -589,28 +589,28 @@ def test_accurate_study_runs_show_dev_scores_only(tmp_path):
     assert "| `accurate-beyond-study-crf` | DSE |" in dev_study and "| 72.00 |" in dev_study
 
 
+# the depth-3, 200k network and paper.yaml's recipe, as a result's configuration records them
+PAPER_RECIPE = {
+    "depth": 3,
+    "budget": "200k",
+    "features": "glove",
+    "fine_tune": True,
+    "trainer": "fast",
+    "optimizer": "sgd",
+    "learning_rate": 0.001,
+    "momentum": 0.7,
+    "batch_size": 80,
+    "input_dropout": 0,
+    "dropout": 0,
+}
+
+
 def test_cells_study_runs_show_dev_scores_only(tmp_path):
     """Issue 36's dev runs (cells-dev-*) are not rows of the test tables; their section gives dev scores and
     the cell's own settings."""
 
     def result(name, cell, f1, **extra):
-        config = {
-            "task": "ese",
-            "cell": cell,
-            "depth": 3,
-            "budget": "200k",
-            "features": "glove",
-            "fine_tune": True,
-            "trainer": "fast",
-            "optimizer": "sgd",
-            "learning_rate": 0.001,
-            "lr_decay": 0.999,
-            "momentum": 0.7,
-            "batch_size": 80,
-            "input_dropout": 0,
-            "dropout": 0,
-            **extra,
-        }
+        config = {**PAPER_RECIPE, "task": "ese", "cell": cell, "lr_decay": 0.999, **extra}
         return _fold0_result(name, "ESE", f1, config, 40, 35)
 
     text = study.write_report(
@@ -656,21 +656,7 @@ def test_an_ensemble_is_a_row_its_members_are_not_and_its_training_is_counted_on
 
 
 def test_distillation_study_runs_show_dev_scores_only_and_name_their_teacher(tmp_path):
-    config = {
-        "task": "joint",
-        "cell": "elman",
-        "depth": 3,
-        "budget": "200k",
-        "features": "glove",
-        "fine_tune": True,
-        "trainer": "fast",
-        "optimizer": "sgd",
-        "learning_rate": 0.001,
-        "momentum": 0.7,
-        "batch_size": 80,
-        "input_dropout": 0,
-        "dropout": 0,
-    }
+    config = {**PAPER_RECIPE, "task": "joint", "cell": "elman"}
     teacher = {"teacher": "experiments/runs/t/fold{fold}", "distill_weight": 0.5}
     text = study.write_report(
         [
