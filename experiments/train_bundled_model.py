@@ -13,6 +13,12 @@ The vocabulary is the training words GloVe knows plus GloVe's most frequent word
 words), so the bundle stays a few MB.
 
     python experiments/train_bundled_model.py fast [--epochs N] [--out tagger/models/fast]
+
+Distillation (issue 37; fast trainer): ``--teacher BUNDLE --distill-weight W`` trains the bundle on the 495
+documents with that teacher's tag probabilities (a teacher that never saw the fold-0 test documents, e.g.
+tagger/models/accurate); the dev run that chooses the epochs then needs ``--dev-teacher BUNDLE``, one that never
+saw the dev documents either (e.g. experiments/runs/accurate-masked-study-crf/fold0), unless ``--epochs`` is
+given (e.g. from experiments/configs/fast-distill-study.yaml's run, which is that dev run).
 """
 
 from __future__ import annotations
@@ -129,6 +135,14 @@ def write_readme(path: Path, name: str, meta: dict) -> None:
         + " |"
         for t, r in sc.items()
     )
+    teacher = tr.get("teacher")
+    taught = (
+        f"\n- Distilled: {100 * meta['config']['distill_weight']:g}% of each token's loss is the cross-entropy with "
+        f"the tag probabilities of the teacher `{teacher['bundle']}` (trained on: "
+        f"{(teacher.get('data') or {}).get('trained_on', 'see its meta.json')})."
+        if teacher
+        else ""
+    )
     chosen = (
         f"Epochs chosen on the 135 dev documents (trained on the 360 train documents, dev proportional F1 "
         f"every {tr['epoch_selection']['config']['eval_every']} epochs: best at epoch {tr['selected_epochs']})"
@@ -144,7 +158,7 @@ Written by `python experiments/train_bundled_model.py {name}`; configuration in 
 
 - Data: MPQA 2.0 (original 535-document subset) converted over spaCy tokens, the paper's fold 0.
   {chosen}; trained on the 495 train + dev
-  documents for {tr["selected_epochs"]} epochs ({tr["train_seconds"]:.0f} s, {tr["device"]}).
+  documents for {tr["selected_epochs"]} epochs ({tr["train_seconds"]:.0f} s, {tr["device"]}).{taught}
 - Parameters: {tr["parameters"]["network"]:,} in the network, {tr["parameters"]["embedding"]:,} in the word vectors.
 - Speed: {speed["tokens_per_s"]:,} tokens/s ({speed["backend"]} back end; {speed["how"]}; {speed["machine"]}).
 - Git commit of the training code: `{tr["git_commit"]}`.
@@ -205,6 +219,9 @@ def main() -> int:
     ap.add_argument("--datasplit", default=str(default_datasplit()))
     ap.add_argument("--epochs", type=int, help="train for N epochs (default: chosen on fold-0 dev first)")
     ap.add_argument("--out", help="bundle directory (default: tagger/models/NAME)")
+    ap.add_argument("--teacher", help="distillation: the teacher bundle of the training on train + dev")
+    ap.add_argument("--dev-teacher", help="distillation: the teacher of the dev run that chooses the epochs")
+    ap.add_argument("--distill-weight", type=float, default=0.5, help="the teacher's share of the loss")
     ap.add_argument("--readme-only", action="store_true", help="rewrite the bundle's README.md from its meta.json")
     ap.add_argument(
         "--speed-only",
@@ -253,6 +270,10 @@ def main() -> int:
         write_readme(out, args.name, json.loads((out / "meta.json").read_text()))
         return 0
     config = CONFIGS[args.name]
+    if args.teacher is not None and args.epochs is None and args.dev_teacher is None:
+        ap.error("--teacher needs --dev-teacher (a teacher that never saw the dev documents) or --epochs")
+    if args.teacher is not None:
+        config = config.replace(teacher=args.dev_teacher or args.teacher, distill_weight=args.distill_weight)
     docs = load_documents("mpqa", args.mpqa)
     split = load_split(args.datasplit, 0)
     train_s, dev_s, test_s = (select(docs, split.train), select(docs, split.dev), select(docs, split.test))
@@ -261,7 +282,7 @@ def main() -> int:
     if epochs is None:
         epochs, dev_history = choose_epochs(config, train_s, dev_s)
         print(f"epochs chosen on fold-0 dev: {epochs} ({dev_history})", flush=True)
-    final = config.replace(max_epochs=epochs, patience=0)
+    final = config.replace(max_epochs=epochs, patience=0, teacher=args.teacher)
     if final.trainer == "fast":  # no dev set: score once, at the end
         final = final.replace(eval_every=epochs)
     full = train_s + dev_s
