@@ -215,3 +215,25 @@ def test_a_killed_parent_takes_its_server_along(serve):
     proc.kill()  # no chance to forward anything: the kernel tells the child (PR_SET_PDEATHSIG)
     proc.wait(timeout=15)
     assert _stops(port, kids), "the server outlived its killed parent"
+
+
+@pytest.mark.parametrize("child_exit, expected", [(0, 0), (1, 128 + signal.SIGINT)])
+def test_a_signal_that_stops_the_server_is_the_status(child_exit, expected):
+    """SIGINT to the parent reaches the child; a child that exits cleanly gives 0, one that stops with an error
+    (as Streamlit may when the signal interrupts its work) gives 128 + the signal, as a shell reports it."""
+    import threading
+
+    from tagger.annotation.serving import run
+
+    child = (
+        "import signal, sys, time\n"
+        f"signal.signal(signal.SIGINT, lambda *a: sys.exit({child_exit}))\n"
+        "time.sleep(30)\n"
+        "sys.exit(3)\n"
+    )
+    timer = threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGINT))
+    timer.start()
+    try:
+        assert run([sys.executable, "-c", child], dict(os.environ)) == expected
+    finally:
+        timer.cancel()

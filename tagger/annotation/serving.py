@@ -140,7 +140,8 @@ def _exit_status(code: int) -> int:
 def run(cmd: list[str], env: dict[str, str]) -> int:
     """Run the server as a child and wait for it.  SIGTERM, SIGINT and SIGHUP sent to this
     process are passed on to the child (a second one kills it); on Linux the child also gets
-    SIGTERM if this process dies without passing anything on.  Returns the child's status."""
+    SIGTERM if this process dies without passing anything on.  Returns the child's status, or 128 + N
+    when signal N stopped it and it did not exit cleanly."""
     import threading
 
     state: dict = {"proc": None, "signals": []}
@@ -168,7 +169,10 @@ def run(cmd: list[str], env: dict[str, str]) -> int:
         )  # noqa: PLW1509
         if state["signals"]:  # one came while the child was starting
             proc.send_signal(state["signals"][0])
-        return _exit_status(proc.wait())
+        status = _exit_status(proc.wait())
+        if state["signals"] and status != 0:  # stopped by a signal: report it as a shell does (128 + N), not
+            return 128 + state["signals"][0]  # the server's own status when the signal interrupted its work
+        return status
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
