@@ -76,11 +76,15 @@ def main() -> int:
             "OpenVINO f32": OpenVinoNetwork(reference, fp32, "f32", args.threads),
             "OpenVINO bf16": OpenVinoNetwork(reference, fp32, "bf16", args.threads),
         }
+    reference_f1: dict[str, float] = {}
     for name, network in networks.items():
         tagger.network = network
         report = evaluate_tagger(tagger, sents)
+        prop = {t: 100 * r["proportional"]["f1"] for t, r in report.items()}
+        reference_f1 = reference_f1 or prop  # ONNX Runtime's, the first
         scores = ", ".join(
-            f"{t} prop {100 * r['proportional']['f1']:.2f} bin {100 * r['binary']['f1']:.2f}" for t, r in report.items()
+            f"{t} prop {prop[t]:.3f} ({prop[t] - reference_f1[t]:+.3f}) bin {100 * r['binary']['f1']:.2f}"
+            for t, r in report.items()
         )
         print(f"{name:18} {scores}", flush=True)
     seconds: dict[str, list[float]] = {name: [] for name in networks}
