@@ -310,7 +310,17 @@ def _run_folds(exp, folds, docs, extra, path, results, runs, datasplit, progress
         cache = context_cache_path(runs, cfg, exp.data["source"]) if cfg.contextual else None
         teachers = [config.teacher.format(fold=k) for k in ks] if config.teacher else None  # {fold}: the run's
         runs_k = [(parts[k][0], parts[k][1], dirs[k]) for k in ks]
-        return train_folds(config, runs_k, extra, progress, resume, cache, teachers)
+        records = [  # in each bundle's meta.json: its data and split, by document
+            {
+                "data": {
+                    "source": exp.data["source"],
+                    "fold": k,
+                    "documents": {p: list(splits[k].part(p)) for p in ("train", "dev", "test")},
+                }
+            }
+            for k in ks
+        ]
+        return train_folds(config, runs_k, extra, progress, resume, cache, teachers, records)
 
     trained = dict(zip(folds, attempt(cfg, folds)))
     seeds = {k: cfg.seed for k in folds}

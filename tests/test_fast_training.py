@@ -559,7 +559,8 @@ def test_a_student_trains_on_its_teachers_probabilities(tmp_path):
         eval_every=2,
         patience=0,
     )
-    train(cfg, train_s, dev_s, tmp_path / "teacher", progress=False)
+    trained_on = {"data": {"fold": 0, "documents": {"train": [s.doc for s in train_s]}}}
+    train(cfg, train_s, dev_s, tmp_path / "teacher", progress=False, record=trained_on)
     teacher = Tagger.load(tmp_path / "teacher")
     # the student's gold tags say nothing (all O); the teacher's probabilities say where DSEs are
     blind = [Sentence(s.tokens, {"DSE": ["O"] * len(s)}, doc=s.doc, index=s.index) for s in train_s]
@@ -569,9 +570,13 @@ def test_a_student_trains_on_its_teachers_probabilities(tmp_path):
     taught = teacher.predict_tags(sentences)
     assert any("B-DSE" in row for row in taught["DSE"])  # not all O: the gold tags alone would teach that
     assert student.predict_tags(sentences) == taught
-    assert meta["training"]["teacher"]["bundle"] == str(tmp_path / "teacher")
+    assert meta["training"]["teacher"] == {"bundle": str(tmp_path / "teacher"), "data": {"fold": 0}}
     assert Tagger.load(tmp_path / "student").config.teacher == str(tmp_path / "teacher")
-    # refused: a teacher that does not tag ESE, a teacher that is not there, a {fold} path with no fold
+    # refused: a teacher trained on the run's held-out documents (as its meta.json and the run's record say), a
+    # teacher that does not tag ESE, a teacher that is not there, a {fold} path with no fold
+    held_out = {"data": {"documents": {"dev": [s.doc for s in dev_s], "test": [train_s[3].doc]}}}
+    with pytest.raises(TaggerError, match="the teacher was trained on 1 of this run's dev and test documents"):
+        train(student_cfg, blind, dev_s, tmp_path / "w", progress=False, record=held_out)
     joint = cfg.replace(task="joint", teacher=str(tmp_path / "teacher"), distill_weight=0.5)
     both = [Sentence(s.tokens, {"DSE": s.tags["DSE"], "ESE": ["O"] * len(s)}, doc=s.doc) for s in train_s]
     with pytest.raises(TaggerError, match="the teacher does not tag ESE"):

@@ -51,9 +51,13 @@ class Encoded:
         self.soft: dict[str, list[np.ndarray]] = {}  # per type, each sentence's [n, 3] teacher probabilities
 
 
-def teacher_targets(bundle: str | Path, sentences: Sequence[Sentence], types: Sequence[str]):
+def teacher_targets(
+    bundle: str | Path, sentences: Sequence[Sentence], types: Sequence[str], record: dict | None = None
+):
     """Distillation: each sentence's tag probabilities (O, B, I) under the teacher bundle, per type (a CRF
-    teacher's marginals), and the teacher's training-data record (what meta.json says it was trained on)."""
+    teacher's marginals), and the teacher's training-data record (what meta.json says it was trained on, without
+    its document lists).  Where both the teacher's meta.json and the run's ``record`` list their documents, a
+    teacher trained on any of the run's dev or test documents is refused."""
     from tagger.network.predict import Tagger
 
     if not Path(bundle).is_dir():
@@ -62,9 +66,17 @@ def teacher_targets(bundle: str | Path, sentences: Sequence[Sentence], types: Se
     missing = [t for t in types if t not in teacher.types]
     if missing:
         raise TaggerError(f"{bundle}: the teacher does not tag {', '.join(missing)}")
+    taught = ((teacher.meta or {}).get("training") or {}).get("data") or {}
+    run = ((record or {}).get("data") or {}).get("documents") or {}
+    held_out = set(run.get("dev", ())) | set(run.get("test", ()))
+    seen = sorted(set((taught.get("documents") or {}).get("train", ())) & held_out)
+    if seen:
+        raise TaggerError(
+            f"{bundle}: the teacher was trained on {len(seen)} of this run's dev and test documents ({seen[0]}, ...)"
+        )
     dists = teacher.distributions([s.words for s in sentences])
     soft = {t: [np.asarray(d[t], dtype="float32") for d in dists] for t in types}
-    return soft, (teacher.meta or {}).get("training", {}).get("data")
+    return soft, {k: v for k, v in taught.items() if k != "documents"} or None
 
 
 def stacked_batch(data: Sequence[Encoded], picks: Sequence[Sequence[int] | None], rows: int, types: Sequence[str]):
@@ -247,7 +259,7 @@ class FastTrainer:
                     raise TaggerError(f"teacher {cfg.teacher} names a {{fold}}: give each run's teacher bundle")
                 teachers = [cfg.teacher] * len(folds)
             for data, f, bundle, record in zip(train_data, folds, teachers, records):
-                data.soft, trained_on = teacher_targets(bundle, f.train, cfg.types)
+                data.soft, trained_on = teacher_targets(bundle, f.train, cfg.types, record)
                 record["teacher"] = {"bundle": str(bundle), "data": trained_on}
         dev_data = [Encoded(v, f.dev, cfg.types) for v, f in zip(vocabs, folds)]
         tokens = [sum(d.lengths) for d in train_data]

@@ -63,18 +63,20 @@ def train_folds(
     resume: bool = False,
     context_cache: str | Path | None = None,
     teachers: Sequence[str | Path] | None = None,
+    records: Sequence[dict] | None = None,
 ) -> list:
     """One model per (train, dev, out_dir), e.g. the folds of a cross-validation; [(Tagger, meta)] in that
     order, a ``TrainingDiverged`` in place of a model whose loss became infinite (its checkpoint removed, so a
     rerun with another seed starts afresh).  With the fast trainer they train together in one program, from
     the newest epoch every one has checkpointed; else one after the other, each from its own checkpoint.
-    ``teachers``: each run's teacher bundle, for a configuration that distils one (fast trainer)."""
+    ``teachers``: each run's teacher bundle, for a configuration that distils one (fast trainer); ``records``:
+    what each bundle's meta.json records of its training (e.g. its data split)."""
     if trains_together(config):
         from tagger.training.fast_loop import train_fast_together
 
-        return train_fast_together(config, runs, extra_words, progress, resume=resume, teachers=teachers)
+        return train_fast_together(config, runs, extra_words, progress, records, resume, teachers)
     out: list = []
-    for train_s, dev_s, out_dir in runs:
+    for k, (train_s, dev_s, out_dir) in enumerate(runs):
         try:
             out.append(
                 train(
@@ -86,6 +88,7 @@ def train_folds(
                     resume=resume and has_checkpoint(out_dir),
                     progress=progress,
                     context_cache=context_cache,
+                    record=records[k] if records else None,
                 )
             )
         except TrainingDiverged as exc:
