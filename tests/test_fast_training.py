@@ -19,6 +19,19 @@ from tagger.training import fast_loop  # noqa: E402
 from tagger.training import fast_trainer as ft  # noqa: E402
 
 VOCAB = 12
+# a one-layer network of two units with summed, O-weighted losses: the configuration of the losses by hand
+BY_HAND = TaggerConfig(
+    task="dse",
+    depth=1,
+    hidden=2,
+    budget=None,
+    trainer="fast",
+    features="random",
+    input_dropout=0,
+    dropout=0,
+    o_weight=0.5,
+    loss_sum=True,
+)
 
 
 def _model(cfg, seed=3):
@@ -133,18 +146,7 @@ def test_loss_and_gradients_equal_the_keras_model(depth, cell, extra):
 
 
 def test_o_weight_and_summed_loss_equal_keras_sample_weights():
-    cfg = TaggerConfig(
-        task="joint",
-        depth=2,
-        hidden=4,
-        budget=None,
-        trainer="fast",
-        features="random",
-        input_dropout=0,
-        dropout=0,
-        o_weight=0.5,
-        loss_sum=True,
-    )
+    cfg = BY_HAND.replace(task="joint", depth=2, hidden=4)
     model = _model(cfg)
     ids, tags = _batch()
     k_loss, k_grads = _keras_loss_and_grads(model, cfg, ids, tags, weighted_sum=True)
@@ -155,18 +157,7 @@ def test_o_weight_and_summed_loss_equal_keras_sample_weights():
 
 def test_o_weight_by_hand():
     """One token per class, uniform predictions (zero output weights): each token loses log 3."""
-    cfg = TaggerConfig(
-        task="dse",
-        depth=1,
-        hidden=2,
-        budget=None,
-        trainer="fast",
-        features="random",
-        input_dropout=0,
-        dropout=0,
-        o_weight=0.5,
-        loss_sum=True,
-    )
+    cfg = BY_HAND
     model = _model(cfg)
     model.get_layer("DSE").set_weights([np.zeros((4, 3), "float32"), np.zeros(3, "float32")])
     params, frozen = ft.params_from_model(model, cfg)
@@ -486,18 +477,7 @@ def test_models_trained_together_resume_from_the_newest_epoch_all_have_checkpoin
 def test_distillation_loss_by_hand():
     """Uniform predictions (zero output weights) lose log 3 against any target distribution; a teacher
     distribution equal to the gold one-hot tags gives the gold loss whatever its weight."""
-    cfg = TaggerConfig(
-        task="dse",
-        depth=1,
-        hidden=2,
-        budget=None,
-        trainer="fast",
-        features="random",
-        input_dropout=0,
-        dropout=0,
-        o_weight=0.5,
-        loss_sum=True,
-    )
+    cfg = BY_HAND
     model = _model(cfg)
     params, frozen = ft.params_from_model(model, cfg)
     ids = np.array([[2, 3, 4]], dtype="int32")
