@@ -3,7 +3,8 @@
     python experiments/run_cv.py experiments/configs/paper.yaml [--only NAME ...] [--folds 0 1 2]
 
 Results: experiments/results/<name>/fold<k>.json; checkpoints: experiments/runs/ (git-ignored).
-Stop it at any time; the next start continues where it stopped.
+Stop it at any time; the next start continues where it stopped.  An experiment that fails (e.g. every seed
+diverged) is reported in one line and the next ones still run; the exit status is then 2.
 """
 
 from __future__ import annotations
@@ -52,11 +53,16 @@ def main(argv=None) -> int:
             if missing:
                 raise TaggerError(f"no experiment named {', '.join(missing)}")
             exps = [by_name[n] for n in args.only]
-        for e in exps:
-            if args.list:
-                done = sorted(int(p.stem[4:]) for p in (Path(args.results) / e.name).glob("fold*.json"))
-                print(f"{e.name}: {len(done)}/{len(e.folds)} folds done {done}")
-                continue
+    except TaggerError as exc:
+        print(f"run_cv: error: {exc}", file=sys.stderr)
+        return 2
+    failed = []
+    for e in exps:
+        if args.list:
+            done = sorted(int(p.stem[4:]) for p in (Path(args.results) / e.name).glob("fold*.json"))
+            print(f"{e.name}: {len(done)}/{len(e.folds)} folds done {done}")
+            continue
+        try:
             run_experiment(
                 e,
                 args.folds,
@@ -66,8 +72,11 @@ def main(argv=None) -> int:
                 progress=sys.stderr.isatty(),
                 together=args.together,
             )
-    except TaggerError as exc:
-        print(f"run_cv: error: {exc}", file=sys.stderr)
+        except TaggerError as exc:  # e.g. every seed diverged: the next experiments still run
+            print(f"run_cv: error: {exc}", file=sys.stderr)
+            failed.append(e.name)
+    if failed:
+        print(f"run_cv: {len(failed)} of {len(exps)} experiments failed: {', '.join(failed)}", file=sys.stderr)
         return 2
     return 0
 

@@ -11,6 +11,7 @@ import json
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
+from tagger.data import AUXILIARY_TYPES
 from tagger.network.cells import ACTIVATIONS, budget_units
 from tagger.network.cells import CELLS as CELL_SPECS
 
@@ -31,7 +32,15 @@ TRAINERS = ("keras", "fast")
 INITS = ("keras", "uniform")
 # Fields added after bundles recorded the sha256 of their configuration (model.onnx, meta.json), with the
 # values that mean "as before": left out of that digest at these values (onnx_export.config_digest).
-LATER_FIELDS = {"activation": None, "factors": None, "decay_init": None, "teacher": None, "distill_weight": 0.0}
+LATER_FIELDS = {
+    "activation": None,
+    "factors": None,
+    "decay_init": None,
+    "teacher": None,
+    "distill_weight": 0.0,
+    "auxiliary": None,
+    "auxiliary_weight": 0.5,
+}
 # Training options that only the fast (JAX) trainer implements, with their neutral values.
 FAST_ONLY = {
     "loss_sum": False,
@@ -191,12 +200,32 @@ class TaggerConfig:
         0.0, "recipe", "distillation: the teacher's share of each token's loss, in [0, 1] (gold's: the rest)"
     )
 
+    # --- auxiliary heads (Keras trainer): MPQA's other annotations, learnt beside the types and not output
+    auxiliary: str | None = _field(
+        None,
+        "training",
+        "train heads for MPQA's other annotations beside the tagged types, comma-separated: "
+        f"{', '.join(AUXILIARY_TYPES)} (objective speech events); their tags are not output",
+        metavar="TYPES",
+    )
+    auxiliary_weight: float = _field(0.5, "training", "loss weight of each auxiliary head")
+
     def __post_init__(self):
         self.validate()
 
     @property
     def types(self) -> tuple[str, ...]:
         return TASKS[self.task]
+
+    @property
+    def auxiliary_types(self) -> tuple[str, ...]:
+        """The auxiliary heads' types (``tagger.corpus.auxiliary``), in the order given."""
+        return tuple(t.strip().upper() for t in self.auxiliary.split(",")) if self.auxiliary else ()
+
+    @property
+    def trained_types(self) -> tuple[str, ...]:
+        """Every head training fits: the tagged types, then the auxiliary ones."""
+        return self.types + self.auxiliary_types
 
     @property
     def hidden_size(self) -> int:
@@ -274,6 +303,13 @@ class TaggerConfig:
             (self.teacher is not None) == (self.distill_weight > 0),
             "a teacher and distill_weight above 0 go together",
         )
+        aux = self.auxiliary_types
+        check(
+            all(t in AUXILIARY_TYPES for t in aux) and len(set(aux)) == len(aux),
+            f"auxiliary takes distinct types among {', '.join(AUXILIARY_TYPES)}, got {self.auxiliary!r}",
+        )
+        check(not aux or self.trainer == "keras", "auxiliary heads need trainer: keras")
+        check(self.auxiliary_weight > 0, f"auxiliary_weight must be positive, got {self.auxiliary_weight}")
         if self.trainer == "keras":
             changed = sorted(k for k, v in FAST_ONLY.items() if getattr(self, k) != v)
             check(not changed, f"{', '.join(changed)} need trainer: fast")

@@ -5,6 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 TYPES = ("DSE", "ESE")
+# MPQA's other annotations, which auxiliary heads may learn (tagger.corpus.auxiliary): agents (sources),
+# targets, attitudes, objective speech events
+AUXILIARY_TYPES = ("AGENT", "TARGET", "ATTITUDE", "OSE")
 
 
 @dataclass(frozen=True)

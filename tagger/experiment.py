@@ -237,6 +237,11 @@ def run_experiment(
     path = data_path(exp.data)
     if docs is None:
         docs = load_documents(exp.data["source"], path)
+    if exp.kind == "rnn" and exp.config().auxiliary_types:
+        from tagger.corpus.auxiliary import tag_auxiliary
+
+        counts = tag_auxiliary(docs, exp.config().auxiliary_types, exp.data["source"], path)
+        log.warning("%s: auxiliary tags %s", exp.name, counts.to_dict())
     extra = corpus_words(docs)
     group = together if exp.kind == "rnn" and trains_together(exp.config()) else 1
     written = []

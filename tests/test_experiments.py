@@ -225,6 +225,20 @@ model: {{task: dse, trainer: fast, depth: 1, hidden: 4, features: random, embedd
     with pytest.raises(TaggerError, match=r"wild fold 0: training diverged with seeds 1, 1001 and 2001"):
         run_experiment(exp, None, tmp / "results", tmp / "runs", split, progress=False, together=1)
     assert not (tmp / "results" / "wild").exists()  # no result for a fold that never trained
+    # run_cv reports the failed experiment and still runs the next one
+    import subprocess
+
+    script = Path(__file__).resolve().parents[1] / "experiments" / "run_cv.py"
+    argv = [str(wild), str(setup[2]), "--results", str(tmp / "results"), "--runs", str(tmp / "runs")]
+    done = subprocess.run(
+        [sys.executable, str(script), *argv, "--datasplit", str(split), "--together", "1"],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 2
+    assert "run_cv: error: wild fold 0: training diverged with seeds 1, 1001 and 2001" in done.stderr
+    assert "run_cv: 1 of 2 experiments failed: wild" in done.stderr
+    assert (tmp / "results" / "crfb" / "fold0.json").is_file()
 
 
 def test_rename_results_moves_records_and_keeps_the_old_name(tmp_path):

@@ -46,7 +46,7 @@ def run(args) -> int:
     config = config_from_args(args, base=load_bundle_files(init)[1].to_dict() if init is not None else None)
     problems = Problems()
     source, path = args.data
-    data = training_data(source, path, args.datasplit, args.fold, problems)
+    data = training_data(source, path, args.datasplit, args.fold, problems, config.auxiliary_types)
     if problems.messages:
         print(f"data: {problems_line(problems)}", file=sys.stderr)
     encoder = "MPNet" if config.contextual == "mpnet" else "MiniLM"

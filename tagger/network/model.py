@@ -197,8 +197,11 @@ def _recurrent(config: TaggerConfig, name: str) -> layers.Layer:
     return layers.GRU(h, return_sequences=True, name=name, **init)
 
 
-def build_model(config: TaggerConfig, vocab_size: int, dim: int, pretrained: bool = True) -> keras.Model:
-    """The uncompiled network: input ``words`` (int ids, 0 = padding), one output per type.
+def build_model(
+    config: TaggerConfig, vocab_size: int, dim: int, pretrained: bool = True, auxiliary: bool = False
+) -> keras.Model:
+    """The uncompiled network: input ``words`` (int ids, 0 = padding), one output per type (``auxiliary``:
+    and per auxiliary type of the configuration, the network training fits; bundles keep the types' heads).
     With frozen contextual features the input is a dict ``{"words", "context"}`` (context:
     [B, T, 384]); with a fine-tuned encoder ``{"words", "token_ids", "segment_ids",
     "padding_mask", "word_starts"}`` (``tagger.network.contextual.word_pieces``; MPNet: no
@@ -246,7 +249,7 @@ def build_model(config: TaggerConfig, vocab_size: int, dim: int, pretrained: boo
         x = birnn(x, mask=mask) if mask is not None else birnn(x)
         x = layers.Dropout(config.dropout, name=f"dropout_{k}")(x)
     outputs = {}
-    for t in config.types:
+    for t in config.trained_types if auxiliary else config.types:
         if config.output == "crf":
             outputs[t] = CRF(N_TAGS, name=t)(layers.Dense(N_TAGS, name=f"{t}_emissions")(x))
         else:
@@ -273,7 +276,8 @@ def learning_rate(config: TaggerConfig, steps_per_epoch: int):
 
 
 def compile_model(model: keras.Model, config: TaggerConfig, steps_per_epoch: int = 1) -> None:
-    """``steps_per_epoch``: batches per epoch, for a learning-rate schedule."""
+    """``steps_per_epoch``: batches per epoch, for a learning-rate schedule.  A network with auxiliary heads
+    (``build_model(auxiliary=True)``) weighs each of their losses by ``auxiliary_weight``."""
     if config.context_fine_tune and config.contextual == "minilm":  # its [CLS] pooler is unused; keras-hub
         # rebuilds it trainable on loading
         model.get_layer("minilm").get_layer("pooled_dense").trainable = False
@@ -283,14 +287,20 @@ def compile_model(model: keras.Model, config: TaggerConfig, steps_per_epoch: int
     else:
         opt = keras.optimizers.SGD(lr, momentum=config.momentum, clipnorm=config.clipnorm or None)
     if config.output == "crf":
-        losses = {t: model.get_layer(t).loss for t in config.types}
+        losses = {t: model.get_layer(t).loss for t in config.trained_types}
     else:
-        losses = {t: keras.losses.SparseCategoricalCrossentropy() for t in config.types}
+        losses = {t: keras.losses.SparseCategoricalCrossentropy() for t in config.trained_types}
+    weights = {t: config.auxiliary_weight if t in config.auxiliary_types else 1.0 for t in losses}
     # jit_compile is TensorFlow's XLA switch; on the JAX backend "off" would mean op-by-op eager
     # execution, so JAX always compiles.  XLA cannot differentiate the CRF's scan loop: CRF models
     # train without it.
     jit = config.jit_compile or keras.backend.backend() == "jax"
-    model.compile(optimizer=opt, loss=losses, jit_compile=jit and config.output != "crf")
+    model.compile(
+        optimizer=opt,
+        loss=losses,
+        loss_weights=weights if config.auxiliary_types else None,
+        jit_compile=jit and config.output != "crf",
+    )
 
 
 def count_parameters(model: keras.Model) -> dict:

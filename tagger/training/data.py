@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from tagger.corpus.auxiliary import tag_auxiliary
 from tagger.corpus.dataset import SOURCES, corpus_words, load_documents, select
 from tagger.corpus.split import load_split
 from tagger.data import Sentence
@@ -37,11 +38,18 @@ class TrainingData:
 
 
 def training_data(
-    source: str, path: str | Path, datasplit: str | Path, fold: int, problems: Problems | None = None
+    source: str,
+    path: str | Path,
+    datasplit: str | Path,
+    fold: int,
+    problems: Problems | None = None,
+    auxiliary: tuple[str, ...] = (),
 ) -> TrainingData:
     """The training and dev sentences of ``fold`` of the paper's split in ``datasplit``, or for an annotation
-    project its fixed division (every 10th accepted document is dev)."""
+    project its fixed division (every 10th accepted document is dev); with the ``auxiliary`` types' tags
+    (``tagger.corpus.auxiliary``) where asked."""
     docs = load_data(source, path, problems)
+    aux = tag_auxiliary(docs, auxiliary, source, path).to_dict() if auxiliary else None
     if source == "annotations":
         from tagger.annotation.dataset import train_dev
 
@@ -59,5 +67,6 @@ def training_data(
         "path": str(Path(path).resolve()),
         **division,
         "sentences": {"train": len(train), "dev": len(dev)},
+        **({"auxiliary": aux} if aux else {}),
     }
     return TrainingData(train, dev, corpus_words(docs), record, where)

@@ -28,7 +28,7 @@ def fresh_model(config: TaggerConfig, train: Sequence[Sentence], extra_words: It
 
     vocab = build_vocabulary(config, (w for s in train for w in s.words), extra_words)
     matrix, pretrained = initial_embeddings(config, vocab)
-    model = build_model(config, len(vocab), matrix.shape[1])
+    model = build_model(config, len(vocab), matrix.shape[1], auxiliary=True)
     set_embeddings(model, matrix, np.zeros(len(vocab), "float32") if config.fine_tune else pretrained)
     return vocab, model
 
@@ -38,6 +38,8 @@ def bundle_start(init: str | Path, config: TaggerConfig):
     network must be the one ``config`` describes (only the training fields may differ)."""
     from tagger.network.bundle import load_bundle_files, load_keras_model
 
+    if config.auxiliary_types:
+        raise TaggerError(f"{init}: auxiliary heads train from scratch, not from a bundle, which has none")
     vocab, saved, _ = load_bundle_files(init)
     if saved.replace(**config.training_fields()) != config:
         raise TaggerError(
@@ -64,7 +66,11 @@ def save_trained(
     from tagger.network.predict import Tagger
 
     clean = build_model(config, len(vocab), model.get_layer("embedding").dim, pretrained=False)
-    clean.set_weights(model.get_weights())  # a fresh model: no optimizer state in the bundle
+    if config.auxiliary_types:  # the bundle keeps the tagged types' heads: weights copied layer by layer
+        for layer in clean.layers:
+            layer.set_weights(model.get_layer(layer.name).get_weights())
+    else:
+        clean.set_weights(model.get_weights())  # a fresh model: no optimizer state in the bundle
     best = next(h for h in history if h["epoch"] == best_epoch)
     meta = {
         "training": {

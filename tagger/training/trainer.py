@@ -95,7 +95,7 @@ def _batch_arrays(vocab, config, sentences, idx, pad_to, context=None, pieces=No
     pad = pad_to - len(idx)
     x = np.concatenate([x, np.zeros((pad, x.shape[1]), dtype=x.dtype)]) if pad > 0 else x
     y = {}
-    for t in config.types:
+    for t in config.trained_types:
         tags = encode_tags([sentences[i].tags[t] for i in idx], x.shape[1])
         y[t] = np.concatenate([tags, np.zeros((pad, x.shape[1]), dtype=tags.dtype)]) if pad > 0 else tags
     return network_inputs(x, words, [context[i] for i in idx] if context is not None else None, pieces), y
@@ -205,7 +205,7 @@ class Trainer:
                 from tagger.network.weights import read_weights
 
                 dim = GLOVE_DIM if self.config.features == "glove" else self.config.embedding_dim
-                model = build_model(self.config, len(vocab), dim, pretrained=False)
+                model = build_model(self.config, len(vocab), dim, pretrained=False, auxiliary=True)
                 read_weights(model, where / self._last_file)
             else:
                 model = keras.models.load_model(where / self._last_file, compile=False, safe_mode=True)
