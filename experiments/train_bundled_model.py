@@ -3,7 +3,8 @@
 The paper's split, fold 0, on this project's conversion of raw MPQA 2.0 over spaCy tokens:
 
 1. the number of epochs is chosen on the 135 fold-0 dev documents: a run on the 360 train
-   documents scored on dev every ``eval_every`` epochs (skipped with ``--epochs N``);
+   documents scored on dev every ``eval_every`` epochs (skipped with ``--epochs N``, or with ``--epochs-from
+   RESULT``: the epochs a finished fold-0 dev run of the same configuration chose, recorded with the bundle);
 2. the bundle is trained on the 495 train + dev documents for that many epochs;
 3. it is scored on the 40 fold-0 test documents, which it never saw, and its tagging speed is
    measured (tokenisation included, median of 3, one process); scores, size and speed go into
@@ -17,8 +18,11 @@ words), so the bundle stays a few MB.
 Distillation (issue 37; fast trainer): ``--teacher BUNDLE --distill-weight W`` trains the bundle on the 495
 documents with that teacher's tag probabilities (a teacher that never saw the fold-0 test documents, e.g.
 tagger/models/accurate); the dev run that chooses the epochs then needs ``--dev-teacher BUNDLE``, one that never
-saw the dev documents either (e.g. experiments/runs/accurate-masked-study-crf/fold0), unless ``--epochs`` is
-given (e.g. from experiments/configs/fast-distill-study.yaml's run, which is that dev run).
+saw the dev documents either (e.g. experiments/runs/accurate-masked-study-crf/fold0), unless that dev run is
+done: ``--epochs-from`` its result, as for the bundled ``fast``:
+
+    python experiments/train_bundled_model.py fast --teacher tagger/models/accurate --distill-weight 0.9 \
+        --epochs-from experiments/results/fast-distill-study-distill_weight0.9/fold0.json
 """
 
 from __future__ import annotations
@@ -104,6 +108,34 @@ def choose_epochs(config: TaggerConfig, train_s, dev_s) -> tuple[int, list]:
     return meta["training"]["best_epoch"], history
 
 
+# What a dev run may differ in from the bundle's configuration and still choose its epochs: how long it ran,
+# and its teacher, which trained on no dev document (the bundle's teacher saw them).
+EPOCH_RUN_FIELDS = ("max_epochs", "patience", "teacher")
+
+
+def epochs_from(result_path: str, config: TaggerConfig) -> tuple[int, dict]:
+    """The epochs a finished fold-0 dev run chose (an experiment result, e.g. the dev study's run of this very
+    configuration) and the record of that choice; the run must be this configuration (``EPOCH_RUN_FIELDS``
+    aside) on MPQA's spaCy tokens, fold 0."""
+    path = Path(result_path)
+    try:
+        result = json.loads(path.read_text())
+        run = TaggerConfig.from_dict(result["config"])
+    except (OSError, ValueError, KeyError) as exc:
+        raise SystemExit(f"--epochs-from {path}: not a readable experiment result ({exc})") from None
+    keep = {k: getattr(config, k) for k in EPOCH_RUN_FIELDS}
+    differ = sorted(k for k, v in run.replace(**keep).to_dict().items() if v != getattr(config, k))
+    if differ or result.get("fold") != 0 or result["data"]["source"] != "mpqa":
+        raise SystemExit(
+            f"--epochs-from {path}: not a fold-0 run of this configuration on MPQA "
+            f"(fold {result.get('fold')}, source {result['data']['source']}, differs in: {', '.join(differ) or '-'})"
+        )
+    history = [{k: h[k] for k in ("epoch", "dev_score")} for h in result["history"] if "dev_score" in h]
+    where = path.resolve().relative_to(Path(__file__).resolve().parent.parent) if path.is_absolute() else path
+    record = {"config": result["config"], "dev_history": history, "result": str(where), "run": result["name"]}
+    return result["best_epoch"], record
+
+
 def tagging_speed(path: Path, texts: list[str], backend: str, repeats: int = 3) -> dict:
     sys.path.insert(0, str(Path(__file__).resolve().parent / "benchmarks"))
     from bench_tagging import throughput
@@ -143,10 +175,18 @@ def write_readme(path: Path, name: str, meta: dict) -> None:
         if teacher
         else ""
     )
+    selection = tr["epoch_selection"]
+    run = (
+        f" in the run `{selection['run']}` ({selection['result']}"
+        + (f"; its teacher `{selection['config']['teacher']}`" if selection["config"].get("teacher") else "")
+        + ")"
+        if "run" in selection
+        else ""
+    )
     chosen = (
-        f"Epochs chosen on the 135 dev documents (trained on the 360 train documents, dev proportional F1 "
-        f"every {tr['epoch_selection']['config']['eval_every']} epochs: best at epoch {tr['selected_epochs']})"
-        if tr["epoch_selection"]["dev_history"]
+        f"Epochs chosen on the 135 dev documents{run} (trained on the 360 train documents, dev proportional F1 "
+        f"every {selection['config']['eval_every']} epochs: best at epoch {tr['selected_epochs']})"
+        if selection["dev_history"]
         else f"{tr['selected_epochs']} epochs, fixed by the configuration (no separate dev run)"
     )
     paper = "; ".join(f"{t} {p:.2f} / {b:.2f}" for t, (p, b) in PAPER.items())
@@ -218,6 +258,12 @@ def main() -> int:
     ap.add_argument("--mpqa", default=str(default_mpqa()))
     ap.add_argument("--datasplit", default=str(default_datasplit()))
     ap.add_argument("--epochs", type=int, help="train for N epochs (default: chosen on fold-0 dev first)")
+    ap.add_argument(
+        "--epochs-from",
+        metavar="RESULT",
+        help="train for the epochs a fold-0 dev run of this configuration chose (its result file, e.g. "
+        "experiments/results/fast-distill-study-distill_weight0.9/fold0.json)",
+    )
     ap.add_argument("--out", help="bundle directory (default: tagger/models/NAME)")
     ap.add_argument("--teacher", help="distillation: the teacher bundle of the training on train + dev")
     ap.add_argument("--dev-teacher", help="distillation: the teacher of the dev run that chooses the epochs")
@@ -270,10 +316,16 @@ def main() -> int:
         write_readme(out, args.name, json.loads((out / "meta.json").read_text()))
         return 0
     config = CONFIGS[args.name]
-    if args.teacher is not None and args.epochs is None and args.dev_teacher is None:
-        ap.error("--teacher needs --dev-teacher (a teacher that never saw the dev documents) or --epochs")
+    chosen_by = args.epochs is not None or args.epochs_from is not None
+    if args.epochs is not None and args.epochs_from is not None:
+        ap.error("give --epochs or --epochs-from, not both")
+    if args.teacher is not None and not chosen_by and args.dev_teacher is None:
+        ap.error("--teacher needs --dev-teacher (a teacher that never saw dev documents), --epochs or --epochs-from")
     if args.teacher is not None:
         config = config.replace(teacher=args.dev_teacher or args.teacher, distill_weight=args.distill_weight)
+    selection = {"config": config.to_dict(), "dev_history": []}
+    if args.epochs_from is not None:
+        args.epochs, selection = epochs_from(args.epochs_from, config)
     docs = load_documents("mpqa", args.mpqa)
     split = load_split(args.datasplit, 0)
     train_s, dev_s, test_s = (select(docs, split.train), select(docs, split.dev), select(docs, split.test))
@@ -298,7 +350,7 @@ def main() -> int:
         "seed": config.seed,
         "git_commit": git_commit(),
         "selected_epochs": epochs,
-        "epoch_selection": {"config": config.to_dict(), "dev_history": dev_history},
+        "epoch_selection": {**selection, "dev_history": selection["dev_history"] or dev_history},
     }
     shutil.rmtree(out, ignore_errors=True)
     t0 = time.perf_counter()

@@ -686,3 +686,26 @@ def test_distillation_study_runs_show_dev_scores_only_and_name_their_teacher(tmp
     rows = [line for line in section.splitlines() if line.startswith("| `fast-distill-study-")]
     assert len(rows) == 2 and "| 60.12 |" in rows[0] and "teacher" not in rows[0]
     assert "teacher `experiments/runs/t/fold{fold}` ×0.5" in rows[1] and "| 62.34 |" in rows[1]
+
+
+def test_a_bundle_takes_its_epochs_from_a_finished_dev_run_of_its_configuration():
+    import importlib.util
+
+    root = Path(__file__).resolve().parents[1]
+    spec = importlib.util.spec_from_file_location(
+        "train_bundled_model", root / "experiments" / "train_bundled_model.py"
+    )
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    result = root / "experiments" / "results" / "fast-distill-study-distill_weight0.9" / "fold0.json"
+    cfg = mod.CONFIGS["fast"].replace(teacher="tagger/models/accurate", distill_weight=0.9)
+    epochs, selection = mod.epochs_from(str(result), cfg)
+    scores = {h["epoch"]: h["dev_score"] for h in selection["dev_history"]}
+    assert epochs == 75 == max(scores, key=lambda e: (scores[e], -e))  # the best dev score, earliest on a tie
+    assert selection["run"] == "fast-distill-study-distill_weight0.9"
+    assert selection["result"] == "experiments/results/fast-distill-study-distill_weight0.9/fold0.json"
+    assert selection["config"]["teacher"] == "experiments/runs/accurate-masked-study-crf/fold{fold}"
+    with pytest.raises(SystemExit, match=r"differs in: distill_weight\)"):
+        mod.epochs_from(str(result), cfg.replace(distill_weight=0.5))
+    with pytest.raises(SystemExit, match="differs in: depth"):
+        mod.epochs_from(str(result), cfg.replace(depth=2))
