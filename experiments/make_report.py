@@ -12,7 +12,7 @@ from pathlib import Path
 from locations import RESULTS
 from study import write_report
 
-from tagger.experiment import load_results
+from tagger.experiment import load_diverged, load_results
 
 
 def main(argv=None) -> int:
@@ -21,7 +21,8 @@ def main(argv=None) -> int:
     ap.add_argument("--out", default=str(Path(__file__).parent / "REPORT.md"))
     args = ap.parse_args(argv)
     out = Path(args.out)
-    write_report(load_results(Path(args.results)), out, out.parent / "report")
+    results = Path(args.results)
+    write_report(load_results(results), out, out.parent / "report", load_diverged(results))
     print(f"wrote {out}")
     return 0
 

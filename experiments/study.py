@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 import statistics
 from collections import defaultdict
+from collections.abc import Sequence
 from pathlib import Path
 
 from tagger.evaluation.results import fmt_mean_std, paired, summarise
@@ -95,7 +96,8 @@ def _describe(s: dict) -> str:
     return ", ".join(bits)
 
 
-def write_report(results: list[dict], out_md: Path, plot_dir: Path) -> Path:
+def write_report(results: list[dict], out_md: Path, plot_dir: Path, diverged: Sequence[dict] = ()) -> Path:
+    """``diverged``: the folds no seed could train (``tagger.experiment.load_diverged``), listed in their study."""
     summaries = summarise(results)
     plot_dir.mkdir(parents=True, exist_ok=True)
     lines = [
@@ -168,7 +170,7 @@ def write_report(results: list[dict], out_md: Path, plot_dir: Path) -> Path:
     lines += study_section(study, baseline)
     lines += factors_section({**summaries, **study})
     lines += accurate_section(summaries)
-    lines += cells_study_section(cells_study)
+    lines += cells_study_section(cells_study, [d for d in diverged if d["name"].startswith(CELLS_STUDY_PREFIX)])
     lines += distill_study_section(distill_study)
     seen = set()
     for s in sorted([*summaries.values(), *study.values()], key=lambda s: s["name"]):
@@ -859,16 +861,26 @@ def _recipe_row(name: str, t: str, s: dict) -> str | None:
 CELLS_STUDY_PREFIX = "cells-dev-"  # issue 36's dev study of the mrnn and irlm cells (fold 0, dev scores only)
 
 
-def cells_study_section(study: dict) -> list[str]:
-    """Issue 36's dev study (experiments/configs/cells-dev.yaml): fold-0 dev scores of each mrnn and irlm run."""
-    return _dev_study_section(
-        "The multiplicative RNN and IRLM cells (issue 36): dev study on fold 0",
-        "Each row is one run on fold 0, depth 3 at the 200k budget on the paper's tokens, scored on the 135 dev "
-        "documents at its selected epoch; the recipe starts from the grid's (`paper.yaml`). Reproduce with "
-        "`python experiments/run_cv.py experiments/configs/cells-dev.yaml --only NAME`; the configuration's "
-        "header says what each of its five studies varies and in which order.",
-        study,
-    )
+def cells_study_section(study: dict, diverged: Sequence[dict] = ()) -> list[str]:
+    """Issue 36's dev study (experiments/configs/cells-dev.yaml): fold-0 dev scores of each mrnn and irlm run,
+    then the runs whose every seed diverged."""
+    failed = [
+        f"`{d['name']}` (seeds {', '.join(str(a['seed']) for a in d['diverged'])}: loss infinite at epochs "
+        f"{', '.join(str(a['epoch']) for a in d['diverged'])})"
+        for d in diverged
+    ]
+    tail = ["", "Diverged with every seed, so not scored: " + "; ".join(failed) + ".", ""] if failed else []
+    return [
+        *_dev_study_section(
+            "The multiplicative RNN and IRLM cells (issue 36): dev study on fold 0",
+            "Each row is one run on fold 0, depth 3 at the 200k budget on the paper's tokens, scored on the 135 dev "
+            "documents at its selected epoch; the recipe starts from the grid's (`paper.yaml`). Reproduce with "
+            "`python experiments/run_cv.py experiments/configs/cells-dev.yaml --only NAME`; the configuration's "
+            "header says what each of its five studies varies and in which order.",
+            study,
+        ),
+        *tail,
+    ]
 
 
 def _dev_study_section(title: str, intro: str, study: dict) -> list[str]:

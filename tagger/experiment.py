@@ -41,6 +41,7 @@ from tagger.paths import default_datasplit, default_mpqa, default_reference
 from tagger.storage import atomic_write_text
 
 log = logging.getLogger("tagger")
+DIVERGED_FILE = "diverged-fold{fold}.json"  # beside a configuration's results: a fold no seed could train
 DIVERGED_RETRIES = 2  # a fold whose training diverges is run again with seed + 1000, + 2000
 
 
@@ -340,12 +341,11 @@ def _run_folds(exp, folds, docs, extra, path, results, runs, datasplit, progress
                 "%s fold %d: training diverged at epoch %d; again with seed %d", exp.name, k, trained[k].epoch, seeds[k]
             )
             (trained[k],) = attempt(cfg.replace(seed=seeds[k]), [k])
-        if isinstance(trained[k], TrainingDiverged):
-            raise TaggerError(
-                f"{exp.name} fold {k}: training diverged with seeds "
-                f"{', '.join(str(d['seed']) for d in diverged[k])} and {seeds[k]}"
-            )
-    for k in folds:
+        if isinstance(trained[k], TrainingDiverged):  # recorded, not scored; the folds that trained are
+            diverged[k].append({"seed": seeds[k], "epoch": trained[k].epoch})
+            _write_diverged(exp, k, cfg, diverged[k], commit, results)
+    failed = [k for k in folds if isinstance(trained[k], TrainingDiverged)]
+    for k in (k for k in folds if k not in failed):
         tagger, meta = trained[k]
         test = evaluate_tagger(tagger, parts[k][2])
         t = meta["training"]
@@ -377,6 +377,44 @@ def _run_folds(exp, folds, docs, extra, path, results, runs, datasplit, progress
             )
         )
         remove_checkpoint(dirs[k])
+    if failed:
+        k = failed[0]
+        raise TaggerError(
+            f"{exp.name} fold {k}: training diverged with seeds "
+            f"{', '.join(str(d['seed']) for d in diverged[k][:-1])} and {diverged[k][-1]['seed']}"
+            + (f" (and folds {', '.join(map(str, failed[1:]))})" if failed[1:] else "")
+        )
+    return out
+
+
+def _write_diverged(exp, fold, cfg, attempts, commit, results) -> Path:
+    """``results/<name>/diverged-fold<k>.json``: a fold whose every seed diverged (``attempts``: each seed and
+    the epoch its loss became infinite), so that studies show it; a later result of the fold replaces it."""
+    from tagger.provenance import machine
+
+    record = {
+        "name": exp.name,
+        "fold": fold,
+        "config": cfg.to_dict(),
+        "diverged": attempts,
+        "git_commit": commit,
+        "machine": machine(),
+        "finished_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
+    out = results / exp.name / DIVERGED_FILE.format(fold=fold)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(out, json.dumps(record, indent=1) + "\n")
+    return out
+
+
+def load_diverged(results: Path) -> list[dict]:
+    """The records of ``_write_diverged``, by name and fold."""
+    out = []
+    for p in sorted(results.glob(f"*/{DIVERGED_FILE.format(fold='*')}")):
+        try:
+            out.append(json.loads(p.read_text()))
+        except json.JSONDecodeError as exc:
+            raise TaggerError(f"{p}: corrupt record: {exc}") from None
     return out
 
 
@@ -410,6 +448,7 @@ def _write_result(
     out = result_path(results, exp.name, fold)
     out.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_text(out, json.dumps(record, indent=1) + "\n")  # fsynced: a crash leaves the old file or none
+    (out.parent / DIVERGED_FILE.format(fold=fold)).unlink(missing_ok=True)  # an earlier run's divergence
     log.warning("%s fold %d: test %s", exp.name, fold, {t: round(r["proportional"]["f1"], 4) for t, r in test.items()})
     return out
 

@@ -12,7 +12,7 @@ from tagger.corpus.dataset import load_documents, select
 from tagger.corpus.split import load_split
 from tagger.errors import TaggerError
 from tagger.evaluation.results import sign_test
-from tagger.experiment import load_experiments, load_results, run_experiment
+from tagger.experiment import load_diverged, load_experiments, load_results, run_experiment
 from tagger.training.trainer import Trainer
 
 
@@ -224,7 +224,19 @@ model: {{task: dse, trainer: fast, depth: 1, hidden: 4, features: random, embedd
     (exp,) = load_experiments(wild)
     with pytest.raises(TaggerError, match=r"wild fold 0: training diverged with seeds 1, 1001 and 2001"):
         run_experiment(exp, None, tmp / "results", tmp / "runs", split, progress=False, together=1)
-    assert not (tmp / "results" / "wild").exists()  # no result for a fold that never trained
+    assert not (tmp / "results" / "wild" / "fold0.json").exists()  # no result for a fold that never trained
+    (record,) = load_diverged(tmp / "results")  # but the record of its divergence, for the study's report
+    assert record["name"] == "wild" and record["fold"] == 0 and record["config"]["learning_rate"] == 1e30
+    assert [a["seed"] for a in record["diverged"]] == [1, 1001, 2001]
+    assert all(a["epoch"] in (1, 2) for a in record["diverged"])  # a rate of 1e30: infinite at once
+    attempts = [{"seed": 1, "epoch": 5}, {"seed": 1001, "epoch": 3}, {"seed": 2001, "epoch": 2}]
+    lines = study.cells_study_section({}, [{**record, "name": "cells-dev-x", "diverged": attempts}])
+    assert lines == [
+        "",
+        "Diverged with every seed, so not scored: `cells-dev-x` (seeds 1, 1001, 2001: loss infinite at epochs "
+        "5, 3, 2).",
+        "",
+    ]
     # run_cv reports the failed experiment and still runs the next one
     import subprocess
 
