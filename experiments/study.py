@@ -90,6 +90,8 @@ def _describe(s: dict) -> str:
         bits.append("CRF output")
     if c.get("task") == "joint":
         bits.append("joint")
+    if c.get("auxiliary"):  # tagger.corpus.auxiliary: heads trained beside DSE and ESE, then dropped
+        bits.append(f"auxiliary heads {c['auxiliary']} (loss weight {c.get('auxiliary_weight', 0.5):g})")
     ensemble = s["records"][0].get("ensemble") if s.get("records") else None
     if ensemble:  # experiments/ensemble.py: averaged per-word probabilities, each word's likeliest tag
         bits.append(f"ensemble of seeds {', '.join(map(str, ensemble['seeds']))} (averaged probabilities)")
@@ -653,12 +655,13 @@ def seed_spread(summaries: dict) -> list[str]:
 
 ACCURATE_PREFIX = "accurate-"  # the accurate tagger's candidates (issue 15)
 # its fold-0 dev studies (experiments/configs/accurate-study.yaml; issue 37: accurate-beyond-study.yaml,
-# accurate-masked-study.yaml, accurate-ensemble-study.yaml and its ensembles): dev scores only
+# accurate-masked-study.yaml, accurate-ensemble-study.yaml and its ensembles, accurate-aux-study.yaml): dev scores only
 ACCURATE_STUDY_PREFIX = (
     "accurate-study-",
     "accurate-beyond-study-",
     "accurate-masked-study-",
     "accurate-ensemble-study-",
+    "accurate-aux-study-",
 )
 # the members of an ensemble, which are not candidates alone: its row is the ensemble's (experiments/ensemble.py)
 ACCURATE_MEMBER_PREFIX = ("accurate-ensemble-seed",)
@@ -728,7 +731,8 @@ def accurate_section(summaries: dict) -> list[str]:
         "epoch; the `beyond-minilm` rows are the earlier MiniLM configurations' fold 0. Reproduce with "
         "`python experiments/run_cv.py experiments/configs/accurate.yaml --folds 0` (the first candidate) and "
         "`python experiments/run_cv.py experiments/configs/accurate-study.yaml --only NAME` (the study's rows; "
-        "issue 37's: `accurate-beyond-study.yaml` and, after the padding fix, `accurate-masked-study.yaml`). "
+        "issue 37's: `accurate-beyond-study.yaml` and, after the padding fix, `accurate-masked-study.yaml`, "
+        "`accurate-ensemble-study.yaml` and `accurate-aux-study.yaml`). "
         "A 10-fold configuration chosen from a study row takes that row's run as its fold 0 "
         "(`experiments/adopt_run.py`, recorded as `adopted_from`; only when the configurations are identical "
         "but for the name), so it has no row of its own here.",
