@@ -59,8 +59,11 @@ def main(argv=None) -> int:
     failed = []
     for e in exps:
         if args.list:
-            done = sorted(int(p.stem[4:]) for p in (Path(args.results) / e.name).glob("fold*.json"))
-            print(f"{e.name}: {len(done)}/{len(e.folds)} folds done {done}")
+            where = Path(args.results) / e.name
+            done = sorted(int(p.stem.removeprefix("fold")) for p in where.glob("fold*.json"))
+            failed = sorted(int(p.stem.removeprefix("diverged-fold")) for p in where.glob("diverged-fold*.json"))
+            diverged = f", every seed diverged on {failed}" if failed else ""
+            print(f"{e.name}: {len(done)}/{len(e.folds)} folds done {done}{diverged}")
             continue
         try:
             run_experiment(
