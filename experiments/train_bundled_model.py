@@ -176,15 +176,16 @@ def write_readme(path: Path, name: str, meta: dict) -> None:
         else ""
     )
     selection = tr["epoch_selection"]
+    teacher_of_run = (selection["config"].get("teacher") or "").format(fold=0)
     run = (
-        f" in the run `{selection['run']}` ({selection['result']}"
-        + (f"; its teacher `{selection['config']['teacher']}`" if selection["config"].get("teacher") else "")
-        + ")"
+        f" by the run `{selection['run']}` ({selection['result']}"
+        + (f", taught by `{teacher_of_run}`" if teacher_of_run else "")
+        + ";"
         if "run" in selection
-        else ""
+        else " ("
     )
     chosen = (
-        f"Epochs chosen on the 135 dev documents{run} (trained on the 360 train documents, dev proportional F1 "
+        f"Epochs chosen on the 135 dev documents{run} trained on the 360 train documents, dev proportional F1 "
         f"every {selection['config']['eval_every']} epochs: best at epoch {tr['selected_epochs']})"
         if selection["dev_history"]
         else f"{tr['selected_epochs']} epochs, fixed by the configuration (no separate dev run)"

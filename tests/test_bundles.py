@@ -62,6 +62,8 @@ KERAS_TRAINER = dict(
     l2=0.0,
     activation_l2=0.0,
     eval_every=1,
+    teacher=None,  # the bundled fast model is distilled (issue 37)
+    distill_weight=0.0,
 )
 
 
