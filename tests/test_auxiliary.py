@@ -158,3 +158,26 @@ def test_the_reference_corpus_aligns_with_mpqa_for_auxiliary_tags(shared_referen
         assert n > 20, t
         assert counts.untagged[t] <= 0.01 * n, t
         assert 0 < counts.tagged[t] <= n, t
+
+
+def test_the_cli_trains_with_auxiliary_heads_and_records_their_tags(sample_mpqa, tmp_path, capsys):
+    import json
+
+    from tagger.cli import main
+
+    split = tmp_path / "split"
+    split.mkdir()
+    (split / "doclist.mpqaOriginalSubset").write_text("demo/doc-a\ndemo/doc-b\nother/doc-c\n")
+    (split / "filelist_train0").write_text("other/doc-c\ndemo/doc-a\n")
+    (split / "filelist_test0").write_text("demo/doc-b\n")
+    out = tmp_path / "m"
+    argv = ["train", "--data", "mpqa", str(sample_mpqa), "--datasplit", str(split), "--fold", "0", "--task", "dse"]
+    argv += ["--depth", "1", "--hidden", "8", "--features", "random", "--max-epochs", "1", "--quiet"]
+    assert main([*argv, "--auxiliary", "ose", "--auxiliary-weight", "0.3", "--out", str(out)]) == 0
+    meta = json.loads((out / "meta.json").read_text())
+    aux = meta["training"]["data"]["auxiliary"]
+    assert aux["spans"] == {"OSE": 1} and aux["tagged"] == {"OSE": 1}  # doc-c's "report"
+    assert json.loads((out / "config.json").read_text())["auxiliary_weight"] == 0.3
+    capsys.readouterr()
+    assert main([*argv, "--auxiliary", "speaker", "--out", str(tmp_path / "bad")]) == 2
+    assert "auxiliary takes distinct types among AGENT, TARGET, ATTITUDE, OSE" in capsys.readouterr().err
