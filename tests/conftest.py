@@ -16,6 +16,17 @@ study = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(study)
 
 
+def write_split(root: Path, folds: dict[int, tuple[str, str]]) -> Path:
+    """A datasplit directory for the sample corpus: ``folds`` maps a fold to its train and test documents
+    (newline-separated names); the dev documents are the rest of the three."""
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "doclist.mpqaOriginalSubset").write_text("demo/doc-a\ndemo/doc-b\nother/doc-c\n")
+    for k, (train, test) in folds.items():
+        (root / f"filelist_train{k}").write_text(train)
+        (root / f"filelist_test{k}").write_text(test)
+    return root
+
+
 def _need(path: Path) -> Path:
     if not path.exists():
         if os.environ.get("CI"):

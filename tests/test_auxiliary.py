@@ -163,13 +163,11 @@ def test_the_reference_corpus_aligns_with_mpqa_for_auxiliary_tags(shared_referen
 def test_the_cli_trains_with_auxiliary_heads_and_records_their_tags(sample_mpqa, tmp_path, capsys):
     import json
 
+    from conftest import write_split
+
     from tagger.cli import main
 
-    split = tmp_path / "split"
-    split.mkdir()
-    (split / "doclist.mpqaOriginalSubset").write_text("demo/doc-a\ndemo/doc-b\nother/doc-c\n")
-    (split / "filelist_train0").write_text("other/doc-c\ndemo/doc-a\n")
-    (split / "filelist_test0").write_text("demo/doc-b\n")
+    split = write_split(tmp_path / "split", {0: ("other/doc-c\ndemo/doc-a\n", "demo/doc-b\n")})
     out = tmp_path / "m"
     argv = ["train", "--data", "mpqa", str(sample_mpqa), "--datasplit", str(split), "--fold", "0", "--task", "dse"]
     argv += ["--depth", "1", "--hidden", "8", "--features", "random", "--max-epochs", "1", "--quiet"]

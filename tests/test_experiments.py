@@ -5,7 +5,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import study
+from conftest import study, write_split
 
 from tagger.config import TaggerConfig
 from tagger.corpus.dataset import load_documents, select
@@ -18,12 +18,9 @@ from tagger.training.trainer import Trainer
 
 @pytest.fixture
 def setup(sample_mpqa, tmp_path):
-    split = tmp_path / "split"
-    split.mkdir()
-    (split / "doclist.mpqaOriginalSubset").write_text("demo/doc-a\ndemo/doc-b\nother/doc-c\n")
-    for k in (0, 1):
-        (split / f"filelist_train{k}").write_text("demo/doc-a\n" if k == 0 else "other/doc-c\n")
-        (split / f"filelist_test{k}").write_text("other/doc-c\n" if k == 0 else "demo/doc-a\n")
+    split = write_split(
+        tmp_path / "split", {0: ("demo/doc-a\n", "other/doc-c\n"), 1: ("other/doc-c\n", "demo/doc-a\n")}
+    )
     cfg = tmp_path / "tiny.yaml"
     cfg.write_text(f"""
 name: tiny

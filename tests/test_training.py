@@ -160,11 +160,9 @@ def test_cli_errors_are_one_line(tmp_path, capsys):
 
 def test_cli_train_and_evaluate_on_sample(sample_mpqa, tmp_path, capsys):
     """Fold files made for the sample: train on doc-a, dev is doc-b, test on doc-c."""
-    split = tmp_path / "split"
-    split.mkdir()
-    (split / "doclist.mpqaOriginalSubset").write_text("demo/doc-a\ndemo/doc-b\nother/doc-c\n")
-    (split / "filelist_train0").write_text("demo/doc-a\n")
-    (split / "filelist_test0").write_text("other/doc-c\n")
+    from conftest import write_split
+
+    split = write_split(tmp_path / "split", {0: ("demo/doc-a\n", "other/doc-c\n")})
     out = tmp_path / "m"
     rc = main(
         [
