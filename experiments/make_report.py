@@ -12,7 +12,7 @@ from pathlib import Path
 from locations import RESULTS
 from study import write_report
 
-from tagger.experiment import load_diverged, load_results
+from tagger.evaluation.results import load_diverged, load_results
 
 
 def main(argv=None) -> int:

@@ -37,11 +37,11 @@ import yaml
 
 from tagger.config import TaggerConfig
 from tagger.errors import TaggerError, TrainingDiverged
+from tagger.evaluation.results import DIVERGED_FILE
 from tagger.paths import default_datasplit, default_mpqa, default_reference
 from tagger.storage import atomic_write_text
 
 log = logging.getLogger("tagger")
-DIVERGED_FILE = "diverged-fold{fold}.json"  # beside a configuration's results: a fold no seed could train
 DIVERGED_RETRIES = 2  # a fold whose training diverges is run again with seed + 1000, + 2000
 
 
@@ -407,17 +407,6 @@ def _write_diverged(exp, fold, cfg, attempts, commit, results) -> Path:
     return out
 
 
-def load_diverged(results: Path) -> list[dict]:
-    """The records of ``_write_diverged``, by name and fold."""
-    out = []
-    for p in sorted(results.glob(f"*/{DIVERGED_FILE.format(fold='*')}")):
-        try:
-            out.append(json.loads(p.read_text()))
-        except json.JSONDecodeError as exc:
-            raise TaggerError(f"{p}: corrupt record: {exc}") from None
-    return out
-
-
 def _write_result(
     exp, fold, split, parts, path, datasplit, commit, t0, dev, test, training, config, seed, results
 ) -> Path:
@@ -450,16 +439,6 @@ def _write_result(
     atomic_write_text(out, json.dumps(record, indent=1) + "\n")  # fsynced: a crash leaves the old file or none
     (out.parent / DIVERGED_FILE.format(fold=fold)).unlink(missing_ok=True)  # an earlier run's divergence
     log.warning("%s fold %d: test %s", exp.name, fold, {t: round(r["proportional"]["f1"], 4) for t, r in test.items()})
-    return out
-
-
-def load_results(results: Path) -> list[dict]:
-    out = []
-    for p in sorted(results.glob("*/fold*.json")):
-        try:
-            out.append(json.loads(p.read_text()))
-        except json.JSONDecodeError as exc:
-            raise TaggerError(f"{p}: corrupt result file: {exc}") from None
     return out
 
 

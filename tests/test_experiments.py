@@ -11,8 +11,8 @@ from tagger.config import TaggerConfig
 from tagger.corpus.dataset import load_documents, select
 from tagger.corpus.split import load_split
 from tagger.errors import TaggerError
-from tagger.evaluation.results import sign_test
-from tagger.experiment import load_diverged, load_experiments, load_results, run_experiment
+from tagger.evaluation.results import load_diverged, load_results, sign_test
+from tagger.experiment import load_experiments, run_experiment
 from tagger.training.trainer import Trainer
 
 

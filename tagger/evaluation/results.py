@@ -1,12 +1,18 @@
 """Summaries of cross-validation results and paired comparisons between configurations: the statistics a
 report on experiments is built from (``tagger.experiment`` writes the results: one JSON record per
-configuration and fold)."""
+configuration and fold), and reading them back."""
 
 from __future__ import annotations
 
+import json
 import math
 import statistics
 from collections import defaultdict
+from pathlib import Path
+
+from tagger.errors import TaggerError
+
+DIVERGED_FILE = "diverged-fold{fold}.json"  # beside a configuration's results: a fold no seed could train
 
 
 def mean_std(values: list[float]) -> tuple[float, float]:
@@ -84,3 +90,25 @@ def paired(base: dict, other: dict) -> dict | None:
         "losses": losses,
         "p": sign_test(wins, losses),
     }
+
+
+def load_results(results: Path) -> list[dict]:
+    """Every result under ``results`` (``<name>/fold<k>.json``), by name and fold."""
+    out = []
+    for p in sorted(results.glob("*/fold*.json")):
+        try:
+            out.append(json.loads(p.read_text()))
+        except json.JSONDecodeError as exc:
+            raise TaggerError(f"{p}: corrupt result file: {exc}") from None
+    return out
+
+
+def load_diverged(results: Path) -> list[dict]:
+    """The records of the folds whose every seed diverged (``tagger.experiment``), by name and fold."""
+    out = []
+    for p in sorted(results.glob(f"*/{DIVERGED_FILE.format(fold='*')}")):
+        try:
+            out.append(json.loads(p.read_text()))
+        except json.JSONDecodeError as exc:
+            raise TaggerError(f"{p}: corrupt record: {exc}") from None
+    return out
