@@ -66,11 +66,8 @@ def save_trained(
     from tagger.network.predict import Tagger
 
     clean = build_model(config, len(vocab), model.get_layer("embedding").dim, pretrained=False)
-    if config.auxiliary_types:  # the bundle keeps the tagged types' heads: weights copied layer by layer
-        for layer in clean.layers:
-            layer.set_weights(model.get_layer(layer.name).get_weights())
-    else:
-        clean.set_weights(model.get_weights())  # a fresh model: no optimizer state in the bundle
+    for layer in clean.layers:  # a fresh model: no optimizer state, no auxiliary heads in the bundle
+        layer.set_weights(model.get_layer(layer.name).get_weights())
     best = next(h for h in history if h["epoch"] == best_epoch)
     meta = {
         "training": {
