@@ -1,6 +1,7 @@
 """A seed ensemble of bundles trained on the same fold: each word's tag probabilities (a CRF's marginals)
-averaged over the bundles, then the most probable tag (an I after O begins a span, as for one model), scored
-on the fold's dev and test documents.  The result is written as an ordinary one
+averaged over the bundles, then decoded (``--decode``): each word's most probable tag (``word``; an I after O
+begins a span, as for one model) or the valid IOB2 sequence with the largest product of its tags'
+probabilities (``sequence``), scored on the fold's dev and test documents.  The result is written as an ordinary one
 (experiments/results/NAME/foldK.json, the members named in its configuration), so the report lists it with
 the dev study it belongs to; choices are made on its dev scores only.
 
@@ -22,6 +23,7 @@ from tagger.corpus.split import load_split
 from tagger.errors import TaggerError
 from tagger.evaluation.scoring import evaluate_tagger
 from tagger.network.bundle import load_bundle_files
+from tagger.network.decoding import likeliest_valid_batch
 from tagger.network.features import decode_tags
 from tagger.network.predict import Tagger
 from tagger.paths import default_datasplit, default_reference
@@ -30,16 +32,17 @@ from tagger.storage import atomic_write_text
 from tagger.training.data import load_data
 
 ROOT = Path(__file__).resolve().parent
+DECODES = {"word": "each word's likeliest tag.", "sequence": "the likeliest valid IOB2 sequence."}
 
 
 class Ensemble:
     """``predict_tags`` (what ``evaluate_tagger`` needs) from the averaged distributions of ``taggers``."""
 
-    def __init__(self, taggers: list[Tagger]):
+    def __init__(self, taggers: list[Tagger], decode: str = "word"):
         types = {t.types for t in taggers}
         if len(types) != 1:
             raise TaggerError(f"the bundles tag different types: {sorted(types)}")
-        self.taggers, self.types = taggers, taggers[0].types
+        self.taggers, self.types, self.decode = taggers, taggers[0].types, decode
 
     def predict_tags(self, sentences) -> dict[str, list[list[str]]]:
         each = [t.distributions(sentences) for t in self.taggers]
@@ -47,7 +50,11 @@ class Ensemble:
         for k in range(len(sentences)):
             for ty in self.types:
                 mean = np.mean([d[k][ty] for d in each], axis=0)
-                out[ty].append(decode_tags(mean.argmax(-1).tolist(), ty))
+                if self.decode == "sequence":
+                    ids = likeliest_valid_batch(mean[None], [len(mean)])[0]
+                else:
+                    ids = mean.argmax(-1).tolist()
+                out[ty].append(decode_tags(ids, ty))
         return out
 
 
@@ -68,6 +75,12 @@ def main() -> int:
     ap.add_argument("--data", type=Path, default=default_reference(), help="Irsoy & Cardie's files")
     ap.add_argument("--datasplit", type=Path, default=default_datasplit())
     ap.add_argument("--results", type=Path, default=ROOT / "results")
+    ap.add_argument(
+        "--decode",
+        choices=("word", "sequence"),
+        default="word",
+        help="each word's likeliest tag, or the likeliest valid IOB2 sequence (default: word)",
+    )
     args = ap.parse_args()
 
     t0 = time.perf_counter()
@@ -80,7 +93,7 @@ def main() -> int:
     configs = [{k: v for k, v in c.to_dict().items() if k != "seed"} for _, c, _ in members]
     if any(c != configs[0] for c in configs):
         raise SystemExit("the bundles' configurations differ in more than the seed")
-    ensemble = Ensemble([Tagger.load(b) for b, _, _ in members])
+    ensemble = Ensemble([Tagger.load(b) for b, _, _ in members], decode=args.decode)
     docs = load_data("reference", args.data)
     split = load_split(args.datasplit, args.fold)
     dev_s, test_s = select(docs, split.dev), select(docs, split.test)
@@ -91,10 +104,15 @@ def main() -> int:
         "kind": "rnn",
         "fold": args.fold,
         "config": members[0][1].to_dict(),  # the members' shared configuration (the first member's seed)
-        "ensemble": {"members": [member_name(b) for b, _, _ in members], "seeds": [c.seed for _, c, _ in members]},
+        "ensemble": {
+            "members": [member_name(b) for b, _, _ in members],
+            "seeds": [c.seed for _, c, _ in members],
+            "decode": args.decode,
+        },
         "seed": None,
         "git_commit": git_commit(),
-        "choices": f"The average of {len(members)} seeds' per-word tag probabilities (experiments/ensemble.py).",
+        "choices": f"The average of {len(members)} seeds' per-word tag probabilities (experiments/ensemble.py), "
+        + DECODES[args.decode],
         "data": {
             "source": "reference",
             "path": args.data.name,

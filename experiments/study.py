@@ -93,8 +93,9 @@ def _describe(s: dict) -> str:
     if c.get("auxiliary"):  # tagger.corpus.auxiliary: heads trained beside DSE and ESE, then dropped
         bits.append(f"auxiliary heads {c['auxiliary']} (loss weight {c.get('auxiliary_weight', 0.5):g})")
     ensemble = s["records"][0].get("ensemble") if s.get("records") else None
-    if ensemble:  # experiments/ensemble.py: averaged per-word probabilities, each word's likeliest tag
-        bits.append(f"ensemble of seeds {', '.join(map(str, ensemble['seeds']))} (averaged probabilities)")
+    if ensemble:  # experiments/ensemble.py: averaged per-word probabilities, decoded per word or per sentence
+        how = "; likeliest valid sequence" if ensemble.get("decode") == "sequence" else ""
+        bits.append(f"ensemble of seeds {', '.join(map(str, ensemble['seeds']))} (averaged probabilities{how})")
     return ", ".join(bits)
 
 

@@ -7,7 +7,7 @@ import pytest
 from scipy.special import logsumexp
 
 from tagger.network.crf import CRF
-from tagger.network.decoding import marginals, marginals_batch, viterbi, viterbi_batch
+from tagger.network.decoding import likeliest_valid_batch, marginals, marginals_batch, viterbi, viterbi_batch
 
 
 def brute_scores(em, trans, start, end):
@@ -45,6 +45,28 @@ def test_viterbi_and_marginals_match_enumeration(params):
             for t, tag in enumerate(y):
                 expect[t, tag] += p
         np.testing.assert_allclose(marginals(em, trans, start, end), expect, atol=1e-6)
+
+
+def test_likeliest_valid_sequence_by_hand():
+    # columns O, B, I.  Each word's likeliest tag is B, O, I: an I after O, two spans once repaired.  The valid
+    # sequences' products: B I I .6 * .4 * .5 = .12 (best), B O O .081, B I O .072, B O B .054
+    probs = np.array([[0.3, 0.6, 0.1], [0.45, 0.15, 0.4], [0.3, 0.2, 0.5]])
+    assert probs.argmax(-1).tolist() == [1, 0, 2]
+    assert likeliest_valid_batch(probs[None], [3]) == [[1, 2, 2]]
+    # a sentence may not begin with I: .4 * .9 (B O) beats .6 * .9 (I O), which is not valid
+    assert likeliest_valid_batch(np.array([[[0.0, 0.4, 0.6], [0.9, 0.05, 0.05]]]), [2]) == [[1, 0]]
+
+
+def test_likeliest_valid_sequence_matches_enumeration_with_padding():
+    rng = np.random.default_rng(3)
+    probs = rng.dirichlet(np.ones(3), size=(3, 5))  # 3 rows, 5 positions, lengths 5, 2 and 1
+    lengths = [5, 2, 1]
+    got = likeliest_valid_batch(probs, lengths)
+    for row, n, best in zip(probs, lengths, got):
+        valid = [
+            y for y in itertools.product(range(3), repeat=n) if all(y[t] != 2 or (t and y[t - 1]) for t in range(n))
+        ]
+        assert best == list(max(valid, key=lambda y: np.prod([row[t, y[t]] for t in range(n)])))
 
 
 def test_batch_decoding_equals_each_sentence_alone(params):

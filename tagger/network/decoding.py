@@ -69,6 +69,19 @@ def marginals_batch(
     return out
 
 
+# IOB2 over the tag ids 0 (O), 1 (B), 2 (I): an I may not follow O nor begin a sentence
+_NEVER = -1e30
+IOB2_TRANSITIONS = np.array([[0.0, 0.0, _NEVER], [0.0, 0.0, 0.0], [0.0, 0.0, 0.0]])
+IOB2_START = np.array([0.0, 0.0, _NEVER])
+
+
+def likeliest_valid_batch(probs: np.ndarray, lengths) -> list[list[int]]:
+    """Per row of tag probabilities ``probs`` [B, T, 3] (e.g. averaged marginals): the valid IOB2 sequence
+    with the largest product of its tags' probabilities (Viterbi over their logarithms, O -> I forbidden)."""
+    logp = np.log(np.maximum(np.asarray(probs, dtype=np.float64), 1e-300))
+    return viterbi_batch(logp, lengths, IOB2_TRANSITIONS, IOB2_START, np.zeros(3))
+
+
 def viterbi(emissions: np.ndarray, transitions: np.ndarray, start: np.ndarray, end: np.ndarray) -> list[int]:
     """Best tag sequence for one sentence: emissions [T, K] (no padding)."""
     return viterbi_batch(emissions[None], [len(emissions)], transitions, start, end)[0]
