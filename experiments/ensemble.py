@@ -77,7 +77,7 @@ def main() -> int:
     ap.add_argument("--results", type=Path, default=ROOT / "results")
     ap.add_argument(
         "--decode",
-        choices=("word", "sequence"),
+        choices=tuple(DECODES),
         default="word",
         help="each word's likeliest tag, or the likeliest valid IOB2 sequence (default: word)",
     )
