@@ -320,7 +320,16 @@ def test_mpnet_lora_tagger_exports_to_onnx_equal_to_keras(tmp_path):
     externals = meta["onnx"]["externals"]
     assert {e["source"] for e in externals.values()} == {"mpnet"}
     assert "mpnet/layer_3/key/kernel" in externals and "mpnet/word_embeddings/embeddings" in externals
-    assert "mpnet/layer_3/query/kernel" not in externals  # merged with its adapters: stored in model.onnx
+    # the adapted kernels: the package's kernel (external) plus the adapters' factors, which model.onnx keeps
+    assert externals["mpnet/layer_3/query/kernel/base"]["tensor"].endswith("layer.3.attention.attn.q.weight")
+    assert "mpnet/layer_3/query/kernel" not in externals and "mpnet/layer_3/key/kernel/base" not in externals
+    import onnx
+
+    proto = onnx.load(str(tmp_path / "model.onnx"), load_external_data=False)
+    stored = {i.name for i in proto.graph.initializer if i.data_location != onnx.TensorProto.EXTERNAL}
+    assert {"mpnet/layer_3/query/kernel/lora_a", "mpnet/layer_11/value/kernel/lora_b"} <= stored
+    assert not any(name.endswith("/query/kernel") for name in stored)
+    assert (tmp_path / "model.onnx").stat().st_size < 2_000_000  # the merged kernels alone would be 57 MB
     assert sorted(meta["onnx"]["inputs"]) == ["padding_mask", "token_ids", "word_starts", "words"]
     inputs, words = sample_inputs(cfg, vocab)
     keras_out = model(inputs, training=False)

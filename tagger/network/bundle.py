@@ -7,8 +7,9 @@
                   encoder's frozen base weights come from the pinned, sha256-checked package,
                   frozen GloVe rows from the GloVe package (checked against the table's sha256)
     model.onnx    the network for tagging, run by ONNX Runtime (``tagger.network.onnx_runtime``; written
-                  by ``tagger.network.onnx_export``): the weights training changed, the others (the
-                  encoder's base weights, frozen GloVe rows) supplied from their packages when it loads
+                  by ``tagger.network.onnx_export``): the weights training changed (an adapted kernel
+                  as its LoRA factors where those are smaller), the others (the encoder's base weights,
+                  frozen GloVe rows) supplied from their packages when it loads
     config.json   the TaggerConfig
     vocab.txt     the vocabulary, one word a line (index = line number)
     meta.json     format version, tag types, training record, scores, the ONNX graph's description
