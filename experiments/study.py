@@ -893,17 +893,20 @@ def _dev_study_section(title: str, intro: str, study: dict) -> list[str]:
     return [f"### {title}", "", intro, *_recipe_table(study)] if study else []
 
 
-DISTILL_STUDY_PREFIX = "fast-distill-study-"  # issue 37's teacher for the fast tagger (fold 0, dev scores only)
+# issue 37's teacher for the fast tagger (fold 0, dev scores only): MiniLM's, then MPNet's
+DISTILL_STUDY_PREFIX = ("fast-distill-study-", "fast-distill-mpnet-study-")
 
 
 def distill_study_section(study: dict) -> list[str]:
-    """Issue 37's teacher for the fast tagger (experiments/configs/fast-distill-study.yaml): fold-0 dev scores."""
+    """Issue 37's teacher for the fast tagger (experiments/configs/fast-distill-study.yaml and
+    fast-distill-mpnet-study.yaml): fold-0 dev scores."""
     return _dev_study_section(
         "A teacher for the fast tagger (issue 37): dev study on fold 0",
         "Each row is one run of the bundled `fast` configuration on fold 0 (spaCy tokens of MPQA, the 360 "
         "training documents), scored on the 135 dev documents at its selected epoch; with a teacher, that share "
         "of each token's loss is the cross-entropy with the teacher bundle's tag probabilities (a CRF's "
-        "marginals) on the training sentences. Reproduce with `python experiments/run_cv.py "
-        "experiments/configs/fast-distill-study.yaml --only NAME`.",
+        "marginals) on the training sentences: the accurate configuration's fold-0 run (MiniLM-L6), or the MPNet "
+        "dev run. Reproduce with `python experiments/run_cv.py experiments/configs/fast-distill-study.yaml "
+        "--only NAME` (`fast-distill-mpnet-study.yaml` for the `fast-distill-mpnet-study-` runs).",
         study,
     )
