@@ -13,6 +13,7 @@ an edit left behind.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import shutil
@@ -95,6 +96,18 @@ def sha256_file(path: str | Path) -> str:
         for block in iter(lambda: fh.read(1 << 20), b""):
             h.update(block)
     return h.hexdigest()
+
+
+def sha256_file_once(path: str | Path) -> str:
+    """``sha256_file``, computed once a process for the same path, size and modification time: for the large
+    pinned files checked at every load (a process that loads an encoder again does not re-read them)."""
+    stat = Path(path).stat()
+    return _sha256_once(str(path), stat.st_size, stat.st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=8)
+def _sha256_once(path: str, size: int, mtime_ns: int) -> str:  # size and mtime: the cache key
+    return sha256_file(path)
 
 
 def make_manifest(directory: str | Path, names: Iterable[str]) -> dict[str, dict]:

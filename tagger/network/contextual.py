@@ -17,7 +17,6 @@ word's first wordpiece).
 
 from __future__ import annotations
 
-import functools
 import hashlib
 from collections.abc import Sequence
 from pathlib import Path
@@ -25,6 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from tagger.errors import TaggerError
+from tagger.storage import sha256_file_once
 
 MINILM_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
 MINILM_DIM = 384
@@ -80,22 +80,12 @@ def check_weights(path: Path) -> None:
     """The encoder's weights file against the pinned sha256 (hashed once a process for the same file,
     size and modification time: a process that loads the encoder again does not re-read 90 MB)."""
     weights = path / "model.safetensors"
-    stat = weights.stat()
-    digest = _sha256(str(weights), stat.st_size, stat.st_mtime_ns)
+    digest = sha256_file_once(weights)
     if digest != MINILM_SHA256:
         raise TaggerError(
             f"{weights}: sha256 {digest} is not the pinned MiniLM-L6 weights ({MINILM_SHA256}): "
             f"the package is damaged or another version; reinstall it: {REINSTALL_HINT}"
         )
-
-
-@functools.lru_cache(maxsize=8)
-def _sha256(path: str, size: int, mtime_ns: int) -> str:  # size and mtime: the cache key
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def sentence_key(words: Sequence[str]) -> str:

@@ -18,8 +18,6 @@ the pieces and assembles them; training (``tagger.network.mpnet``) and tagging (
 
 from __future__ import annotations
 
-import functools
-import hashlib
 import io
 import os
 import shutil
@@ -27,6 +25,7 @@ import zipfile
 from pathlib import Path
 
 from tagger.errors import TaggerError
+from tagger.storage import sha256_file_once
 
 MPNET_NAME = "all-mpnet-base-v2"
 MPNET_VERSION = "0.0.1"
@@ -115,28 +114,13 @@ class _Joined(io.RawIOBase):
         super().close()
 
 
-def file_sha256(path: Path) -> str:
-    """sha256 of a file, once a process for the same path, size and modification time."""
-    stat = path.stat()
-    return _sha256(str(path), stat.st_size, stat.st_mtime_ns)
-
-
-@functools.lru_cache(maxsize=8)
-def _sha256(path: str, size: int, mtime_ns: int) -> str:  # size and mtime: the cache key
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def check_weights(path: Path) -> None:
     """The assembled files against the pinned sha256 (a missing file named first)."""
     for name in MPNET_FILES:
         if not (path / name).is_file():
             raise TaggerError(f"{path / name}: missing; the MPNet-base weights are not assembled: {DOWNLOAD_HINT}")
     for name, pinned in (("model.safetensors", MPNET_SHA256), ("tokenizer.json", TOKENIZER_SHA256)):
-        digest = file_sha256(path / name)
+        digest = sha256_file_once(path / name)
         if digest != pinned:
             raise TaggerError(
                 f"{path / name}: sha256 {digest} is not the pinned MPNet-base file ({pinned}): "
