@@ -15,6 +15,12 @@ words), so the bundle stays a few MB.
 
     python experiments/train_bundled_model.py fast [--epochs N] [--out tagger/models/fast]
 
+The third bundle, `accurate-mpnet` (issue 37: MPNet-base in place of MiniLM-L6; needs `opinion-tagger download
+--encoder mpnet`), trains for 5 epochs like `accurate`, about 40 minutes an epoch on one core of the 2-core CPU;
+``--resume`` continues an interrupted training from its last epoch's checkpoint in ``--out``:
+
+    python experiments/train_bundled_model.py accurate-mpnet --epochs 5 --resume --out DIR
+
 Distillation (issue 37; fast trainer): ``--teacher BUNDLE --distill-weight W`` trains the bundle on the 495
 documents with that teacher's tag probabilities (a teacher that never saw the fold-0 test documents, e.g.
 tagger/models/accurate); the dev run that chooses the epochs then needs ``--dev-teacher BUNDLE``, one that never
