@@ -104,7 +104,10 @@ def annotate_view(project: Project, annotator: str, threshold: float, model: str
     doc_id = cols[0].selectbox("Document", ids, key=key, format_func=label)
     st.session_state["doc_id"] = doc_id
     layer = by_id[doc_id].layer  # their copy is made at their first change (apply_event)
-    shown = st.session_state.get("shown", {}).get((doc_id, layer))  # the version this tab last showed
+    doc = project.document(doc_id, layer, preview=True)
+    # the version this tab last showed; a run cut short by a click (Streamlit stops it for the next) never
+    # recorded it, and then the version read in this run is taken
+    shown = st.session_state.get("shown", {}).get((doc_id, layer), doc.version)
     act = lambda op: handle(project, {"op": op, "doc": doc_id, "version": shown}, annotator, layer, annotator)
     for col, (label_, op, kind) in zip(
         cols[1:],
@@ -120,7 +123,6 @@ def annotate_view(project: Project, annotator: str, threshold: float, model: str
             act(op)
             st.rerun()
 
-    doc = project.document(doc_id, layer, preview=True)
     st.caption(
         f"{STATUS_MARK[doc.status]} · version {doc.version}"
         + (f" · your copy (one of {doc.overlap} annotators'; a reviewer makes the final version)" if layer else "")

@@ -111,7 +111,9 @@ def review_view(project: Project, reviewer: str, threshold: float) -> None:
         st.rerun()
     agreement_section(project)
     st.markdown("**Final version** (exported and trained on)")
-    shown = st.session_state.get("shown", {}).get((doc_id, FINAL))
+    # the version this tab last showed; a run cut short by a click (Streamlit stops it for the next) never
+    # recorded it, and then the version read in this run is taken, as for a merge above
+    shown = st.session_state.get("shown", {}).get((doc_id, FINAL), final.version)
     b = st.columns([1, 1, 4])
     if b[0].button("Undo (u)", key="review_undo"):
         handle(project, {"op": "undo", "doc": doc_id, "version": shown}, reviewer)
