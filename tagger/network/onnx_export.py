@@ -10,8 +10,8 @@ first (W + A B alpha / rank, which Keras computes at each call), so the traced g
 Where the unadapted kernel W is a tensor of the encoder's package and the factors are the smaller, the
 file keeps the factors instead of the merged kernel: W is external and three nodes compute
 W + (A B) alpha / rank from initializers alone, which ONNX Runtime folds into one constant when it
-loads the file.  At rank 64 the factors of
-MPNet-base's query and value kernels are 9.4 MB, against 57 MB merged.
+loads the file.  At rank 64 the factors of MPNet-base's query and value kernels are 9.4 MB, against
+57 MB merged.
 
 Not every weight is stored in ``model.onnx``; some are *external*, supplied when the session is
 created (``SessionOptions.add_external_initializers``), so that a bundle keeps only what training
