@@ -55,6 +55,12 @@ STUDY_BASELINES = ("adam-elman-dse-d3-200k", "adam-elman-ese-d3-200k", "paper-el
 TARGET_MEAN_ABS, TARGET_WORST = 2.0, 3.5  # issue 14: mean |ours - paper| and the largest shortfall, prop F1
 
 
+def prop_bin(s: dict) -> str:
+    """A summary's test prop and bin F1 as two table cells: mean ± std over its folds."""
+    m, n = s["metric"], len(s["folds"])
+    return f"{fmt_mean_std(m[('proportional', 'f1')], n)} | {fmt_mean_std(m[('binary', 'f1')], n)}"
+
+
 def grid_key(s: dict, series: str = "paper") -> tuple | None:
     """The paper cell (TYPE, depth, budget) a summary fills: configurations named
     ``paper-elman-<task>-d<depth>-<budget>`` on the paper's tokens (``series`` "adam": the first
@@ -151,7 +157,7 @@ def write_report(results: list[dict], out_md: Path, plot_dir: Path, diverged: Se
             m, n = s["metric"], len(s["folds"])
             lines.append(
                 f"| `{s['name']}`: {_describe(s)} | {s['data']} | {len(s['folds'])} | "
-                f"{fmt_mean_std(m[('proportional', 'f1')], n)} | {fmt_mean_std(m[('binary', 'f1')], n)} | "
+                f"{prop_bin(s)} | "
                 f"{fmt_mean_std(m[('exact', 'f1')], n)} | {fmt_mean_std(m[('dev', 'f1')], n)} | "
                 f"{f'{paper[0]:.2f} / {paper[1]:.2f}' if paper else '–'} | "
                 f"{s['train_seconds'] / 60:.0f} min on {', '.join(s['devices'])} |"
@@ -362,7 +368,12 @@ def grid_section(summaries: dict, study: dict | None = None) -> list[str]:
             "100 (the authors' evaluator's convention), which raises its cell's P column.",
             "",
         ]
-    return lines + depth_section(cells) + variants_section({**summaries, **(study or {})}, cells)
+    return (
+        lines
+        + depth_section(cells)
+        + variants_section({**summaries, **(study or {})}, cells)
+        + units_section(summaries, cells)
+    )
 
 
 VARIANT = re.compile(r"^(paper-elman-spacy|gated)-")  # issue 14, step 4: other tokens, other cells
@@ -390,7 +401,7 @@ def variants_section(summaries: dict, cells: dict) -> list[str]:
         )
         rows.append(
             f"| `{name}` | {t} | {c.get('cell')}, depth {key[1]}, {key[2]} | {s['data']} | {n} | "
-            f"{fmt_mean_std(m[('proportional', 'f1')], n)} | {fmt_mean_std(m[('binary', 'f1')], n)} | "
+            f"{prop_bin(s)} | "
             f"{m[('proportional', 'precision')][0]:.1f} / {m[('proportional', 'recall')][0]:.1f} | "
             f"{fmt_mean_std(elman['metric'][('proportional', 'f1')], len(elman['folds'])) if elman else '–'} | {vs} | "
             f"{f'{paper[0]:.2f}' if paper else '–'} |"
@@ -415,6 +426,69 @@ def variants_section(summaries: dict, cells: dict) -> list[str]:
         ),
         "",
         "| configuration | type | network | data | folds | prop F1 | bin F1 | P / R | Elman | vs Elman | paper |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+        *rows,
+        "",
+    ]
+
+
+GATED_NAME = re.compile(r"^gated-(dse|ese)-(lstm|gru)-(24k|200k)$")  # issue 14's LSTM and GRU rows (gated.yaml)
+UNITS_NAME = re.compile(r"^cells-(dse|ese)-(mrnn|irlm)(-d[1-5])?(-24k|-200k)?$")  # issue 36's rows (cells.yaml)
+
+
+def units_section(summaries: dict, cells: dict) -> list[str]:
+    """Issue 36's rows (``cells-<task>-<mrnn|irlm>[-d<depth>][-<budget>]``, experiments/configs/cells.yaml) beside
+    the three other units of the same type, depth and budget: our Elman grid cell and the ``gated-*`` LSTM and
+    GRU rows, each paired with the new row over the folds both have (test prop F1 of the new row minus the
+    other's, exact sign test); and each deeper row against the same unit at depth 1."""
+    others: dict[tuple, dict] = {}
+    for (name, _t), s in summaries.items():
+        m = GATED_NAME.match(name)
+        if m and s["kind"] == "rnn":
+            others[(m.group(1).upper(), s["config"].get("depth"), m.group(3), m.group(2))] = s
+    new = {
+        (t, s["config"].get("depth"), s["config"].get("budget"), s["config"].get("cell")): (name, s)
+        for (name, t), s in summaries.items()
+        if UNITS_NAME.match(name) and s["kind"] == "rnn"
+    }
+
+    def versus(base: dict | None, s: dict) -> str:
+        pair = paired(base, s) if base else None
+        return (
+            f"{pair['mean']:+.2f} on {pair['folds']}, {pair['wins']} / {pair['losses']}, p {pair['p']:.3f}"
+            if pair
+            else "–"
+        )
+
+    rows = []
+    for (t, depth, budget, cell), (name, s) in sorted(new.items(), key=lambda kv: kv[1][0]):
+        key = (t, depth, budget)
+        m, n = s["metric"], len(s["folds"])
+        one = new.get((t, 1, budget, cell)) if depth != 1 else None
+        rows.append(
+            f"| `{name}` | {t} | {cell}, depth {depth}, {budget} | {n} | "
+            f"{prop_bin(s)} | "
+            f"{m[('proportional', 'precision')][0]:.1f} / {m[('proportional', 'recall')][0]:.1f} | "
+            + " | ".join(
+                versus(base, s)
+                for base in (cells.get(key), others.get((*key, "lstm")), others.get((*key, "gru")), one and one[1])
+            )
+            + " |"
+        )
+    if not rows:
+        return []
+    return [
+        "### The multiplicative RNN and IRLM units beside Elman, LSTM and GRU",
+        "",
+        "`cells-*` (`experiments/configs/cells.yaml`, issue 36): the multiplicative RNN (`mrnn`) and the IRLM's "
+        "impulse-response units (`irlm`) as the grid's network on the paper's tokens, with the hidden sizes that "
+        "give the budget's parameter count and the recipes chosen on fold-0 dev (the dev study below). "
+        "*vs Elman / LSTM / GRU*: this row's test prop F1 minus that unit's (our Elman grid cell, the `gated-*` "
+        "rows) of the same type, depth and budget, paired over the folds both have (mean, folds), wins / losses, "
+        "two-sided exact sign test; *vs depth 1*: the same against this unit at depth 1 and the same budget.",
+        "",
+        "| configuration | type | network | folds | prop F1 | bin F1 | P / R | vs Elman | vs LSTM | vs GRU "
+        "| vs depth 1 |",
         "|---|---|---|---|---|---|---|---|---|---|---|",
         *rows,
         "",

@@ -446,6 +446,49 @@ def test_variants_section_by_hand_pairs_with_the_elman_cell():
     )
 
 
+def test_units_section_by_hand_pairs_the_new_cells_with_elman_lstm_and_gru():
+    from tagger.evaluation.results import summarise
+
+    def result(name, cell, fold, f1, depth=3):
+        score = {"ESE": {m: {"precision": f1, "recall": f1, "f1": f1} for m in ("proportional", "binary", "exact")}}
+        return {
+            "name": name,
+            "kind": "rnn",
+            "fold": fold,
+            "config": {"cell": cell, "depth": depth, "budget": "200k"},
+            "data": {"source": "reference"},
+            "scores": {"test": score, "dev": score},
+        }
+
+    def rows(name, cell, scores, depth=3):
+        return [result(name, cell, k, f, depth) for k, f in enumerate(scores)]
+
+    results = (
+        rows("paper-elman-ese-d3-200k", "elman", (0.50, 0.52, 0.51))
+        + rows("gated-ese-lstm-200k", "lstm", (0.55, 0.56))  # two folds only
+        + rows("gated-ese-gru-200k", "gru", (0.54, 0.50, 0.53), depth=1)  # another depth: not its partner
+        + rows("cells-ese-irlm", "irlm", (0.53, 0.51, 0.55))
+        + rows("cells-dev-ese-irlm-clipnorm500.0", "irlm", (0.9,))  # the dev study: never a row here
+    )
+    lines = study.grid_section(summarise(results))
+    (row,) = [x for x in lines if x.startswith("| `cells-")]
+    # irlm 53, 51, 55: 53.00 ± 2.00; against Elman 50, 52, 51: diffs +3, -1, +4, mean +2.00, 2 wins and 1 loss,
+    # p = 2 * (1 + 3) / 8 = 1; against LSTM 55, 56 (folds 0, 1): diffs -2, -5, mean -3.50, 0 / 2, p = 2 / 4 = 0.5
+    assert row == (
+        "| `cells-ese-irlm` | ESE | irlm, depth 3, 200k | 3 | 53.00 ± 2.00 | 53.00 ± 2.00 | 53.0 / 53.0 | "
+        "+2.00 on 3, 2 / 1, p 1.000 | -3.50 on 2, 0 / 2, p 0.500 | – | – |"
+    )
+    # a depth-1 row: paired with the Elman cell of its depth (none here) and, from the depth-3 row, as its partner
+    lines = study.grid_section(summarise(results + rows("cells-ese-irlm-d1", "irlm", (0.50, 0.52, 0.52), depth=1)))
+    deep, one = ([x for x in lines if x.startswith(f"| `cells-ese-irlm{s}` |")][0] for s in ("", "-d1"))
+    # irlm depth 3 against depth 1: diffs +3, -1, +3: mean +1.67, 2 / 1, p 1
+    assert deep.endswith("| – | +1.67 on 3, 2 / 1, p 1.000 |")
+    assert one.startswith("| `cells-ese-irlm-d1` | ESE | irlm, depth 1, 200k | 3 | 51.33 ± 1.15 |")
+    # the GRU row has depth 1, so it pairs with the depth-1 row: 50 - 54, 52 - 50, 52 - 53: mean -1.00, 1 / 2, p 1
+    assert one.endswith("| – | – | -1.00 on 3, 1 / 2, p 1.000 | – |")
+    assert study.units_section({}, {}) == []
+
+
 def test_factors_and_seed_spread_by_hand():
     from tagger.evaluation.results import summarise
 
