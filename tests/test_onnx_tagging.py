@@ -98,8 +98,9 @@ def test_worker_processes_write_the_single_process_output(tmp_path):
     lines[5] = "{not json"
     src.write_text("\n".join(lines) + "\n")
     outs = []
-    for workers in ("1", "2", "3"):
-        out = tmp_path / f"out{workers}.jsonl"
+    # and with batches of 3 sentences whatever their length (tag --batch-size), here and in the workers
+    for workers, extra in (("1", []), ("2", []), ("3", []), ("2", ["--batch-size", "3"])):
+        out = tmp_path / f"out{workers}{len(extra)}.jsonl"
         proc = subprocess.run(
             [
                 sys.executable,
@@ -116,6 +117,7 @@ def test_worker_processes_write_the_single_process_output(tmp_path):
                 workers,
                 "--chunk",
                 "2",
+                *extra,
             ],
             capture_output=True,
             text=True,
@@ -123,12 +125,35 @@ def test_worker_processes_write_the_single_process_output(tmp_path):
         )
         assert proc.returncode == 1 and proc.stderr.endswith("tagged 23 records, 2 errors\n"), proc.stderr
         outs.append(out.read_bytes())
-    assert outs[0] == outs[1] == outs[2]
+    assert outs[0] == outs[1] == outs[2] == outs[3]
     records = [json.loads(line) for line in outs[0].decode().splitlines()]
     ids = [f"d{k}" for k in range(25)]
     ids[3], ids[5] = "empty", f"{src}:6"
     assert [r["id"] for r in records] == ids
     assert "error" in records[3] and "error" in records[5]
+
+
+@pytest.mark.parametrize("name", ["fast", "accurate"])
+def test_a_batch_size_makes_batches_of_that_many_sentences_whatever_their_length(name):
+    """OpinionTagger's batch_size (tag --batch-size, for a GPU) lifts the word and wordpiece budgets: 7 sentences
+    of 526 words (past fast's budget of 512 words, which would tag each alone) go to the network 3, 3 and 1 at a
+    time, and are tagged as without it."""
+    from tagger.paths import resolve_model
+    from tagger.tagging.annotate import OpinionTagger
+
+    text = " ".join(["The minister said it was a disgrace"] * 75) + "."
+    texts = [(f"d{k}", text) for k in range(7)]
+    plain = OpinionTagger.load(name)
+    ot = OpinionTagger(Tagger.load(resolve_model(name)), batch_size=3)
+    rows = []
+    forward = ot.tagger.network.forward
+    ot.tagger.network.forward = lambda inputs: (
+        rows.append(len(inputs["words"] if isinstance(inputs, dict) else inputs)) or forward(inputs)
+    )
+    tagged = [d.to_dict() for d in ot.tag_many(texts)]
+    assert sorted(rows, reverse=True) == [3, 3, 1]
+    assert tagged == [d.to_dict() for d in plain.tag_many(texts)]
+    assert len(tagged) == 7 and all(d["spans"] for d in tagged)
 
 
 def test_a_missing_bundle_in_worker_processes_is_one_line(tmp_path):

@@ -57,6 +57,13 @@ def add_parser(sub) -> None:
         help="longer records become error records (default: %(default)s)",
     )
     p.add_argument("--chunk", type=positive_int, default=256, help="records tagged together (default: %(default)s)")
+    p.add_argument(
+        "--batch-size",
+        type=positive_int,
+        metavar="SENTENCES",
+        help="sentences in a batch of the network, whatever their length, e.g. 1024 on a GPU (default: up to "
+        "128 within a budget of words or wordpieces, the CPU's best)",
+    )
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     g = p.add_argument_group("distributed tagging (pip install -e '.[ray]')")
     g.add_argument(
@@ -135,7 +142,13 @@ def run_local(args) -> int:
 
     try:  # one document or error record per input record, in order
         for rid, error, text, doc in tag_stream(
-            records(), args.model, args.backend, args.format, workers=workers, chunk=args.chunk
+            records(),
+            args.model,
+            args.backend,
+            args.format,
+            workers=workers,
+            chunk=args.chunk,
+            batch_size=args.batch_size,
         ):
             if text is not None:
                 writer.formatted(text)
@@ -171,6 +184,7 @@ def run_ray(args) -> int:
         fmt=args.format,
         max_chars=args.max_chars,
         chunk=args.chunk,
+        batch_size=args.batch_size,
         partition_size=args.partition_size,
         address=args.address,
         workers=args.workers,

@@ -71,13 +71,13 @@ def format_chunk(ot, records: list[Record], fmt: str) -> list[tuple[str, str | N
     return out
 
 
-def _init(model, backend: str, fmt: str) -> None:
+def _init(model, backend: str, fmt: str, batch_size: int | None) -> None:
     from tagger.errors import TaggerError
     from tagger.tagging.annotate import OpinionTagger
 
     _WORKER["fmt"] = fmt
     try:  # a failure here is raised by the first chunk, in the parent (a pool whose initializer
-        _WORKER["ot"] = OpinionTagger.load(model, backend=backend, threads=1)  # fails would restart it forever)
+        _WORKER["ot"] = OpinionTagger.load(model, backend, 1, batch_size)  # fails would restart it forever)
     except TaggerError as exc:
         _WORKER["error"] = exc
 
@@ -89,18 +89,24 @@ def _work(records: list[Record]):
 
 
 def tag_stream(
-    records: Iterable[Record], model, backend: str, fmt: str, workers: int = 1, chunk: int = 64
+    records: Iterable[Record],
+    model,
+    backend: str,
+    fmt: str,
+    workers: int = 1,
+    chunk: int = 64,
+    batch_size: int | None = None,
 ) -> Iterator[tuple[str, str | None, str | None, object]]:
     """``format_chunk``'s tuples for every record, in input order, from ``workers`` processes: this one and
     ``workers`` - 1 forked ones: one process fewer to start than a worker per core beside a parent that only
     reads and writes, and this process's chunks never cross a pipe.  A chunk goes to a worker while the
     workers have fewer than two chunks each still to tag, else it stays here, to be tagged while a worker's
     chunk is awaited or when its turn to be written comes: this process, which also reads and writes, takes
-    the share that keeps every core busy."""
+    the share that keeps every core busy.  ``batch_size``: see ``OpinionTagger``."""
     if workers <= 1:
         from tagger.tagging.annotate import OpinionTagger
 
-        ot = OpinionTagger.load(model, backend=backend)
+        ot = OpinionTagger.load(model, backend=backend, batch_size=batch_size)
         for part in _chunks(records, chunk):
             yield from format_chunk(ot, part, fmt)
         return
@@ -112,8 +118,10 @@ def tag_stream(
     interval = sys.getswitchinterval()
     sys.setswitchinterval(SWITCH_INTERVAL)
     try:
-        with mp.get_context(method).Pool(workers - 1, initializer=_init, initargs=(model, backend, fmt)) as pool:
-            window = _Window(pool, workers, model, backend, fmt)
+        with mp.get_context(method).Pool(
+            workers - 1, initializer=_init, initargs=(model, backend, fmt, batch_size)
+        ) as pool:
+            window = _Window(pool, workers, (model, backend, 1, batch_size), fmt)
             for part in _chunks(records, chunk, CHUNK_CHARS):
                 window.pending.append(part)
                 yield from window.step(WINDOW * workers)
@@ -133,8 +141,8 @@ class _Window:
     """The chunks read and not yet written, in input order: not yet handed out (the list of records), a
     worker's (its ``AsyncResult``) or tagged here (its tuples, in a tuple)."""
 
-    def __init__(self, pool, workers: int, model, backend: str, fmt: str):
-        self.pool, self.workers, self.model, self.backend, self.fmt = pool, workers, model, backend, fmt
+    def __init__(self, pool, workers: int, load: tuple, fmt: str):
+        self.pool, self.workers, self.load, self.fmt = pool, workers, load, fmt  # load: OpinionTagger.load's
         self.pending: deque = deque()
         # this process's tagger, loaded with its first chunk (the workers load theirs meanwhile)
         self.own: OpinionTagger | None = None
@@ -169,5 +177,5 @@ class _Window:
         if self.own is None:
             from tagger.tagging.annotate import OpinionTagger
 
-            self.own = OpinionTagger.load(self.model, backend=self.backend, threads=1)
+            self.own = OpinionTagger.load(*self.load)
         return format_chunk(self.own, part, self.fmt)

@@ -34,13 +34,15 @@ from tagger.tagging.inputs import MAX_CHARS
 class PartitionTagger:
     """A Ray Data actor: loads the model once, tags the partitions it is given."""
 
-    def __init__(self, out_dir: str, model: str, backend: str, fmt: str, max_chars: int, chunk: int):
+    def __init__(
+        self, out_dir: str, model: str, backend: str, fmt: str, max_chars: int, chunk: int, batch_size: int | None
+    ):
         # actors sharing a GPU (--gpus-per-worker below 1) must not each take all its memory
         os.environ.setdefault("TF_FORCE_GPU_ALLOW_GROWTH", "true")
         os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
         from tagger.tagging.annotate import OpinionTagger
 
-        self.ot = OpinionTagger.load(model, backend=backend, threads=1)
+        self.ot = OpinionTagger.load(model, backend=backend, threads=1, batch_size=batch_size)
         self.out_dir, self.fmt, self.max_chars, self.chunk = Path(out_dir), fmt, max_chars, chunk
 
     def __call__(self, batch: dict) -> dict:
@@ -107,6 +109,7 @@ def tag_with_ray(
     fmt: str = "jsonl",
     max_chars: int = MAX_CHARS,
     chunk: int = 256,
+    batch_size: int | None = None,
     partition_size: int = 1000,
     address: str | None = None,
     workers: int | None = None,
@@ -114,7 +117,8 @@ def tag_with_ray(
     progress: bool = True,
 ) -> dict:
     """Tag ``inputs`` (files, directories, globs) into partitions in ``out_dir``.
-    Finished partitions of an earlier run over the same inputs are skipped.
+    Finished partitions of an earlier run over the same inputs are skipped.  ``batch_size``: sentences a
+    batch of the network (see ``OpinionTagger``).
     Returns totals: partitions, skipped (finished before), records, errors,
     tokens; and of the partitions tagged now: ``error_records`` ([id, reason]),
     ``tokens_now``, ``worker_seconds`` and ``worker_cpu_seconds`` (the actors' wall and CPU time on them)."""
@@ -198,6 +202,7 @@ def tag_with_ray(
                     fmt=fmt,
                     max_chars=max_chars,
                     chunk=chunk,
+                    batch_size=batch_size,
                 ),
             )
         n_done = len(done)

@@ -9,6 +9,7 @@ spans with character offsets into the input and a confidence.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -45,6 +46,7 @@ class TaggedSpan:
 
 
 SPAN_FIELDS = tuple(f.name for f in fields(TaggedSpan))
+BATCH_SIZE = 128  # sentences a batch of the network at most, by default (within the tagger's budgets)
 
 
 @dataclass
@@ -161,15 +163,27 @@ def with_predictions(docs: list[TaggedDocument], preds: list[dict]) -> list[Tagg
 class OpinionTagger:
     """Text in, tagged documents out; a thin layer over ``Tagger``."""
 
-    def __init__(self, tagger: Tagger, batch_size: int = 128):
+    def __init__(self, tagger: Tagger, batch_size: int | None = None):
+        """``batch_size``: sentences in a batch of the network, whatever their length (the tagger's word and
+        wordpiece budgets lifted): for a GPU, where a batch of 1,024 sentences costs little more than one of 64
+        (experiments/device/bench_gpu_tagging.py); default: ``BATCH_SIZE`` within the budgets, the CPU's best."""
         self.tagger = tagger
-        self.batch_size = batch_size
+        self.batch_size = batch_size or BATCH_SIZE
+        if batch_size:
+            tagger.piece_budget = tagger.word_budget = sys.maxsize
 
     @classmethod
-    def load(cls, model: str | Path | None = None, backend: str = "auto", threads: int | None = None) -> OpinionTagger:
+    def load(
+        cls,
+        model: str | Path | None = None,
+        backend: str = "auto",
+        threads: int | None = None,
+        batch_size: int | None = None,
+    ) -> OpinionTagger:
         """``model``: a bundle directory or a bundled model's name (``accurate``, ``fast``; default
-        ``tagger.paths.DEFAULT_NAME``); ``backend`` and ``threads``: see ``Tagger.load``."""
-        return cls(Tagger.load(resolve_model(model), backend=backend, threads=threads))
+        ``tagger.paths.DEFAULT_NAME``); ``backend`` and ``threads``: see ``Tagger.load``; ``batch_size``: see
+        ``OpinionTagger``."""
+        return cls(Tagger.load(resolve_model(model), backend=backend, threads=threads), batch_size)
 
     @property
     def types(self) -> tuple[str, ...]:
