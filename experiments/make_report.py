@@ -12,7 +12,22 @@ from pathlib import Path
 from locations import RESULTS
 from study import write_report
 
+from tagger.errors import TaggerError
 from tagger.evaluation.results import load_diverged, load_results
+from tagger.experiment import load_experiments
+
+CONFIGS = Path(__file__).resolve().parent / "configs"
+
+
+def current_choices(configs: Path = CONFIGS) -> dict[str, str]:
+    """Each experiment's ``choices`` as the configuration files under ``configs`` say them now."""
+    out = {}
+    for path in sorted(configs.rglob("*.yaml")):
+        try:
+            out.update({e.name: e.choices for e in load_experiments(path) if e.choices})
+        except TaggerError as exc:
+            print(f"warning: {exc}; its results keep the choices they recorded", file=sys.stderr)
+    return out
 
 
 def main(argv=None) -> int:
@@ -22,7 +37,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     out = Path(args.out)
     results = Path(args.results)
-    write_report(load_results(results), out, out.parent / "report", load_diverged(results))
+    write_report(load_results(results), out, out.parent / "report", load_diverged(results), current_choices())
     print(f"wrote {out}")
     return 0
 

@@ -105,9 +105,19 @@ def _describe(s: dict) -> str:
     return ", ".join(bits)
 
 
-def write_report(results: list[dict], out_md: Path, plot_dir: Path, diverged: Sequence[dict] = ()) -> Path:
-    """``diverged``: the folds no seed could train (``tagger.experiment.load_diverged``), listed in their study."""
+def write_report(
+    results: list[dict],
+    out_md: Path,
+    plot_dir: Path,
+    diverged: Sequence[dict] = (),
+    choices: dict[str, str] | None = None,
+) -> Path:
+    """``diverged``: the folds no seed could train (``tagger.experiment.load_diverged``), listed in their study;
+    ``choices``: each experiment's ``choices`` as its configuration file says them now, in place of the text its
+    results recorded when they ran (a choice is often written down after its runs)."""
     summaries = summarise(results)
+    for s in summaries.values():
+        s["choices"] = (choices or {}).get(s["name"]) or s["choices"]
     plot_dir.mkdir(parents=True, exist_ok=True)
     lines = [
         "# Experiments report",

@@ -83,8 +83,10 @@ def load_experiments(path: str | Path) -> list[Experiment]:
         raise TaggerError(f"{path}: experiment configuration not found")
     try:
         spec = yaml.safe_load(path.read_text()) or {}
-    except yaml.YAMLError as exc:
-        raise TaggerError(f"{path}: invalid YAML: {exc}") from None
+    except yaml.YAMLError as exc:  # one line: the problem and where
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        raise TaggerError(f"{path}: invalid YAML{where}: {getattr(exc, 'problem', None) or exc}") from None
     known = {"name", "kind", "data", "folds", "model", "grid", "overrides", "choices"}
     if set(spec) - known:
         raise TaggerError(f"{path}: unknown keys {', '.join(sorted(set(spec) - known))}")

@@ -697,6 +697,38 @@ def test_cells_study_runs_show_dev_scores_only(tmp_path):
     assert ", clipnorm 5," in irlm and "decay starts at 0.9" in irlm and "| 51.11 |" in irlm
 
 
+def test_the_report_gives_the_choices_the_configuration_files_say_now(tmp_path, capsys):
+    """A choice written down after its runs: the report takes each experiment's choices from its configuration
+    file (make_report.current_choices), else the text its results recorded."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "experiments"))
+    from make_report import current_choices
+
+    def result(name, choices):
+        config = {**PAPER_RECIPE, "task": "ese", "cell": "elman"}
+        return {**_fold0_result(name, "ESE", 0.5, config, 40, 35), "choices": choices}
+
+    configs = tmp_path / "configs"
+    (configs / "recipe").mkdir(parents=True)
+    (configs / "recipe" / "later.yaml").write_text(
+        "name: later\nfolds: [0]\nmodel: {task: ese}\ngrid: {seed: [1, 2]}\nchoices: 'Not taken: no gain on dev.'\n"
+    )
+    (configs / "broken.yaml").write_text("name: [\n")
+    choices = current_choices(configs)
+    assert capsys.readouterr().err == (
+        f"warning: {configs / 'broken.yaml'}: invalid YAML at line 2, column 1: expected the node content, but found "
+        "'<stream end>'; its results keep the choices they recorded\n"
+    )
+    assert choices == {"later-seed1": "Not taken: no gain on dev.", "later-seed2": "Not taken: no gain on dev."}
+    text = study.write_report(
+        [result("later-seed1", "Not yet chosen."), result("kept", "As recorded.")],
+        tmp_path / "REPORT.md",
+        tmp_path / "plots",
+        choices=choices,
+    ).read_text()
+    assert "- `later-seed1` and its grid: Not taken: no gain on dev." in text and "Not yet chosen" not in text
+    assert "- `kept` and its grid: As recorded." in text
+
+
 def test_an_ensemble_is_a_row_its_members_are_not_and_its_training_is_counted_once(tmp_path):
     config = {"cell": "lstm", "depth": 1, "hidden": 128, "features": "glove", "output": "crf", "task": "joint"}
 
