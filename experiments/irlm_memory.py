@@ -71,7 +71,9 @@ def plot(by_task: dict[str, dict[tuple[int, str], np.ndarray]], out: Path) -> No
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("bundles", nargs="+", type=Path, help="irlm bundle directories (model.keras)")
-    ap.add_argument("--out", type=Path, help="write the figure here (PNG)")
+    ap.add_argument(
+        "--out", type=Path, help="write the figure here (PNG), and the table beside it (.md; the report includes both)"
+    )
     args = ap.parse_args(argv)
     from tagger.errors import TaggerError
     from tagger.network.bundle import load_bundle_files, load_keras_model
@@ -88,10 +90,17 @@ def main(argv=None) -> int:
         for key, m in memory_lengths(load_keras_model(path), config.depth).items():
             by_task.setdefault(task, {}).setdefault(key, []).append(m)
     pooled = {t: {key: np.concatenate(ms) for key, ms in lengths.items()} for t, lengths in by_task.items()}
-    print("\n".join(summary_lines(pooled)))
+    table = "\n".join(summary_lines(pooled))
+    print(table)
     if args.out:
         plot(pooled, args.out)
-        print(f"wrote {args.out}", file=sys.stderr)
+        sources = sorted({str(Path(p).parent) for p in args.bundles})
+        args.out.with_suffix(".md").write_text(
+            f"From {len(args.bundles)} trained bundles ({', '.join(sources)}), "
+            f"`python experiments/irlm_memory.py` (units of all bundles pooled per task, layer and direction; "
+            "memory in words):\n\n" + table + "\n"
+        )
+        print(f"wrote {args.out} and {args.out.with_suffix('.md')}", file=sys.stderr)
     return 0
 
 

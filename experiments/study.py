@@ -179,6 +179,7 @@ def write_report(
     plots = _plots(summaries, plot_dir)
     for title, name in plots:
         lines += [f"### {title}", "", f"![{title}]({plot_dir.name}/{name})", ""]
+    lines += irlm_memory_section(plot_dir)
     lines += [
         "## How each choice was made",
         "",
@@ -503,6 +504,19 @@ def units_section(summaries: dict, cells: dict) -> list[str]:
         *rows,
         "",
     ]
+
+
+IRLM_MEMORY = "irlm_memory.png"  # experiments/irlm_memory.py --out experiments/report/irlm_memory.png (and .md)
+
+
+def irlm_memory_section(plot_dir: Path) -> list[str]:
+    """Issue 36: what the IRLM units of the 10-fold runs remember, the figure and table that
+    ``experiments/irlm_memory.py`` wrote into the report's plot directory (none before it has run)."""
+    figure, table = plot_dir / IRLM_MEMORY, (plot_dir / IRLM_MEMORY).with_suffix(".md")
+    if not figure.is_file() or not table.is_file():
+        return []
+    title = "What the IRLM units remember: memory lengths 1 / (1 - |d|) of the learned decays"
+    return [f"### {title}", "", table.read_text().strip(), "", f"![{title}]({plot_dir.name}/{IRLM_MEMORY})", ""]
 
 
 def factor_changes(summaries: dict, factor: str) -> str:
