@@ -71,13 +71,13 @@ def format_chunk(ot, records: list[Record], fmt: str) -> list[tuple[str, str | N
     return out
 
 
-def _init(model, backend: str, fmt: str, batch_size: int | None) -> None:
+def _init(load: tuple, fmt: str) -> None:
     from tagger.errors import TaggerError
     from tagger.tagging.annotate import OpinionTagger
 
     _WORKER["fmt"] = fmt
     try:  # a failure here is raised by the first chunk, in the parent (a pool whose initializer
-        _WORKER["ot"] = OpinionTagger.load(model, backend, 1, batch_size)  # fails would restart it forever)
+        _WORKER["ot"] = OpinionTagger.load(*load)  # fails would restart it forever)
     except TaggerError as exc:
         _WORKER["error"] = exc
 
@@ -111,6 +111,7 @@ def tag_stream(
             yield from format_chunk(ot, part, fmt)
         return
     method = "fork" if sys.platform.startswith("linux") else "spawn"
+    load = (model, backend, 1, batch_size)  # OpinionTagger.load's arguments in every process but a lone one
     # the pool's thread that receives the workers' results needs the interpreter lock, which this process's
     # tagging holds for up to the switch interval at a time (5 ms by default): a worker whose result fills
     # the pipe waits meanwhile.  At 1 ms the worker of the 2-core CPU waited 0.1 s instead of 0.3 over the 535
@@ -118,10 +119,8 @@ def tag_stream(
     interval = sys.getswitchinterval()
     sys.setswitchinterval(SWITCH_INTERVAL)
     try:
-        with mp.get_context(method).Pool(
-            workers - 1, initializer=_init, initargs=(model, backend, fmt, batch_size)
-        ) as pool:
-            window = _Window(pool, workers, (model, backend, 1, batch_size), fmt)
+        with mp.get_context(method).Pool(workers - 1, initializer=_init, initargs=(load, fmt)) as pool:
+            window = _Window(pool, workers, load, fmt)
             for part in _chunks(records, chunk, CHUNK_CHARS):
                 window.pending.append(part)
                 yield from window.step(WINDOW * workers)
