@@ -7,6 +7,7 @@ Runtime, ``tagger.network.onnx_runtime``: no TensorFlow; how text is tagged and 
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -124,6 +125,11 @@ class Tagger:
         from tagger.network.onnx_runtime import OnnxNetwork
 
         return cls(OnnxNetwork(path, meta["onnx"], threads), vocab, config, meta)
+
+    def lift_budgets(self) -> None:
+        """Batches of ``batch_size`` sentences whatever their length, the word and wordpiece budgets lifted: for
+        a GPU, where a long batch costs little more than a short one."""
+        self.piece_budget = self.word_budget = sys.maxsize
 
     def save(self, path: str | Path) -> Path:
         if self.model is None:

@@ -9,7 +9,6 @@ spans with character offsets into the input and a confidence.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -170,7 +169,7 @@ class OpinionTagger:
         self.tagger = tagger
         self.batch_size = batch_size or BATCH_SIZE
         if batch_size:
-            tagger.piece_budget = tagger.word_budget = sys.maxsize
+            tagger.lift_budgets()
 
     @classmethod
     def load(
