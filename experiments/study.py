@@ -404,12 +404,7 @@ def variants_section(summaries: dict, cells: dict) -> list[str]:
         elman, paper = cells.get(key), PAPER.get(key)
         if elman and c.get("lr_decay") != elman["config"].get("lr_decay"):
             decays.add((elman["config"].get("lr_decay"), c.get("lr_decay"), name.split("-")[0]))
-        pair = paired(elman, s) if elman else None
-        vs = (
-            f"{pair['mean']:+.2f} on {pair['folds']} folds, {pair['wins']} / {pair['losses']}, p {pair['p']:.3f}"
-            if pair
-            else "–"
-        )
+        vs = versus(elman, s)
         rows.append(
             f"| `{name}` | {t} | {c.get('cell')}, depth {key[1]}, {key[2]} | {s['data']} | {n} | "
             f"{prop_bin(s)} | "
@@ -443,6 +438,15 @@ def variants_section(summaries: dict, cells: dict) -> list[str]:
     ]
 
 
+def versus(base: dict | None, s: dict) -> str:
+    """A table cell: ``s`` minus ``base`` in test prop F1, paired over the folds both have (mean, folds),
+    wins / losses and the exact sign test's p; "–" without a base or with fewer than 2 common folds."""
+    pair = paired(base, s) if base else None
+    if not pair:
+        return "–"
+    return f"{pair['mean']:+.2f} on {pair['folds']} folds, {pair['wins']} / {pair['losses']}, p {pair['p']:.3f}"
+
+
 GATED_NAME = re.compile(r"^gated-(dse|ese)-(lstm|gru)-(24k|200k)$")  # issue 14's LSTM and GRU rows (gated.yaml)
 UNITS_NAME = re.compile(r"^cells-(dse|ese)-(mrnn|irlm)(-d[1-5])?(-24k|-200k)?$")  # issue 36's rows (cells.yaml)
 
@@ -462,14 +466,6 @@ def units_section(summaries: dict, cells: dict) -> list[str]:
         for (name, t), s in summaries.items()
         if UNITS_NAME.match(name) and s["kind"] == "rnn"
     }
-
-    def versus(base: dict | None, s: dict) -> str:
-        pair = paired(base, s) if base else None
-        return (
-            f"{pair['mean']:+.2f} on {pair['folds']}, {pair['wins']} / {pair['losses']}, p {pair['p']:.3f}"
-            if pair
-            else "–"
-        )
 
     rows = []
     for (t, depth, budget, cell), (name, s) in sorted(new.items(), key=lambda kv: kv[1][0]):

@@ -476,16 +476,16 @@ def test_units_section_by_hand_pairs_the_new_cells_with_elman_lstm_and_gru():
     # p = 2 * (1 + 3) / 8 = 1; against LSTM 55, 56 (folds 0, 1): diffs -2, -5, mean -3.50, 0 / 2, p = 2 / 4 = 0.5
     assert row == (
         "| `cells-ese-irlm` | ESE | irlm, depth 3, 200k | 3 | 53.00 ± 2.00 | 53.00 ± 2.00 | 53.0 / 53.0 | "
-        "+2.00 on 3, 2 / 1, p 1.000 | -3.50 on 2, 0 / 2, p 0.500 | – | – |"
+        "+2.00 on 3 folds, 2 / 1, p 1.000 | -3.50 on 2 folds, 0 / 2, p 0.500 | – | – |"
     )
     # a depth-1 row: paired with the Elman cell of its depth (none here) and, from the depth-3 row, as its partner
     lines = study.grid_section(summarise(results + rows("cells-ese-irlm-d1", "irlm", (0.50, 0.52, 0.52), depth=1)))
     deep, one = ([x for x in lines if x.startswith(f"| `cells-ese-irlm{s}` |")][0] for s in ("", "-d1"))
     # irlm depth 3 against depth 1: diffs +3, -1, +3: mean +1.67, 2 / 1, p 1
-    assert deep.endswith("| – | +1.67 on 3, 2 / 1, p 1.000 |")
+    assert deep.endswith("| – | +1.67 on 3 folds, 2 / 1, p 1.000 |")
     assert one.startswith("| `cells-ese-irlm-d1` | ESE | irlm, depth 1, 200k | 3 | 51.33 ± 1.15 |")
     # the GRU row has depth 1, so it pairs with the depth-1 row: 50 - 54, 52 - 50, 52 - 53: mean -1.00, 1 / 2, p 1
-    assert one.endswith("| – | – | -1.00 on 3, 1 / 2, p 1.000 | – |")
+    assert one.endswith("| – | – | -1.00 on 3 folds, 1 / 2, p 1.000 | – |")
     assert study.units_section({}, {}) == []
 
 
