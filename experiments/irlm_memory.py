@@ -2,8 +2,10 @@
 decay, tanh of the weight ``decay_raw``), per layer and direction, from trained ``irlm`` bundles, e.g. the folds
 that ``run_cv.py experiments/configs/cells.yaml`` leaves in ``experiments/runs/``:
 
-    python experiments/irlm_memory.py experiments/runs/cells-dse-irlm/fold* experiments/runs/cells-ese-irlm/fold* \\
-        --out experiments/report/irlm_memory.png
+    python experiments/irlm_memory.py experiments/runs/cells-ese-irlm/fold* --out experiments/report/irlm_memory-ese.png
+
+(the report shows each ``irlm_memory*.png`` with its table; bundles of both tasks in one call give one figure with
+a row of panels per task).
 
 Prints a line per task, layer and direction (units of all bundles given: median, 90th percentile and largest
 memory in words, the share remembering more than 5 words) and draws one panel per task and layer: the

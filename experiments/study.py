@@ -502,17 +502,21 @@ def units_section(summaries: dict, cells: dict) -> list[str]:
     ]
 
 
-IRLM_MEMORY = "irlm_memory.png"  # experiments/irlm_memory.py --out experiments/report/irlm_memory.png (and .md)
+IRLM_MEMORY = "irlm_memory*.png"  # experiments/irlm_memory.py --out experiments/report/irlm_memory-<task>.png (+ .md)
 
 
 def irlm_memory_section(plot_dir: Path) -> list[str]:
-    """Issue 36: what the IRLM units of the 10-fold runs remember, the figure and table that
-    ``experiments/irlm_memory.py`` wrote into the report's plot directory (none before it has run)."""
-    figure, table = plot_dir / IRLM_MEMORY, (plot_dir / IRLM_MEMORY).with_suffix(".md")
-    if not figure.is_file() or not table.is_file():
+    """Issue 36: what the IRLM units of the 10-fold runs remember, each figure and its table that
+    ``experiments/irlm_memory.py`` wrote into the report's plot directory, by file name (none before it has run;
+    a figure without its table is left out)."""
+    pairs = [(f, f.with_suffix(".md")) for f in sorted(plot_dir.glob(IRLM_MEMORY)) if f.with_suffix(".md").is_file()]
+    if not pairs:
         return []
     title = "What the IRLM units remember: memory lengths 1 / (1 - |d|) of the learned decays"
-    return [f"### {title}", "", table.read_text().strip(), "", f"![{title}]({plot_dir.name}/{IRLM_MEMORY})", ""]
+    lines = [f"### {title}", ""]
+    for figure, table in pairs:
+        lines += [table.read_text().strip(), "", f"![{title}]({plot_dir.name}/{figure.name})", ""]
+    return lines
 
 
 def factor_changes(summaries: dict, factor: str) -> str:

@@ -489,16 +489,24 @@ def test_units_section_by_hand_pairs_the_new_cells_with_elman_lstm_and_gru():
     assert study.units_section({}, {}) == []
 
 
-def test_the_irlm_memory_figure_and_table_join_the_report_once_written(tmp_path):
+def test_the_irlm_memory_figures_and_tables_join_the_report_once_written(tmp_path):
     assert study.irlm_memory_section(tmp_path) == []
-    (tmp_path / "irlm_memory.png").write_bytes(b"\x89PNG")
+    (tmp_path / "irlm_memory-ese.png").write_bytes(b"\x89PNG")
     assert study.irlm_memory_section(tmp_path) == []  # the figure without its table
-    (tmp_path / "irlm_memory.md").write_text("From 10 trained bundles:\n\n| task | layer |\n")
+    (tmp_path / "irlm_memory-ese.md").write_text("From 10 ESE bundles:\n\n| task | layer |\n")
+    (tmp_path / "irlm_memory-dse.png").write_bytes(b"\x89PNG")
+    (tmp_path / "irlm_memory-dse.md").write_text("From 10 DSE bundles:\n\n| task | layer |\n")
     lines = study.irlm_memory_section(tmp_path)
     assert lines[0].startswith("### What the IRLM units remember")
-    assert "From 10 trained bundles:\n\n| task | layer |" in lines and lines[-2].endswith(
-        f"({tmp_path.name}/irlm_memory.png)"
-    )
+    # one title, then each table and its figure, by file name
+    assert [x for x in lines if x.startswith("From") or x.startswith("![")] == [
+        "From 10 DSE bundles:\n\n| task | layer |",
+        lines[4],
+        "From 10 ESE bundles:\n\n| task | layer |",
+        lines[8],
+    ]
+    assert lines[4].endswith(f"({tmp_path.name}/irlm_memory-dse.png)")
+    assert lines[8].endswith(f"({tmp_path.name}/irlm_memory-ese.png)")
 
 
 def test_factors_and_seed_spread_by_hand():
