@@ -47,6 +47,14 @@ def text_top_after_redraw(page, expected: float, within: float = 10.0) -> float:
     return top
 
 
+def editor_at(page, version: int) -> None:
+    """Wait until the span editor shows ``version`` of its document: after a save, until then its keys still
+    act on the version before it, and the page refuses them ("Not saved: the document changed elsewhere")."""
+    from playwright.sync_api import expect
+
+    expect(page.locator(f".ot-editor[data-version='{version}']")).to_have_count(1, timeout=30_000)
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -347,7 +355,7 @@ def test_a_team_in_chromium(server, tmp_path):
         word(ann, "triumph").click()
         ann.keyboard.press("e")
         expect(ann.get_by_text("Saved ESE “triumph”.")).to_be_visible(timeout=30_000)
-        ann.wait_for_timeout(300)
+        editor_at(ann, 1)
         ann.screenshot(path=str(ARTIFACTS / "20-ann-copy.png"), full_page=True)
         # the README's picture of the annotator (docs/annotator.png)
         ann.screenshot(
@@ -366,11 +374,12 @@ def test_a_team_in_chromium(server, tmp_path):
         word(ben, "triumph").click()
         ben.keyboard.press("e")
         expect(ben.get_by_text("Saved ESE “triumph”.")).to_be_visible(timeout=30_000)
+        editor_at(ben, 1)
         word(ben, "costly").click()
         word(ben, "mistake").click(modifiers=["Shift"])
         ben.keyboard.press("e")
         expect(ben.get_by_text("Saved ESE “costly mistake”.")).to_be_visible(timeout=30_000)
-        ben.wait_for_timeout(1000)  # the page's rerun after the save ends: a key pressed during it can be lost
+        editor_at(ben, 2)
         ben.keyboard.press("a")
         expect(ben.get_by_text("1 of 2 done")).to_be_visible(timeout=30_000)
         expect(word(ben, "Traders")).to_be_visible()

@@ -21,6 +21,7 @@ export default function (component) {
     parentElement.appendChild(root);
   }
   root.replaceChildren();
+  root.dataset.version = String(data.version); // the version it shows (its edits are checked against it)
   const types = data.types;
   const keys = data.keys; // {"d": "DSE", "e": "ESE", "1": "DSE", ...}
   // the selection survives a redraw of the same document (a rerun between selecting and a key)
