@@ -107,7 +107,7 @@ def test_span_attributes_set_in_the_page(monkeypatch, project_path):
 
 def test_the_editor_keys_send_reject_and_attribute_edits(project_path):
     js = (Path(__file__).resolve().parent.parent / "tagger" / "annotation" / "static" / "editor.js").read_text()
-    assert 'k === "r") send({ op: "reject" })' in js and 'cycle("intensity", data.intensities)' in js
+    assert 'k === "r") return () => send({ op: "reject" })' in js and 'cycle("intensity", data.intensities)' in js
     with Project(project_path) as p:
         data = editor_data(p.document(2), p.types, 0.5)
         assert data["intensities"] == ["low", "medium", "high", "extreme"]

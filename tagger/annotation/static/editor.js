@@ -31,8 +31,19 @@ export default function (component) {
   if (state.anchor !== null && (state.anchor >= data.tokens.length || state.focus >= data.tokens.length))
     state.anchor = state.focus = null;
   if (state.span !== null && !data.spans.some((s) => s.id === state.span)) state.span = null;
+  // Keys pressed while an edit is on its way (from send until the editor is drawn again with the document the
+  // page returns) are held and replayed on that drawing: this drawing's version is then out of date, and the
+  // page would refuse an edit made on it as stale.  If no drawing comes within HOLD_MS, keys act here again.
+  const HOLD_MS = 5000;
+  // this drawing's number: Streamlit draws again into the same element without always calling the clean-up
+  // below, so the listeners of earlier drawings (each with its own version of the document) are still there
+  // and must let a key pass
+  const drawing = (parentElement.__otDrawing = (parentElement.__otDrawing || 0) + 1);
+  const held = parentElement.__otHeld;
+  parentElement.__otHeld = null;
   const send = (ev) => {
     parentElement.__otSelection = null; // an edit ends the selection
+    parentElement.__otHeld = { keys: [], since: Date.now() };
     setTriggerValue("event", { ...ev, doc: data.doc, version: data.version });
   };
   const el = (tag, cls, text) => {
@@ -204,35 +215,52 @@ export default function (component) {
     }
   }
 
+  // what a key does here (a function), or null for a key the editor leaves to the page
+  const command = (ev) => {
+    const k = ev.key.toLowerCase();
+    if ((ev.ctrlKey || ev.metaKey) && k === "z") return () => send({ op: "undo" });
+    if (ev.ctrlKey || ev.metaKey) return null;
+    if (ev.key === "ArrowRight" && (ev.shiftKey || ev.altKey)) return () => resize(ev.altKey ? "start" : "end", 1);
+    if (ev.key === "ArrowLeft" && (ev.shiftKey || ev.altKey)) return () => resize(ev.altKey ? "start" : "end", -1);
+    if (keys[k]) return () => label(keys[k]);
+    if (k === "x" || ev.key === "Delete" || ev.key === "Backspace") return removeSpan;
+    if (k === "u") return () => send({ op: "undo" });
+    if (k === "a") return () => send({ op: "accept" });
+    if (k === "r") return () => send({ op: "reject" });
+    if (k === "i") return () => cycle("intensity", data.intensities);
+    if (k === "p") return () => cycle("polarity", data.polarities);
+    if (k === "n") return () => send({ op: "next" });
+    if (ev.key === "Escape")
+      return () => {
+        state.anchor = state.focus = state.span = null;
+        paint();
+      };
+    return null;
+  };
+  // a key pressed now, or one held earlier: held while an edit is on its way, else done
+  const press = (key) => {
+    const h = parentElement.__otHeld;
+    if (h && Date.now() - h.since < HOLD_MS) return void h.keys.push(key);
+    parentElement.__otHeld = null;
+    if (h && h.keys.length) {
+      h.keys.forEach(press); // no drawing came back in time: the held keys act on this one after all,
+      return void press(key); // then this key (held again if one of them sent an edit)
+    }
+    const run = command(key);
+    if (run) run();
+  };
   const onKey = (ev) => {
     const target = ev.composedPath ? ev.composedPath()[0] : ev.target;
     if (target && (target.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(target.tagName))) return;
-    if (!root.isConnected) return;
-    const k = ev.key.toLowerCase();
-    let handled = true;
-    if ((ev.ctrlKey || ev.metaKey) && k === "z") send({ op: "undo" });
-    else if (ev.ctrlKey || ev.metaKey) handled = false;
-    else if (ev.key === "ArrowRight" && (ev.shiftKey || ev.altKey)) resize(ev.altKey ? "start" : "end", 1);
-    else if (ev.key === "ArrowLeft" && (ev.shiftKey || ev.altKey)) resize(ev.altKey ? "start" : "end", -1);
-    else if (keys[k]) label(keys[k]);
-    else if (k === "x" || ev.key === "Delete" || ev.key === "Backspace") removeSpan();
-    else if (k === "u") send({ op: "undo" });
-    else if (k === "a") send({ op: "accept" });
-    else if (k === "r") send({ op: "reject" });
-    else if (k === "i") cycle("intensity", data.intensities);
-    else if (k === "p") cycle("polarity", data.polarities);
-    else if (k === "n") send({ op: "next" });
-    else if (ev.key === "Escape") {
-      state.anchor = state.focus = state.span = null;
-      paint();
-    } else handled = false;
-    if (handled) {
-      ev.preventDefault();
-      ev.stopPropagation();
-    }
+    if (parentElement.__otDrawing !== drawing) return void document.removeEventListener("keydown", onKey, true);
+    if (!root.isConnected || !command(ev)) return;
+    ev.preventDefault();
+    ev.stopPropagation();
+    press({ key: ev.key, shiftKey: ev.shiftKey, altKey: ev.altKey, ctrlKey: ev.ctrlKey, metaKey: ev.metaKey });
   };
   document.addEventListener("keydown", onKey, true);
   paint();
+  if (held) held.keys.forEach(press); // the keys pressed while this document was on its way
   return () => {
     document.removeEventListener("keydown", onKey, true);
     document.removeEventListener("mouseup", stopDrag);
