@@ -98,8 +98,10 @@ def test_invalid_spans_are_refused(project):
 def test_two_writers_stale_version_is_refused(project, tmp_path):
     other = Project(project.path)  # a second tab / process on the same file
     project.add_span(project.doc_id, 0, "DSE", 0, 1, "tab-a")
-    with pytest.raises(ConflictError, match="changed elsewhere"):
+    with pytest.raises(ConflictError, match=r"changed since version 0, .*: tab-a saved version 1 \(add DSE"):
         other.add_span(project.doc_id, 0, "ESE", 6, 7, "tab-b")
+    with pytest.raises(ConflictError, match=r": you \(tab-a\) saved version 1 "):  # tab-a's own other tab
+        other.add_span(project.doc_id, 0, "ESE", 6, 7, "tab-a")
     d = other.document(project.doc_id)
     assert d.version == 1 and [s.annotator for s in d.spans if s.source == "human"] == ["tab-a"]
     other.add_span(project.doc_id, d.version, "ESE", 6, 7, "tab-b")  # after reloading, it saves

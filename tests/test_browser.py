@@ -49,7 +49,7 @@ def text_top_after_redraw(page, expected: float, within: float = 10.0) -> float:
 
 def editor_at(page, version: int) -> None:
     """Wait until the span editor shows ``version`` of its document: after a save, until then its keys still
-    act on the version before it, and the page refuses them ("Not saved: the document changed elsewhere")."""
+    act on the version before it, and the page refuses them ("Not saved: the document changed since version ...")."""
     from playwright.sync_api import expect
 
     expect(page.locator(f".ot-editor[data-version='{version}']")).to_have_count(1, timeout=30_000)
@@ -188,6 +188,26 @@ def test_annotate_in_chromium(server, tmp_path):
         expect(page.get_by_text("Saved ESE “bridge”.")).to_be_visible(timeout=30_000)
         expect(ese_lane).to_have_class("ot-lane on")
         shot("03-labelled")
+        # 2b. label a word with a key and at once click a toolbar button: the click waits for the saved
+        # document (where nothing is selected any more) instead of acting on the one the key changed
+        token = page.locator(".ot-tok", has=page.locator(".ot-word", has_text="new"))
+        dse_lane, ese_lane = token.locator(".ot-lane").nth(0), token.locator(".ot-lane").nth(1)
+        expect(dse_lane).not_to_have_class("ot-lane on")
+        expect(ese_lane).not_to_have_class("ot-lane on")
+        token.locator(".ot-word").click()
+        expect(token).to_have_class("ot-tok sel")
+        # the key and the click in one task of the page, so the click always comes while the edit is on its way
+        page.locator(".ot-label[data-type=ESE]").evaluate(
+            """(button) => {
+                document.dispatchEvent(new KeyboardEvent("keydown", { key: "d", bubbles: true }));
+                button.click();
+            }"""
+        )
+        expect(page.get_by_text("Saved DSE “new”.")).to_be_visible(timeout=30_000)
+        editor_at(page, 2)
+        expect(dse_lane).to_have_class("ot-lane on")
+        expect(ese_lane).not_to_have_class("ot-lane on")
+        expect(page.get_by_text("Not saved")).to_have_count(0)
         # 3. reload (a new browser session: the name is asked again): the span is still there
         page.reload(wait_until="domcontentloaded")
         _choose_name(page, "maria")
@@ -211,8 +231,9 @@ def test_annotate_in_chromium(server, tmp_path):
         browser.close()
     assert [(r["id"], r["status"]) for r in records] == [("bridge", "done"), ("rain", "todo")]
     spans = [(s["type"], s["text"], s["source"]) for s in records[0]["spans"]]
-    assert ("ESE", "bridge", "human") in spans
-    assert all(s["source"] == "model" for s in records[0]["spans"] if s["text"] != "bridge")
+    assert ("ESE", "bridge", "human") in spans and ("DSE", "new", "human") in spans
+    assert ("ESE", "new", "human") not in spans
+    assert all(s["source"] == "model" for s in records[0]["spans"] if s["text"] not in ("bridge", "new"))
 
 
 MARKED = {"DSE": ("said",), "ESE": ("said", "a", "big", "fat", "lie")}

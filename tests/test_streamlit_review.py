@@ -196,6 +196,6 @@ def test_a_review_on_a_stale_tab_is_refused(monkeypatch, project_path):
     with Project(project_path) as other:  # another reviewer's tab accepts ann's version meanwhile
         other.set_status(1, 0, "rejected", "rita")
     _submit(at, "Accept ben's version").click().run()
-    assert not at.exception and any("changed elsewhere" in w.value for w in at.warning)
+    assert not at.exception and any("rita saved version 1" in w.value for w in at.warning)
     with Project(project_path) as p:
         assert p.document(1).status == "rejected" and p.document(1).review is None

@@ -31,7 +31,7 @@ export default function (component) {
   if (state.anchor !== null && (state.anchor >= data.tokens.length || state.focus >= data.tokens.length))
     state.anchor = state.focus = null;
   if (state.span !== null && !data.spans.some((s) => s.id === state.span)) state.span = null;
-  // Keys pressed while an edit is on its way (from send until the editor is drawn again with the document the
+  // Keys pressed (and toolbar buttons clicked) while an edit is on its way (from send until the editor is drawn again with the document the
   // page returns) are held and replayed on that drawing: this drawing's version is then out of date, and the
   // page would refuse an edit made on it as stale.  If no drawing comes within HOLD_MS, keys act here again.
   const HOLD_MS = 5000;
@@ -60,12 +60,13 @@ export default function (component) {
     const b = el("button", "ot-label", `${t} (${key})`);
     b.dataset.type = t;
     b.style.background = data.colors[t] || "#ddd";
-    b.addEventListener("click", () => label(t));
+    // a click is its key: held like one while an edit is on its way (a type without a letter key acts now)
+    b.addEventListener("click", () => (key ? press({ key }) : label(t)));
     bar.appendChild(b);
     return b;
   });
   const delButton = el("button", "ot-act", "Delete span (x)");
-  delButton.addEventListener("click", () => removeSpan());
+  delButton.addEventListener("click", () => press({ key: "x" }));
   bar.appendChild(delButton);
   const info = el("span", "ot-info");
   bar.appendChild(info);

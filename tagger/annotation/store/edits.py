@@ -49,10 +49,7 @@ class Edits(Documents):
                 if row is None:
                     raise ProjectError(f"{layer} has no copy of document {doc_id}")
             if row[0] != version:
-                raise ConflictError(
-                    f"the document changed elsewhere (another tab or annotator saved version "
-                    f"{row[0]}; this change was made on version {version}) and was not saved"
-                )
+                raise ConflictError(self._conflict(db, doc_id, layer, row[0], version, annotator))
             before = {"status": row[1], "spans": [asdict(s) for s in self._spans(doc_id, layer)]}
             if layer == FINAL:
                 before["review"] = row[2]
@@ -74,6 +71,22 @@ class Edits(Documents):
                 "VALUES (?, ?, ?, ?, ?, ?, ?)",
                 (doc_id, layer, version + 1, action, annotator, stamp, json.dumps(before)),
             )
+
+    @staticmethod
+    def _conflict(db, doc_id: int, layer: str, current: int, version: int, annotator: str | None) -> str:
+        """Why a change made on ``version`` is refused: who saved the ``current`` one and when (from the
+        history; "you" when it was ``annotator``, in another tab or by an earlier action of this one)."""
+        saved = db.execute(
+            "SELECT annotator, action, at FROM history WHERE doc_id = ? AND owner = ? AND version = ? "
+            "ORDER BY id DESC LIMIT 1",
+            (doc_id, layer, current),
+        ).fetchone()
+        if saved is None:
+            by = f"version {current} was saved since"
+        else:
+            who = f"you ({annotator})" if saved[0] == annotator and annotator else (saved[0] or "someone")
+            by = f"{who} saved version {current} ({saved[1]}, at {saved[2][11:19]} UTC)"
+        return f"the document changed since version {version}, which this change was made on: {by}"
 
     def _check_span(self, db, doc_id: int, typ: str, tok_start: int, tok_end: int) -> None:
         if typ not in self.types:
