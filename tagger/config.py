@@ -30,6 +30,7 @@ OPTIMIZERS = ("adam", "sgd")
 LR_SCHEDULES = ("constant", "cosine")
 TRAINERS = ("keras", "fast")
 INITS = ("keras", "uniform")
+PRECISIONS = ("float32", "mixed_bfloat16")
 # Fields added after bundles recorded the sha256 of their configuration (model.onnx, meta.json), with the
 # values that mean "as before": left out of that digest at these values (onnx_export.config_digest).
 LATER_FIELDS = {
@@ -40,6 +41,7 @@ LATER_FIELDS = {
     "distill_weight": 0.0,
     "auxiliary": None,
     "auxiliary_weight": 0.5,
+    "precision": "float32",
 }
 # Training options that only the fast (JAX) trainer implements, with their neutral values.
 FAST_ONLY = {
@@ -163,6 +165,13 @@ class TaggerConfig:
     seed: int = _field(1, "training")
     jit_compile: bool = _field(  # XLA on the TensorFlow backend (the JAX backend always compiles)
         True, "training", "do not compile the training step with XLA", flag="--no-jit", const=False
+    )
+    precision: str = _field(  # float32 | mixed_bfloat16 (Keras trainer; the saved network is float32 either way)
+        "float32",
+        "training",
+        "mixed_bfloat16: train with bfloat16 products and float32 weights (the output layers float32); "
+        "the saved network computes in float32",
+        choices=PRECISIONS,
     )
     init: str = _field(  # keras (Glorot / orthogonal / zero biases) | uniform: U(-init_scale, init_scale)
         "keras",
@@ -309,6 +318,7 @@ class TaggerConfig:
             f"auxiliary takes distinct types among {', '.join(AUXILIARY_TYPES)}, got {self.auxiliary!r}",
         )
         check(not aux or self.trainer == "keras", "auxiliary heads need trainer: keras")
+        check(self.precision in PRECISIONS, f"precision must be one of {', '.join(PRECISIONS)}, got {self.precision!r}")
         check(self.auxiliary_weight > 0, f"auxiliary_weight must be positive, got {self.auxiliary_weight}")
         if self.trainer == "keras":
             changed = sorted(k for k, v in FAST_ONLY.items() if getattr(self, k) != v)
@@ -318,6 +328,7 @@ class TaggerConfig:
                 self.output == "softmax" and not self.contextual and self.depth > 0,
                 "trainer fast trains recurrent taggers with softmax output on word features (no contextual)",
             )
+            check(self.precision == "float32", f"precision {self.precision} needs trainer: keras")
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)

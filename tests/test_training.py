@@ -132,6 +132,30 @@ def test_crf_joint_model_trains_and_reloads(sample_sentences, tmp_path):
     assert Tagger.load(tmp_path / "crf", backend="keras").predict(words) == tagger.predict(words)
 
 
+def test_mixed_bfloat16_trains_in_bfloat16_and_saves_float32(sample_sentences, tmp_path):
+    import keras
+
+    from tagger.training.models import fresh_model
+
+    cfg = TaggerConfig(
+        task="joint", cell="lstm", output="crf", precision="mixed_bfloat16", max_epochs=25, patience=25, **TINY
+    )
+    _, net = fresh_model(cfg, sample_sentences, [])
+    assert keras.config.dtype_policy().name == "float32"  # only the training network was built under the policy
+    assert (
+        net.get_layer("birnn_1").compute_dtype == "bfloat16" and net.get_layer("embedding").compute_dtype == "bfloat16"
+    )
+    assert {net.get_layer(n).compute_dtype for n in ("DSE", "DSE_emissions", "ESE", "ESE_emissions")} == {"float32"}
+    assert {v.dtype for v in net.trainable_weights} == {"float32"}
+    tagger, meta = train(cfg, sample_sentences, sample_sentences, tmp_path / "bf16", progress=False)
+    assert evaluate_tagger(tagger, sample_sentences)["DSE"]["proportional"]["f1"] > 0.8
+    assert {layer.compute_dtype for layer in tagger.model.layers if layer.weights} == {"float32"}
+    reloaded = Tagger.load(tmp_path / "bf16", backend="keras")
+    assert reloaded.config.precision == "mixed_bfloat16"
+    words = [s.words for s in sample_sentences]
+    assert reloaded.predict(words) == tagger.predict(words)
+
+
 @pytest.mark.parametrize(
     "argv",
     [
@@ -225,6 +249,8 @@ def test_cosine_schedule_warms_up_then_decays_to_zero():
         (dict(context_fine_tune=True), "needs contextual"),
         (dict(contextual="minilm", context_fine_tune=True, context_pooling="mean"), "first wordpiece"),
         (dict(lr_schedule="linear"), "lr_schedule"),
+        (dict(precision="float16"), "precision must be one of float32, mixed_bfloat16"),
+        (dict(trainer="fast", precision="mixed_bfloat16"), "precision mixed_bfloat16 needs trainer: keras"),
     ],
 )
 def test_config_rejects_inconsistent_contextual_settings(values, message):

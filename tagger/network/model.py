@@ -14,6 +14,8 @@ first wordpiece); MPNet-base (``contextual: mpnet``, ``tagger.network.mpnet``) o
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 import keras
 import numpy as np
 from keras import layers, ops
@@ -249,14 +251,30 @@ def build_model(
         x = birnn(x, mask=mask) if mask is not None else birnn(x)
         x = layers.Dropout(config.dropout, name=f"dropout_{k}")(x)
     outputs = {}
+    # under a mixed policy (training_precision) the heads still compute in float32: a CRF's log-partition
+    # and a softmax want float32's precision
+    head = {"dtype": "float32"} if keras.config.dtype_policy().name != "float32" else {}
     for t in config.trained_types if auxiliary else config.types:
         if config.output == "crf":
-            outputs[t] = CRF(N_TAGS, name=t)(layers.Dense(N_TAGS, name=f"{t}_emissions")(x))
+            outputs[t] = CRF(N_TAGS, name=t, **head)(layers.Dense(N_TAGS, name=f"{t}_emissions", **head)(x))
         else:
             outputs[t] = layers.Dense(
-                N_TAGS, activation="softmax", name=t, **_initializers(config, t, "kernel", "bias")
+                N_TAGS, activation="softmax", name=t, **head, **_initializers(config, t, "kernel", "bias")
             )(x)
     return keras.Model(inputs, outputs, name=f"{config.task}_{config.cell}{config.depth}")
+
+
+@contextmanager
+def training_precision(config: TaggerConfig):
+    """The dtype policy a training network is built under: ``config.precision`` (``mixed_bfloat16``: bfloat16
+    products, float32 weights, float32 heads).  Networks built outside it (the bundle written at the end,
+    the exported one) compute in float32."""
+    before = keras.config.dtype_policy()
+    keras.config.set_dtype_policy(config.precision)
+    try:
+        yield
+    finally:
+        keras.config.set_dtype_policy(before)
 
 
 def set_embeddings(model: keras.Model, matrix: np.ndarray, frozen: np.ndarray) -> None:

@@ -24,11 +24,12 @@ def set_seeds(seed: int) -> None:
 def fresh_model(config: TaggerConfig, train: Sequence[Sentence], extra_words: Iterable[str]):
     """(Vocabulary, Keras model) to train from scratch: the vocabulary of ``train`` and ``extra_words``, the
     initial word vectors set (pretrained ones frozen unless ``fine_tune``).  Call ``set_seeds`` first."""
-    from tagger.network.model import build_model, set_embeddings
+    from tagger.network.model import build_model, set_embeddings, training_precision
 
     vocab = build_vocabulary(config, (w for s in train for w in s.words), extra_words)
     matrix, pretrained = initial_embeddings(config, vocab)
-    model = build_model(config, len(vocab), matrix.shape[1], auxiliary=True)
+    with training_precision(config):
+        model = build_model(config, len(vocab), matrix.shape[1], auxiliary=True)
     set_embeddings(model, matrix, np.zeros(len(vocab), "float32") if config.fine_tune else pretrained)
     return vocab, model
 
@@ -40,6 +41,10 @@ def bundle_start(init: str | Path, config: TaggerConfig):
 
     if config.auxiliary_types:
         raise TaggerError(f"{init}: auxiliary heads train from scratch, not from a bundle, which has none")
+    if config.precision != "float32":
+        raise TaggerError(
+            f"{init}: training from a bundle is in float32 (precision {config.precision} trains from scratch)"
+        )
     vocab, saved, _ = load_bundle_files(init)
     if saved.replace(**config.training_fields()) != config:
         raise TaggerError(
