@@ -816,3 +816,13 @@ def test_a_bundle_takes_its_epochs_from_a_finished_dev_run_of_its_configuration(
         mod.epochs_from(str(result), cfg.replace(distill_weight=0.5))
     with pytest.raises(SystemExit, match="differs in: depth"):
         mod.epochs_from(str(result), cfg.replace(depth=2))
+
+
+def test_every_committed_configuration_loads():
+    """Each experiments/configs file parses and each of its experiments is a valid configuration (a field
+    misspelt or a value out of range fails here, not hours into a run)."""
+    root = Path(__file__).resolve().parent.parent / "experiments" / "configs"
+    files = sorted(root.rglob("*.yaml"))
+    assert len(files) > 20
+    names = [e.name for f in files for e in load_experiments(f)]
+    assert "accurate-mpnet-bf16-crf" in names and len(names) == len(set(names))

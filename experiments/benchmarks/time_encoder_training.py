@@ -1,12 +1,15 @@
-"""Seconds per training batch of the accurate network with MiniLM-L6 and with MPNet-base, side by side.
+"""Seconds per training batch of the accurate network with MiniLM-L6 and with MPNet-base, and in float32 and
+mixed_bfloat16 (``--precision``), side by side.
 
 The network of experiments/configs/accurate-crf.yaml (LoRA rank 64 on query and value, BiLSTM 128, CRF heads,
-DSE and ESE jointly, batches of 32 sentences) is built once with each encoder and trained with
-``train_on_batch``, as the trainer does, on invented sentences of a few lengths (no corpus text); the two
-encoders take turns, so a shared machine's load falls on both alike.  The ratio, times a measured MiniLM
-epoch, estimates an MPNet epoch:
+DSE and ESE jointly, batches of 32 sentences) is built once for each encoder and precision and trained with
+``train_on_batch``, as the trainer does, on invented sentences of a few lengths (no corpus text); the variants
+take turns, so a shared machine's load falls on all alike.  Each variant's ratio to the first, times a
+measured epoch of the first, estimates its epoch:
 
     python experiments/benchmarks/time_encoder_training.py --cpus 0 --batches 4
+    python experiments/benchmarks/time_encoder_training.py --cpus 0 --encoders mpnet \
+        --precisions float32 mixed_bfloat16
 """
 
 from __future__ import annotations
@@ -19,6 +22,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
+from tagger.config import PRECISIONS  # noqa: E402  (no TensorFlow: before --cpus pins the process)
+
 WORDS = (
     "the minister said on monday that the new plan would cut costs sharply , and critics called it a "
     "reckless gamble with public money while supporters praised its ambition"
@@ -29,7 +34,9 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--cpus", default=None, help="pin to these cores first (as run_cv.py --cpus)")
     ap.add_argument("--lengths", type=int, nargs="*", default=[12, 24, 48], help="words per sentence")
-    ap.add_argument("--batches", type=int, default=4, help="timed batches per encoder and length")
+    ap.add_argument("--batches", type=int, default=4, help="timed batches per variant and length")
+    ap.add_argument("--encoders", nargs="+", choices=("minilm", "mpnet"), default=["minilm", "mpnet"])
+    ap.add_argument("--precisions", nargs="+", choices=PRECISIONS, default=["float32"])
     args = ap.parse_args(argv)
     from tagger.threads import limit_cpu_threads, parse_cpus
 
@@ -40,7 +47,7 @@ def main(argv=None) -> int:
     from tagger.config import TaggerConfig
     from tagger.network.contextual import word_pieces
     from tagger.network.features import Vocabulary, encode_words, network_inputs
-    from tagger.network.model import build_model, compile_model
+    from tagger.network.model import build_model, compile_model, training_precision
 
     base = dict(
         task="joint",
@@ -60,27 +67,35 @@ def main(argv=None) -> int:
     )
     vocab = Vocabulary(["<pad>", "<unk>", *sorted(set(WORDS))])
     nets = {}
-    for enc in ("minilm", "mpnet"):
-        cfg = TaggerConfig(**base, contextual=enc)
-        model = build_model(cfg, len(vocab), 50)
-        compile_model(model, cfg, steps_per_epoch=100)
-        nets[enc] = (cfg, model, word_pieces(enc))
+    for enc in args.encoders:
+        for precision in args.precisions:
+            cfg = TaggerConfig(**base, contextual=enc, precision=precision)
+            with training_precision(cfg):
+                model = build_model(cfg, len(vocab), 50)
+            compile_model(model, cfg, steps_per_epoch=100)
+            nets[f"{enc} {precision}"] = (model, word_pieces(enc))
+    first = next(iter(nets))
     rng = np.random.default_rng(0)
-    print(f"{'words':>5} {'pieces':>6} {'minilm s/batch':>14} {'mpnet s/batch':>13} {'ratio':>5}")
+    print(
+        f"{'words':>5} {'pieces':>6} " + " ".join(f"{name + ' s/batch':>24}" for name in nets) + "  ratios to " + first
+    )
     for n in args.lengths:
         words = [[WORDS[i] for i in rng.integers(0, len(WORDS), n)] for _ in range(32)]
         ids = encode_words(vocab, words)
         y = {t: rng.integers(0, 3, ids.shape).astype("int32") for t in ("DSE", "ESE")}
-        times = {enc: [] for enc in nets}
+        times: dict[str, list[float]] = {name: [] for name in nets}
+        pieces_len = 0
         for k in range(args.batches + 1):  # the first call of each builds its graph: not timed
-            for enc, (_cfg, model, pieces) in nets.items():
+            for name, (model, pieces) in nets.items():
                 x = network_inputs(ids, words, pieces=pieces)
+                pieces_len = max(pieces_len, x["token_ids"].shape[1])
                 t0 = time.perf_counter()
                 model.train_on_batch(x, y)
                 if k:
-                    times[enc].append(time.perf_counter() - t0)
-        m, p = (float(np.median(times[e])) for e in ("minilm", "mpnet"))
-        print(f"{n:5d} {x['token_ids'].shape[1]:6d} {m:14.2f} {p:13.2f} {p / m:5.2f}", flush=True)
+                    times[name].append(time.perf_counter() - t0)
+        med = {name: float(np.median(t)) for name, t in times.items()}
+        ratios = " ".join(f"{med[name] / med[first]:.2f}" for name in nets)
+        print(f"{n:5d} {pieces_len:6d} " + " ".join(f"{med[name]:24.2f}" for name in nets) + f"  {ratios}", flush=True)
     return 0
 
 
