@@ -47,7 +47,7 @@ def main(argv=None) -> int:
     from tagger.config import TaggerConfig
     from tagger.network.contextual import word_pieces
     from tagger.network.features import Vocabulary, encode_words, network_inputs
-    from tagger.network.model import build_model, compile_model, training_precision
+    from tagger.network.model import build_training_model, compile_model
 
     base = dict(
         task="joint",
@@ -70,8 +70,7 @@ def main(argv=None) -> int:
     for enc in args.encoders:
         for precision in args.precisions:
             cfg = TaggerConfig(**base, contextual=enc, precision=precision)
-            with training_precision(cfg):
-                model = build_model(cfg, len(vocab), 50)
+            model = build_training_model(cfg, len(vocab), 50)  # no auxiliary heads in this configuration
             compile_model(model, cfg, steps_per_epoch=100)
             nets[f"{enc} {precision}"] = (model, word_pieces(enc))
     first = next(iter(nets))

@@ -251,7 +251,7 @@ def build_model(
         x = birnn(x, mask=mask) if mask is not None else birnn(x)
         x = layers.Dropout(config.dropout, name=f"dropout_{k}")(x)
     outputs = {}
-    # under a mixed policy (training_precision) the heads still compute in float32: a CRF's log-partition
+    # under a mixed policy (build_training_model) the heads still compute in float32: a CRF's log-partition
     # and a softmax want float32's precision
     head = {"dtype": "float32"} if keras.config.dtype_policy().name != "float32" else {}
     for t in config.trained_types if auxiliary else config.types:
@@ -265,16 +265,21 @@ def build_model(
 
 
 @contextmanager
-def training_precision(config: TaggerConfig):
-    """The dtype policy a training network is built under: ``config.precision`` (``mixed_bfloat16``: bfloat16
-    products, float32 weights, float32 heads).  Networks built outside it (the bundle written at the end,
-    the exported one) compute in float32."""
+def _dtype_policy(name: str):
     before = keras.config.dtype_policy()
-    keras.config.set_dtype_policy(config.precision)
+    keras.config.set_dtype_policy(name)
     try:
         yield
     finally:
         keras.config.set_dtype_policy(before)
+
+
+def build_training_model(config: TaggerConfig, vocab_size: int, dim: int, pretrained: bool = True) -> keras.Model:
+    """The network a run trains: ``build_model`` with the auxiliary heads, under the dtype policy
+    ``config.precision`` (``mixed_bfloat16``: bfloat16 products, float32 weights, float32 heads).  Networks
+    built by ``build_model`` itself (the bundle written at the end, the exported one) compute in float32."""
+    with _dtype_policy(config.precision):
+        return build_model(config, vocab_size, dim, pretrained=pretrained, auxiliary=True)
 
 
 def set_embeddings(model: keras.Model, matrix: np.ndarray, frozen: np.ndarray) -> None:

@@ -24,12 +24,11 @@ def set_seeds(seed: int) -> None:
 def fresh_model(config: TaggerConfig, train: Sequence[Sentence], extra_words: Iterable[str]):
     """(Vocabulary, Keras model) to train from scratch: the vocabulary of ``train`` and ``extra_words``, the
     initial word vectors set (pretrained ones frozen unless ``fine_tune``).  Call ``set_seeds`` first."""
-    from tagger.network.model import build_model, set_embeddings, training_precision
+    from tagger.network.model import build_training_model, set_embeddings
 
     vocab = build_vocabulary(config, (w for s in train for w in s.words), extra_words)
     matrix, pretrained = initial_embeddings(config, vocab)
-    with training_precision(config):
-        model = build_model(config, len(vocab), matrix.shape[1], auxiliary=True)
+    model = build_training_model(config, len(vocab), matrix.shape[1])
     set_embeddings(model, matrix, np.zeros(len(vocab), "float32") if config.fine_tune else pretrained)
     return vocab, model
 

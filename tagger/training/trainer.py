@@ -201,12 +201,11 @@ class Trainer:
             import keras_hub  # noqa: F401  (registers the encoder's layers for loading)
         try:
             if self._lora:  # rebuild the network (the encoder's LoRA set-up), then read the weights by path
-                from tagger.network.model import build_model, training_precision
+                from tagger.network.model import build_training_model
                 from tagger.network.weights import read_weights
 
                 dim = GLOVE_DIM if self.config.features == "glove" else self.config.embedding_dim
-                with training_precision(self.config):
-                    model = build_model(self.config, len(vocab), dim, pretrained=False, auxiliary=True)
+                model = build_training_model(self.config, len(vocab), dim, pretrained=False)
                 read_weights(model, where / self._last_file)
             else:
                 model = keras.models.load_model(where / self._last_file, compile=False, safe_mode=True)

@@ -31,9 +31,10 @@ export default function (component) {
   if (state.anchor !== null && (state.anchor >= data.tokens.length || state.focus >= data.tokens.length))
     state.anchor = state.focus = null;
   if (state.span !== null && !data.spans.some((s) => s.id === state.span)) state.span = null;
-  // Keys pressed (and toolbar buttons clicked) while an edit is on its way (from send until the editor is drawn again with the document the
-  // page returns) are held and replayed on that drawing: this drawing's version is then out of date, and the
-  // page would refuse an edit made on it as stale.  If no drawing comes within HOLD_MS, keys act here again.
+  // Keys pressed (and toolbar buttons clicked) while an edit is on its way (from send until the editor is drawn
+  // again with the document the page returns) are held and replayed on that drawing: this drawing's version is
+  // then out of date, and the page would refuse an edit made on it as stale.  If no drawing comes within
+  // HOLD_MS, keys act here again.
   const HOLD_MS = 5000;
   // this drawing's number: Streamlit draws again into the same element without always calling the clean-up
   // below, so the listeners of earlier drawings (each with its own version of the document) are still there
