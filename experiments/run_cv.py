@@ -35,6 +35,11 @@ def main(argv=None) -> int:
         default=10,
         help="folds trained at once in one program by the fast trainer (default: %(default)s)",
     )
+    ap.add_argument(
+        "--progress",
+        action="store_true",
+        help="report progress within epochs also when stderr is not a terminal (a line a minute, e.g. in a log)",
+    )
     add_cpus_option(
         ap,
         "pin this job to these cores, e.g. 0 or 0,1 (on the 2-core machine: two jobs, "
@@ -72,7 +77,7 @@ def main(argv=None) -> int:
                 Path(args.results),
                 Path(args.runs),
                 args.datasplit,
-                progress=sys.stderr.isatty(),
+                progress=args.progress or sys.stderr.isatty(),
                 together=args.together,
             )
         except TaggerError as exc:  # e.g. every seed diverged: the next experiments still run

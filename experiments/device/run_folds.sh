@@ -11,6 +11,9 @@
 #   bash experiments/device/run_folds.sh bench COMMIT ARG...      # bench_training.py ARG... here
 #   bash experiments/device/run_folds.sh tagbench COMMIT ARG...   # bench_gpu_tagging.py ARG..., once with
 #        # JAX's default float32 matrix products and once (batches of 1,024) with the highest precision
+#   bash experiments/device/run_folds.sh mpnet COMMIT CONFIG SECONDS FOLD...  # MPNet's weights rebuilt from
+#        # .dev/mpnet.partN (mpnet_weights.py), one background job per fold, then collect once every fold is
+#        # done or SECONDS have passed
 #   bash experiments/device/run_folds.sh collect SECONDS # wait, then send finished results back
 #        # ($OUT/results.tar: results/<name>/fold<k>.json, to unpack into experiments/)
 set -euo pipefail
@@ -29,8 +32,21 @@ with_minilm() {  # use_repo COMMIT, with the MiniLM weights joined from their pa
   python3 -c "from tagger.network.contextual import check_weights, minilm_path; check_weights(minilm_path()); print('weights ok')"
 }
 
+collect() {
+  for log in "$W"/fold*.log "$W"/grid*.log "$W"/study*.log; do
+    [ -f "$log" ] || continue
+    echo "== $log"; grep -v "cudart\|absl\|libtpu" "$log" | tail -n 4 || true; done
+  for state in "$W"/runs/*/fold*/checkpoint/epoch-*/state.json; do  # progress of folds still running
+    [ -f "$state" ] && python3 -c "import json, sys; s = json.load(open(sys.argv[1])); print(sys.argv[1], 'epoch', s['epoch'], 'best', s['best_epoch'])" "$state"
+  done
+  nvidia-smi --query-gpu=utilization.gpu,memory.used --format=csv,noheader
+  [ -d "$W/results" ] && tar -cf "$OUT/results.tar" -C "$W" results && tar -tf "$OUT/results.tar" | grep -c json || true
+  (cd "$W" && tar -czf "$OUT/logs.tar.gz" ./*.log) || true
+  ls "$OUT"
+}
+
 mkdir -p "$W/parts" "$W/site"
-cp .dev/minilm.part* "$W/parts/" 2>/dev/null || true
+cp .dev/minilm.part* .dev/mpnet.part* "$W/parts/" 2>/dev/null || true
 case "$1" in
   setup)
     python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target "$W/site" .dev/whl/*.whl
@@ -78,15 +94,33 @@ case "$1" in
       sleep 10  # let each job claim its cell's folds before the next one starts looking
     done
     sleep 90; tail -n 2 "$W"/grid*.log; nvidia-smi --query-gpu=utilization.gpu,memory.used --format=csv,noheader ;;
+  mpnet)
+    commit=$2 config=$3 wait=$4; shift 4
+    cat "$W"/parts/mpnet.part* > "$W/mpnet.tar"
+    use_repo "$commit"
+    # one JAX compilation cache for the fold jobs: their steps have the same shapes
+    export OPINION_TAGGER_CACHE="$W/cache" JAX_COMPILATION_CACHE_DIR="$W/jax-cache" \
+      JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS=0.5
+    python3 experiments/device/mpnet_weights.py unpack "$W/mpnet.tar"
+    for fold in "$@"; do
+      setsid nohup python3 experiments/device/mpnet_weights.py run-cv "$config" --folds "$fold" --progress \
+        --results "$W/results" --runs "$W/runs" > "$W/fold$fold.log" 2>&1 < /dev/null &
+    done
+    mkdir -p "$W/results"
+    end=$((SECONDS + wait))
+    while [ $SECONDS -lt $end ]; do
+      sleep 20
+      finished=$(find "$W/results" -name 'fold*.json' | wc -l)
+      echo "$(date +%T) $finished of $# folds done; GPU $(nvidia-smi --query-gpu=utilization.gpu,memory.used --format=csv,noheader)"
+      [ "$finished" -ge "$#" ] && break
+      if [ $((SECONDS / 60)) -ne "${minute:-0}" ]; then  # each fold's newest progress line, once a minute
+        minute=$((SECONDS / 60))
+        for fold in "$@"; do echo "  fold $fold: $(grep -a "^epoch" "$W/fold$fold.log" | tail -n 1)"; done
+      fi
+      pgrep -f "mpnet_weights.py run-cv" > /dev/null || { echo "no fold job is running"; break; }
+    done
+    collect ;;
   collect)
     sleep "${2:-0}"
-    for log in "$W"/fold*.log "$W"/grid*.log "$W"/study*.log; do
-      [ -f "$log" ] || continue
-      echo "== $log"; grep -v "cudart\|absl\|libtpu" "$log" | tail -n 4 || true; done
-    for state in "$W"/runs/*/fold*/checkpoint/epoch-*/state.json; do  # progress of folds still running
-      [ -f "$state" ] && python3 -c "import json, sys; s = json.load(open(sys.argv[1])); print(sys.argv[1], 'epoch', s['epoch'], 'best', s['best_epoch'])" "$state"
-    done
-    nvidia-smi --query-gpu=utilization.gpu,memory.used --format=csv,noheader
-    [ -d "$W/results" ] && tar -cf "$OUT/results.tar" -C "$W" results && tar -tf "$OUT/results.tar" | grep -c json || true
-    ls "$OUT" ;;
+    collect ;;
 esac
