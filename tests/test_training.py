@@ -132,6 +132,47 @@ def test_crf_joint_model_trains_and_reloads(sample_sentences, tmp_path):
     assert Tagger.load(tmp_path / "crf", backend="keras").predict(words) == tagger.predict(words)
 
 
+JIT_SCRIPT = """
+import json
+from tagger.config import TaggerConfig
+from tagger.network.model import build_training_model, compile_model
+out = {}
+for output in ("crf", "softmax"):
+    cfg = TaggerConfig(task="joint", cell="lstm", output=output, features="random", embedding_dim=8, hidden=4)
+    model = build_training_model(cfg, 20, 8)
+    compile_model(model, cfg)
+    out[output] = model.jit_compile
+print("RESULT " + json.dumps(out))
+"""
+
+
+def test_training_steps_compile_on_jax_and_crf_steps_not_on_tensorflow():
+    """On TensorFlow, ``jit_compile`` asks for XLA except for a CRF (its scan's gradient does not compile there).
+    On JAX every step is compiled, the CRF's too: uncompiled, each step traces and compiles the scans again
+    (MPNet's CRF run on the GPU machine took about 3 s a batch so)."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import keras
+
+    from tagger.network.model import build_training_model, compile_model
+
+    if keras.backend.backend() == "tensorflow":
+        for output, jit, expected in (("crf", True, False), ("softmax", True, True), ("softmax", False, False)):
+            cfg = TaggerConfig(task="joint", cell="lstm", output=output, jit_compile=jit, **TINY)
+            model = build_training_model(cfg, 20, cfg.embedding_dim)
+            compile_model(model, cfg)
+            assert model.jit_compile is expected, (output, jit)
+    root = Path(__file__).resolve().parent.parent
+    env = {**os.environ, "KERAS_BACKEND": "jax", "PYTHONPATH": str(root)}
+    proc = subprocess.run([sys.executable, "-c", JIT_SCRIPT], capture_output=True, text=True, env=env, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    result = json.loads(next(ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT "))[7:])
+    assert result == {"crf": True, "softmax": True}
+
+
 def test_mixed_bfloat16_trains_in_bfloat16_and_saves_float32(sample_sentences, tmp_path):
     import keras
 

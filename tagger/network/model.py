@@ -315,14 +315,15 @@ def compile_model(model: keras.Model, config: TaggerConfig, steps_per_epoch: int
         losses = {t: keras.losses.SparseCategoricalCrossentropy() for t in config.trained_types}
     weights = {t: config.auxiliary_weight if t in config.auxiliary_types else 1.0 for t in losses}
     # jit_compile is TensorFlow's XLA switch; on the JAX backend "off" would mean op-by-op eager
-    # execution, so JAX always compiles.  XLA cannot differentiate the CRF's scan loop: CRF models
-    # train without it.
-    jit = config.jit_compile or keras.backend.backend() == "jax"
+    # execution, where each step traces and compiles the recurrent layers' and the CRF's scans again
+    # (seconds a batch), so JAX always compiles.  TensorFlow's XLA cannot differentiate the CRF's scan
+    # loop: there CRF models train without it.
+    jax = keras.backend.backend() == "jax"
     model.compile(
         optimizer=opt,
         loss=losses,
         loss_weights=weights if config.auxiliary_types else None,
-        jit_compile=jit and config.output != "crf",
+        jit_compile=jax or (config.jit_compile and config.output != "crf"),
     )
 
 
