@@ -101,6 +101,9 @@ case "$1" in
     # one JAX compilation cache for the fold jobs: their steps have the same shapes
     export OPINION_TAGGER_CACHE="$W/cache" JAX_COMPILATION_CACHE_DIR="$W/jax-cache" \
       JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS=0.5
+    # ~18 training and ~15 prediction shapes a fold (word bucket x wordpiece bucket): leave out XLA's GEMM
+    # autotuning (cuBLAS's heuristics pick the algorithm) so that compiling them fits in a lease
+    export XLA_FLAGS="${XLA_FLAGS:-} --xla_gpu_autotune_level=0"
     python3 experiments/device/mpnet_weights.py unpack "$W/mpnet.tar"
     for fold in "$@"; do
       setsid nohup python3 experiments/device/mpnet_weights.py run-cv "$config" --folds "$fold" --progress \
