@@ -8,7 +8,7 @@ import pytest
 from tagger.cli import main
 from tagger.config import TaggerConfig
 from tagger.corpus import MPQACorpus, mpqa_sentences
-from tagger.errors import BundleError
+from tagger.errors import BundleError, TaggerError
 from tagger.evaluation.scoring import evaluate_tagger
 from tagger.network.predict import Tagger
 from tagger.storage import make_manifest
@@ -130,6 +130,46 @@ def test_crf_joint_model_trains_and_reloads(sample_sentences, tmp_path):
     assert report["DSE"]["proportional"]["f1"] > 0.8
     words = [s.words for s in sample_sentences]
     assert Tagger.load(tmp_path / "crf", backend="keras").predict(words) == tagger.predict(words)
+
+
+@pytest.fixture
+def length_buckets(monkeypatch):
+    """Set OPINION_TAGGER_LENGTH_BUCKETS for the test (and forget it after)."""
+    from tagger.network import features
+
+    def use(text: str):
+        monkeypatch.setenv(features.BUCKETS_VARIABLE, text)
+        features.length_buckets.cache_clear()
+        return features.bucket_length
+
+    yield use
+    monkeypatch.delenv(features.BUCKETS_VARIABLE, raising=False)
+    features.length_buckets.cache_clear()
+
+
+@pytest.mark.parametrize("output", ["softmax", "crf"])
+def test_coarser_length_buckets_pad_more_and_learn_the_same(sample_sentences, tmp_path, length_buckets, output):
+    """Padding is masked: coarser buckets change the shapes compiled, not the losses or the tags."""
+    words = [s.words for s in sample_sentences]
+    runs = {}
+    for name, text in (("default", ""), ("coarse", "64,128,256")):
+        bucket_length = length_buckets(text)
+        assert bucket_length(5) == (8 if name == "default" else 64)
+        cfg = TaggerConfig(task="joint", cell="lstm", output=output, max_epochs=3, patience=3, **TINY)
+        tagger, meta = train(cfg, sample_sentences, sample_sentences, tmp_path / name, progress=False)
+        runs[name] = ([h["loss"] for h in meta["training"]["history"]], tagger.predict(words))
+        assert meta["training"]["device"].endswith("length buckets 64,128,256") == (name == "coarse")
+    assert runs["coarse"][0] == pytest.approx(runs["default"][0], rel=1e-4)
+    for coarse, default in zip(runs["coarse"][1], runs["default"][1], strict=True):
+        for t in ("DSE", "ESE"):
+            assert coarse[t][0] == default[t][0]  # tags
+            assert coarse[t][1] == pytest.approx(default[t][1], abs=1e-5)  # confidences
+
+
+@pytest.mark.parametrize("text", ["10,20", "64,32", "16,512", "sixteen"])
+def test_bad_length_buckets_are_one_line_errors(length_buckets, text):
+    with pytest.raises(TaggerError, match="OPINION_TAGGER_LENGTH_BUCKETS=.*increasing multiples of 8"):
+        length_buckets(text)(5)
 
 
 JIT_SCRIPT = """

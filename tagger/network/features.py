@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from tagger.config import TaggerConfig
+from tagger.errors import TaggerError
 from tagger.storage import atomic_write_text
 
 PAD, UNK = "<pad>", "<unk>"
@@ -118,9 +119,35 @@ def initial_embeddings(config: TaggerConfig, vocab: Vocabulary) -> tuple[np.ndar
     return matrix, pretrained
 
 
+LENGTH_BUCKETS = (8, 16, 24, 32, 48, 64, 96, 128, 192, 256)
+# Fewer, coarser buckets: fewer shapes to compile (each costs tens of seconds for MPNet on an accelerator) for
+# more padding.  Padding is masked, so the results do not change (tests/test_training.py).
+BUCKETS_VARIABLE = "OPINION_TAGGER_LENGTH_BUCKETS"
+
+
+@lru_cache(maxsize=1)
+def length_buckets() -> tuple[int, ...]:
+    """The padded lengths: ``LENGTH_BUCKETS``, or the comma-separated increasing lengths (each a multiple of
+    8, at most 256) in the environment variable ``OPINION_TAGGER_LENGTH_BUCKETS``."""
+    import os
+
+    text = os.environ.get(BUCKETS_VARIABLE, "").strip()
+    if not text:
+        return LENGTH_BUCKETS
+    try:
+        buckets = tuple(int(b) for b in text.split(","))
+    except ValueError:
+        buckets = ()
+    if not buckets or list(buckets) != sorted(set(buckets)) or any(b % 8 or not 0 < b <= 256 for b in buckets):
+        raise TaggerError(
+            f"{BUCKETS_VARIABLE}={text!r}: expected increasing multiples of 8 up to 256, such as 16,32,64,128,256"
+        )
+    return buckets
+
+
 def bucket_length(n: int) -> int:
     """Pad lengths to a few fixed sizes, so a compiled graph is reused."""
-    for b in (8, 16, 24, 32, 48, 64, 96, 128, 192, 256):
+    for b in length_buckets():
         if n <= b:
             return b
     return ((n + 127) // 128) * 128

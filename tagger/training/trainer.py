@@ -68,15 +68,20 @@ def reseed_epoch(model, seed: int, epoch: int) -> None:
 
 
 def device_name() -> str:
-    """Where Keras computes: "CPU" or "GPU (<device>)"; a backend other than TensorFlow is named."""
+    """Where Keras computes: "CPU" or "GPU (<device>)"; a backend other than TensorFlow is named, and so are
+    length buckets other than the default ones (``OPINION_TAGGER_LENGTH_BUCKETS``)."""
     import keras
 
+    from tagger.network.features import LENGTH_BUCKETS, length_buckets
+
     backend = keras.backend.backend()
+    buckets = length_buckets()
+    padding = "" if buckets == LENGTH_BUCKETS else f", length buckets {','.join(map(str, buckets))}"
     if backend == "tensorflow":
         import tensorflow as tf
 
         gpus = tf.config.list_physical_devices("GPU")
-        return f"GPU ({gpus[0].name})" if gpus else "CPU"
+        return (f"GPU ({gpus[0].name})" if gpus else "CPU") + padding
     if backend == "jax":
         import jax
 
@@ -84,7 +89,7 @@ def device_name() -> str:
         where = f"GPU ({gpus[0].device_kind})" if gpus else "CPU"
     else:
         where = "CPU"
-    return f"{where}, Keras {backend} backend"
+    return f"{where}, Keras {backend} backend{padding}"
 
 
 def _batch_arrays(vocab, config, sentences, idx, pad_to, context=None, pieces=None):
