@@ -12,6 +12,7 @@ otherwise.
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
@@ -129,8 +130,6 @@ BUCKETS_VARIABLE = "OPINION_TAGGER_LENGTH_BUCKETS"
 def length_buckets() -> tuple[int, ...]:
     """The padded lengths: ``LENGTH_BUCKETS``, or the comma-separated increasing lengths (each a multiple of
     8, at most 256) in the environment variable ``OPINION_TAGGER_LENGTH_BUCKETS``."""
-    import os
-
     text = os.environ.get(BUCKETS_VARIABLE, "").strip()
     if not text:
         return LENGTH_BUCKETS
