@@ -13,6 +13,23 @@ from tagger.network.contextual import MiniLMEncoder  # noqa: E402
 from tagger.network.predict import Tagger  # noqa: E402
 from tagger.training.run import train  # noqa: E402
 
+# a BiLSTM over MiniLM tuned through rank-2 adapters, small enough for the sample corpus
+LORA_TINY = TaggerConfig(
+    task="joint",
+    depth=1,
+    cell="lstm",
+    hidden=8,
+    features="random",
+    embedding_dim=4,
+    contextual="minilm",
+    context_fine_tune=True,
+    context_lora_rank=2,
+    learning_rate=1e-3,
+    max_epochs=1,
+    batch_size=4,
+    jit_compile=False,
+)
+
 
 @pytest.fixture(scope="module")
 def encoder():
@@ -154,21 +171,7 @@ def test_fine_tuned_encoder_trains_saves_and_reloads(sample_mpqa, tmp_path):
 
 def test_lora_tuned_encoder_bundle_holds_only_what_training_changed(sample_mpqa, tmp_path):
     sents = list(mpqa_sentences(MPQACorpus(sample_mpqa)))
-    cfg = TaggerConfig(
-        task="joint",
-        depth=1,
-        cell="lstm",
-        hidden=8,
-        features="random",
-        embedding_dim=4,
-        contextual="minilm",
-        context_fine_tune=True,
-        context_lora_rank=2,
-        learning_rate=1e-3,
-        max_epochs=1,
-        batch_size=4,
-        jit_compile=False,
-    )
+    cfg = LORA_TINY
     train(cfg, sents, sents, tmp_path / "m", progress=False)
     # an interrupted run resumes from its checkpoint: the adapters are rebuilt, not lost
     tagger, meta = train(cfg.replace(max_epochs=2), sents, sents, tmp_path / "m", progress=False, resume=True)
@@ -223,6 +226,34 @@ def test_lora_tuned_encoder_bundle_holds_only_what_training_changed(sample_mpqa,
     add_manifest(bundle)
     with pytest.raises(BundleError, match=r"weights.npz: weight .* has shape"):
         Tagger.load(bundle)
+
+
+def test_lora_crf_run_resumed_after_a_kill_equals_the_uninterrupted_one(sample_mpqa, tmp_path):
+    """The LoRA path resumes by rebuilding the network and reading weights and optimizer state by position:
+    a mix-up between variables of the same shape would pass every check and still change the next epoch."""
+    from tagger.training.trainer import Trainer
+
+    sents = list(mpqa_sentences(MPQACorpus(sample_mpqa)))
+    cfg = LORA_TINY.replace(output="crf", lr_schedule="cosine", max_epochs=2)
+
+    class Killed(Exception):
+        pass
+
+    def kill(entry):
+        if entry["epoch"] == 1:
+            raise Killed
+
+    def history(meta):
+        return [(h["epoch"], h["loss"], h["dev_score"]) for h in meta["training"]["history"]]
+
+    data = (sents[:6], sents[6:])
+    straight, straight_meta = Trainer(cfg, tmp_path / "a", progress=False).run(*data)
+    with pytest.raises(Killed):
+        Trainer(cfg, tmp_path / "b", progress=False, on_epoch=kill).run(*data)
+    resumed, resumed_meta = Trainer(cfg, tmp_path / "b", progress=False).run(*data, resume=True)
+    assert history(resumed_meta) == history(straight_meta)  # exactly: weights, adapters and optimizer state
+    words = [s.words for s in sents]
+    assert resumed.predict(words) == straight.predict(words)
 
 
 def test_bundled_accurate_model_loads_by_name_and_tags():
