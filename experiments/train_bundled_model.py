@@ -21,7 +21,7 @@ products, 5 epochs (a fold's 360 training documents take about 17 minutes an epo
 CPU; the bundle's 495 take longer); ``--resume`` continues an interrupted training from its last epoch's
 checkpoint in ``--out``:
 
-    python experiments/train_bundled_model.py accurate-mpnet --epochs 5 --resume --out DIR
+    python experiments/train_bundled_model.py accurate-mpnet --epochs 5 --resume --cpus 1 --out DIR
 
 Not shipped, and not yet trained with that recipe.  Its one training (2026-11-26, seed 1, float32 at
 accurate-mpnet.yaml's peak rate 2e-3, on spaCy's tokens of the 495 documents, at 5f5d95e) learnt far less than
@@ -68,6 +68,7 @@ from tagger.network.predict import Tagger
 from tagger.paths import BUNDLED, default_datasplit, default_mpqa
 from tagger.provenance import git_commit
 from tagger.storage import atomic_write_text
+from tagger.threads import add_cpus_option, pin_cpus
 from tagger.training.checkpoints import has_checkpoint, remove_checkpoint
 from tagger.training.run import train
 
@@ -326,7 +327,9 @@ def main() -> int:
         action="store_true",
         help="score the bundle on the fold-0 test documents again (ONNX Runtime) into meta.json and README.md",
     )
+    add_cpus_option(ap, "pin the training to these cores, e.g. 1 (beside a --cpus 0 job); default: no pinning")
     args = ap.parse_args()
+    pin_cpus(ap, args)  # before TensorFlow or JAX loads
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")  # each epoch's loss
 
     out = Path(args.out or BUNDLED / args.name)
