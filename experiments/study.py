@@ -994,19 +994,21 @@ def _dev_study_section(title: str, intro: str, study: dict) -> list[str]:
 
 
 # issue 37's teacher for the fast tagger (fold 0, dev scores only): MiniLM's, then MPNet's
-DISTILL_STUDY_PREFIX = ("fast-distill-study-", "fast-distill-mpnet-study-")
+DISTILL_STUDY_PREFIX = ("fast-distill-study-", "fast-distill-mpnet-study-", "fast-student-study-")
 
 
 def distill_study_section(study: dict) -> list[str]:
     """Issue 37's teacher for the fast tagger (experiments/configs/fast-distill-study.yaml and
-    fast-distill-mpnet-study.yaml): fold-0 dev scores."""
+    fast-distill-mpnet-study.yaml, and the student's size: fast-student-study.yaml): fold-0 dev scores."""
     return _dev_study_section(
         "A teacher for the fast tagger (issue 37): dev study on fold 0",
         "Each row is one run of the bundled `fast` configuration on fold 0 (spaCy tokens of MPQA, the 360 "
         "training documents), scored on the 135 dev documents at its selected epoch; with a teacher, that share "
         "of each token's loss is the cross-entropy with the teacher bundle's tag probabilities (a CRF's "
-        "marginals) on the training sentences: the accurate configuration's fold-0 run (MiniLM-L6), or the MPNet "
-        "dev run. Reproduce with `python experiments/run_cv.py experiments/configs/fast-distill-study.yaml "
-        "--only NAME` (`fast-distill-mpnet-study.yaml` for the `fast-distill-mpnet-study-` runs).",
+        "marginals) on the training sentences: the accurate configuration's fold-0 run (MiniLM-L6), the MPNet "
+        "dev run, or (the `fast-student-study-` runs, with 100, 200 or 300 hidden units a direction) MPNet's "
+        "cross-validation run of fold 0. Reproduce with `python experiments/run_cv.py "
+        "experiments/configs/fast-distill-study.yaml --only NAME` (`fast-distill-mpnet-study.yaml` and "
+        "`fast-student-study.yaml` for the runs of those names).",
         study,
     )
