@@ -1006,7 +1006,7 @@ def distill_study_section(study: dict) -> list[str]:
         "training documents), scored on the 135 dev documents at its selected epoch; with a teacher, that share "
         "of each token's loss is the cross-entropy with the teacher bundle's tag probabilities (a CRF's "
         "marginals) on the training sentences: the accurate configuration's fold-0 run (MiniLM-L6), the MPNet "
-        "dev run, or (the `fast-student-study-` runs, with 100, 200 or 300 hidden units a direction) MPNet's "
+        "dev run, or (the `fast-student-study-` runs, with 100 or 200 hidden units a direction) MPNet's "
         "cross-validation run of fold 0. Reproduce with `python experiments/run_cv.py "
         "experiments/configs/fast-distill-study.yaml --only NAME` (`fast-distill-mpnet-study.yaml` and "
         "`fast-student-study.yaml` for the runs of those names).",
