@@ -195,7 +195,7 @@ def write_report(
     lines += cells_study_section(cells_study, [d for d in diverged if d["name"].startswith(CELLS_STUDY_PREFIX)])
     lines += distill_study_section(distill_study)
     seen = set()
-    for s in sorted([*summaries.values(), *study.values()], key=lambda s: s["name"]):
+    for s in sorted([*summaries.values(), *studies.values()], key=lambda s: s["name"]):
         base = s["name"]
         if s["choices"] and s["choices"] not in seen:
             seen.add(s["choices"])
