@@ -5,19 +5,30 @@ probabilities (``sequence``), scored on the fold's dev and test documents.  The 
 (experiments/results/NAME/foldK.json, the members named in its configuration), so the report lists it with
 the dev study it belongs to; choices are made on its dev scores only.
 
+A member is a bundle directory or the distributions a bundle gave on the fold's dev and test sentences, as
+``--keep`` stores them beside its run's result (experiments/results/RUN/foldK.distributions.npz, float16, with
+the bundle's config.json and meta.json and a hash of the sentences it was given), so that an ensemble whose
+members were trained in different sessions can be scored after their bundles are gone.
+
     python experiments/ensemble.py --name accurate-ensemble-study-x3 --fold 0 BUNDLE BUNDLE BUNDLE
+    python experiments/ensemble.py --keep --fold 0 BUNDLE             # only store BUNDLE's distributions
+    python experiments/ensemble.py --name NAME --fold 0 BUNDLE STORED.npz STORED.npz
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
+import io
 import json
 import sys
 import time
+import zipfile
 from pathlib import Path
 
 import numpy as np
 
+from tagger.config import TaggerConfig
 from tagger.corpus.dataset import select
 from tagger.corpus.split import load_split
 from tagger.errors import TaggerError
@@ -28,17 +39,76 @@ from tagger.network.features import decode_tags
 from tagger.network.predict import Tagger
 from tagger.paths import default_datasplit, default_reference
 from tagger.provenance import git_commit, machine
-from tagger.storage import atomic_write_text
+from tagger.storage import atomic_write_bytes, atomic_write_text
 from tagger.training.data import load_data
 
 ROOT = Path(__file__).resolve().parent
 DECODES = {"word": "each word's likeliest tag.", "sequence": "the likeliest valid IOB2 sequence."}
 
 
-class Ensemble:
-    """``predict_tags`` (what ``evaluate_tagger`` needs) from the averaged distributions of ``taggers``."""
+def sentences_hash(sentences) -> str:
+    """What identifies the word lists a member was given (no text is kept)."""
+    return hashlib.sha256(json.dumps([list(s) for s in sentences]).encode("utf-8")).hexdigest()
 
-    def __init__(self, taggers: list[Tagger], decode: str = "word"):
+
+def keep_distributions(path: Path, tagger: Tagger, bundle: Path, parts: dict[str, list]) -> None:
+    """Store ``tagger``'s distributions on each part's sentences (``{part: word lists}``) at ``path``."""
+    arrays: dict[str, np.ndarray] = {
+        "types": np.array(tagger.types),
+        "member": np.array(member_name(bundle)),
+        "config": np.array((bundle / "config.json").read_text()),
+        "meta": np.array((bundle / "meta.json").read_text()),
+    }
+    for part, sentences in parts.items():
+        dists = tagger.distributions(sentences)
+        arrays[f"{part}/hash"] = np.array(sentences_hash(sentences))
+        arrays[f"{part}/lengths"] = np.array([len(s) for s in sentences], dtype=np.int32)
+        for t in tagger.types:
+            arrays[f"{part}/{t}"] = np.concatenate([d[t] for d in dists] or [np.zeros((0, 3))]).astype(np.float16)
+    buf = io.BytesIO()
+    np.savez_compressed(buf, **arrays)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_bytes(path, buf.getvalue())
+
+
+class StoredMember:
+    """A member from ``keep_distributions``' file: its ``distributions`` of the sentences it was given, checked
+    to be those sentences."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        try:
+            with np.load(path, allow_pickle=False) as f:
+                self.arrays = {k: f[k] for k in f.files}
+            self.types = tuple(str(t) for t in self.arrays["types"])
+            self.name = str(self.arrays["member"])
+            self.config = TaggerConfig.from_dict(json.loads(str(self.arrays["config"])))
+            self.meta = json.loads(str(self.arrays["meta"]))
+        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, TaggerError) as e:
+            raise TaggerError(f"{path}: not a member's stored distributions ({e})") from None
+        self.parts = sorted({k.split("/")[0] for k in self.arrays if "/" in k})
+        for part in self.parts:
+            n = int(self.arrays[f"{part}/lengths"].sum())
+            if any(self.arrays[f"{part}/{t}"].shape != (n, 3) for t in self.types):
+                raise TaggerError(f"{path}: {part}'s distributions do not cover its {n} words")
+
+    def distributions(self, sentences) -> list[dict[str, np.ndarray]]:
+        digest = sentences_hash(sentences)
+        part = next((p for p in self.parts if str(self.arrays[f"{p}/hash"]) == digest), None)
+        if part is None:
+            raise TaggerError(f"{self.path}: holds no distributions of these {len(sentences)} sentences")
+        ends = np.cumsum(self.arrays[f"{part}/lengths"])
+        return [
+            {t: self.arrays[f"{part}/{t}"][end - len(s) : end].astype(np.float32) for t in self.types}
+            for s, end in zip(sentences, ends)
+        ]
+
+
+class Ensemble:
+    """``predict_tags`` (what ``evaluate_tagger`` needs) from the averaged distributions of ``taggers`` (anything
+    with ``types`` and ``distributions``: a ``Tagger`` or a ``StoredMember``)."""
+
+    def __init__(self, taggers: list, decode: str = "word"):
         types = {t.types for t in taggers}
         if len(types) != 1:
             raise TaggerError(f"the bundles tag different types: {sorted(types)}")
@@ -60,7 +130,7 @@ class Ensemble:
 
 def member_name(bundle: Path) -> str:
     """A member as the result names it: from ``experiments/runs/`` on where it lies there (in any checkout)."""
-    parts = bundle.resolve().parts
+    parts = bundle.absolute().parts  # not resolved: experiments/runs may be a link to where the runs are
     for k in range(len(parts) - 1, 0, -1):
         if parts[k - 1 : k + 1] == ("experiments", "runs"):
             return "/".join(parts[k - 1 :])
@@ -69,9 +139,17 @@ def member_name(bundle: Path) -> str:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("bundles", nargs="+", type=Path, help="bundle directories trained on --fold")
-    ap.add_argument("--name", required=True, help="the result's name (experiments/results/NAME/)")
+    ap.add_argument(
+        "members", nargs="+", type=Path, help="bundle directories trained on --fold, or their stored distributions"
+    )
+    ap.add_argument("--name", help="the result's name (experiments/results/NAME/); not with --keep alone")
     ap.add_argument("--fold", type=int, default=0)
+    ap.add_argument(
+        "--keep",
+        action="store_true",
+        help="store each bundle's distributions on the fold's dev and test sentences beside its run's result "
+        "(experiments/results/RUN/foldK.distributions.npz); without --name, only that",
+    )
     ap.add_argument("--data", type=Path, default=default_reference(), help="Irsoy & Cardie's files")
     ap.add_argument("--datasplit", type=Path, default=default_datasplit())
     ap.add_argument("--results", type=Path, default=ROOT / "results")
@@ -82,31 +160,52 @@ def main() -> int:
         help="each word's likeliest tag, or the likeliest valid IOB2 sequence (default: word)",
     )
     args = ap.parse_args()
+    if not (args.name or args.keep):
+        ap.error("give --name (score the ensemble) or --keep (store the bundles' distributions)")
+    try:
+        return run(args)
+    except TaggerError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
 
+
+def run(args) -> int:
     t0 = time.perf_counter()
-    members = []
-    for b in args.bundles:
-        config, meta = load_bundle_files(b)[1:]
-        if meta.get("training", {}).get("data", {}).get("fold") not in (None, args.fold):
-            raise SystemExit(f"{b}: trained on another fold than {args.fold}")
-        members.append((b, config, meta))
-    configs = [{k: v for k, v in c.to_dict().items() if k != "seed"} for _, c, _ in members]
+    members = []  # (name, tagger or stored member, config, meta)
+    for m in args.members:
+        if m.is_file():
+            stored = StoredMember(m)
+            members.append((stored.name, stored, stored.config, stored.meta))
+        else:
+            config, meta = load_bundle_files(m)[1:]
+            members.append((member_name(m), Tagger.load(m), config, meta))
+        if members[-1][3].get("training", {}).get("data", {}).get("fold") not in (None, args.fold):
+            raise TaggerError(f"{m}: trained on another fold than {args.fold}")
+    configs = [{k: v for k, v in c.to_dict().items() if k != "seed"} for _, _, c, _ in members]
     if any(c != configs[0] for c in configs):
-        raise SystemExit("the bundles' configurations differ in more than the seed")
-    ensemble = Ensemble([Tagger.load(b) for b, _, _ in members], decode=args.decode)
+        raise TaggerError("the members' configurations differ in more than the seed")
     docs = load_data("reference", args.data)
     split = load_split(args.datasplit, args.fold)
     dev_s, test_s = select(docs, split.dev), select(docs, split.test)
+    if args.keep:
+        for m, (_, tagger, _, _) in zip(args.members, members):
+            if isinstance(tagger, Tagger):
+                out = args.results / m.absolute().parent.name / f"fold{args.fold}.distributions.npz"
+                keep_distributions(out, tagger, m, {"dev": [s.words for s in dev_s], "test": [s.words for s in test_s]})
+                print(f"wrote {out}")
+        if not args.name:
+            return 0
+    ensemble = Ensemble([tagger for _, tagger, _, _ in members], decode=args.decode)
     dev, test = evaluate_tagger(ensemble, dev_s), evaluate_tagger(ensemble, test_s)
-    first = members[0][2].get("training", {})
+    first = members[0][3].get("training", {})
     record = {
         "name": args.name,
         "kind": "rnn",
         "fold": args.fold,
-        "config": members[0][1].to_dict(),  # the members' shared configuration (the first member's seed)
+        "config": members[0][2].to_dict(),  # the members' shared configuration (the first member's seed)
         "ensemble": {
-            "members": [member_name(b) for b, _, _ in members],
-            "seeds": [c.seed for _, c, _ in members],
+            "members": [name for name, _, _, _ in members],
+            "seeds": [c.seed for _, _, c, _ in members],
             "decode": args.decode,
         },
         "seed": None,
@@ -123,7 +222,7 @@ def main() -> int:
         "scores": {"dev": dev, "test": test},
         "epochs": first.get("epochs"),
         "best_epoch": first.get("best_epoch"),
-        "train_seconds": sum(m.get("training", {}).get("train_seconds") or 0 for _, _, m in members),
+        "train_seconds": sum(m.get("training", {}).get("train_seconds") or 0 for _, _, _, m in members),
         "device": "CPU",
         "wall_seconds": time.perf_counter() - t0,
         "machine": machine(),

@@ -25,7 +25,7 @@ def rename(results: Path, old: str, new: str, only: list[str] | None = None) -> 
         if not src.is_dir() or (only and src.name not in only):
             continue
         dst = results / (new + src.name[len(old) :])
-        clash = [f for f in src.glob("fold*.json") if (dst / f.name).exists()]
+        clash = [f for f in src.glob("fold*") if (dst / f.name).exists()]
         if clash:
             raise SystemExit(f"{dst / clash[0].name}: already exists; nothing renamed in {src}")
         dst.mkdir(parents=True, exist_ok=True)
@@ -36,6 +36,8 @@ def rename(results: Path, old: str, new: str, only: list[str] | None = None) -> 
             atomic_write_text(dst / f.name, json.dumps(record, indent=1) + "\n")
             f.unlink()
             moved.append(dst / f.name)
+        for f in sorted(src.glob("fold*.distributions.npz")):  # an ensemble member's (experiments/ensemble.py --keep)
+            f.replace(dst / f.name)
         src.rmdir()
     return moved
 

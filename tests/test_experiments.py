@@ -258,6 +258,7 @@ def test_rename_results_moves_records_and_keeps_the_old_name(tmp_path):
         (tmp_path / name).mkdir()
         for k in folds:
             (tmp_path / name / f"fold{k}.json").write_text(json.dumps({"name": name, "fold": k}))
+    (tmp_path / "paper-elman-dse-d1-24k" / "fold3.distributions.npz").write_bytes(b"kept")  # an ensemble member's
 
     def run(*args):
         return subprocess.run(
@@ -269,6 +270,7 @@ def test_rename_results_moves_records_and_keeps_the_old_name(tmp_path):
     assert not (tmp_path / "paper-elman-dse-d1-24k").exists()
     moved = json.loads((tmp_path / "authors-elman-dse-d1-24k" / "fold3.json").read_text())
     assert moved == {"name": "authors-elman-dse-d1-24k", "fold": 3, "renamed_from": "paper-elman-dse-d1-24k"}
+    assert (tmp_path / "authors-elman-dse-d1-24k" / "fold3.distributions.npz").read_bytes() == b"kept"
     assert (tmp_path / "paper-elman-ese-d1-24k" / "fold0.json").exists()  # not in --only
     (tmp_path / "authors-elman-ese-d1-24k").mkdir()
     (tmp_path / "authors-elman-ese-d1-24k" / "fold0.json").write_text("{}")

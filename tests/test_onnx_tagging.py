@@ -243,7 +243,6 @@ def test_distributions_are_what_the_tags_and_confidences_come_from(name):
     """Tagger.distributions: per word, probabilities of O, B, I that sum to 1; the chosen tag's is the
     confidence predict gives.  For softmax heads (fast) the tags are each word's likeliest; an ensemble of the
     same bundle twice (experiments/ensemble.py) tags as that."""
-    import importlib.util
 
     import numpy as np
 
@@ -265,8 +264,44 @@ def test_distributions_are_what_the_tags_and_confidences_come_from(name):
                 chosen = dist[t].argmax(-1).tolist()  # a B made from an I keeps the I's probability
             np.testing.assert_allclose(conf, dist[t][np.arange(len(words)), chosen], atol=1e-6)
     if name == "fast":
-        spec = importlib.util.spec_from_file_location("ensemble", ROOT / "experiments" / "ensemble.py")
-        ensemble = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(ensemble)
-        twice = ensemble.Ensemble([tagger, Tagger.load(resolve_model(name))]).predict_tags(sentences)
+        twice = load_ensemble_script().Ensemble([tagger, Tagger.load(resolve_model(name))]).predict_tags(sentences)
         assert twice == tagger.predict_tags(sentences)
+
+
+def load_ensemble_script():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("ensemble", ROOT / "experiments" / "ensemble.py")
+    ensemble = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(ensemble)
+    return ensemble
+
+
+def test_a_member_kept_as_distributions_is_the_bundle_it_came_from(tmp_path):
+    """experiments/ensemble.py --keep: a bundle's distributions stored (float16) with its configuration and the
+    hash of the sentences; read back they are the bundle's, for those sentences only, and a damaged file is a
+    one-line error naming it."""
+    from tagger.errors import TaggerError
+    from tagger.paths import resolve_model
+
+    ensemble = load_ensemble_script()
+    bundle = resolve_model("fast")
+    tagger = Tagger.load(bundle)
+    dev = [["Officials", "said", "the", "plan", "was", ",", "as", "usual", ",", "a", "disgrace", "."], [], ["No"]]
+    test = [["They", "fear", "daylight", "robbery", "."]]
+    path = tmp_path / "fast" / "fold0.distributions.npz"
+    ensemble.keep_distributions(path, tagger, bundle, {"dev": dev, "test": test})
+    stored = ensemble.StoredMember(path)
+    assert stored.types == tagger.types and stored.config == tagger.config
+    assert stored.name == str(bundle) and stored.meta == json.loads((bundle / "meta.json").read_text())
+    for sentences in (dev, test):
+        for kept, fresh in zip(stored.distributions(sentences), tagger.distributions(sentences)):
+            for t in tagger.types:
+                assert kept[t].dtype == np.float32 and kept[t].shape == fresh[t].shape
+                np.testing.assert_allclose(kept[t], fresh[t], atol=1e-3)  # float16's rounding
+    assert ensemble.Ensemble([stored, stored]).predict_tags(dev) == tagger.predict_tags(dev)
+    with pytest.raises(TaggerError, match=r"fold0\.distributions\.npz: holds no distributions of these 1 sentences"):
+        stored.distributions([["They", "fear", "robbery", "."]])
+    path.write_bytes(path.read_bytes()[:100])
+    with pytest.raises(TaggerError, match=r"fold0\.distributions\.npz: not a member's stored distributions"):
+        ensemble.StoredMember(path)

@@ -118,7 +118,13 @@ def clock_ghz() -> float | None:
 
 
 # each fine-tuned encoder's hidden size, feed-forward size and layers (MiniLM-L6; MPNet-base, tagger/network/mpnet.py)
-ENCODER_SHAPES = {"minilm": (384, 1536, 6), "mpnet": (768, 3072, 12)}
+def encoder_shape(contextual: str) -> tuple[int, int, int]:
+    """Hidden size, feed-forward size and layers of the installed encoder, from its own config.json."""
+    from tagger.network.contextual import minilm_path
+    from tagger.network.mpnet_package import mpnet_path
+
+    c = json.loads(((mpnet_path() if contextual == "mpnet" else minilm_path()) / "config.json").read_text())
+    return c["hidden_size"], c["intermediate_size"], c["num_hidden_layers"]
 
 
 def compute_limit(model, texts: list[str], cores: int) -> None:
@@ -132,7 +138,7 @@ def compute_limit(model, texts: list[str], cores: int) -> None:
     pieces = word_pieces(config.contextual, cache=False)
     lengths = [len(pieces.sequence(w)[0]) for w in sents]
     words = sum(map(len, sents))
-    d, ff, layers = ENCODER_SHAPES[config.contextual]
+    d, ff, layers = encoder_shape(config.contextual)
     per_piece = layers * (4 * d * d + 2 * d * ff)  # q, k, v, output projections and the feed-forward block
     attention = sum(layers * 2 * n * n * d for n in lengths)  # scores and weighted sums, per sentence
     feat = d + (50 if config.features == "glove" else config.embedding_dim)
