@@ -117,7 +117,6 @@ def clock_ghz() -> float | None:
     return max(mhz) / 1000 if mhz else None
 
 
-# each fine-tuned encoder's hidden size, feed-forward size and layers (MiniLM-L6; MPNet-base, tagger/network/mpnet.py)
 def encoder_shape(contextual: str) -> tuple[int, int, int]:
     """Hidden size, feed-forward size and layers of the installed encoder, from its own config.json."""
     from tagger.network.contextual import minilm_path
