@@ -1,13 +1,16 @@
 """A seed ensemble of bundles trained on the same fold: each word's tag probabilities (a CRF's marginals)
 averaged over the bundles, then decoded (``--decode``): each word's most probable tag (``word``; an I after O
 begins a span, as for one model) or the valid IOB2 sequence with the largest product of its tags'
-probabilities (``sequence``), scored on the fold's dev and test documents.  The result is written as an ordinary one
+probabilities (``sequence``); or, for CRF heads, the bundles' CRF scores averaged (emission, transition, start
+and end) and decoded as one CRF (``crf``: the sequence with the largest product of the bundles' sequence
+probabilities).  Scored on the fold's dev and test documents.  The result is written as an ordinary one
 (experiments/results/NAME/foldK.json, the members named in its configuration), so the report lists it with
 the dev study it belongs to; choices are made on its dev scores only.
 
 A member is a bundle directory or the distributions a bundle gave on the fold's dev and test sentences, as
 ``--keep`` stores them beside its run's result (experiments/results/RUN/foldK.distributions.npz, float16, with
-the bundle's config.json and meta.json and a hash of the sentences it was given), so that an ensemble whose
+a CRF's emission scores (float32) and its transition, start and end scores, the bundle's config.json and
+meta.json and a hash of the sentences it was given), so that an ensemble whose
 members were trained in different sessions can be scored after their bundles are gone.
 
     python experiments/ensemble.py --name accurate-ensemble-study-x3 --fold 0 BUNDLE BUNDLE BUNDLE
@@ -34,7 +37,7 @@ from tagger.corpus.split import load_split
 from tagger.errors import TaggerError
 from tagger.evaluation.scoring import evaluate_tagger
 from tagger.network.bundle import load_bundle_files
-from tagger.network.decoding import likeliest_valid_batch
+from tagger.network.decoding import likeliest_valid_batch, marginals, viterbi_batch
 from tagger.network.features import decode_tags
 from tagger.network.predict import Tagger
 from tagger.paths import default_datasplit, default_reference
@@ -43,7 +46,12 @@ from tagger.storage import atomic_write_bytes, atomic_write_text
 from tagger.training.data import load_data
 
 ROOT = Path(__file__).resolve().parent
-DECODES = {"word": "each word's likeliest tag.", "sequence": "the likeliest valid IOB2 sequence."}
+DECODES = {
+    "word": "per-word tag probabilities averaged, each word's likeliest tag.",
+    "sequence": "per-word tag probabilities averaged, the likeliest valid IOB2 sequence.",
+    "crf": "CRF scores (emission, transition, start, end) averaged, the likeliest sequence (Viterbi).",
+}
+CRF_PARAMS = ("transitions", "start", "end")
 
 
 def sentences_hash(sentences) -> str:
@@ -59,12 +67,24 @@ def keep_distributions(path: Path, tagger: Tagger, bundle: Path, parts: dict[str
         "config": np.array((bundle / "config.json").read_text()),
         "meta": np.array((bundle / "meta.json").read_text()),
     }
+    crf = tagger.config.output == "crf"
+    params = {t: tagger.crf_params(t) for t in tagger.types} if crf else {}
     for part, sentences in parts.items():
-        dists = tagger.distributions(sentences)
+        if crf:  # one pass through the network: the marginals from the emission scores, as Tagger makes them
+            emissions = tagger.distributions(sentences, scores=True)
+            dists = [{t: marginals(d[t], *params[t]) for t in tagger.types} for d in emissions]
+        else:
+            dists = tagger.distributions(sentences)
         arrays[f"{part}/hash"] = np.array(sentences_hash(sentences))
         arrays[f"{part}/lengths"] = np.array([len(s) for s in sentences], dtype=np.int32)
         for t in tagger.types:
             arrays[f"{part}/{t}"] = np.concatenate([d[t] for d in dists] or [np.zeros((0, 3))]).astype(np.float16)
+            if crf:
+                joined = np.concatenate([d[t] for d in emissions] or [np.zeros((0, 3))])
+                arrays[f"{part}/{t}.scores"] = joined.astype(np.float32)
+    for t, values in params.items():
+        for name, value in zip(CRF_PARAMS, values):
+            arrays[f"{t}.{name}"] = np.asarray(value, dtype=np.float32)
     buf = io.BytesIO()
     np.savez_compressed(buf, **arrays)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -92,16 +112,25 @@ class StoredMember:
             if any(self.arrays[f"{part}/{t}"].shape != (n, 3) for t in self.types):
                 raise TaggerError(f"{path}: {part}'s distributions do not cover its {n} words")
 
-    def distributions(self, sentences) -> list[dict[str, np.ndarray]]:
+    def distributions(self, sentences, scores: bool = False) -> list[dict[str, np.ndarray]]:
+        """As ``Tagger.distributions`` gave them for these ``sentences``."""
         digest = sentences_hash(sentences)
         part = next((p for p in self.parts if str(self.arrays[f"{p}/hash"]) == digest), None)
         if part is None:
             raise TaggerError(f"{self.path}: holds no distributions of these {len(sentences)} sentences")
+        suffix = ".scores" if scores else ""
+        if scores and f"{part}/{self.types[0]}.scores" not in self.arrays:
+            raise TaggerError(f"{self.path}: holds no CRF scores (keep the bundle's distributions again)")
         ends = np.cumsum(self.arrays[f"{part}/lengths"])
         return [
-            {t: self.arrays[f"{part}/{t}"][end - len(s) : end].astype(np.float32) for t in self.types}
+            {t: self.arrays[f"{part}/{t}{suffix}"][end - len(s) : end].astype(np.float32) for t in self.types}
             for s, end in zip(sentences, ends)
         ]
+
+    def crf_params(self, typ: str) -> tuple[np.ndarray, ...]:
+        if f"{typ}.transitions" not in self.arrays:
+            raise TaggerError(f"{self.path}: holds no CRF scores (keep the bundle's distributions again)")
+        return tuple(self.arrays[f"{typ}.{name}"] for name in CRF_PARAMS)
 
 
 class Ensemble:
@@ -115,12 +144,19 @@ class Ensemble:
         self.taggers, self.types, self.decode = taggers, taggers[0].types, decode
 
     def predict_tags(self, sentences) -> dict[str, list[list[str]]]:
-        each = [t.distributions(sentences) for t in self.taggers]
+        crf = self.decode == "crf"
+        each = [t.distributions(sentences, scores=crf) for t in self.taggers]
+        if crf:  # the members' transition, start and end scores averaged, per type
+            params = {
+                ty: [np.mean(p, axis=0) for p in zip(*(t.crf_params(ty) for t in self.taggers))] for ty in self.types
+            }
         out: dict[str, list[list[str]]] = {ty: [] for ty in self.types}
         for k in range(len(sentences)):
             for ty in self.types:
                 mean = np.mean([d[k][ty] for d in each], axis=0)
-                if self.decode == "sequence":
+                if crf:
+                    ids = viterbi_batch(mean[None], [len(mean)], *params[ty])[0]
+                elif self.decode == "sequence":
                     ids = likeliest_valid_batch(mean[None], [len(mean)])[0]
                 else:
                     ids = mean.argmax(-1).tolist()
@@ -157,7 +193,8 @@ def main() -> int:
         "--decode",
         choices=tuple(DECODES),
         default="word",
-        help="each word's likeliest tag, or the likeliest valid IOB2 sequence (default: word)",
+        help="each word's likeliest tag or the likeliest valid IOB2 sequence under the averaged probabilities, or "
+        "the likeliest sequence under the averaged CRF scores (CRF heads only; default: word)",
     )
     args = ap.parse_args()
     if not (args.name or args.keep):
@@ -184,6 +221,8 @@ def run(args) -> int:
     configs = [{k: v for k, v in c.to_dict().items() if k != "seed"} for _, _, c, _ in members]
     if any(c != configs[0] for c in configs):
         raise TaggerError("the members' configurations differ in more than the seed")
+    if args.name and args.decode == "crf" and members[0][2].output != "crf":
+        raise TaggerError(f"--decode crf needs CRF heads; the members' are {members[0][2].output}")
     docs = load_data("reference", args.data)
     split = load_split(args.datasplit, args.fold)
     dev_s, test_s = select(docs, split.dev), select(docs, split.test)
@@ -210,8 +249,7 @@ def run(args) -> int:
         },
         "seed": None,
         "git_commit": git_commit(),
-        "choices": f"The average of {len(members)} seeds' per-word tag probabilities (experiments/ensemble.py), "
-        + DECODES[args.decode],
+        "choices": f"{len(members)} seeds combined (experiments/ensemble.py): " + DECODES[args.decode],
         "data": {
             "source": "reference",
             "path": args.data.name,

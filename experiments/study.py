@@ -101,9 +101,12 @@ def _describe(s: dict) -> str:
     if c.get("auxiliary"):  # tagger.corpus.auxiliary: heads trained beside DSE and ESE, then dropped
         bits.append(f"auxiliary heads {c['auxiliary']} (loss weight {c.get('auxiliary_weight', 0.5):g})")
     ensemble = s["records"][0].get("ensemble") if s.get("records") else None
-    if ensemble:  # experiments/ensemble.py: averaged per-word probabilities, decoded per word or per sentence
-        how = "; likeliest valid sequence" if ensemble.get("decode") == "sequence" else ""
-        bits.append(f"ensemble of seeds {', '.join(map(str, ensemble['seeds']))} (averaged probabilities{how})")
+    if ensemble:  # experiments/ensemble.py: averaged per-word probabilities or CRF scores, and how decoded
+        how = {
+            "sequence": "averaged probabilities; likeliest valid sequence",
+            "crf": "averaged CRF scores; Viterbi",
+        }.get(ensemble.get("decode"), "averaged probabilities")
+        bits.append(f"ensemble of seeds {', '.join(map(str, ensemble['seeds']))} ({how})")
     return ", ".join(bits)
 
 

@@ -764,6 +764,7 @@ def test_an_ensemble_is_a_row_its_members_are_not_and_its_training_is_counted_on
             result("accurate-ensemble-seed2", 0.69, 7200),
             result("accurate-ensemble-x2", 0.71, 10800, ensemble=members),
             result("accurate-ensemble-x2-sequence", 0.72, 10800, ensemble={**members, "decode": "sequence"}),
+            result("accurate-ensemble-x2-crf", 0.73, 10800, ensemble={**members, "decode": "crf"}),
         ],
         tmp_path / "REPORT.md",
         tmp_path / "plots",
@@ -773,9 +774,11 @@ def test_an_ensemble_is_a_row_its_members_are_not_and_its_training_is_counted_on
     assert "ensemble of seeds 1, 2 (averaged probabilities)" in ensemble and "| 71.00 |" in ensemble
     sequence = next(line for line in tables.splitlines() if line.startswith("| `accurate-ensemble-x2-sequence`: "))
     assert "ensemble of seeds 1, 2 (averaged probabilities; likeliest valid sequence)" in sequence
+    crf = next(line for line in tables.splitlines() if line.startswith("| `accurate-ensemble-x2-crf`: "))
+    assert "ensemble of seeds 1, 2 (averaged CRF scores; Viterbi)" in crf and "| 73.00 |" in crf
     assert "| `accurate-ensemble-seed2`" not in tables
     # the ensemble's 3 hours are its members' 1 + 2: 2 runs, 3.0 hours in all
-    assert "2 runs, 3.0 hours of training in all" in compute and "ensembles, 2 results, are scored" in compute
+    assert "2 runs, 3.0 hours of training in all" in compute and "ensembles, 3 results, are scored" in compute
 
 
 def test_distillation_study_runs_show_dev_scores_only_and_name_their_teacher(tmp_path):

@@ -305,3 +305,37 @@ def test_a_member_kept_as_distributions_is_the_bundle_it_came_from(tmp_path):
     path.write_bytes(path.read_bytes()[:100])
     with pytest.raises(TaggerError, match=r"fold0\.distributions\.npz: not a member's stored distributions"):
         ensemble.StoredMember(path)
+
+
+def test_a_crf_ensemble_averages_the_members_crf_scores(tmp_path):
+    """experiments/ensemble.py --decode crf: the members' emission, transition, start and end scores averaged
+    and decoded by Viterbi, so the same CRF bundle twice (or once, and once kept) tags as the bundle does; the
+    kept emission scores are the bundle's, and the marginals kept with them (made from them in one pass) its
+    marginals; a softmax head has no CRF scores to average."""
+    from tagger.errors import TaggerError
+    from tagger.paths import resolve_model
+
+    ensemble = load_ensemble_script()
+    bundle = resolve_model("accurate")
+    tagger = Tagger.load(bundle)
+    dev = [["Officials", "said", "the", "plan", "was", ",", "as", "usual", ",", "a", "disgrace", "."], [], ["No"]]
+    path = tmp_path / "accurate" / "fold0.distributions.npz"
+    ensemble.keep_distributions(path, tagger, bundle, {"dev": dev})
+    stored = ensemble.StoredMember(path)
+    for kept, fresh in zip(stored.distributions(dev, scores=True), tagger.distributions(dev, scores=True)):
+        for t in tagger.types:
+            np.testing.assert_array_equal(kept[t], fresh[t].astype(np.float32))
+    for kept, fresh in zip(stored.distributions(dev), tagger.distributions(dev)):  # marginals from the scores
+        for t in tagger.types:
+            np.testing.assert_allclose(kept[t], fresh[t], atol=1e-3)  # float16's rounding
+    for t in tagger.types:
+        for kept, fresh in zip(stored.crf_params(t), tagger.crf_params(t)):
+            np.testing.assert_allclose(kept, fresh, rtol=1e-6)
+    assert ensemble.Ensemble([tagger, stored], decode="crf").predict_tags(dev) == tagger.predict_tags(dev)
+    fast = Tagger.load(resolve_model("fast"))
+    with pytest.raises(TaggerError, match="the softmax head has no CRF scores"):
+        fast.crf_params("DSE")
+    softmax = tmp_path / "fast" / "fold0.distributions.npz"
+    ensemble.keep_distributions(softmax, fast, resolve_model("fast"), {"dev": dev})
+    with pytest.raises(TaggerError, match=r"fold0\.distributions\.npz: holds no CRF scores"):
+        ensemble.Ensemble([ensemble.StoredMember(softmax)], decode="crf").predict_tags(dev)

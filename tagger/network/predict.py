@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from tagger.config import TaggerConfig
-from tagger.errors import BundleError
+from tagger.errors import BundleError, TaggerError
 from tagger.network.bundle import load_bundle_files, load_keras_model, onnx_supported, save_bundle
 from tagger.network.decoding import marginals_batch, viterbi_batch
 from tagger.network.features import (
@@ -148,15 +148,24 @@ class Tagger:
                 results[i] = {t: decoded[t][row] for t in self.types}
         return results
 
-    def distributions(self, sentences: Sequence[Sequence[str]], batch_size: int = 64) -> list[dict[str, np.ndarray]]:
+    def distributions(
+        self, sentences: Sequence[Sequence[str]], batch_size: int = 64, scores: bool = False
+    ) -> list[dict[str, np.ndarray]]:
         """For each sentence: ``{type: [n_words, 3] array}``, each word's probabilities of O, B and I (a CRF's
-        marginals), e.g. to average the models of an ensemble."""
+        marginals), e.g. to average the models of an ensemble; with ``scores``, the network's outputs instead (a
+        CRF's emission scores, to which ``crf_params`` adds its transition, start and end scores)."""
         results: list[dict] = [None] * len(sentences)  # type: ignore[list-item]
         for batch, lengths, out in self._batches(sentences, batch_size):
-            probs = {t: self._probabilities(out[t], lengths, t) for t in self.types}
+            probs = {t: out[t] if scores else self._probabilities(out[t], lengths, t) for t in self.types}
             for row, i in enumerate(batch):
                 results[i] = {t: probs[t][row, : lengths[row]] for t in self.types}
         return results
+
+    def crf_params(self, typ: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """A CRF head's transition [3, 3], start [3] and end [3] scores for ``typ``."""
+        if self.config.output != "crf":
+            raise TaggerError(f"the {self.config.output} head has no CRF scores")
+        return self.network.crf_params(typ)
 
     def _batches(self, sentences: Sequence[Sequence[str]], batch_size: int):
         """(sentence indices, their lengths, the network's outputs) per batch; an all-empty batch has outputs of
