@@ -39,6 +39,8 @@ LATER_FIELDS = {
     "decay_init": None,
     "teacher": None,
     "distill_weight": 0.0,
+    "distill_copies": 0,
+    "distill_noise": 0.15,
     "auxiliary": None,
     "auxiliary_weight": 0.5,
     "precision": "float32",
@@ -53,6 +55,8 @@ FAST_ONLY = {
     "eval_every": 1,
     "teacher": None,
     "distill_weight": 0.0,
+    "distill_copies": 0,
+    "distill_noise": 0.15,
 }
 
 
@@ -208,6 +212,15 @@ class TaggerConfig:
     distill_weight: float = _field(
         0.0, "recipe", "distillation: the teacher's share of each token's loss, in [0, 1] (gold's: the rest)"
     )
+    distill_copies: int = _field(
+        0,
+        "recipe",
+        "distillation: this many noisy copies of each training sentence join the training data, tagged by the "
+        "teacher alone (its likeliest tag per word as gold, its probabilities as the soft targets)",
+    )
+    distill_noise: float = _field(
+        0.15, "recipe", "distillation: the share of a copy's words replaced by words drawn from the training text"
+    )
 
     # --- auxiliary heads (Keras trainer): MPQA's other annotations, learnt beside the types and not output
     auxiliary: str | None = _field(
@@ -312,6 +325,9 @@ class TaggerConfig:
             (self.teacher is not None) == (self.distill_weight > 0),
             "a teacher and distill_weight above 0 go together",
         )
+        check(self.distill_copies >= 0, f"distill_copies must be >= 0, got {self.distill_copies}")
+        check(not self.distill_copies or self.teacher is not None, "distill_copies needs a teacher")
+        check(0 <= self.distill_noise <= 1, f"distill_noise must be in [0, 1], got {self.distill_noise}")
         aux = self.auxiliary_types
         check(
             all(t in AUXILIARY_TYPES for t in aux) and len(set(aux)) == len(aux),

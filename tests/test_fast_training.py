@@ -514,6 +514,36 @@ def test_distillation_config_rules():
         TaggerConfig(trainer="fast", teacher="some/bundle", distill_weight=1.5)
     with pytest.raises(ValueError, match="need trainer: fast"):
         TaggerConfig(teacher="some/bundle", distill_weight=0.5)
+    with pytest.raises(ValueError, match="distill_copies needs a teacher"):
+        TaggerConfig(trainer="fast", distill_copies=2)
+    with pytest.raises(ValueError, match="distill_copies must be >= 0"):
+        TaggerConfig(trainer="fast", teacher="some/bundle", distill_weight=0.5, distill_copies=-1)
+    with pytest.raises(ValueError, match=r"distill_noise must be in \[0, 1\]"):
+        TaggerConfig(trainer="fast", teacher="some/bundle", distill_weight=0.5, distill_copies=1, distill_noise=1.5)
+    with pytest.raises(ValueError, match="distill_copies, distill_weight, teacher need trainer: fast"):
+        TaggerConfig(teacher="some/bundle", distill_weight=0.5, distill_copies=1)
+
+
+def test_noisy_copies_replace_words_at_the_rate_with_words_of_the_text():
+    """Distillation's noisy copies: each sentence ``copies`` times, as long as it, untagged; at noise 0 the
+    words themselves, at noise 1 none of a sentence's own words where the text has other words only elsewhere;
+    at 0.25, about a quarter replaced (by words of the text); the same seed gives the same copies."""
+    from tagger.data import Token
+    from tagger.training.fast_loop import noisy_copies
+
+    def sentence(words, doc):
+        return Sentence([Token(w, 0, 0) for w in words], {"DSE": ["O"] * len(words)}, doc=doc)
+
+    text = [sentence([f"w{k}" for k in range(50)], "a"), sentence([f"v{k}" for k in range(30)], "b")]
+    words = {w for s in text for w in s.words}
+    assert [c.words for c in noisy_copies(text, 2, 0.0, 1)] == [s.words for s in text] * 2
+    copies = noisy_copies(text, 3, 0.25, 7)
+    assert [(c.doc, len(c), c.tags) for c in copies] == [(s.doc, len(s), {}) for s in text] * 3
+    assert all(w in words for c in copies for w in c.words)
+    changed = sum(a != b for c, s in zip(copies, text * 3) for a, b in zip(c.words, s.words))
+    assert 0.15 * 240 < changed < 0.3 * 240  # 240 words; a replacement may draw the word itself (1 in 80)
+    assert [c.words for c in noisy_copies(text, 3, 0.25, 7)] == [c.words for c in copies]
+    assert [c.words for c in noisy_copies(text, 3, 0.25, 8)] != [c.words for c in copies]
 
 
 @pytest.mark.slow
@@ -550,8 +580,12 @@ def test_a_student_trains_on_its_teachers_probabilities(tmp_path):
     taught = teacher.predict_tags(sentences)
     assert any("B-DSE" in row for row in taught["DSE"])  # not all O: the gold tags alone would teach that
     assert student.predict_tags(sentences) == taught
-    assert meta["training"]["teacher"] == {"bundle": str(tmp_path / "teacher"), "data": {"fold": 0}}
+    assert meta["training"]["teacher"] == {"bundle": str(tmp_path / "teacher"), "data": {"fold": 0}, "copies": 0}
     assert Tagger.load(tmp_path / "student").config.teacher == str(tmp_path / "teacher")
+    # with noisy copies of the training text, which the teacher alone tags, the student still tags as it does
+    noisy, meta = train(student_cfg.replace(distill_copies=2), blind, dev_s, tmp_path / "noisy", progress=False)
+    assert meta["training"]["teacher"]["copies"] == 2 * len(blind)
+    assert noisy.predict_tags(sentences) == taught
     # refused: a teacher trained on the run's held-out documents (as its meta.json and the run's record say), a
     # teacher that does not tag ESE, a teacher that is not there, a {fold} path with no fold
     held_out = {"data": {"documents": {"dev": [s.doc for s in dev_s], "test": [train_s[3].doc]}}}

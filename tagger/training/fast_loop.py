@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from tagger.config import TaggerConfig
-from tagger.data import Sentence
+from tagger.data import Sentence, Token
 from tagger.errors import TaggerError, TrainingDiverged
 from tagger.network.features import Vocabulary, bucket_length, decode_tags, encode_tags
 from tagger.training import fast_checkpoint
@@ -77,6 +77,23 @@ def teacher_targets(
     dists = teacher.distributions([s.words for s in sentences])
     soft = {t: [np.asarray(d[t], dtype="float32") for d in dists] for t in types}
     return soft, {k: v for k, v in taught.items() if k != "documents"} or None
+
+
+def noisy_copies(sentences: Sequence[Sentence], copies: int, noise: float, seed: int) -> list[Sentence]:
+    """Distillation's extra training text (the augmentation of Tang et al., 2019, "Distilling task-specific
+    knowledge from BERT into simple neural networks", in its form without a part-of-speech tagger): ``copies``
+    copies of each sentence, each word replaced at rate ``noise`` by a word drawn from all the sentences' words
+    (so at their frequencies).  The copies have no tags: the teacher gives them theirs."""
+    rng = np.random.default_rng([seed, 1 << 21])
+    pool = [w for s in sentences for w in s.words]
+    out = []
+    for _ in range(copies):
+        for s in sentences:
+            swap = rng.random(len(s)) < noise
+            draws = rng.integers(len(pool), size=len(s))
+            words = [pool[d] if sw else w for w, sw, d in zip(s.words, swap, draws)]
+            out.append(Sentence([Token(w, 0, 0) for w in words], doc=s.doc, index=s.index))
+    return out
 
 
 def stacked_batch(data: Sequence[Encoded], picks: Sequence[Sequence[int] | None], rows: int, types: Sequence[str]):
@@ -258,9 +275,15 @@ class FastTrainer:
                 if "{fold}" in cfg.teacher:
                     raise TaggerError(f"teacher {cfg.teacher} names a {{fold}}: give each run's teacher bundle")
                 teachers = [cfg.teacher] * len(folds)
-            for data, f, bundle, record in zip(train_data, folds, teachers, records):
-                data.soft, trained_on = teacher_targets(bundle, f.train, cfg.types, record)
-                record["teacher"] = {"bundle": str(bundle), "data": trained_on}
+            for m, (f, bundle, record) in enumerate(zip(folds, teachers, records)):
+                copies = noisy_copies(f.train, cfg.distill_copies, cfg.distill_noise, cfg.seed)
+                soft, trained_on = teacher_targets(bundle, [*f.train, *copies], cfg.types, record)
+                for k, s in enumerate(copies, start=len(f.train)):  # the teacher's likeliest tags as gold
+                    s.tags = {t: decode_tags(soft[t][k].argmax(-1).tolist(), t) for t in cfg.types}
+                if copies:
+                    train_data[m] = Encoded(vocabs[m], [*f.train, *copies], cfg.types)
+                train_data[m].soft = soft
+                record["teacher"] = {"bundle": str(bundle), "data": trained_on, "copies": len(copies)}
         dev_data = [Encoded(v, f.dev, cfg.types) for v, f in zip(vocabs, folds)]
         tokens = [sum(d.lengths) for d in train_data]
         key = jax.random.PRNGKey(cfg.seed)
