@@ -277,6 +277,10 @@ class FastTrainer:
                 teachers = [cfg.teacher] * len(folds)
             for m, (f, bundle, record) in enumerate(zip(folds, teachers, records)):
                 copies = noisy_copies(f.train, cfg.distill_copies, cfg.distill_noise, cfg.seed)
+                msg = f"teacher {bundle}: tagging {len(f.train) + len(copies)} sentences ({len(copies)} noisy copies)"
+                if self.progress:
+                    tqdm.write(msg)
+                log.info(msg)
                 soft, trained_on = teacher_targets(bundle, [*f.train, *copies], cfg.types, record)
                 for k, s in enumerate(copies, start=len(f.train)):  # the teacher's likeliest tags as gold
                     s.tags = {t: decode_tags(soft[t][k].argmax(-1).tolist(), t) for t in cfg.types}
