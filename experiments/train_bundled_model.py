@@ -32,8 +32,9 @@ sits at the edge of stability (cross-validation fold 1 in bfloat16 collapsed the
 after which the network tagged almost nothing), so the bundle's recipe moved to 1e-3 with the cross-validation row
 (accurate-mpnet-lr1e3.yaml's ``choices``).
 
-Distillation (issue 37; fast trainer): ``--teacher BUNDLE --distill-weight W`` trains the bundle on the 495
-documents with that teacher's tag probabilities (a teacher that never saw the fold-0 test documents, e.g.
+Distillation (issue 37; fast trainer): ``--teacher BUNDLE --distill-weight W`` (and ``--distill-copies N
+--distill-noise P``: noisy copies the teacher tags) trains the bundle on the 495 documents with that teacher's tag
+probabilities (a teacher that never saw the fold-0 test documents, e.g.
 tagger/models/accurate); the dev run that chooses the epochs then needs ``--dev-teacher BUNDLE``, one that never
 saw the dev documents either (e.g. experiments/runs/accurate-masked-study-crf/fold0), unless that dev run is
 done: ``--epochs-from`` its result, as for the bundled ``fast``:
@@ -304,6 +305,13 @@ def main() -> int:
     ap.add_argument("--dev-teacher", help="distillation: the teacher of the dev run that chooses the epochs")
     ap.add_argument("--distill-weight", type=float, default=0.5, help="the teacher's share of the loss")
     ap.add_argument(
+        "--distill-copies", type=int, default=0, help="distillation: noisy copies of each sentence the teacher tags"
+    )
+    ap.add_argument("--distill-noise", type=float, default=0.15, help="the share of a noisy copy's words replaced")
+    ap.add_argument(
+        "--lr-decay", type=float, help="the learning rate's factor per update (default: the configuration's)"
+    )
+    ap.add_argument(
         "--resume",
         action="store_true",
         help="continue an interrupted training of the bundle from its last epoch's checkpoint (in --out)",
@@ -365,7 +373,14 @@ def main() -> int:
     if args.teacher is not None and not chosen_by and args.dev_teacher is None:
         ap.error("--teacher needs --dev-teacher (a teacher that never saw dev documents), --epochs or --epochs-from")
     if args.teacher is not None:
-        config = config.replace(teacher=args.dev_teacher or args.teacher, distill_weight=args.distill_weight)
+        config = config.replace(
+            teacher=args.dev_teacher or args.teacher,
+            distill_weight=args.distill_weight,
+            distill_copies=args.distill_copies,
+            distill_noise=args.distill_noise,
+        )
+    if args.lr_decay is not None:
+        config = config.replace(lr_decay=args.lr_decay)
     selection = {"config": config.to_dict(), "dev_history": []}
     if args.epochs_from is not None:
         args.epochs, selection = epochs_from(args.epochs_from, config)
