@@ -953,6 +953,7 @@ def _recipe_row(name: str, t: str, s: dict) -> str | None:
         + (f", decay starts at {c['decay_init']:g}" if c.get("cell") == "irlm" and c.get("decay_init") else "")
         + f", {c['features']}{' fine-tuned' if c.get('fine_tune') else ''}"
         + (f", teacher `{c['teacher']}` ×{c['distill_weight']:g}" if c.get("teacher") else "")
+        + (f", {c['distill_copies']} noisy copies (noise {c['distill_noise']:g})" if c.get("distill_copies") else "")
     )
     dev = s["dev_reports"][0] if s.get("dev_reports") else None
     if dev is None:
@@ -997,7 +998,12 @@ def _dev_study_section(title: str, intro: str, study: dict) -> list[str]:
 
 
 # issue 37's teacher for the fast tagger (fold 0, dev scores only): MiniLM's, then MPNet's
-DISTILL_STUDY_PREFIX = ("fast-distill-study-", "fast-distill-mpnet-study-", "fast-student-study-")
+DISTILL_STUDY_PREFIX = (
+    "fast-distill-study-",
+    "fast-distill-mpnet-study-",
+    "fast-student-study-",
+    "fast-augment-study-",
+)
 
 
 def distill_study_section(study: dict) -> list[str]:
@@ -1010,8 +1016,10 @@ def distill_study_section(study: dict) -> list[str]:
         "of each token's loss is the cross-entropy with the teacher bundle's tag probabilities (a CRF's "
         "marginals) on the training sentences: the accurate configuration's fold-0 run (MiniLM-L6), the MPNet "
         "dev run, or (the `fast-student-study-` runs, with 100 or 200 hidden units a direction) MPNet's "
-        "cross-validation run of fold 0. Reproduce with `python experiments/run_cv.py "
-        "experiments/configs/fast-distill-study.yaml --only NAME` (`fast-distill-mpnet-study.yaml` and "
-        "`fast-student-study.yaml` for the runs of those names).",
+        "cross-validation run of fold 0; the `fast-augment-study-` runs (100 units, the same teacher) also train "
+        "on noisy copies of the training sentences that the teacher alone tags. Reproduce with `python "
+        "experiments/run_cv.py experiments/configs/fast-distill-study.yaml --only NAME` "
+        "(`fast-distill-mpnet-study.yaml`, `fast-student-study.yaml` and `fast-augment-study.yaml` for the runs "
+        "of those names).",
         study,
     )
