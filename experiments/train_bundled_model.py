@@ -41,6 +41,13 @@ done: ``--epochs-from`` its result, as for the bundled ``fast``:
 
     python experiments/train_bundled_model.py fast --teacher tagger/models/accurate --distill-weight 0.9 \
         --epochs-from experiments/results/fast-distill-study-distill_weight0.9/fold0.json
+
+and with noisy copies, as fast-augment-study.yaml chose (not yet the shipped bundle):
+
+    python experiments/train_bundled_model.py fast --teacher tagger/models/accurate --distill-weight 0.9 \
+        --distill-copies 2 --distill-noise 0.3 --lr-decay 0.999667 \
+        --epochs-from \
+        experiments/results/fast-augment-study-distill_copies2-distill_noise0.3-lr_decay0.999667/fold0.json
 """
 
 from __future__ import annotations
@@ -148,13 +155,15 @@ EPOCH_RUN_FIELDS = ("max_epochs", "patience", "teacher")
 def epochs_from(result_path: str, config: TaggerConfig) -> tuple[int, dict]:
     """The epochs a finished fold-0 dev run chose (an experiment result, e.g. the dev study's run of this very
     configuration) and the record of that choice; the run must be this configuration (``EPOCH_RUN_FIELDS``
-    aside) on MPQA's spaCy tokens, fold 0."""
+    aside, and its hidden size given in units or as a budget) on MPQA's spaCy tokens, fold 0."""
     path = Path(result_path)
     try:
         result = json.loads(path.read_text())
         run = TaggerConfig.from_dict(result["config"])
     except (OSError, ValueError, KeyError) as exc:
         raise SystemExit(f"--epochs-from {path}: not a readable experiment result ({exc})") from None
+    if run.hidden_size == config.hidden_size:  # the same network, its size given in units or as a budget
+        run = run.replace(budget=config.budget, hidden=config.hidden)
     keep = {k: getattr(config, k) for k in EPOCH_RUN_FIELDS}
     differ = sorted(k for k, v in run.replace(**keep).to_dict().items() if v != getattr(config, k))
     if differ or result.get("fold") != 0 or result["data"]["source"] != "mpqa":

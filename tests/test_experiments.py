@@ -821,6 +821,13 @@ def test_a_bundle_takes_its_epochs_from_a_finished_dev_run_of_its_configuration(
         mod.epochs_from(str(result), cfg.replace(distill_weight=0.5))
     with pytest.raises(SystemExit, match="differs in: depth"):
         mod.epochs_from(str(result), cfg.replace(depth=2))
+    # the noisy-copies study gives its 100 units as hidden: 100, the bundle as the 200k budget at depth 3
+    copies = root / "experiments" / "results" / "fast-augment-study-distill_copies2-distill_noise0.3-lr_decay0.999667"
+    recipe = dict(distill_copies=2, distill_noise=0.3, lr_decay=0.999667)
+    taught = cfg.replace(teacher="tagger/models/accurate", **recipe)
+    assert mod.epochs_from(str(copies / "fold0.json"), taught)[0] == 30
+    with pytest.raises(SystemExit, match="differs in: budget, hidden"):
+        mod.epochs_from(str(copies / "fold0.json"), taught.replace(budget="24k"))
 
 
 def test_every_committed_configuration_loads():
