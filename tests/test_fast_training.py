@@ -529,7 +529,7 @@ def test_noisy_copies_replace_words_at_the_rate_with_words_of_the_text():
     words themselves, at noise 1 none of a sentence's own words where the text has other words only elsewhere;
     at 0.25, about a quarter replaced (by words of the text); the same seed gives the same copies."""
     from tagger.data import Token
-    from tagger.training.fast_loop import noisy_copies
+    from tagger.training.distillation import noisy_copies
 
     def sentence(words, doc):
         return Sentence([Token(w, 0, 0) for w in words], {"DSE": ["O"] * len(words)}, doc=doc)
