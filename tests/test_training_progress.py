@@ -39,6 +39,21 @@ def test_redirected_keras_training_writes_plain_lines_one_per_epoch(sample_mpqa,
     assert [int(n) for n in re.findall(r"^epoch (\d+): loss [\d.]+, dev prop F1", out, re.MULTILINE)] == [1, 2, 3]
 
 
+@pytest.mark.parametrize("trainer", ["keras", "fast"])
+def test_training_without_dev_documents_claims_no_dev_f1(sample_mpqa, tmp_path, capsys, trainer):
+    """Without dev documents (a bundle on train + dev) the epoch is picked by the negated loss: the log line
+    shows the loss alone, not that figure as a "dev prop F1"."""
+    if trainer == "fast":
+        pytest.importorskip("jax")
+        pytest.importorskip("optax")
+    sents = list(mpqa_sentences(MPQACorpus(sample_mpqa)))
+    cfg = TaggerConfig(task="dse", trainer=trainer, max_epochs=2, patience=0, budget=None, **TINY)
+    train(cfg, sents, [], tmp_path / "m", progress=True)
+    out = "".join(capsys.readouterr())
+    assert re.findall(r"^epoch (\d+): loss [\d.]+, [\d.]+s$", out, re.MULTILINE) == ["1", "2"]
+    assert "dev prop F1" not in out
+
+
 def test_redirected_fast_training_has_a_line_for_every_epoch(sample_mpqa, tmp_path, capsys):
     pytest.importorskip("jax")
     pytest.importorskip("optax")

@@ -293,7 +293,8 @@ class FastTrainer:
                     if improved:
                         f.best, f.best_epoch = score, epoch
                         f.best_params = jax.tree_util.tree_map(lambda x: x[m], host)  # noqa: B023 (called at once)
-                dev = f", dev prop F1 {entry['dev_score']:.4f}" if evaluate else ""  # a line every epoch
+                # without dev documents the score that picks the epoch is the negated loss: not a dev F1
+                dev = f", dev prop F1 {entry['dev_score']:.4f}" if evaluate and f.dev else ""
                 msg = (
                     f"epoch {epoch}{f' (model {m + 1}/{len(folds)})' if len(folds) > 1 else ''}: "
                     f"loss {mean_loss:.4f}{dev}, {seconds:.1f}s"

@@ -341,7 +341,8 @@ class Trainer:
                 state.update(best_score=score, best_epoch=epoch)
             stopped = out_of_patience(cfg.patience, state["bad_epochs"])
             self._save_checkpoint(model, vocab, state, improved)
-            msg = f"epoch {epoch}: loss {entry['loss']:.4f}, dev prop F1 {score:.4f}, {seconds:.1f}s"
+            shown = f", dev prop F1 {score:.4f}" if dev else ""  # without dev documents the score is the negated loss
+            msg = f"epoch {epoch}: loss {entry['loss']:.4f}{shown}, {seconds:.1f}s"
             if self.progress:
                 tqdm.write(msg)
             log.info(msg)
