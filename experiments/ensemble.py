@@ -15,6 +15,7 @@ members were trained in different sessions can be scored after their bundles are
 
     python experiments/ensemble.py --name accurate-ensemble-study-x3 --fold 0 BUNDLE BUNDLE BUNDLE
     python experiments/ensemble.py --keep --fold 0 BUNDLE             # only store BUNDLE's distributions
+    python experiments/ensemble.py --keep --name NAME --fold 0 BUNDLE BUNDLE   # store, then score what was stored
     python experiments/ensemble.py --name NAME --fold 0 BUNDLE STORED.npz STORED.npz
 """
 
@@ -227,11 +228,12 @@ def run(args) -> int:
     split = load_split(args.datasplit, args.fold)
     dev_s, test_s = select(docs, split.dev), select(docs, split.test)
     if args.keep:
-        for m, (_, tagger, _, _) in zip(args.members, members):
+        for k, (m, (name, tagger, config, meta)) in enumerate(zip(args.members, members)):
             if isinstance(tagger, Tagger):
                 out = args.results / m.absolute().parent.name / f"fold{args.fold}.distributions.npz"
                 keep_distributions(out, tagger, m, {"dev": [s.words for s in dev_s], "test": [s.words for s in test_s]})
                 print(f"wrote {out}")
+                members[k] = (name, StoredMember(out), config, meta)  # scored from what was kept: no second pass
         if not args.name:
             return 0
     ensemble = Ensemble([tagger for _, tagger, _, _ in members], decode=args.decode)

@@ -2,6 +2,7 @@
 which TensorFlow cannot be imported, the local engine's worker processes, quiet standard error."""
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -339,3 +340,30 @@ def test_a_crf_ensemble_averages_the_members_crf_scores(tmp_path):
     ensemble.keep_distributions(softmax, fast, resolve_model("fast"), {"dev": dev})
     with pytest.raises(TaggerError, match=r"fold0\.distributions\.npz: holds no CRF scores"):
         ensemble.Ensemble([ensemble.StoredMember(softmax)], decode="crf").predict_tags(dev)
+
+
+def test_keeping_and_scoring_in_one_call_tags_each_bundle_once(tmp_path, monkeypatch):
+    """experiments/ensemble.py --keep --name: the bundles' distributions on the fold's dev and test sentences
+    are kept and the ensemble is scored from them, one pass through each network (dev, test), with the figures
+    that scoring the kept files later gives."""
+    from tagger.paths import resolve_model
+
+    ensemble = load_ensemble_script()
+    bundle = tmp_path / "runs" / "fast-copy" / "fold0"
+    shutil.copytree(resolve_model("fast"), bundle)
+    calls = []
+    original = Tagger.distributions
+    monkeypatch.setattr(Tagger, "distributions", lambda self, *a, **k: calls.append(1) or original(self, *a, **k))
+    results = tmp_path / "results"
+
+    def score(name, *members):
+        argv = ["ensemble.py", "--name", name, "--fold", "0", "--results", str(results), *map(str, members)]
+        monkeypatch.setattr(sys, "argv", argv)
+        assert ensemble.main() == 0
+        return json.loads((results / name / "fold0.json").read_text())["scores"]
+
+    once = score("x2-kept", "--keep", bundle, bundle)
+    assert len(calls) == 4  # two bundles (the same one twice), dev and test each
+    kept = results / "fast-copy" / "fold0.distributions.npz"
+    calls.clear()
+    assert score("x2-from-files", kept, kept) == once and calls == []
