@@ -38,7 +38,7 @@ probabilities (a teacher that never saw the fold-0 test documents, e.g.
 tagger/models/accurate); the dev run that chooses the epochs then needs ``--dev-teacher BUNDLE``, one that never
 saw the dev documents either (e.g. experiments/runs/accurate-masked-study-crf/fold0), unless that dev run is
 done: ``--epochs-from`` its result.  The bundled ``fast`` (since 2026-11-28: noisy copies, as
-fast-augment-study.yaml chose; about 13-19 min on one core, the teacher's tagging of 31,131 sentences included):
+fast-augment-study.yaml chose; about 17-19 min on one core, the teacher's tagging of 31,131 sentences included):
 
     python experiments/train_bundled_model.py fast --teacher tagger/models/accurate --distill-weight 0.9 \
         --distill-copies 2 --distill-noise 0.3 --lr-decay 0.999667 \
@@ -306,7 +306,7 @@ def main() -> int:
         "--epochs-from",
         metavar="RESULT",
         help="train for the epochs a fold-0 dev run of this configuration chose (its result file, e.g. "
-        "experiments/results/fast-distill-study-distill_weight0.9/fold0.json)",
+        "experiments/results/fast-augment-study-distill_copies2-distill_noise0.3-lr_decay0.999667/fold0.json)",
     )
     ap.add_argument("--out", help="bundle directory (default: tagger/models/NAME)")
     ap.add_argument(
@@ -318,7 +318,12 @@ def main() -> int:
     ap.add_argument(
         "--distill-copies", type=int, default=0, help="distillation: noisy copies of each sentence the teacher tags"
     )
-    ap.add_argument("--distill-noise", type=float, default=0.15, help="the share of a noisy copy's words replaced")
+    ap.add_argument(
+        "--distill-noise",
+        type=float,
+        default=TaggerConfig().distill_noise,
+        help="the share of a noisy copy's words replaced",
+    )
     ap.add_argument(
         "--lr-decay", type=float, help="the learning rate's factor per update (default: the configuration's)"
     )

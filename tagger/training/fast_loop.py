@@ -30,7 +30,7 @@ from tagger.training.fast_trainer import (
     params_to_model,
 )
 from tagger.training.models import bundle_start, fresh_model, save_trained, set_seeds
-from tagger.training.progress import EpochProgress
+from tagger.training.progress import EpochProgress, epoch_line, say
 from tagger.training.stopping import dev_score, judge, out_of_patience
 
 log = logging.getLogger("tagger")
@@ -194,8 +194,6 @@ class FastTrainer:
         start afresh); without it, an existing checkpoint is an error.  ``teachers``: with ``teacher`` in the
         configuration, each model's teacher bundle (default: the configured path, which then may not name a
         {fold})."""
-        from tqdm.auto import tqdm
-
         jax, cfg = self.jax, self.config
         folds = [_Fold(*r) for r in runs]
         if not folds or not all(f.train for f in folds):
@@ -224,7 +222,8 @@ class FastTrainer:
                 refuse_existing(stale[0])
             for f in folds:
                 remove_checkpoint(f.out_dir)
-        train_data = [Encoded(v, f.train, cfg.types) for v, f in zip(vocabs, folds)]
+        train_sets = [list(f.train) for f in folds]  # with a teacher, its noisy copies join them
+        softs: list[dict[str, list[np.ndarray]]] = [{} for _ in folds]
         records = [dict(r) for r in (records or [{}] * len(folds))]
         if cfg.teacher is not None:
             if teachers is None:
@@ -233,17 +232,18 @@ class FastTrainer:
                 teachers = [cfg.teacher] * len(folds)
             for m, (f, bundle, record) in enumerate(zip(folds, teachers, records)):
                 copies = noisy_copies(f.train, cfg.distill_copies, cfg.distill_noise, cfg.seed)
-                msg = f"teacher {bundle}: tagging {len(f.train) + len(copies)} sentences ({len(copies)} noisy copies)"
-                if self.progress:
-                    tqdm.write(msg)
-                log.info(msg)
-                soft, trained_on = teacher_targets(bundle, [*f.train, *copies], cfg.types, record)
+                train_sets[m] += copies
+                say(
+                    f"teacher {bundle}: tagging {len(train_sets[m])} sentences ({len(copies)} noisy copies)",
+                    self.progress,
+                )
+                softs[m], trained_on = teacher_targets(bundle, train_sets[m], cfg.types, record)
                 for k, s in enumerate(copies, start=len(f.train)):  # the teacher's likeliest tags as gold
-                    s.tags = {t: decode_tags(soft[t][k].argmax(-1).tolist(), t) for t in cfg.types}
-                if copies:
-                    train_data[m] = Encoded(vocabs[m], [*f.train, *copies], cfg.types)
-                train_data[m].soft = soft
+                    s.tags = {t: decode_tags(softs[m][t][k].argmax(-1).tolist(), t) for t in cfg.types}
                 record["teacher"] = {"bundle": str(bundle), "data": trained_on, "copies": len(copies)}
+        train_data = [Encoded(v, s, cfg.types) for v, s in zip(vocabs, train_sets)]
+        for data, soft in zip(train_data, softs):
+            data.soft = soft
         dev_data = [Encoded(v, f.dev, cfg.types) for v, f in zip(vocabs, folds)]
         tokens = [sum(d.lengths) for d in train_data]
         key = jax.random.PRNGKey(cfg.seed)
@@ -293,15 +293,9 @@ class FastTrainer:
                     if improved:
                         f.best, f.best_epoch = score, epoch
                         f.best_params = jax.tree_util.tree_map(lambda x: x[m], host)  # noqa: B023 (called at once)
-                # without dev documents the score that picks the epoch is the negated loss: not a dev F1
-                dev = f", dev prop F1 {entry['dev_score']:.4f}" if evaluate and f.dev else ""
-                msg = (
-                    f"epoch {epoch}{f' (model {m + 1}/{len(folds)})' if len(folds) > 1 else ''}: "
-                    f"loss {mean_loss:.4f}{dev}, {seconds:.1f}s"
-                )
-                if self.progress:
-                    tqdm.write(msg)
-                log.info(msg)
+                label = f" (model {m + 1}/{len(folds)})" if len(folds) > 1 else ""
+                shown = entry["dev_score"] if evaluate and f.dev else None
+                say(epoch_line(epoch, mean_loss, seconds, shown, label), self.progress)
                 f.history.append(entry)
                 if out_of_patience(cfg.patience, f.bad):
                     f.active = False

@@ -2,8 +2,27 @@
 
 from __future__ import annotations
 
+import logging
 import sys
 import time
+
+log = logging.getLogger("tagger")
+
+
+def epoch_line(epoch: int, loss: float, seconds: float, dev_score: float | None = None, model: str = "") -> str:
+    """The line an epoch ends with: its loss and, for a run with dev documents, their proportional F1 (without
+    them the score that picks the epoch is the negated loss, not a dev F1, so none is shown)."""
+    dev = "" if dev_score is None else f", dev prop F1 {dev_score:.4f}"
+    return f"epoch {epoch}{model}: loss {loss:.4f}{dev}, {seconds:.1f}s"
+
+
+def say(message: str, progress: bool) -> None:
+    """A trainer's line: above the bar (``tqdm.write``) when progress is shown, and to the log."""
+    if progress:
+        from tqdm.auto import tqdm
+
+        tqdm.write(message)
+    log.info(message)
 
 
 def _stderr_is_terminal() -> bool:

@@ -44,7 +44,7 @@ from tagger.training.checkpoints import (
     seal_checkpoint,
 )
 from tagger.training.models import bundle_start, fresh_model, save_trained, set_seeds
-from tagger.training.progress import EpochProgress
+from tagger.training.progress import EpochProgress, epoch_line, say
 from tagger.training.stopping import dev_score, judge, out_of_patience
 
 log = logging.getLogger("tagger")
@@ -273,8 +273,6 @@ class Trainer:
         resume: bool = False,
         record: dict | None = None,
     ):
-        from tqdm.auto import tqdm
-
         from tagger.network.predict import Tagger
 
         cfg = self.config
@@ -341,11 +339,7 @@ class Trainer:
                 state.update(best_score=score, best_epoch=epoch)
             stopped = out_of_patience(cfg.patience, state["bad_epochs"])
             self._save_checkpoint(model, vocab, state, improved)
-            shown = f", dev prop F1 {score:.4f}" if dev else ""  # without dev documents the score is the negated loss
-            msg = f"epoch {epoch}: loss {entry['loss']:.4f}{shown}, {seconds:.1f}s"
-            if self.progress:
-                tqdm.write(msg)
-            log.info(msg)
+            say(epoch_line(epoch, entry["loss"], seconds, score if dev else None), self.progress)
             if self.on_epoch:
                 self.on_epoch(entry)
         return self._finish(model, vocab, state, record or {})
