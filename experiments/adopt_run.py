@@ -20,9 +20,9 @@ from pathlib import Path
 
 from locations import RESULTS
 
-from tagger.errors import TaggerError
-from tagger.experiment import load_experiments, result_path
-from tagger.storage import atomic_write_text
+from opinion_tagger.errors import TaggerError
+from opinion_tagger.experiment import load_experiments, result_path
+from opinion_tagger.storage import atomic_write_text
 
 
 def adopt(config: Path, target: str, source: str, folds: list[int], results: Path = RESULTS) -> list[Path]:

@@ -15,8 +15,8 @@ import sys
 
 from locations import RUNS
 
-from tagger.errors import TaggerError
-from tagger.experiment import context_cache_path, data_path, load_experiments
+from opinion_tagger.errors import TaggerError
+from opinion_tagger.experiment import context_cache_path, data_path, load_experiments
 
 
 def main(argv=None) -> int:
@@ -29,8 +29,8 @@ def main(argv=None) -> int:
 
     from tqdm.auto import tqdm
 
-    from tagger.corpus.dataset import load_documents
-    from tagger.network.contextual import MiniLMEncoder
+    from opinion_tagger.corpus.dataset import load_documents
+    from opinion_tagger.network.contextual import MiniLMEncoder
 
     try:
         done = set()

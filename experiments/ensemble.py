@@ -32,19 +32,19 @@ from pathlib import Path
 
 import numpy as np
 
-from tagger.config import TaggerConfig
-from tagger.corpus.dataset import select
-from tagger.corpus.split import load_split
-from tagger.errors import TaggerError
-from tagger.evaluation.scoring import evaluate_tagger
-from tagger.network.bundle import load_bundle_files
-from tagger.network.decoding import likeliest_valid_batch, marginals, viterbi_batch
-from tagger.network.features import decode_tags
-from tagger.network.predict import Tagger
-from tagger.paths import default_datasplit, default_reference
-from tagger.provenance import git_commit, machine
-from tagger.storage import atomic_write_bytes, atomic_write_text
-from tagger.training.data import load_data
+from opinion_tagger.config import TaggerConfig
+from opinion_tagger.corpus.dataset import select
+from opinion_tagger.corpus.split import load_split
+from opinion_tagger.errors import TaggerError
+from opinion_tagger.evaluation.scoring import evaluate_tagger
+from opinion_tagger.network.bundle import load_bundle_files
+from opinion_tagger.network.decoding import likeliest_valid_batch, marginals, viterbi_batch
+from opinion_tagger.network.features import decode_tags
+from opinion_tagger.network.predict import Tagger
+from opinion_tagger.paths import default_datasplit, default_reference
+from opinion_tagger.provenance import git_commit, machine
+from opinion_tagger.storage import atomic_write_bytes, atomic_write_text
+from opinion_tagger.training.data import load_data
 
 ROOT = Path(__file__).resolve().parent
 DECODES = {

@@ -77,8 +77,8 @@ def main(argv=None) -> int:
         "--out", type=Path, help="write the figure here (PNG), and the table beside it (.md; the report includes both)"
     )
     args = ap.parse_args(argv)
-    from tagger.errors import TaggerError
-    from tagger.network.bundle import load_bundle_files, load_keras_model
+    from opinion_tagger.errors import TaggerError
+    from opinion_tagger.network.bundle import load_bundle_files, load_keras_model
 
     by_task: dict[str, dict[tuple[int, str], list[np.ndarray]]] = {}
     for path in args.bundles:

@@ -12,7 +12,7 @@ second, whichever is first: a process adds at most two epochs, so with the defau
 
     python experiments/kill_trials.py [--kills 20] [--seed 0] [--window 2] [--fork | --code DIR] [--trainer fast]
 
-Each child is a fresh ``python -m tagger.cli train`` process; ``--fork`` instead
+Each child is a fresh ``python -m opinion_tagger.cli train`` process; ``--fork`` instead
 forks it from this process after TensorFlow is imported here (never used here),
 which saves the import at every start (the slow test uses it).  ``--code DIR``
 runs another checkout's ``tagger`` (e.g. an older commit) in the child processes.  ``--trainer fast``
@@ -72,7 +72,7 @@ def prepare_data(work: Path, code: Path) -> tuple[Path, Path]:
     mpqa = make_sample.write_sample(work / "mpqa")
     conll = work / "sample.conll"
     subprocess.run(
-        [sys.executable, "-m", "tagger.cli", "corpus", "convert", "--mpqa", str(mpqa), "--out", str(conll)],
+        [sys.executable, "-m", "opinion_tagger.cli", "corpus", "convert", "--mpqa", str(mpqa), "--out", str(conll)],
         env=child_env(code),
         cwd=code,
         check=True,
@@ -98,10 +98,10 @@ def child_env(code: Path) -> dict:
 
 
 class Forked:
-    """A forked child that runs ``tagger.cli.main(argv)``, with Popen's poll/wait/send_signal."""
+    """A forked child that runs ``opinion_tagger.cli.main(argv)``, with Popen's poll/wait/send_signal."""
 
     def __init__(self, argv: list[str]):
-        import tagger.cli
+        import opinion_tagger.cli
 
         read, write = os.pipe()
         self.pid = os.fork()
@@ -112,7 +112,7 @@ class Forked:
                 os.dup2(write, 1)
                 os.dup2(write, 2)
                 sys.stdout = sys.stderr = os.fdopen(write, "w", buffering=1)
-                code = tagger.cli.main(argv[argv.index("train") :])
+                code = opinion_tagger.cli.main(argv[argv.index("train") :])
             except BaseException:
                 traceback.print_exc()
             finally:
@@ -142,11 +142,11 @@ def preload(code: Path) -> None:
     sys.path.insert(0, str(code))
     import keras  # noqa: F401
 
-    import tagger.cli  # noqa: F401
-    import tagger.evaluation.scoring  # noqa: F401
-    import tagger.network.model  # noqa: F401
-    import tagger.network.predict  # noqa: F401
-    import tagger.training.trainer  # noqa: F401
+    import opinion_tagger.cli  # noqa: F401
+    import opinion_tagger.evaluation.scoring  # noqa: F401
+    import opinion_tagger.network.model  # noqa: F401
+    import opinion_tagger.network.predict  # noqa: F401
+    import opinion_tagger.training.trainer  # noqa: F401
 
 
 @dataclass
@@ -203,7 +203,7 @@ def train_argv(conll: Path, split: Path, out: Path, max_epochs: int, trainer: st
     return [
         sys.executable,
         "-m",
-        "tagger.cli",
+        "opinion_tagger.cli",
         "train",
         "--data",
         "conll",
@@ -235,7 +235,7 @@ def summary(bundle: Path) -> dict | None:
 def bundle_loads(bundle: Path, code: Path) -> bool:
     """The final bundle loads (and verifies) in a fresh process, in ONNX Runtime."""
     probe = (
-        "import sys; from tagger.network.predict import Tagger; "
+        "import sys; from opinion_tagger.network.predict import Tagger; "
         "t = Tagger.load(sys.argv[1], backend='onnx'); print(len(t.predict([['A', 'test', '.']])))"
     )
     r = subprocess.run(

@@ -1,5 +1,5 @@
 """Where this repository's experiments keep their results and runs (the library's runner,
-``tagger.experiment``, takes both as arguments)."""
+``opinion_tagger.experiment``, takes both as arguments)."""
 
 from pathlib import Path
 

@@ -12,9 +12,9 @@ from pathlib import Path
 from locations import RESULTS
 from study import write_report
 
-from tagger.errors import TaggerError
-from tagger.evaluation.results import load_diverged, load_results
-from tagger.experiment import load_experiments
+from opinion_tagger.errors import TaggerError
+from opinion_tagger.evaluation.results import load_diverged, load_results
+from opinion_tagger.experiment import load_experiments
 
 CONFIGS = Path(__file__).resolve().parent / "configs"
 

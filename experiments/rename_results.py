@@ -16,7 +16,7 @@ from pathlib import Path
 
 from locations import RESULTS
 
-from tagger.storage import atomic_write_text
+from opinion_tagger.storage import atomic_write_text
 
 
 def rename(results: Path, old: str, new: str, only: list[str] | None = None) -> list[Path]:

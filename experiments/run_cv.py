@@ -15,9 +15,9 @@ import sys
 
 from locations import RESULTS, RUNS
 
-from tagger.errors import TaggerError
-from tagger.experiment import load_experiments, run_experiment
-from tagger.threads import add_cpus_option, pin_cpus
+from opinion_tagger.errors import TaggerError
+from opinion_tagger.experiment import load_experiments, run_experiment
+from opinion_tagger.threads import add_cpus_option, pin_cpus
 
 
 def main(argv=None) -> int:

@@ -1,5 +1,5 @@
 """The study's report: tables against the paper, the findings and plots, from the JSON results (the
-study's own names, numbers and prose; the statistics are ``tagger.evaluation.results``).
+study's own names, numbers and prose; the statistics are ``opinion_tagger.evaluation.results``).
 
 python experiments/make_report.py        # writes experiments/REPORT.md and experiments/report/*.png
 """
@@ -12,7 +12,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
 
-from tagger.evaluation.results import fmt_mean_std, paired, summarise
+from opinion_tagger.evaluation.results import fmt_mean_std, paired, summarise
 
 # Irsoy & Cardie (2014), 10-fold CV, F1 % as (proportional, binary): ../shared/README.md
 PAPER = {
@@ -96,9 +96,9 @@ def _describe(s: dict) -> str:
         bits.append("CRF output")
     if c.get("task") == "joint":
         bits.append("joint")
-    if c.get("precision", "float32") != "float32":  # tagger.network.model.build_training_model
+    if c.get("precision", "float32") != "float32":  # opinion_tagger.network.model.build_training_model
         bits.append("trained with bfloat16 products")
-    if c.get("auxiliary"):  # tagger.corpus.auxiliary: heads trained beside DSE and ESE, then dropped
+    if c.get("auxiliary"):  # opinion_tagger.corpus.auxiliary: heads trained beside DSE and ESE, then dropped
         bits.append(f"auxiliary heads {c['auxiliary']} (loss weight {c.get('auxiliary_weight', 0.5):g})")
     ensemble = s["records"][0].get("ensemble") if s.get("records") else None
     if ensemble:  # experiments/ensemble.py: averaged per-word probabilities or CRF scores, and how decoded
@@ -117,7 +117,7 @@ def write_report(
     diverged: Sequence[dict] = (),
     choices: dict[str, str] | None = None,
 ) -> Path:
-    """``diverged``: the folds no seed could train (``tagger.experiment.load_diverged``), listed in their study;
+    """``diverged``: the folds no seed could train (``opinion_tagger.experiment.load_diverged``), listed in their study;
     ``choices``: each experiment's ``choices`` as its configuration file says them now, in place of the text its
     results recorded when they ran (a choice is often written down after its runs)."""
     summaries = summarise(results)
@@ -132,7 +132,7 @@ def write_report(
         "",
         "Scores are test-fold F1 in percent, mean ± standard deviation over the folds that have results "
         "(column *folds*), as proportional / binary overlap (Irsoy & Cardie's metrics, "
-        "`tagger/evaluation/metrics.py`); *dev prop F1* is the score on the fold's 135 dev documents at the "
+        "`opinion_tagger/evaluation/metrics.py`); *dev prop F1* is the score on the fold's 135 dev documents at the "
         "selected epoch, the only score any choice was made on. "
         "Paper numbers are 10-fold means from Irsoy & Cardie (2014). "
         "Differences from the paper's set-up: GloVe 6B 50-d vectors, fine-tuned (the paper: frozen 300-d "
@@ -367,7 +367,7 @@ def grid_section(summaries: dict, study: dict | None = None) -> list[str]:
     if reruns:
         lines += [
             "Runs whose training loss became infinite (the authors' recipe has no gradient clipping) were run "
-            "again with the seed + 1000 (`tagger.experiment.DIVERGED_RETRIES`): " + "; ".join(reruns) + ".",
+            "again with the seed + 1000 (`opinion_tagger.experiment.DIVERGED_RETRIES`): " + "; ".join(reruns) + ".",
             "",
         ]
     stuck = [
@@ -770,7 +770,8 @@ ACCURATE_STUDY_PREFIX = (
 # the members of an ensemble, which are not candidates alone: its row is the ensemble's (experiments/ensemble.py)
 ACCURATE_MEMBER_PREFIX = ("accurate-ensemble-seed",)
 ACCURATE_BASELINES = ("beyond-minilm-ft-joint", "beyond-minilm-joint-softmax")
-# the configuration of the `accurate` bundle, tagger/models/accurate (experiments/configs/accurate-crf.yaml since
+# the configuration of the `accurate` bundle, opinion_tagger/models/accurate
+# (experiments/configs/accurate-crf.yaml since
 # 2026-11-26; before, accurate-lora64.yaml's softmax heads, accurate-lora64-bilstm-joint)
 SHIPPED_ACCURATE = "accurate-crf-bilstm-joint"
 

@@ -1,4 +1,4 @@
-"""Train a model bundled with the package (tagger/models/<name>) and write its README.
+"""Train a model bundled with the package (opinion_tagger/models/<name>) and write its README.
 
 The paper's split, fold 0, on this project's conversion of raw MPQA 2.0 over spaCy tokens:
 
@@ -13,7 +13,7 @@ The paper's split, fold 0, on this project's conversion of raw MPQA 2.0 over spa
 The vocabulary is the training words GloVe knows plus GloVe's most frequent words (no test-set
 words), so the bundle stays a few MB.
 
-    python experiments/train_bundled_model.py fast [--epochs N] [--out tagger/models/fast]
+    python experiments/train_bundled_model.py fast [--epochs N] [--out opinion_tagger/models/fast]
 
 The third bundle, `accurate-mpnet` (issue 37: MPNet-base in place of MiniLM-L6; needs `opinion-tagger download
 --encoder mpnet`), trains as experiments/configs/accurate-mpnet-lr1e3.yaml: peak learning rate 1e-3 and bfloat16
@@ -23,7 +23,7 @@ checkpoint in ``--out``:
 
     python experiments/train_bundled_model.py accurate-mpnet --epochs 5 --resume --cpus 1 --out DIR
 
-Shipped since 2026-11-28 (tagger/models/accurate-mpnet, trained at 37b83ab with ``--cpus 1``: 6,068 s, training
+Shipped since 2026-11-28 (opinion_tagger/models/accurate-mpnet, trained at 37b83ab with ``--cpus 1``: 6,068 s, training
 loss by epoch 14.86, 8.14, 6.38, 5.18, 4.54; fold-0 test prop F1 DSE 76.88, ESE 69.16).  Its first training
 (2026-11-26, seed 1, float32 at accurate-mpnet.yaml's peak rate 2e-3, at 5f5d95e) learnt far less than the fold-0 dev
 run of the same configuration (training loss after epochs 1-5: 16.32, 10.78, 9.01, 8.27, 8.01 against the dev run's
@@ -35,12 +35,12 @@ after which the network tagged almost nothing), so the bundle's recipe moved to 
 Distillation (issue 37; fast trainer): ``--teacher BUNDLE --distill-weight W`` (and ``--distill-copies N
 --distill-noise P``: noisy copies the teacher tags) trains the bundle on the 495 documents with that teacher's tag
 probabilities (a teacher that never saw the fold-0 test documents, e.g.
-tagger/models/accurate); the dev run that chooses the epochs then needs ``--dev-teacher BUNDLE``, one that never
+opinion_tagger/models/accurate); the dev run that chooses the epochs then needs ``--dev-teacher BUNDLE``, one that never
 saw the dev documents either (e.g. experiments/runs/accurate-masked-study-crf/fold0), unless that dev run is
 done: ``--epochs-from`` its result.  The bundled ``fast`` (since 2026-11-28: noisy copies, as
 fast-augment-study.yaml chose; about 17-19 min on one core, the teacher's tagging of 31,131 sentences included):
 
-    python experiments/train_bundled_model.py fast --teacher tagger/models/accurate --distill-weight 0.9 \
+    python experiments/train_bundled_model.py fast --teacher opinion_tagger/models/accurate --distill-weight 0.9 \
         --distill-copies 2 --distill-noise 0.3 --lr-decay 0.999667 \
         --epochs-from \
         experiments/results/fast-augment-study-distill_copies2-distill_noise0.3-lr_decay0.999667/fold0.json \
@@ -48,7 +48,7 @@ fast-augment-study.yaml chose; about 17-19 min on one core, the teacher's taggin
 
 and the one before it (2026-11-26 to 2026-11-28, without copies):
 
-    python experiments/train_bundled_model.py fast --teacher tagger/models/accurate --distill-weight 0.9 \
+    python experiments/train_bundled_model.py fast --teacher opinion_tagger/models/accurate --distill-weight 0.9 \
         --epochs-from experiments/results/fast-distill-study-distill_weight0.9/fold0.json
 """
 
@@ -65,20 +65,20 @@ import tempfile
 import time
 from pathlib import Path
 
-from tagger.config import TaggerConfig
-from tagger.corpus.dataset import load_documents, select
-from tagger.corpus.mpqa import MPQACorpus
-from tagger.corpus.split import load_split
-from tagger.evaluation.scoring import evaluate_tagger
-from tagger.experiment import load_experiments
-from tagger.network.bundle import add_onnx
-from tagger.network.predict import Tagger
-from tagger.paths import BUNDLED, default_datasplit, default_mpqa
-from tagger.provenance import git_commit
-from tagger.storage import atomic_write_text
-from tagger.threads import add_cpus_option, pin_cpus
-from tagger.training.checkpoints import has_checkpoint, remove_checkpoint
-from tagger.training.run import train
+from opinion_tagger.config import TaggerConfig
+from opinion_tagger.corpus.dataset import load_documents, select
+from opinion_tagger.corpus.mpqa import MPQACorpus
+from opinion_tagger.corpus.split import load_split
+from opinion_tagger.evaluation.scoring import evaluate_tagger
+from opinion_tagger.experiment import load_experiments
+from opinion_tagger.network.bundle import add_onnx
+from opinion_tagger.network.predict import Tagger
+from opinion_tagger.paths import BUNDLED, default_datasplit, default_mpqa
+from opinion_tagger.provenance import git_commit
+from opinion_tagger.storage import atomic_write_text
+from opinion_tagger.threads import add_cpus_option, pin_cpus
+from opinion_tagger.training.checkpoints import has_checkpoint, remove_checkpoint
+from opinion_tagger.training.run import train
 
 # The grid's recipe (experiments/configs/paper.yaml: the authors' recipe with GloVe fine-tuned, chosen on fold-0
 # dev) on the paper's best network, ReLU Elman depth 3 at the 200k budget (the grid's first cell), one network
@@ -308,7 +308,7 @@ def main() -> int:
         help="train for the epochs a fold-0 dev run of this configuration chose (its result file, e.g. "
         "experiments/results/fast-augment-study-distill_copies2-distill_noise0.3-lr_decay0.999667/fold0.json)",
     )
-    ap.add_argument("--out", help="bundle directory (default: tagger/models/NAME)")
+    ap.add_argument("--out", help="bundle directory (default: opinion_tagger/models/NAME)")
     ap.add_argument(
         "--seed", type=int, help="the seed of initial weights and batch order (default: the configuration's)"
     )

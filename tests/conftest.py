@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from tagger.paths import BUNDLED, default_datasplit, default_mpqa, default_reference
+from opinion_tagger.paths import BUNDLED, default_datasplit, default_mpqa, default_reference
 
 ROOT = Path(__file__).resolve().parent.parent
 _spec = importlib.util.spec_from_file_location("make_sample", ROOT / "corpora" / "sample" / "make_sample.py")
@@ -49,8 +49,8 @@ def need_encoder(name: str) -> None:
 
 def mpnet_weights() -> Path:
     """The assembled MPNet-base directory, or skip (fail under CI) saying how to get it."""
-    from tagger.errors import TaggerError
-    from tagger.network.mpnet_package import mpnet_path
+    from opinion_tagger.errors import TaggerError
+    from opinion_tagger.network.mpnet_package import mpnet_path
 
     try:
         return mpnet_path()

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from tagger.annotation.store import Project
-from tagger.cli import main
+from opinion_tagger.annotation.store import Project
+from opinion_tagger.cli import main
 
 # invented sentences (no corpus text)
 TEXTS = [

@@ -8,19 +8,19 @@ from pathlib import Path
 
 import pytest
 
-from tagger.annotation.agreement import agreement, cohen_kappa
-from tagger.annotation.dataset import accepted_documents
-from tagger.annotation.editor import apply_event
-from tagger.annotation.exporting import export, record, stats
-from tagger.annotation.review import accept_copy, candidates, merge, reviewable
-from tagger.annotation.store import (
+from opinion_tagger.annotation.agreement import agreement, cohen_kappa
+from opinion_tagger.annotation.dataset import accepted_documents
+from opinion_tagger.annotation.editor import apply_event
+from opinion_tagger.annotation.exporting import export, record, stats
+from opinion_tagger.annotation.review import accept_copy, candidates, merge, reviewable
+from opinion_tagger.annotation.store import (
     SCHEMA_VERSION,
     Project,
     ProjectError,
     StoredSpan,
     StoredToken,
 )
-from tagger.cli import main
+from opinion_tagger.cli import main
 
 DATA = Path(__file__).resolve().parent / "data"
 TEXT = "Ann said it was awful. Bob left."  # invented

@@ -12,14 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from tagger.cli import build_parser, main
+from opinion_tagger.cli import build_parser, main
 
 ROOT = Path(__file__).resolve().parent.parent
 LINUX = sys.platform.startswith("linux") and Path("/proc/self/stat").exists()
 
 
 def _plan(tmp_path, *argv, environ=None):
-    from tagger.annotation import serving
+    from opinion_tagger.annotation import serving
 
     args = build_parser().parse_args(["annotate", "serve", str(tmp_path / "p.sqlite"), *argv])
     return serving.plan(args, {} if environ is None else environ)
@@ -159,7 +159,16 @@ def serve(tmp_path):
         env.pop("OPINION_TAGGER_PASSWORD", None)
         with open(tmp_path / "serve.log", "wb") as log:  # an unread pipe would fill up and block the server
             proc = subprocess.Popen(
-                [sys.executable, "-m", "tagger", "annotate", "serve", str(tmp_path / "p.sqlite"), "--port", str(port)],
+                [
+                    sys.executable,
+                    "-m",
+                    "opinion_tagger",
+                    "annotate",
+                    "serve",
+                    str(tmp_path / "p.sqlite"),
+                    "--port",
+                    str(port),
+                ],
                 cwd=tmp_path,
                 stdout=log,
                 stderr=subprocess.STDOUT,
@@ -223,7 +232,7 @@ def test_a_signal_that_stops_the_server_is_the_status(child_exit, expected):
     (as Streamlit may when the signal interrupts its work) gives 128 + the signal, as a shell reports it."""
     import threading
 
-    from tagger.annotation.serving import run
+    from opinion_tagger.annotation.serving import run
 
     child = (
         "import signal, sys, time\n"

@@ -13,10 +13,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tagger.annotation.exporting import export, record, stats, tagged
-from tagger.annotation.importing import import_records
-from tagger.annotation.store import ConflictError, Project, ProjectError, StoredSpan, StoredToken
-from tagger.tagging.inputs import Record
+from opinion_tagger.annotation.exporting import export, record, stats, tagged
+from opinion_tagger.annotation.importing import import_records
+from opinion_tagger.annotation.store import ConflictError, Project, ProjectError, StoredSpan, StoredToken
+from opinion_tagger.tagging.inputs import Record
 
 ROOT = Path(__file__).resolve().parent.parent
 TEXT = "Ann said it was awful. Bob left."
@@ -138,7 +138,7 @@ def test_two_writers_at_once_lose_nothing(tmp_path):
 
 WRITER = textwrap.dedent("""
     import sys
-    from tagger.annotation.store import Project
+    from opinion_tagger.annotation.store import Project
     p = Project(sys.argv[1])
     doc = p.documents()[0].id
     v = p.document(doc).version

@@ -6,17 +6,17 @@ import sqlite3
 
 import pytest
 
-from tagger.annotation.dataset import accepted_documents
-from tagger.annotation.editor import apply_event
-from tagger.annotation.exporting import export, record, stats
-from tagger.annotation.store import (
+from opinion_tagger.annotation.dataset import accepted_documents
+from opinion_tagger.annotation.editor import apply_event
+from opinion_tagger.annotation.exporting import export, record, stats
+from opinion_tagger.annotation.store import (
     SCHEMA_VERSION,
     Project,
     ProjectError,
     StoredSpan,
     StoredToken,
 )
-from tagger.cli import main
+from opinion_tagger.cli import main
 
 TEXT = "Ann said it was awful. Bob left."
 OFFS = [(0, 3), (4, 8), (9, 11), (12, 15), (16, 21), (21, 22), (23, 26), (27, 31), (31, 32)]
@@ -123,7 +123,7 @@ def test_a_version_1_file_is_migrated_in_place_and_keeps_everything(tmp_path):
 
 
 def test_a_failed_migration_leaves_the_file_as_it_was(tmp_path, monkeypatch):
-    from tagger.annotation.store import schema
+    from opinion_tagger.annotation.store import schema
 
     path = tmp_path / "old.sqlite"
     _v1_file(path)

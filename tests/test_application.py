@@ -6,13 +6,13 @@ import re
 
 import pytest
 
-from tagger.cli import main
-from tagger.config import TaggerConfig
-from tagger.corpus import MPQACorpus, mpqa_sentences
-from tagger.tagging.annotate import OpinionTagger, TaggedDocument, apply_tags
-from tagger.tagging.formats import Writer, brat_ann, conll_lines, render_html
-from tagger.tagging.inputs import read_records, records_from_bytes
-from tagger.training.run import train
+from opinion_tagger.cli import main
+from opinion_tagger.config import TaggerConfig
+from opinion_tagger.corpus import MPQACorpus, mpqa_sentences
+from opinion_tagger.tagging.annotate import OpinionTagger, TaggedDocument, apply_tags
+from opinion_tagger.tagging.formats import Writer, brat_ann, conll_lines, render_html
+from opinion_tagger.tagging.inputs import read_records, records_from_bytes
+from opinion_tagger.training.run import train
 
 
 @pytest.fixture(scope="module")
@@ -146,8 +146,8 @@ def _marks_around(page: str) -> dict[str, set]:
 
 
 def test_html_output_shows_both_types_on_a_word_in_both():
-    from tagger.tagging.annotate import TaggedSpan
-    from tagger.tagging.formats import HTML_HEAD
+    from opinion_tagger.tagging.annotate import TaggedSpan
+    from opinion_tagger.tagging.formats import HTML_HEAD
 
     text = 'They "strongly condemned" <script>x</script> it.'
     doc = TaggedDocument(
@@ -179,7 +179,7 @@ def test_html_output_shows_both_types_on_a_word_in_both():
 
 
 def test_brat_fragments_across_lines():
-    from tagger.tagging.annotate import TaggedSpan
+    from opinion_tagger.tagging.annotate import TaggedSpan
 
     doc = TaggedDocument("x", "a b\nc d", spans=[TaggedSpan("ESE", 2, 5, "b\nc", 0.5)])
     assert brat_ann(doc) == "T1\tESE 2 3;4 5\tb c\n"
@@ -243,19 +243,20 @@ def test_stdin_plain_text_and_overlong(tmp_path):
 
 
 def test_top_level_import_is_light_and_exports_the_api():
-    # ``import tagger`` (done by every subpackage) must not load spaCy, TensorFlow or a network;
+    # ``import opinion_tagger`` (done by every subpackage) must not load spaCy, TensorFlow or a network;
     # ``tagger.OpinionTagger`` is the text API, imported on first use.
     import subprocess
     import sys
 
     code = (
-        "import sys, tagger; heavy = [m for m in ('spacy', 'tensorflow', 'keras', 'tagger.tagging.annotate') "
-        "if m in sys.modules]; print(heavy); from tagger import OpinionTagger; "
-        "from tagger.tagging.annotate import OpinionTagger as O; print(OpinionTagger is O)"
+        "import sys, opinion_tagger; "
+        "heavy = [m for m in ('spacy', 'tensorflow', 'keras', 'opinion_tagger.tagging.annotate') "
+        "if m in sys.modules]; print(heavy); from opinion_tagger import OpinionTagger; "
+        "from opinion_tagger.tagging.annotate import OpinionTagger as O; print(OpinionTagger is O)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split("\n")
     assert out[:2] == ["[]", "True"]
     with pytest.raises(AttributeError, match="no attribute 'nothing'"):
-        import tagger
+        import opinion_tagger
 
-        tagger.nothing  # noqa: B018
+        opinion_tagger.nothing  # noqa: B018

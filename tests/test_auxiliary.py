@@ -4,12 +4,12 @@ bundles that keep only the tagged types' heads."""
 import numpy as np
 import pytest
 
-from tagger.config import TaggerConfig
-from tagger.corpus import MPQACorpus
-from tagger.corpus.auxiliary import add_auxiliary_tags, tag_auxiliary
-from tagger.corpus.dataset import load_documents
-from tagger.data import Sentence, Token
-from tagger.errors import CorpusError, TaggerError
+from opinion_tagger.config import TaggerConfig
+from opinion_tagger.corpus import MPQACorpus
+from opinion_tagger.corpus.auxiliary import add_auxiliary_tags, tag_auxiliary
+from opinion_tagger.corpus.dataset import load_documents
+from opinion_tagger.data import Sentence, Token
+from opinion_tagger.errors import CorpusError, TaggerError
 
 TINY = dict(
     task="joint",
@@ -26,7 +26,7 @@ TINY = dict(
 
 
 def reference_like(sentences: list[list[str]], doc: str) -> list[Sentence]:
-    """Sentences as ``tagger.corpus.reference`` gives them: PTB words without document offsets."""
+    """Sentences as ``opinion_tagger.corpus.reference`` gives them: PTB words without document offsets."""
     out = []
     for k, words in enumerate(sentences):
         tokens, pos = [], 0
@@ -109,7 +109,7 @@ def test_config_names_the_auxiliary_types_after_the_tagged_ones():
 def test_auxiliary_losses_are_weighted():
     """Same weights, three auxiliary weights w: the loss is the heads' sum plus w times the auxiliary head's,
     so it is linear in w."""
-    from tagger.network.model import build_model, compile_model
+    from opinion_tagger.network.model import build_model, compile_model
 
     x = np.array([[1, 2, 3, 0], [4, 5, 0, 0]], dtype="int32")
     y = {t: np.array([[1, 2, 0, 0], [0, 1, 0, 0]], dtype="int32") for t in ("DSE", "ESE", "OSE")}
@@ -129,8 +129,8 @@ def test_auxiliary_losses_are_weighted():
 
 
 def test_a_tagger_trained_with_an_auxiliary_head_keeps_only_its_types(sample_mpqa, tmp_path):
-    from tagger.network.predict import Tagger
-    from tagger.training.run import train
+    from opinion_tagger.network.predict import Tagger
+    from opinion_tagger.training.run import train
 
     docs = load_documents("mpqa", sample_mpqa)
     add_auxiliary_tags(docs, MPQACorpus(sample_mpqa), ("OSE",), "mpqa")
@@ -165,7 +165,7 @@ def test_the_cli_trains_with_auxiliary_heads_and_records_their_tags(sample_mpqa,
 
     from conftest import write_split
 
-    from tagger.cli import main
+    from opinion_tagger.cli import main
 
     split = write_split(tmp_path / "split", {0: ("other/doc-c\ndemo/doc-a\n", "demo/doc-b\n")})
     out = tmp_path / "m"

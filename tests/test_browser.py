@@ -257,11 +257,11 @@ def test_chips_apart_types_distinct_text_still(server, tmp_path):
     _need_chromium()
     from playwright.sync_api import expect, sync_playwright
 
-    from tagger.annotation.importing import import_records
-    from tagger.annotation.store import Project
-    from tagger.tagging.annotate import OpinionTagger
-    from tagger.tagging.formats import COLORS, LINE_COLORS
-    from tagger.tagging.inputs import Record
+    from opinion_tagger.annotation.importing import import_records
+    from opinion_tagger.annotation.store import Project
+    from opinion_tagger.tagging.annotate import OpinionTagger
+    from opinion_tagger.tagging.formats import COLORS, LINE_COLORS
+    from opinion_tagger.tagging.inputs import Record
 
     with Project(tmp_path / "study.sqlite", create=True) as project:  # the server's project, before the page opens
         import_records(
@@ -343,10 +343,10 @@ def test_a_team_in_chromium(server, tmp_path):
     _need_chromium()
     from playwright.sync_api import expect, sync_playwright
 
-    from tagger.annotation.importing import import_records
-    from tagger.annotation.store import Project
-    from tagger.tagging.annotate import OpinionTagger
-    from tagger.tagging.inputs import Record
+    from opinion_tagger.annotation.importing import import_records
+    from opinion_tagger.annotation.store import Project
+    from opinion_tagger.tagging.annotate import OpinionTagger
+    from opinion_tagger.tagging.inputs import Record
 
     with Project(tmp_path / "study.sqlite", create=True) as project:  # the server's project, before the page opens
         import_records(

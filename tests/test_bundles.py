@@ -8,11 +8,11 @@ import warnings
 
 import pytest
 
-from tagger.config import TaggerConfig
-from tagger.errors import BundleError
-from tagger.network.bundle import BundleWarning, add_manifest, load_bundle_files
-from tagger.network.predict import Tagger
-from tagger.paths import BUNDLED
+from opinion_tagger.config import TaggerConfig
+from opinion_tagger.errors import BundleError
+from opinion_tagger.network.bundle import BundleWarning, add_manifest, load_bundle_files
+from opinion_tagger.network.predict import Tagger
+from opinion_tagger.paths import BUNDLED
 
 FAST = BUNDLED / "fast"  # a model.keras bundle
 
@@ -48,7 +48,7 @@ def test_bundled_model_verifies_without_warning():
     assert meta["training"]["epochs"] == meta["training"]["selected_epochs"] > 0
     assert set(meta["scores"]["fold0_test"]) == {"DSE", "ESE"} and meta["size_bytes"] < 20_000_000
     assert meta["speed"]["tokens_per_s"] > 0
-    from tagger.network.onnx_runtime import OnnxNetwork
+    from opinion_tagger.network.onnx_runtime import OnnxNetwork
 
     assert isinstance(Tagger.load(FAST, backend="auto").network, OnnxNetwork)  # auto: no TensorFlow
 
@@ -124,7 +124,7 @@ def test_truncated_files_are_named(bundle, name, backend):
 
 
 def test_a_bundle_without_model_onnx_tags_on_keras_and_export_onnx_adds_it(bundle, capsys):
-    from tagger.cli import main
+    from opinion_tagger.cli import main
 
     meta = json.loads((bundle / "meta.json").read_text())
     (bundle / "model.onnx").unlink()
@@ -190,7 +190,14 @@ def test_bundle_without_manifest_loads_with_a_warning_and_can_be_upgraded(bundle
 def test_frozen_glove_rows_are_stored_as_their_glove_rows_and_checked_on_rebuild(tmp_path):
     import numpy as np
 
-    from tagger.network.weights import GLOVE_ROWS, TABLE, TABLE_SHA256, TRAINED_ROWS, table_delta, table_from_delta
+    from opinion_tagger.network.weights import (
+        GLOVE_ROWS,
+        TABLE,
+        TABLE_SHA256,
+        TRAINED_ROWS,
+        table_delta,
+        table_from_delta,
+    )
 
     glove = np.arange(12, dtype=np.float32).reshape(6, 2)  # 6 words of 2-d "GloVe"
     index = {"the": 0, "said": 3, "fears": 5}

@@ -11,12 +11,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tagger.config import TaggerConfig
-from tagger.corpus import MPQACorpus, mpqa_sentences
-from tagger.network.predict import Tagger
-from tagger.storage import atomic_path, atomic_write_bytes, make_manifest, manifest_problem
-from tagger.training.checkpoints import checkpoint_dirs
-from tagger.training.trainer import Trainer
+from opinion_tagger.config import TaggerConfig
+from opinion_tagger.corpus import MPQACorpus, mpqa_sentences
+from opinion_tagger.network.predict import Tagger
+from opinion_tagger.storage import atomic_path, atomic_write_bytes, make_manifest, manifest_problem
+from opinion_tagger.training.checkpoints import checkpoint_dirs
+from opinion_tagger.training.trainer import Trainer
 
 ROOT = Path(__file__).resolve().parent.parent
 # dropout stays on: resuming must repeat the dropout masks too

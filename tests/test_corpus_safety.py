@@ -5,9 +5,9 @@ import json
 
 import pytest
 
-from tagger.cli import main
-from tagger.corpus.mpqa import MPQACorpus
-from tagger.errors import CorpusError
+from opinion_tagger.cli import main
+from opinion_tagger.corpus.mpqa import MPQACorpus
+from opinion_tagger.errors import CorpusError
 
 
 def test_non_utf8_doclist_is_one_clear_error(sample_mpqa, capsys):

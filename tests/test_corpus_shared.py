@@ -4,13 +4,13 @@ import json
 
 import pytest
 
-from tagger.cli import main
-from tagger.corpus.agreement import measure_agreement
-from tagger.corpus.convert import mpqa_sentences
-from tagger.corpus.dataset import load_documents, select
-from tagger.corpus.mpqa import MPQACorpus
-from tagger.corpus.reference import read_reference
-from tagger.corpus.split import load_split
+from opinion_tagger.cli import main
+from opinion_tagger.corpus.agreement import measure_agreement
+from opinion_tagger.corpus.convert import mpqa_sentences
+from opinion_tagger.corpus.dataset import load_documents, select
+from opinion_tagger.corpus.mpqa import MPQACorpus
+from opinion_tagger.corpus.reference import read_reference
+from opinion_tagger.corpus.split import load_split
 
 pytestmark = pytest.mark.corpus
 
@@ -27,7 +27,7 @@ def reference(shared_reference):
 
 
 def test_reference_counts(reference):
-    from tagger.corpus.labels import spans_from_bio
+    from opinion_tagger.corpus.labels import spans_from_bio
 
     assert len(reference) == 11111
     assert sum(len(s) for s in reference) == 298581

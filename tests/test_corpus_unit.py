@@ -4,11 +4,11 @@ import json
 
 import pytest
 
-from tagger.cli import main
-from tagger.corpus.convert import document_sentences, mpqa_sentences, read_conll, write_conll
-from tagger.corpus.labels import LabelRules, ranges_to_bio, spans_from_bio
-from tagger.corpus.mpqa import MPQACorpus, parse_annotation_line, parse_attributes
-from tagger.errors import CorpusError
+from opinion_tagger.cli import main
+from opinion_tagger.corpus.convert import document_sentences, mpqa_sentences, read_conll, write_conll
+from opinion_tagger.corpus.labels import LabelRules, ranges_to_bio, spans_from_bio
+from opinion_tagger.corpus.mpqa import MPQACorpus, parse_annotation_line, parse_attributes
+from opinion_tagger.errors import CorpusError
 
 
 def tags_of(sent, typ):
@@ -121,7 +121,7 @@ def test_decoded_tags_are_valid_iob2_row_by_row():
     """0/1/2 ids -> tags: an I after O or at a row's start becomes B; each row cut to its length."""
     import numpy as np
 
-    from tagger.network.features import decode_tag_rows, decode_tags
+    from opinion_tagger.network.features import decode_tag_rows, decode_tags
 
     ids = np.array([[2, 2, 0, 2, 1, 2, 0], [0, 1, 1, 2, 2, 0, 2]])
     assert decode_tag_rows(ids, [7, 3], "ESE") == [

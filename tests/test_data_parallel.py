@@ -20,10 +20,10 @@ sys.path[:0] = [sys.argv[1], sys.argv[1] + "/tests"]
 import numpy as np
 import jax, keras
 from conftest import make_sample
-from tagger.config import TaggerConfig
-from tagger.corpus import MPQACorpus, mpqa_sentences
-from tagger.training.data_parallel import data_parallel, select_devices, train_data_parallel
-from tagger.training.run import train
+from opinion_tagger.config import TaggerConfig
+from opinion_tagger.corpus import MPQACorpus, mpqa_sentences
+from opinion_tagger.training.data_parallel import data_parallel, select_devices, train_data_parallel
+from opinion_tagger.training.run import train
 
 out = sys.argv[2]
 sents = list(mpqa_sentences(MPQACorpus(make_sample.write_sample(out + "/mpqa"))))
@@ -71,9 +71,9 @@ def test_two_virtual_devices_match_one(tmp_path):
 def test_devices_needs_jax_and_an_even_split():
     import keras
 
-    from tagger.config import TaggerConfig
-    from tagger.errors import TaggerError
-    from tagger.training.data_parallel import data_parallel, select_devices, train_data_parallel
+    from opinion_tagger.config import TaggerConfig
+    from opinion_tagger.errors import TaggerError
+    from opinion_tagger.training.data_parallel import data_parallel, select_devices, train_data_parallel
 
     with pytest.raises(TaggerError, match="runs on one device"):
         train_data_parallel(TaggerConfig(trainer="fast", cell="elman", output="softmax"), [], [], "unused", "2")

@@ -7,13 +7,13 @@ from pathlib import Path
 import pytest
 from conftest import study, write_split
 
-from tagger.config import TaggerConfig
-from tagger.corpus.dataset import load_documents, select
-from tagger.corpus.split import load_split
-from tagger.errors import TaggerError
-from tagger.evaluation.results import load_diverged, load_results, sign_test
-from tagger.experiment import load_experiments, run_experiment
-from tagger.training.trainer import Trainer
+from opinion_tagger.config import TaggerConfig
+from opinion_tagger.corpus.dataset import load_documents, select
+from opinion_tagger.corpus.split import load_split
+from opinion_tagger.errors import TaggerError
+from opinion_tagger.evaluation.results import load_diverged, load_results, sign_test
+from opinion_tagger.experiment import load_experiments, run_experiment
+from opinion_tagger.training.trainer import Trainer
 
 
 @pytest.fixture
@@ -142,7 +142,7 @@ def test_fold_lock_shares_folds_between_jobs(setup):
     import subprocess
     import sys
 
-    from tagger.experiment import claim_fold, result_path
+    from opinion_tagger.experiment import claim_fold, result_path
 
     split, cfg, _, tmp = setup
     lock = tmp / "runs" / "x" / "fold0.lock"
@@ -171,7 +171,7 @@ def test_fold_lock_shares_folds_between_jobs(setup):
 
 def test_git_commit_outside_git(tmp_path, monkeypatch):
     """A copy of the tree without .git records the commit it is told, marked as a copy."""
-    from tagger import provenance
+    from opinion_tagger import provenance
 
     monkeypatch.setattr(provenance, "REPO_ROOT", tmp_path)
     monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path.parent))
@@ -360,7 +360,7 @@ def test_sign_test_and_depth_table_by_hand():
 
 
 def test_grid_section_by_hand_lists_stuck_and_diverged_runs():
-    from tagger.evaluation.results import summarise
+    from opinion_tagger.evaluation.results import summarise
 
     def result(fold, test_f1, dev_f1, **extra):
         score = lambda f: {
@@ -403,7 +403,7 @@ def test_grid_section_by_hand_lists_stuck_and_diverged_runs():
 
 
 def test_variants_section_by_hand_pairs_with_the_elman_cell():
-    from tagger.evaluation.results import summarise
+    from opinion_tagger.evaluation.results import summarise
 
     def result(name, source, fold, f1):
         score = {"DSE": {m: {"precision": f1, "recall": f1, "f1": f1} for m in ("proportional", "binary", "exact")}}
@@ -449,7 +449,7 @@ def test_variants_section_by_hand_pairs_with_the_elman_cell():
 
 
 def test_units_section_by_hand_pairs_the_new_cells_with_elman_lstm_and_gru():
-    from tagger.evaluation.results import summarise
+    from opinion_tagger.evaluation.results import summarise
 
     def result(name, cell, fold, f1, depth=3):
         score = {"ESE": {m: {"precision": f1, "recall": f1, "f1": f1} for m in ("proportional", "binary", "exact")}}
@@ -512,7 +512,7 @@ def test_the_irlm_memory_figures_and_tables_join_the_report_once_written(tmp_pat
 
 
 def test_factors_and_seed_spread_by_hand():
-    from tagger.evaluation.results import summarise
+    from opinion_tagger.evaluation.results import summarise
 
     def result(name, dev_f1, seed=1, fold=0):
         score = {
@@ -553,7 +553,7 @@ def test_factors_and_seed_spread_by_hand():
 
 
 def test_factor_rows_name_the_units_where_not_elman():
-    from tagger.evaluation.results import summarise
+    from opinion_tagger.evaluation.results import summarise
 
     assert study.network({"cell": "lstm", "depth": 3, "budget": "24k"}) == "lstm d3 24k"
     assert study.network({"cell": "elman", "depth": 1, "budget": "200k"}) == "d1 200k"
@@ -585,7 +585,7 @@ def test_factor_rows_name_the_units_where_not_elman():
 
 
 def test_goal_check_by_hand_for_the_best_and_the_shipped_configuration():
-    from tagger.evaluation.results import summarise
+    from opinion_tagger.evaluation.results import summarise
 
     def result(name, fold, prop, binary, exact):
         score = {
@@ -810,7 +810,7 @@ def test_a_bundle_takes_its_epochs_from_a_finished_dev_run_of_its_configuration(
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     result = root / "experiments" / "results" / "fast-distill-study-distill_weight0.9" / "fold0.json"
-    cfg = mod.CONFIGS["fast"].replace(teacher="tagger/models/accurate", distill_weight=0.9)
+    cfg = mod.CONFIGS["fast"].replace(teacher="opinion_tagger/models/accurate", distill_weight=0.9)
     epochs, selection = mod.epochs_from(str(result), cfg)
     scores = {h["epoch"]: h["dev_score"] for h in selection["dev_history"]}
     assert epochs == 75 == max(scores, key=lambda e: (scores[e], -e))  # the best dev score, earliest on a tie
@@ -824,7 +824,7 @@ def test_a_bundle_takes_its_epochs_from_a_finished_dev_run_of_its_configuration(
     # the noisy-copies study gives its 100 units as hidden: 100, the bundle as the 200k budget at depth 3
     copies = root / "experiments" / "results" / "fast-augment-study-distill_copies2-distill_noise0.3-lr_decay0.999667"
     recipe = dict(distill_copies=2, distill_noise=0.3, lr_decay=0.999667)
-    taught = cfg.replace(teacher="tagger/models/accurate", **recipe)
+    taught = cfg.replace(teacher="opinion_tagger/models/accurate", **recipe)
     assert mod.epochs_from(str(copies / "fold0.json"), taught)[0] == 30
     with pytest.raises(SystemExit, match="differs in: budget, hidden"):
         mod.epochs_from(str(copies / "fold0.json"), taught.replace(budget="24k"))

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from tagger.errors import TaggerError
+from opinion_tagger.errors import TaggerError
 
 jax = pytest.importorskip("jax")
 pytest.importorskip("optax")
@@ -11,12 +11,12 @@ pytest.importorskip("optax")
 import jax.numpy as jnp  # noqa: E402
 import keras  # noqa: E402
 
-from tagger.config import TaggerConfig  # noqa: E402
-from tagger.data import Sentence, Token  # noqa: E402
-from tagger.network.cells import CELLS  # noqa: E402
-from tagger.network.model import build_model  # noqa: E402
-from tagger.training import fast_loop  # noqa: E402
-from tagger.training import fast_trainer as ft  # noqa: E402
+from opinion_tagger.config import TaggerConfig  # noqa: E402
+from opinion_tagger.data import Sentence, Token  # noqa: E402
+from opinion_tagger.network.cells import CELLS  # noqa: E402
+from opinion_tagger.network.model import build_model  # noqa: E402
+from opinion_tagger.training import fast_loop  # noqa: E402
+from opinion_tagger.training import fast_trainer as ft  # noqa: E402
 
 VOCAB = 12
 # a one-layer network of two units with summed, O-weighted losses: the configuration of the losses by hand
@@ -250,10 +250,10 @@ def _said_and_fears():
 def test_fast_training_writes_a_bundle_that_tags_like_the_fast_path(tmp_path):
     """A tiny run: the bundle's own tagging (NumPy runtime) reproduces the dev scores the fast path
     recorded for the best epoch, and a second run with the same seed gives the same scores."""
-    from tagger.evaluation.scoring import evaluate_tagger
-    from tagger.network.predict import Tagger
-    from tagger.training.run import train
-    from tagger.training.stopping import dev_score
+    from opinion_tagger.evaluation.scoring import evaluate_tagger
+    from opinion_tagger.network.predict import Tagger
+    from opinion_tagger.training.run import train
+    from opinion_tagger.training.stopping import dev_score
 
     train_s, dev_s = _said_and_fears()
     cfg = TaggerConfig(
@@ -328,7 +328,7 @@ def test_epoch_plan_covers_every_sentence_once_with_aligned_lengths():
 def test_models_trained_together_equal_models_trained_alone(tmp_path):
     """Two folds in one vmapped run give the same losses and dev scores as each alone (same batch count,
     so the same batch order)."""
-    from tagger.training.fast_loop import train_fast, train_fast_together
+    from opinion_tagger.training.fast_loop import train_fast, train_fast_together
 
     rng = np.random.default_rng(5)
     words = ["said", "the", "plan", "was", "robbery", "as", "usual", "fears", "he", "good"]
@@ -395,8 +395,8 @@ def _histories(meta):
 def test_a_killed_run_resumes_from_its_last_complete_checkpoint_and_ends_as_the_uninterrupted_one(tmp_path, capsys):
     """Momentum, learning-rate decay (the optimizer's step count) and dropout all carry over: a run stopped
     after epoch 4 whose newest checkpoint was damaged resumes from epoch 2 and repeats the 6-epoch run."""
-    from tagger.training import fast_checkpoint
-    from tagger.training.run import train
+    from opinion_tagger.training import fast_checkpoint
+    from opinion_tagger.training.run import train
 
     train_s, dev_s = _toy_sentences(0, 60), _toy_sentences(1, 20, 100)
     cfg = TaggerConfig(
@@ -437,14 +437,14 @@ def test_a_killed_run_resumes_from_its_last_complete_checkpoint_and_ends_as_the_
 
 
 def dev_score_of(meta):
-    from tagger.training.stopping import dev_score
+    from opinion_tagger.training.stopping import dev_score
 
     return dev_score(meta["scores"]["dev"])
 
 
 @pytest.mark.slow
 def test_models_trained_together_resume_from_the_newest_epoch_all_have_checkpointed(tmp_path):
-    from tagger.training.fast_loop import train_fast_together
+    from opinion_tagger.training.fast_loop import train_fast_together
 
     a, b, dev = _toy_sentences(2, 40), _toy_sentences(3, 40, 100), _toy_sentences(4, 15, 200)
     cfg = TaggerConfig(
@@ -528,8 +528,8 @@ def test_noisy_copies_replace_words_at_the_rate_with_words_of_the_text():
     """Distillation's noisy copies: each sentence ``copies`` times, as long as it, untagged; at noise 0 the
     words themselves, at noise 1 none of a sentence's own words where the text has other words only elsewhere;
     at 0.25, about a quarter replaced (by words of the text); the same seed gives the same copies."""
-    from tagger.data import Token
-    from tagger.training.distillation import noisy_copies
+    from opinion_tagger.data import Token
+    from opinion_tagger.training.distillation import noisy_copies
 
     def sentence(words, doc):
         return Sentence([Token(w, 0, 0) for w in words], {"DSE": ["O"] * len(words)}, doc=doc)
@@ -551,8 +551,8 @@ def test_a_student_trains_on_its_teachers_probabilities(tmp_path):
     """A tiny teacher bundle, then a student distilled from it: the teacher's probabilities reach the loss
     (a student that learns only from the teacher tags as it does), the bundle records its teacher, and a
     teacher that lacks a type, a missing teacher or a {fold} without a fold are refused."""
-    from tagger.network.predict import Tagger
-    from tagger.training.run import train
+    from opinion_tagger.network.predict import Tagger
+    from opinion_tagger.training.run import train
 
     train_s, dev_s = _said_and_fears()
     cfg = TaggerConfig(

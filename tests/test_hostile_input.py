@@ -12,12 +12,12 @@ from hypothesis import HealthCheck, example, given, settings
 from strategies import api_inputs, api_records, expected_records, jsonl_files
 from streamlit.testing.v1 import AppTest
 
-from tagger.cli import main
-from tagger.tagging.annotate import InvalidText, OpinionTagger
-from tagger.tagging.inputs import MAX_DEPTH, check_text, printable_id, read_records, records_from_bytes
+from opinion_tagger.cli import main
+from opinion_tagger.tagging.annotate import InvalidText, OpinionTagger
+from opinion_tagger.tagging.inputs import MAX_DEPTH, check_text, printable_id, read_records, records_from_bytes
 
 ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_MODEL = str(ROOT / "tagger" / "models" / "fast")
+DEFAULT_MODEL = str(ROOT / "opinion_tagger" / "models" / "fast")
 
 
 @pytest.fixture(scope="module")
@@ -224,7 +224,7 @@ def test_page_hostile_upload_shows_messages_not_a_traceback(tmp_path, monkeypatc
         "Not imported: hostile.jsonl:4: blank line",
         "Not imported: zw: empty text",
     ]
-    from tagger.annotation.store import Project
+    from opinion_tagger.annotation.store import Project
 
     with Project(tmp_path / "p.sqlite") as p:
         assert [d.name for d in p.documents()] == ["ok"]

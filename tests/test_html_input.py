@@ -8,10 +8,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tagger.cli import main
-from tagger.tagging.annotate import InvalidText, OpinionTagger
-from tagger.tagging.html_input import tag_html, tag_records, visible_text
-from tagger.tagging.inputs import Record, read_records
+from opinion_tagger.cli import main
+from opinion_tagger.tagging.annotate import InvalidText, OpinionTagger
+from opinion_tagger.tagging.html_input import tag_html, tag_records, visible_text
+from opinion_tagger.tagging.inputs import Record, read_records
 
 ROOT = Path(__file__).resolve().parent.parent
 ISSUE = "<p>The senator <b>strongly condemned</b> the decision.</p>"
@@ -83,7 +83,7 @@ def test_malformed_markup_is_text_or_ignored_never_an_error():
 def test_a_construct_the_parser_fails_on_becomes_text(monkeypatch):
     from html.parser import HTMLParser
 
-    from tagger.tagging import html_input
+    from opinion_tagger.tagging import html_input
 
     # without the project's override, Python's parser raises AssertionError on "<![ "
     monkeypatch.setattr(html_input._Parser, "parse_html_declaration", HTMLParser.parse_html_declaration)

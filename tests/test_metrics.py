@@ -2,7 +2,7 @@
 
 import pytest
 
-from tagger.evaluation.metrics import exact_scores, overlap_scores, span_report
+from opinion_tagger.evaluation.metrics import exact_scores, overlap_scores, span_report
 
 
 def approx(d):

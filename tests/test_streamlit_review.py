@@ -8,10 +8,10 @@ import pytest
 from pages import APP, TEXTS
 from streamlit.testing.v1 import AppTest
 
-from tagger.annotation.importing import import_records
-from tagger.annotation.page.login import CHOSEN
-from tagger.annotation.store import Project
-from tagger.tagging.inputs import Record
+from opinion_tagger.annotation.importing import import_records
+from opinion_tagger.annotation.page.login import CHOSEN
+from opinion_tagger.annotation.store import Project
+from opinion_tagger.tagging.inputs import Record
 
 pytestmark = pytest.mark.usefixtures("no_login")  # tests/conftest.py
 

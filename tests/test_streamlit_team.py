@@ -7,11 +7,11 @@ import pytest
 from pages import APP, TEXTS
 from streamlit.testing.v1 import AppTest
 
-from tagger.annotation.editor import apply_event, editor_data
-from tagger.annotation.importing import import_records
-from tagger.annotation.page.login import CHOSEN
-from tagger.annotation.store import Project
-from tagger.tagging.inputs import Record
+from opinion_tagger.annotation.editor import apply_event, editor_data
+from opinion_tagger.annotation.importing import import_records
+from opinion_tagger.annotation.page.login import CHOSEN
+from opinion_tagger.annotation.store import Project
+from opinion_tagger.tagging.inputs import Record
 
 pytestmark = pytest.mark.usefixtures("no_login")  # tests/conftest.py
 
@@ -106,7 +106,7 @@ def test_span_attributes_set_in_the_page(monkeypatch, project_path):
 
 
 def test_the_editor_keys_send_reject_and_attribute_edits(project_path):
-    js = (Path(__file__).resolve().parent.parent / "tagger" / "annotation" / "static" / "editor.js").read_text()
+    js = (Path(__file__).resolve().parent.parent / "opinion_tagger" / "annotation" / "static" / "editor.js").read_text()
     assert 'k === "r") return () => send({ op: "reject" })' in js and 'cycle("intensity", data.intensities)' in js
     with Project(project_path) as p:
         data = editor_data(p.document(2), p.types, 0.5)

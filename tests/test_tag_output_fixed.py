@@ -26,7 +26,7 @@ def test_tag_output_is_byte_identical(fmt, tmp_path):
         [
             sys.executable,
             "-m",
-            "tagger",
+            "opinion_tagger",
             "tag",
             "--model",
             "fast",

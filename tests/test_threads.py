@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from tagger.threads import parse_cpus
+from opinion_tagger.threads import parse_cpus
 
 
 def test_parse_cpus_by_hand():
@@ -35,13 +35,13 @@ ALLOWED = sorted(os.sched_getaffinity(0))  # the cores this test may use (a CI r
 
 def test_pinning_sets_the_affinity_and_the_thread_limit():
     out = child(
-        "import os\nfrom tagger.threads import limit_cpu_threads, cpu_threads\n"
+        "import os\nfrom opinion_tagger.threads import limit_cpu_threads, cpu_threads\n"
         f"limit_cpu_threads([{ALLOWED[-1]}])\n"
         "print(sorted(os.sched_getaffinity(0)), cpu_threads(), os.environ['TF_NUM_INTRAOP_THREADS'])"
     )
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == [f"[{ALLOWED[-1]}]", "1", "1"]
-    out = child(f"from tagger.threads import limit_cpu_threads\nlimit_cpu_threads([{os.cpu_count() + 7}])")
+    out = child(f"from opinion_tagger.threads import limit_cpu_threads\nlimit_cpu_threads([{os.cpu_count() + 7}])")
     assert out.returncode != 0 and f"cores [{os.cpu_count() + 7}] are not available here" in out.stderr
 
 
@@ -49,7 +49,7 @@ def test_pinning_sets_the_affinity_and_the_thread_limit():
 def test_a_pinned_job_gets_one_xla_compute_thread():
     pytest.importorskip("jax", reason="fast extra not installed")
     code = (
-        "import os, sys\nfrom tagger.threads import limit_cpu_threads\n"
+        "import os, sys\nfrom opinion_tagger.threads import limit_cpu_threads\n"
         f"limit_cpu_threads([{ALLOWED[0]}] if sys.argv[1] == 'pin' else None)\n"
         "import jax, jax.numpy as jnp\n"
         "x = jnp.ones((64, 64)); jax.jit(lambda a: jnp.tanh(a @ a))(x).block_until_ready()\n"

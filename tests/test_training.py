@@ -5,16 +5,16 @@ import json
 import numpy as np
 import pytest
 
-from tagger.cli import main
-from tagger.config import TaggerConfig
-from tagger.corpus import MPQACorpus, mpqa_sentences
-from tagger.errors import BundleError, TaggerError
-from tagger.evaluation.scoring import evaluate_tagger
-from tagger.network.predict import Tagger
-from tagger.storage import make_manifest
-from tagger.training.checkpoints import checkpoint_dirs
-from tagger.training.run import train
-from tagger.training.trainer import CHECKPOINT_FILES, Trainer
+from opinion_tagger.cli import main
+from opinion_tagger.config import TaggerConfig
+from opinion_tagger.corpus import MPQACorpus, mpqa_sentences
+from opinion_tagger.errors import BundleError, TaggerError
+from opinion_tagger.evaluation.scoring import evaluate_tagger
+from opinion_tagger.network.predict import Tagger
+from opinion_tagger.storage import make_manifest
+from opinion_tagger.training.checkpoints import checkpoint_dirs
+from opinion_tagger.training.run import train
+from opinion_tagger.training.trainer import CHECKPOINT_FILES, Trainer
 
 TINY = dict(
     depth=2,
@@ -96,7 +96,7 @@ def test_resume_continues_from_last_checkpoint(sample_sentences, tmp_path):
     (_, last), (_, previous) = checkpoint_dirs(tmp_path / "b")
     assert json.loads((last / "state.json").read_text())["epoch"] == 2 and previous.name == "epoch-0001"
     # a second start without --resume refuses to overwrite
-    from tagger.errors import TaggerError
+    from opinion_tagger.errors import TaggerError
 
     with pytest.raises(TaggerError, match="--resume"):
         Trainer(cfg, tmp_path / "b", progress=False).run(sample_sentences, sample_sentences)
@@ -135,7 +135,7 @@ def test_crf_joint_model_trains_and_reloads(sample_sentences, tmp_path):
 @pytest.fixture
 def length_buckets(monkeypatch):
     """Set OPINION_TAGGER_LENGTH_BUCKETS for the test (and forget it after)."""
-    from tagger.network import features
+    from opinion_tagger.network import features
 
     def use(text: str):
         monkeypatch.setenv(features.BUCKETS_VARIABLE, text)
@@ -174,8 +174,8 @@ def test_bad_length_buckets_are_one_line_errors(length_buckets, text):
 
 JIT_SCRIPT = """
 import json
-from tagger.config import TaggerConfig
-from tagger.network.model import build_training_model, compile_model
+from opinion_tagger.config import TaggerConfig
+from opinion_tagger.network.model import build_training_model, compile_model
 out = {}
 for output in ("crf", "softmax"):
     cfg = TaggerConfig(task="joint", cell="lstm", output=output, features="random", embedding_dim=8, hidden=4)
@@ -197,7 +197,7 @@ def test_training_steps_compile_on_jax_and_crf_steps_not_on_tensorflow():
 
     import keras
 
-    from tagger.network.model import build_training_model, compile_model
+    from opinion_tagger.network.model import build_training_model, compile_model
 
     if keras.backend.backend() == "tensorflow":
         for output, jit, expected in (("crf", True, False), ("softmax", True, True), ("softmax", False, False)):
@@ -216,7 +216,7 @@ def test_training_steps_compile_on_jax_and_crf_steps_not_on_tensorflow():
 def test_mixed_bfloat16_trains_in_bfloat16_and_saves_float32(sample_sentences, tmp_path):
     import keras
 
-    from tagger.training.models import fresh_model
+    from opinion_tagger.training.models import fresh_model
 
     cfg = TaggerConfig(
         task="joint", cell="lstm", output="crf", precision="mixed_bfloat16", max_epochs=25, patience=25, **TINY
@@ -305,7 +305,7 @@ def test_cli_train_and_evaluate_on_sample(sample_mpqa, tmp_path, capsys):
 
 
 def test_decoded_tags_are_valid_iob2():
-    from tagger.network.features import decode_tags
+    from opinion_tagger.network.features import decode_tags
 
     # a stray I (after O, or first in the sentence) begins a span: B
     assert decode_tags([2, 2, 0, 2, 1, 2, 0], "ESE") == ["B-ESE", "I-ESE", "O", "B-ESE", "B-ESE", "I-ESE", "O"]
@@ -313,7 +313,7 @@ def test_decoded_tags_are_valid_iob2():
 
 
 def test_cosine_schedule_warms_up_then_decays_to_zero():
-    from tagger.network.model import learning_rate
+    from opinion_tagger.network.model import learning_rate
 
     assert learning_rate(TaggerConfig(learning_rate=0.01), 7) == 0.01  # constant: the number itself
     sched = learning_rate(TaggerConfig(learning_rate=0.01, lr_schedule="cosine", max_epochs=2), 50)
@@ -342,8 +342,8 @@ def test_config_rejects_inconsistent_contextual_settings(values, message):
 def test_keras_trainer_weights_gold_o_tokens():
     """``o_weight`` on the Keras trainer: per-token sample weights, o_weight where the gold tag is O; a
     batch whose gold tags are all O has exactly o_weight times the unweighted loss."""
-    from tagger.network.model import build_model, compile_model
-    from tagger.training.trainer import o_weights
+    from opinion_tagger.network.model import build_model, compile_model
+    from opinion_tagger.training.trainer import o_weights
 
     y = {"DSE": np.array([[0, 1, 2, 0]])}
     assert o_weights(y, 1.0) is None
@@ -365,8 +365,8 @@ def test_patience_waits_until_the_network_tags_something(sample_sentences, train
     """Trained on sentences stripped of their opinion spans, the network learns to tag everything O, so its
     dev F1 stays 0: such a run is not converged and trains on to max_epochs instead of stopping after
     ``patience`` evaluations.  A run that tags something stops as before."""
-    from tagger.data import Sentence
-    from tagger.training.stopping import patience_counts
+    from opinion_tagger.data import Sentence
+    from opinion_tagger.training.stopping import patience_counts
 
     if trainer == "fast":
         pytest.importorskip("jax")

@@ -8,10 +8,10 @@ import time
 
 import pytest
 
-from tagger.config import TaggerConfig
-from tagger.corpus import MPQACorpus, mpqa_sentences
-from tagger.training.progress import EpochProgress
-from tagger.training.run import train
+from opinion_tagger.config import TaggerConfig
+from opinion_tagger.corpus import MPQACorpus, mpqa_sentences
+from opinion_tagger.training.progress import EpochProgress
+from opinion_tagger.training.run import train
 
 TINY = {
     "depth": 1,

@@ -39,11 +39,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from tagger.annotation.editor import editor_data
-from tagger.annotation.importing import import_records
-from tagger.annotation.store import Project
-from tagger.tagging.annotate import OpinionTagger
-from tagger.tagging.inputs import Record
+from opinion_tagger.annotation.editor import editor_data
+from opinion_tagger.annotation.importing import import_records
+from opinion_tagger.annotation.store import Project
+from opinion_tagger.tagging.annotate import OpinionTagger
+from opinion_tagger.tagging.inputs import Record
 
 WORDS = (
     "the council said plan bridge river we fear hope strongly new old village mayor claimed awful "

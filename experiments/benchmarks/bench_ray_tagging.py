@@ -31,9 +31,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from tagger.cli import main as cli_main
-from tagger.corpus.mpqa import MPQACorpus
-from tagger.paths import default_model, default_mpqa
+from opinion_tagger.cli import main as cli_main
+from opinion_tagger.corpus.mpqa import MPQACorpus
+from opinion_tagger.paths import default_model, default_mpqa
 
 PER_HOUR = 1e9 / 3600  # a billion tokens an hour, in tokens per second
 
@@ -53,7 +53,7 @@ def main() -> int:
 
     import ray
 
-    from tagger.engines.ray_engine import _package_root, tag_with_ray
+    from opinion_tagger.engines.ray_engine import _package_root, tag_with_ray
 
     tmp = Path(tempfile.mkdtemp(prefix="bench_ray_"))
     try:

@@ -29,10 +29,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from tagger.corpus.mpqa import MPQACorpus
-from tagger.network.bundle import load_bundle_files
-from tagger.paths import default_mpqa, resolve_model
-from tagger.tagging.annotate import OpinionTagger
+from opinion_tagger.corpus.mpqa import MPQACorpus
+from opinion_tagger.network.bundle import load_bundle_files
+from opinion_tagger.paths import default_mpqa, resolve_model
+from opinion_tagger.tagging.annotate import OpinionTagger
 
 # the commands run as on a user's machine: Python keeps the compiled bytecode of the package it imports (a
 # session here may set PYTHONDONTWRITEBYTECODE, and then every start compiles the package again: 0.04 s)
@@ -63,7 +63,7 @@ def whole_process(model, texts: list[str], repeats: int, extra: list[str]) -> tu
                 [
                     sys.executable,
                     "-m",
-                    "tagger",
+                    "opinion_tagger",
                     "tag",
                     "--model",
                     str(model),
@@ -90,7 +90,7 @@ def first_output(model, backend: str) -> float:
         [
             sys.executable,
             "-m",
-            "tagger",
+            "opinion_tagger",
             "tag",
             "--model",
             str(model),
@@ -119,8 +119,8 @@ def clock_ghz() -> float | None:
 
 def encoder_shape(contextual: str) -> tuple[int, int, int]:
     """Hidden size, feed-forward size and layers of the installed encoder, from its own config.json."""
-    from tagger.network.contextual import minilm_path
-    from tagger.network.mpnet_package import mpnet_path
+    from opinion_tagger.network.contextual import minilm_path
+    from opinion_tagger.network.mpnet_package import mpnet_path
 
     c = json.loads(((mpnet_path() if contextual == "mpnet" else minilm_path()) / "config.json").read_text())
     return c["hidden_size"], c["intermediate_size"], c["num_hidden_layers"]
@@ -128,8 +128,8 @@ def encoder_shape(contextual: str) -> tuple[int, int, int]:
 
 def compute_limit(model, texts: list[str], cores: int) -> None:
     """Multiply-adds per token of the encoder + BiLSTM network on ``texts``, and the tokens/s they allow."""
-    from tagger.network.contextual import word_pieces
-    from tagger.tagging.annotate import tokenised
+    from opinion_tagger.network.contextual import word_pieces
+    from opinion_tagger.tagging.annotate import tokenised
 
     vocab, config, _ = load_bundle_files(model)
     docs = tokenised([(str(k), t) for k, t in enumerate(texts)])
@@ -158,8 +158,8 @@ def compute_limit(model, texts: list[str], cores: int) -> None:
 
 def stages(model, texts: list[str], repeats: int, cores: int) -> None:
     """Each stage of tagging alone, on one thread: microseconds per token, and the bound their sum sets."""
-    from tagger.tagging.annotate import tokenised, with_predictions
-    from tagger.tagging.formats import record_text
+    from opinion_tagger.tagging.annotate import tokenised, with_predictions
+    from opinion_tagger.tagging.formats import record_text
 
     ot = OpinionTagger.load(model, threads=1)
     records = [(str(k), t) for k, t in enumerate(texts)]

@@ -19,7 +19,7 @@ and reports the aggregate training tokens a second of all N models beside one mo
     python experiments/benchmarks/bench_training.py --jobs 2     # two pinned jobs, as the CPU grid runs
     python experiments/benchmarks/bench_training.py --cell elman lstm gru mrnn irlm --trainers fast
 
-With several cells, each is measured in turn (hidden sizes of the budget, ``tagger.config``), a line per
+With several cells, each is measured in turn (hidden sizes of the budget, ``opinion_tagger.config``), a line per
 cell and trainer, and the last line is ``{"cells": [one object per cell]}``.
 
 ``--experiment FILE`` measures instead the first configuration of an experiment file (``--name`` picks
@@ -42,8 +42,8 @@ import statistics
 import sys
 import tempfile
 
-from tagger.config import CELLS
-from tagger.threads import add_cpus_option, pin_cpus
+from opinion_tagger.config import CELLS
+from opinion_tagger.threads import add_cpus_option, pin_cpus
 
 
 def main() -> int:
@@ -98,9 +98,9 @@ def main() -> int:
     if args.experiment:
         return bench_experiment(ap, args)
 
-    from tagger.corpus.dataset import corpus_words, load_documents, select
-    from tagger.corpus.split import load_split
-    from tagger.paths import default_datasplit, default_reference
+    from opinion_tagger.corpus.dataset import corpus_words, load_documents, select
+    from opinion_tagger.corpus.split import load_split
+    from opinion_tagger.paths import default_datasplit, default_reference
 
     docs = load_documents("reference", str(default_reference()))
     split = load_split(default_datasplit(), 0)
@@ -119,12 +119,12 @@ def main() -> int:
 
 def bench_cell(cell: str, args, docs, train_s, dev_s, extra) -> dict:
     """One cell's rows (a line per trainer); returns its summary object."""
-    from tagger.config import TaggerConfig
-    from tagger.corpus.dataset import select
-    from tagger.corpus.split import load_split
-    from tagger.network.cells import recurrent_parameters
-    from tagger.paths import default_datasplit
-    from tagger.training.run import train
+    from opinion_tagger.config import TaggerConfig
+    from opinion_tagger.corpus.dataset import select
+    from opinion_tagger.corpus.split import load_split
+    from opinion_tagger.network.cells import recurrent_parameters
+    from opinion_tagger.paths import default_datasplit
+    from opinion_tagger.training.run import train
 
     tokens = sum(len(s) for s in train_s)
     common = dict(
@@ -185,7 +185,7 @@ def bench_cell(cell: str, args, docs, train_s, dev_s, extra) -> dict:
             flush=True,
         )
     if args.together > 1:
-        from tagger.training.fast_loop import train_fast_together
+        from opinion_tagger.training.fast_loop import train_fast_together
 
         runs, total = [], 0
         for fold in range(args.together):
@@ -247,12 +247,12 @@ def bench_cell(cell: str, args, docs, train_s, dev_s, extra) -> dict:
 
 def bench_experiment(ap, args) -> int:
     """``--experiment``: one configuration of an experiment file, trained for ``--epochs`` epochs."""
-    from tagger.corpus.dataset import corpus_words, load_documents, select
-    from tagger.corpus.split import load_split
-    from tagger.errors import TaggerError
-    from tagger.experiment import data_path, load_experiments
-    from tagger.paths import default_datasplit
-    from tagger.training.run import train
+    from opinion_tagger.corpus.dataset import corpus_words, load_documents, select
+    from opinion_tagger.corpus.split import load_split
+    from opinion_tagger.errors import TaggerError
+    from opinion_tagger.experiment import data_path, load_experiments
+    from opinion_tagger.paths import default_datasplit
+    from opinion_tagger.training.run import train
 
     try:
         exps = [e for e in load_experiments(args.experiment) if e.kind == "rnn"]

@@ -22,11 +22,11 @@ from pathlib import Path
 import numpy as np
 from quantization import self_contained
 
-from tagger.corpus.dataset import load_documents, select
-from tagger.corpus.split import load_split
-from tagger.evaluation.scoring import evaluate_tagger
-from tagger.network.predict import Tagger
-from tagger.paths import default_datasplit, default_mpqa, resolve_model
+from opinion_tagger.corpus.dataset import load_documents, select
+from opinion_tagger.corpus.split import load_split
+from opinion_tagger.evaluation.scoring import evaluate_tagger
+from opinion_tagger.network.predict import Tagger
+from opinion_tagger.paths import default_datasplit, default_mpqa, resolve_model
 
 
 class OpenVinoNetwork:

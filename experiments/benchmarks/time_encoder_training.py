@@ -22,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from tagger.config import PRECISIONS  # noqa: E402  (no TensorFlow: before --cpus pins the process)
+from opinion_tagger.config import PRECISIONS  # noqa: E402  (no TensorFlow: before --cpus pins the process)
 
 WORDS = (
     "the minister said on monday that the new plan would cut costs sharply , and critics called it a "
@@ -38,16 +38,16 @@ def main(argv=None) -> int:
     ap.add_argument("--encoders", nargs="+", choices=("minilm", "mpnet"), default=["minilm", "mpnet"])
     ap.add_argument("--precisions", nargs="+", choices=PRECISIONS, default=["float32"])
     args = ap.parse_args(argv)
-    from tagger.threads import limit_cpu_threads, parse_cpus
+    from opinion_tagger.threads import limit_cpu_threads, parse_cpus
 
     limit_cpu_threads(parse_cpus(args.cpus) if args.cpus else None)
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     import numpy as np
 
-    from tagger.config import TaggerConfig
-    from tagger.network.contextual import word_pieces
-    from tagger.network.features import Vocabulary, encode_words, network_inputs
-    from tagger.network.model import build_training_model, compile_model
+    from opinion_tagger.config import TaggerConfig
+    from opinion_tagger.network.contextual import word_pieces
+    from opinion_tagger.network.features import Vocabulary, encode_words, network_inputs
+    from opinion_tagger.network.model import build_training_model, compile_model
 
     base = dict(
         task="joint",

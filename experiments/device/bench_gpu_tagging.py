@@ -27,9 +27,9 @@ import statistics
 import sys
 import time
 
-from tagger.corpus.dataset import load_documents
-from tagger.network.predict import Tagger
-from tagger.paths import default_reference, resolve_model
+from opinion_tagger.corpus.dataset import load_documents
+from opinion_tagger.network.predict import Tagger
+from opinion_tagger.paths import default_reference, resolve_model
 
 
 def sentences(n: int | None) -> list[list[str]]:

@@ -3,7 +3,7 @@
     KERAS_BACKEND=jax python experiments/device/check_jax.py [N_SENTENCES]
 
 Tags the first N reference sentences (default 150) with the bundled model through Keras on
-the current backend and through ``tagger.network.runtime``; prints whether the tags are equal and
+the current backend and through ``opinion_tagger.network.runtime``; prints whether the tags are equal and
 the largest confidence difference.  Exits 1 when the tags differ.
 """
 
@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import sys
 
-from tagger.corpus.dataset import load_documents
-from tagger.network.predict import Tagger
-from tagger.paths import default_model, default_reference
+from opinion_tagger.corpus.dataset import load_documents
+from opinion_tagger.network.predict import Tagger
+from opinion_tagger.paths import default_model, default_reference
 
 
 def main() -> int:

@@ -1,0 +1,3 @@
+from opinion_tagger.cli import console
+
+console()

@@ -1,0 +1,98 @@
+"""The annotator page (Streamlit): a project's documents with their status and
+progress, the span editor, import, export and the model's scores on the accepted
+documents.  A thin layer over ``opinion_tagger.annotation``: this module puts the parts in
+``opinion_tagger.annotation.page`` together.
+
+Run: ``opinion-tagger annotate serve PROJECT`` (this project), or
+``streamlit run streamlit_app.py`` (choose a project in the page; projects live in
+``$OPINION_TAGGER_PROJECTS``, default ``./projects``).
+
+With ``$OPINION_TAGGER_PASSWORD`` set, a session sees nothing of the projects until it
+has logged in with that password and a name, the annotator recorded with its changes;
+``$OPINION_TAGGER_ANNOTATOR`` fixes the annotator of a server without a login.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+
+import streamlit as st
+
+from opinion_tagger.annotation.page.annotate_view import annotate_view
+from opinion_tagger.annotation.page.display import plain, show_flash
+from opinion_tagger.annotation.page.login import annotator_name, choose_name, logged_in
+from opinion_tagger.annotation.page.project_data import export_section, import_section, scores_section
+from opinion_tagger.annotation.page.resources import open_project
+from opinion_tagger.annotation.page.review_view import agreement_section, review_view
+from opinion_tagger.annotation.page.sidebar import choose_project, search_section
+from opinion_tagger.annotation.serving import PASSWORD_ENV
+from opinion_tagger.annotation.store import ORDER_RULES, ORDERS
+from opinion_tagger.errors import TaggerError
+
+log = logging.getLogger("opinion_tagger")
+ORDER_LABELS = {"file": "File order", "uncertainty": "Least confident first"}
+MODE_LABELS = {"annotate": "Annotate", "review": "Review"}
+MESSAGE_SLOT_PX = 76  # the messages' place above the text: one message high, more scroll in it
+
+
+def page() -> None:
+    password = os.environ.get(PASSWORD_ENV)
+    if password and not logged_in(password):
+        return
+    path = choose_project()
+    annotator = annotator_name()
+    threshold = st.sidebar.slider("Flag model spans below this confidence", 0.0, 1.0, 0.6, 0.05, key="threshold")
+    model = st.sidebar.text_input(
+        "Model (a bundled model: fast, accurate; or a bundle directory)", value="fast", key="model"
+    )
+    st.sidebar.caption(
+        "Keys: select words, then **d** DSE, **e** ESE; click a span, then **d**/**e** relabel, "
+        "**x** delete, **shift/alt+←/→** resize, **i**/**p** intensity/polarity; "
+        "**u** undo, **a** accept, **r** reject, **n** next unfinished."
+    )
+    if path is None:
+        st.title("opinion-tagger annotator")
+        st.info("Choose or create a project in the sidebar (or run `opinion-tagger annotate serve PROJECT`).")
+        return
+    project = open_project(str(path))
+    if annotator is None:
+        choose_name(project)
+        return
+    team = project.has_overlap()
+    mode = (
+        st.sidebar.radio("Work", ("annotate", "review"), format_func=MODE_LABELS.get, key="mode", horizontal=True)
+        if team
+        else "annotate"
+    )
+    order = st.sidebar.radio("Next unfinished document", ORDERS, format_func=ORDER_LABELS.get, key="order")
+    st.sidebar.caption(f"**n**, **a** and **r** go to the next unfinished document by {ORDER_RULES[order]}.")
+    search_section(project)
+    st.title(f"{'Reviewing' if mode == 'review' else 'Annotating'} {plain(path.stem)}")
+    # always there and always as high, so the text below never moves (nor loses its state)
+    with st.container(height=MESSAGE_SLOT_PX, border=False, key="messages"):
+        show_flash()
+    if mode == "review":
+        review_view(project, annotator, threshold)
+    else:
+        annotate_view(project, annotator, threshold, model, order)
+    if team and mode == "annotate":  # (the review view has it under the copies)
+        agreement_section(project)
+    import_section(project, model)
+    export_section(project)
+    scores_section(project, model)
+
+
+def main() -> None:
+    st.set_page_config(page_title="opinion-tagger annotator", layout="wide")
+    try:
+        page()
+    except TaggerError as exc:
+        st.error(str(exc))
+    except Exception as exc:  # never a traceback in the page: one line, the details in the server log
+        log.exception("annotator page")
+        st.error(f"Something went wrong: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
+
+
+if __name__ == "__main__":
+    main()

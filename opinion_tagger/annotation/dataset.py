@@ -1,0 +1,41 @@
+"""Accepted (``done``) documents of a project as labelled sentences, for training
+and evaluation, and the project's fixed train/dev division."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from opinion_tagger.annotation.exporting import iter_documents, tagged
+from opinion_tagger.annotation.store import Project
+from opinion_tagger.data import Sentence, Token
+from opinion_tagger.errors import TaggerError
+
+
+def accepted_documents(path: str | Path) -> dict[str, list[Sentence]]:
+    """Sentences by document name, for every accepted document, tags from its spans."""
+    with Project(path) as project:
+        out: dict[str, list[Sentence]] = {}
+        for doc in iter_documents(project, ("done",)):
+            td = tagged(doc, project.types)
+            out[doc.name] = [
+                Sentence(
+                    [Token(t.text, t.start, t.end) for t in s.tokens],
+                    {ty: [t.tags[ty] for t in s.tokens] for ty in project.types},
+                    doc=doc.name,
+                    index=k,
+                    text=doc.text[s.start : s.end],
+                    start=s.start,
+                    end=s.end,
+                )
+                for k, s in enumerate(td.sentences)
+            ]
+    if not out:
+        raise TaggerError(f"{path}: no accepted documents yet (accept documents in the annotator first)")
+    return out
+
+
+def train_dev(names: list[str], every: int = 10) -> tuple[list[str], list[str]]:
+    """Every ``every``-th accepted document (in import order) is held out for model
+    selection; with fewer than ``every`` documents there is no dev set."""
+    dev = [n for k, n in enumerate(names) if k % every == every - 1]
+    return [n for n in names if n not in set(dev)], dev

@@ -1,0 +1,179 @@
+"""The span editor: what the page sends to its component (``editor_data``), the
+edits the component sends back and how they are saved (``apply_event``), and the
+Streamlit component itself (``span_editor``; JavaScript and CSS in ``static/``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from opinion_tagger.annotation.store import (
+    FINAL,
+    INTENSITIES,
+    ORDERS,
+    POLARITIES,
+    Document,
+    Project,
+    ProjectError,
+)
+from opinion_tagger.tagging.formats import COLORS, LINE_COLORS
+
+STATIC = Path(__file__).resolve().parent / "static"
+KEYS = {"d": "DSE", "e": "ESE", "1": "DSE", "2": "ESE"}  # label keys (see static/editor.js for the others)
+OPS = ("add", "delete", "change", "undo", "accept", "reject", "next", "attributes")
+
+
+def editor_data(doc: Document, types: tuple[str, ...], threshold: float) -> dict:
+    """The component's input: text, token offsets, spans (token positions) with provenance;
+    a model span under ``threshold`` is flagged ``low`` for review.  A word in a span of the
+    first type gets its colour as background, in a span of another type an underline (``lines``)."""
+    return {
+        "doc": doc.id,
+        "version": doc.version,
+        "text": doc.text,
+        "types": list(types),
+        "colors": {t: COLORS.get(t, "#ddd") for t in types},
+        "lines": {t: LINE_COLORS.get(t, "#555") for t in types},
+        "keys": {k: t for k, t in KEYS.items() if t in types},
+        "intensities": list(INTENSITIES),
+        "polarities": list(POLARITIES),  # keys i and p cycle through them
+        "tokens": [{"start": t.start, "end": t.end} for t in doc.tokens],
+        "spans": [
+            {
+                "id": s.id,
+                "type": s.type,
+                "start": s.tok_start,
+                "end": s.tok_end,
+                "source": s.source,
+                "score": s.score,
+                "annotator": s.annotator,
+                "at": s.at,
+                "intensity": s.intensity,
+                "polarity": s.polarity,
+                "low": s.source == "model" and s.score is not None and s.score < threshold,
+            }
+            for s in doc.spans
+        ],
+    }
+
+
+@dataclass
+class Outcome:
+    message: str
+    level: str = "success"  # success | info | warning | error
+    next_doc: int | None = None  # for "next"
+
+
+def _int(event: dict, key: str) -> int:
+    value = event.get(key)
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise ProjectError(f"edit without a valid {key!r}")
+    return value
+
+
+def _in_new_copy(project: Project, event: dict, doc_id: int, layer: str) -> dict:
+    """An edit made on the preview of a copy (``Project.document(preview=True)``), its span named by
+    the id of the final version's span, as an edit of the copy just made."""
+    if not isinstance(event.get("span"), int):
+        return event
+    keys = {s.id: s.key for s in project.document(doc_id).spans}
+    ids = {s.key: s.id for s in project.document(doc_id, layer).spans}
+    key = keys.get(event["span"])
+    return {**event, "span": -1 if key is None else ids.get(key, -1)}
+
+
+def apply_event(
+    project: Project, event: object, annotator: str | None, layer: str = FINAL, queue_of: str | None = None
+) -> Outcome:
+    """Save one edit from the editor (or a button): ``{"op", "doc", "version", ...}``, by
+    ``annotator`` on ``layer`` (the final version, or the annotator's copy: the page decides,
+    never the browser).  "Next" (also after accept and reject) follows ``queue_of``'s work
+    (``Project.queue``; None: the final versions).  Anything malformed, out of range or made
+    on an old version is refused with a message; nothing is saved then.  Raises ProjectError
+    (ConflictError for an old version)."""
+    if not isinstance(event, dict) or event.get("op") not in OPS:
+        raise ProjectError("unknown edit")
+    op, doc_id = event["op"], _int(event, "doc")
+    order = event.get("order", "file")  # the page adds the order chosen in its sidebar
+    if order not in ORDERS:
+        raise ProjectError("unknown order")
+    if op == "next":
+        nxt = project.next_unfinished(after=doc_id, order=order, annotator=queue_of)
+        if nxt is None:
+            return Outcome("Every document is done.", "info")
+        return Outcome("", "info", next_doc=nxt)
+    version = _int(event, "version")
+    if layer != FINAL and op == "undo" and not any(o == layer for _, o, _, _ in project.copies(doc_id)):
+        raise ProjectError("nothing to undo")  # no copy yet: nothing was changed
+    if layer != FINAL and project.claim(doc_id, layer):  # the first change: the copy is made now
+        event = _in_new_copy(project, event, doc_id, layer)
+    typ = event.get("type")
+    if typ is not None and typ not in project.types:
+        raise ProjectError(f"unknown span type {str(typ)[:20]!r}")
+    if op == "add":
+        if typ is None:
+            raise ProjectError("an added span needs a type")
+        project.add_span(doc_id, version, typ, _int(event, "start"), _int(event, "end"), annotator, layer=layer)
+        doc = project.document(doc_id, layer)
+        span = next(s for s in doc.spans if s.type == typ and s.tok_start == event["start"])
+        a, b = doc.span_chars(span)
+        return Outcome(f"Saved {typ} “{doc.text[a:b]}”.")
+    if op == "delete":
+        project.delete_span(doc_id, version, _int(event, "span"), annotator, layer=layer)
+        return Outcome("Span deleted.")
+    if op == "change":
+        start = _int(event, "start") if "start" in event else None
+        end = _int(event, "end") if "end" in event else None
+        project.change_span(
+            doc_id, version, _int(event, "span"), annotator, typ=typ, tok_start=start, tok_end=end, layer=layer
+        )
+        return Outcome("Span changed.")
+    if op == "undo":
+        project.undo(doc_id, version, annotator, layer=layer)
+        return Outcome("Undone.", "info")
+    if op == "attributes":
+        values = {k: event.get(k) for k in ("intensity", "polarity")}
+        if any(v is not None and not isinstance(v, str) for v in values.values()):
+            raise ProjectError("attributes must be names")
+        project.set_attributes(doc_id, version, _int(event, "span"), annotator, **values, layer=layer)
+        return Outcome("Attributes saved.")
+    if op == "reject":
+        project.set_status(doc_id, version, "rejected", annotator, layer=layer)
+        return Outcome(
+            "Rejected (out of training data and exports)."
+            if layer == FINAL
+            else "Rejected (your copy; the reviewer decides).",
+            "info",
+            next_doc=project.next_unfinished(after=doc_id, order=order, annotator=queue_of),
+        )
+    project.set_status(doc_id, version, "done", annotator, layer=layer)  # accept
+    return Outcome("Accepted.", next_doc=project.next_unfinished(after=doc_id, order=order, annotator=queue_of))
+
+
+_mount = None  # the component's mount command, made once (it registers itself on each runtime)
+
+
+def span_editor(data: dict, key: str, on_event) -> None:
+    """Mount the editor.  ``on_event(event)`` runs when the user makes an edit, before the
+    page runs again (so the page draws the saved edit in that same run).  An event delivered
+    twice (same document, version and edit) is passed on once."""
+    global _mount
+    import streamlit as st
+
+    if _mount is None:
+        _mount = st.components.v2.component(
+            "opinion_tagger_span_editor",
+            html='<div class="ot-editor"></div>',
+            css=(STATIC / "editor.css").read_text(encoding="utf-8"),
+            js=(STATIC / "editor.js").read_text(encoding="utf-8"),
+        )
+
+    def changed():
+        state = st.session_state.get(key) or {}
+        event = state.get("event") if hasattr(state, "get") else None
+        seen = f"{key}__last_event"
+        if event and event != st.session_state.get(seen):
+            st.session_state[seen] = event
+            on_event(event)
+
+    _mount(data=data, key=key, on_event_change=changed)

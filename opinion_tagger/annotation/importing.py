@@ -1,0 +1,121 @@
+"""Import documents into a project: tokenise them (spaCy, as for tagging) and,
+with a model, pre-annotate them with its spans and confidences.
+
+Every input record is imported, reported as already in the project, or reported
+as an error with its reason; nothing is dropped silently.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from opinion_tagger.annotation.store import Project, StoredSpan, StoredToken
+from opinion_tagger.tagging.annotate import OpinionTagger, TaggedDocument, tokenised
+from opinion_tagger.tagging.inputs import MAX_CHARS, Record, directory_files, read_records
+from opinion_tagger.tagging.inputs import _file_records as file_records
+
+
+@dataclass
+class ImportReport:
+    imported: int = 0
+    duplicates: int = 0  # the same name and text already in the project
+    errors: list[tuple[str, str]] = field(default_factory=list)  # (record id, reason)
+
+    def summary(self) -> str:
+        return (
+            f"imported {self.imported} documents, {self.duplicates} already in the project, {len(self.errors)} errors"
+        )
+
+
+def input_records(
+    inputs: Iterable[str], max_chars: int | None = MAX_CHARS, skip: Collection[Path] = ()
+) -> Iterator[Record]:
+    """The records of ``annotate import``'s inputs, named the same on every machine: a file in a
+    directory given by its path relative to that directory (``sub/b.txt``; JSONL lines
+    ``sub/c.jsonl:3``), a file given alone by its name; files in ``skip`` (resolved paths: the
+    project's own files) are left out.  Standard input and missing paths as ``read_records``."""
+    for spec in inputs:
+        path = Path(spec)
+        if spec == "-" or not (path.is_dir() or path.is_file()):
+            yield from read_records((), [spec], max_chars)
+        elif path.is_file():
+            if path.resolve() not in skip:
+                yield from file_records(path, max_chars, name=path.name)
+        else:
+            files = directory_files(path)
+            if not files:
+                yield Record(spec, error="directory holds no files")
+            for f in files:
+                if f.resolve() not in skip:
+                    yield from file_records(f, max_chars, name=f.relative_to(path).as_posix())
+
+
+def stored_parts(doc: TaggedDocument) -> tuple[list[StoredToken], list[StoredSpan]]:
+    """A tagged document's tokens and (model) spans over token positions."""
+    tokens = [
+        StoredToken(k, s_i, t.start, t.end)
+        for k, (s_i, t) in enumerate((s_i, t) for s_i, s in enumerate(doc.sentences) for t in s.tokens)
+    ]
+    first = {t.start: t.position for t in tokens}
+    last = {t.end: t.position for t in tokens}
+    spans = [StoredSpan(None, sp.type, first[sp.start], last[sp.end] + 1, "model", sp.score) for sp in doc.spans]
+    return tokens, spans
+
+
+def _unique_name(project: Project, name: str, text: str, taken: set[str]) -> str | None:
+    """``name``, or ``name (2)``... when another text has it; None when this text is already there."""
+    candidate, k = name, 1
+    while candidate in taken or project.has_document(candidate):
+        if candidate not in taken and project.text_of(candidate) == text:
+            return None
+        k += 1
+        candidate = f"{name} ({k})"
+    return candidate
+
+
+def import_records(
+    project: Project,
+    records: Iterable[Record],
+    tagger: OpinionTagger | None = None,
+    model_name: str | None = None,
+    chunk: int = 64,
+    overlap: int = 0,
+) -> ImportReport:
+    """Add ``records`` to ``project``, pre-annotated by ``tagger`` when given; one
+    transaction per ``chunk`` documents.  ``overlap`` N (2 or more): each new document is
+    annotated by N annotators independently, each in a copy of their own (``Project.claim``),
+    then reviewed."""
+    report = ImportReport()
+    pending: list[tuple[str, str]] = []
+
+    def flush():
+        taken: set[str] = set()
+        named = []
+        for rid, text in pending:
+            name = _unique_name(project, rid, text, taken)
+            if name is None:
+                report.duplicates += 1
+            else:
+                taken.add(name)
+                named.append((name, text))
+        docs = tagger.tag_many(named, chunk=len(named) or 1) if tagger else tokenised(named, project.types)
+        rows = []
+        for d in docs:
+            if getattr(d, "error", None) is not None:  # the tagger refused or failed on this record
+                report.errors.append((d.id, d.error))
+            else:
+                rows.append((d.id, d.text, *stored_parts(d), model_name if tagger else None))
+        report.imported += sum(1 for _, i in project.add_documents(rows, overlap=overlap) if i is not None)
+        pending.clear()
+
+    for rec in records:
+        if rec.error is not None or rec.text is None:
+            report.errors.append((rec.id, rec.error or "a record without text"))
+            continue
+        pending.append((rec.id, rec.text))
+        if len(pending) >= chunk:
+            flush()
+    flush()
+    return report

@@ -1,0 +1,156 @@
+"""The annotator's view: their documents, the buttons (next, accept, reject, undo), the span
+editor over the document (or their copy of it), its spans as a table and their attributes."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from opinion_tagger.annotation.editor import editor_data, span_editor
+from opinion_tagger.annotation.page.actions import handle
+from opinion_tagger.annotation.page.display import NONE_SHOWN, STATUS_MARK, plain, progress_bar
+from opinion_tagger.annotation.store import FINAL, INTENSITIES, POLARITIES, Project
+
+
+def attributes_form(project: Project, doc, annotator: str, layer: str = FINAL) -> None:
+    """MPQA's optional intensity and polarity of a span of this document."""
+    if not doc.spans:
+        return
+    by_id = {s.id: s for s in doc.spans}
+
+    def label(span_id: int) -> str:
+        s = by_id[span_id]
+        a, b = doc.span_chars(s)
+        return f"{s.type} “{doc.text[a:b][:60]}”"
+
+    with st.form(f"attributes_{doc.id}_{doc.version}", border=False):
+        c = st.columns([3, 1, 1, 1])
+        span_id = c[0].selectbox("Span", list(by_id), format_func=label, key="attr_span")
+        none = [NONE_SHOWN]
+        intensity = c[1].selectbox("Intensity", none + list(INTENSITIES), key="attr_intensity")
+        polarity = c[2].selectbox("Polarity", none + list(POLARITIES), key="attr_polarity")
+        c[3].write("")
+        if c[3].form_submit_button("Set attributes"):
+            handle(
+                project,
+                {
+                    "op": "attributes",
+                    "doc": doc.id,
+                    "version": doc.version,
+                    "span": span_id,
+                    "intensity": None if intensity == NONE_SHOWN else intensity,
+                    "polarity": None if polarity == NONE_SHOWN else polarity,
+                },
+                annotator,
+                layer,
+                annotator,
+            )
+            st.rerun()
+
+
+def spans_table(project: Project, doc, annotator: str, threshold: float, layer: str) -> None:
+    rows = []
+    for s in doc.spans:
+        a, b = doc.span_chars(s)
+        rows.append(
+            {
+                "type": s.type,
+                "text": doc.text[a:b],
+                "source": s.source,
+                "confidence": s.score,
+                "review": s.source == "model" and (s.score or 0) < threshold,
+                "intensity": s.intensity or NONE_SHOWN,
+                "polarity": s.polarity or NONE_SHOWN,
+                "annotator": s.annotator or NONE_SHOWN,
+                "at": s.at or NONE_SHOWN,
+            }
+        )
+    st.dataframe(rows, hide_index=True, width="stretch")
+    attributes_form(project, doc, annotator, layer)
+
+
+def annotate_view(project: Project, annotator: str, threshold: float, model: str, order: str) -> None:
+    """The documents this annotator works on (``Project.work_list``): shared documents, and their own
+    copies of documents with an overlap (made when first opened)."""
+    docs = project.work_list(annotator)
+    progress_bar([d.status for d in docs])
+    if not docs:
+        st.info(
+            "No documents yet: import some below."
+            if not project.documents()
+            else "Nothing for you here: every document with an overlap has its annotators."
+        )
+        return
+    ids = [d.id for d in docs]
+    by_id = {d.id: d for d in docs}
+    # the list's labels show status and span counts: a new widget whenever they change
+    key = f"doc_pick_{sum(d.version for d in docs) + len(docs)}"
+    if "pending_doc" in st.session_state:  # go to another document (next, accept, a search result)
+        wanted = st.session_state.pop("pending_doc")
+        if wanted in by_id:
+            st.session_state["doc_id"] = st.session_state[key] = wanted
+        else:
+            st.info("That document is not yours to annotate: it already has its annotators.")
+    if st.session_state.get("doc_id") not in by_id:
+        st.session_state["doc_id"] = project.next_unfinished(order=order, annotator=annotator) or ids[0]
+    if st.session_state.get(key) not in by_id:
+        st.session_state[key] = st.session_state["doc_id"]
+
+    def label(i: int) -> str:
+        d = by_id[i]
+        mine = " · your copy" if d.layer else ""
+        return f"{ids.index(i) + 1}. {d.name} — {STATUS_MARK[d.status]} ({d.spans} spans{mine})"
+
+    cols = st.columns([5, 1, 1.2, 1.1, 1])
+    doc_id = cols[0].selectbox("Document", ids, key=key, format_func=label)
+    st.session_state["doc_id"] = doc_id
+    layer = by_id[doc_id].layer  # their copy is made at their first change (apply_event)
+    doc = project.document(doc_id, layer, preview=True)
+    # the version this tab last showed; a run cut short by a click (Streamlit stops it for the next) never
+    # recorded it, and then the version read in this run is taken
+    shown = st.session_state.get("shown", {}).get((doc_id, layer), doc.version)
+    act = lambda op: handle(project, {"op": op, "doc": doc_id, "version": shown}, annotator, layer, annotator)
+    for col, (label_, op, kind) in zip(
+        cols[1:],
+        (
+            ("Next (n)", "next", "secondary"),
+            ("Accept (a)", "accept", "primary"),
+            ("Reject (r)", "reject", "secondary"),
+            ("Undo (u)", "undo", "secondary"),
+        ),
+    ):
+        col.write("")
+        if col.button(label_, key=op, type=kind):
+            act(op)
+            st.rerun()
+
+    st.caption(
+        f"{STATUS_MARK[doc.status]} · version {doc.version}"
+        + (f" · your copy (one of {doc.overlap} annotators'; a reviewer makes the final version)" if layer else "")
+        + (f" · last change by {plain(doc.annotator)}" if doc.annotator and not layer else "")
+        + (f" · pre-annotated by {plain(doc.model)}" if doc.model else "")
+    )
+    span_editor(
+        editor_data(doc, project.types, threshold),
+        key="editor",
+        on_event=lambda event: handle(project, event, annotator, layer, annotator),
+    )
+    st.session_state.setdefault("shown", {})[(doc_id, layer)] = doc.version
+
+    with st.expander("All documents", key="exp_docs"):
+        st.dataframe(
+            [
+                {
+                    "#": k + 1,
+                    "document": d.name,
+                    "status": STATUS_MARK[d.status],
+                    "spans": d.spans,
+                    "annotator": d.annotator or NONE_SHOWN,
+                    "updated": d.updated or NONE_SHOWN,
+                }
+                for k, d in enumerate(docs)
+            ],
+            hide_index=True,
+            width="stretch",
+        )
+    with st.expander("Spans of this document", key="exp_spans"):
+        spans_table(project, doc, annotator, threshold, layer)

@@ -1,0 +1,93 @@
+"""Review: a document's final version made from its annotators' copies (Prodigy's review,
+INCEpTION's curation).  The reviewer sees two copies side by side and either accepts one
+annotator's spans or merges: keeps the spans ticked among all the copies' spans (by default
+those both annotators made).  Each span of the final version keeps its provenance (source,
+score or annotator and time, attributes) from the copy it came from, and ``origin`` lists the
+annotators whose copies had exactly that span; the document records the review (reviewer,
+time, method, annotators compared)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+
+from opinion_tagger.annotation.store import FINAL, Document, Project, ProjectError, StoredSpan
+
+FINISHED = ("done", "rejected")
+
+
+@dataclass
+class Candidate:
+    """One span (type and tokens) of the copies compared, with the annotators who made it."""
+
+    key: tuple[str, int, int]
+    text: str
+    by: list[str]
+    span: StoredSpan  # as the first of ``by`` has it
+
+
+def reviewable(project: Project) -> list[tuple[int, str, str, list[tuple[str, str]]]]:
+    """Documents with an overlap that at least two annotators finished (accepted or rejected their
+    copies), in import order: ``(doc_id, name, final status, [(annotator, copy status)])``."""
+    copies: dict[int, list[tuple[str, str]]] = {}
+    for doc_id, owner, status, _ in project.copies():
+        copies.setdefault(doc_id, []).append((owner, status))
+    out = []
+    for info in project.documents():
+        own = copies.get(info.id, [])
+        if info.overlap and sum(1 for _, s in own if s in FINISHED) >= 2:
+            out.append((info.id, info.name, info.status, own))
+    return out
+
+
+def copies_of(project: Project, doc_id: int, annotators: Sequence[str]) -> list[Document]:
+    if len(annotators) < 1 or len(set(annotators)) != len(annotators) or FINAL in annotators:
+        raise ProjectError("compare the copies of different annotators")
+    return [project.document(doc_id, a) for a in annotators]
+
+
+def candidates(project: Project, doc_id: int, annotators: Sequence[str]) -> list[Candidate]:
+    """Every span of the annotators' copies, once per type and tokens, in token order."""
+    out: dict[tuple[str, int, int], Candidate] = {}
+    for doc in copies_of(project, doc_id, annotators):
+        for sp in doc.spans:
+            if sp.key in out:
+                out[sp.key].by.append(doc.layer)
+            else:
+                a, b = doc.span_chars(sp)
+                out[sp.key] = Candidate(sp.key, doc.text[a:b], [doc.layer], sp)
+    return sorted(out.values(), key=lambda c: (c.key[1], c.key[2], c.key[0]))
+
+
+def _final(cands: Iterable[Candidate]) -> list[StoredSpan]:
+    return [replace(c.span, id=None, origin=json.dumps(c.by, ensure_ascii=False)) for c in cands]
+
+
+def accept_copy(
+    project: Project, doc_id: int, version: int, chosen: str, annotators: Sequence[str], reviewer: str | None
+) -> int:
+    """The final version becomes ``chosen``'s copy (``annotators``: the copies compared, for each
+    span's origin).  ``version``: the final version's, as the reviewer saw it."""
+    if chosen not in annotators:
+        raise ProjectError(f"{chosen} is not among the annotators compared")
+    keep = [c for c in candidates(project, doc_id, [chosen, *(a for a in annotators if a != chosen)]) if chosen in c.by]
+    return project.review(doc_id, version, _final(keep), reviewer, f"accepted {chosen}", annotators)
+
+
+def merge(
+    project: Project,
+    doc_id: int,
+    version: int,
+    keep: Iterable[tuple[str, int, int]],
+    annotators: Sequence[str],
+    reviewer: str | None,
+) -> int:
+    """The final version is the spans ``keep`` (keys of ``candidates``) of the copies of
+    ``annotators``; ProjectError for a key no copy has, or two kept spans of a type that overlap."""
+    keep = set(keep)
+    cands = candidates(project, doc_id, annotators)
+    unknown = keep - {c.key for c in cands}
+    if unknown:
+        raise ProjectError(f"no copy has the span {min(unknown)}")
+    return project.review(doc_id, version, _final(c for c in cands if c.key in keep), reviewer, "merged", annotators)

@@ -1,0 +1,178 @@
+"""``opinion-tagger annotate serve``: the Streamlit command line and environment of the
+annotator page, and the server run as a child process that stops with this one.
+
+The page listens on loopback (127.0.0.1) unless ``--host`` names another address; then
+annotators log in with a password set outside the command line (``OPINION_TAGGER_PASSWORD``
+or ``--password-file``), which reaches the page through its environment, never its
+arguments.  Streamlit's XSRF protection stays on and uploads are limited in size.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import re
+import signal
+import subprocess
+import sys
+from functools import partial
+from pathlib import Path
+
+from opinion_tagger.errors import TaggerError
+
+APP = Path(__file__).resolve().parent / "app.py"
+PROJECT_ENV = "OPINION_TAGGER_PROJECT"
+PASSWORD_ENV = "OPINION_TAGGER_PASSWORD"
+ANNOTATOR_ENV = "OPINION_TAGGER_ANNOTATOR"
+MAX_UPLOAD_MB = 50
+FORWARDED = ("SIGTERM", "SIGINT", "SIGHUP")  # passed on to the server; a second one kills it
+_NAME = re.compile(r"[^\x00-\x1f\x7f-\x9f]{1,64}")
+
+
+def annotator_problem(name: str) -> str | None:
+    """Why ``name`` cannot be an annotator's name (1 to 64 characters, no control characters), or None."""
+    if not name.strip():
+        return "an empty name"
+    if not _NAME.fullmatch(name.strip()):
+        return "a name is 1 to 64 characters, without control characters"
+    return None
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` (an address or ``localhost``) reaches this machine only."""
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def read_password(path: Path) -> str:
+    """The password in the first line of ``path`` (its line ending dropped)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise TaggerError(f"--password-file {path}: cannot read: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise TaggerError(f"--password-file {path}: not UTF-8 text") from None
+    password = text.splitlines()[0] if text else ""
+    if not password:
+        raise TaggerError(f"--password-file {path}: the first line is empty: write the password there")
+    return password
+
+
+def password_for(host: str, password_file: Path | None, environ) -> str | None:
+    """The page's password (``--password-file``, else ``$OPINION_TAGGER_PASSWORD``); None when none is
+    set, which only a loopback ``host`` allows."""
+    password = read_password(password_file) if password_file is not None else environ.get(PASSWORD_ENV) or None
+    if password is None and not is_loopback(host):
+        raise TaggerError(
+            f"--host {host!r} is not a loopback address: annotators must log in there; set their "
+            f"password in ${PASSWORD_ENV} or with --password-file FILE"
+        )
+    return password
+
+
+def streamlit_command(port: int, host: str, app: Path = APP) -> list[str]:
+    return [
+        sys.executable,
+        "-m",
+        "streamlit",
+        "run",
+        str(app),
+        "--server.port",
+        str(port),
+        "--server.address",
+        host,
+        "--server.headless",
+        "true",
+        "--server.enableXsrfProtection",
+        "true",
+        "--server.maxUploadSize",
+        str(MAX_UPLOAD_MB),
+        "--client.toolbarMode",
+        "minimal",
+        "--browser.gatherUsageStats",
+        "false",
+    ]
+
+
+def plan(args, environ) -> tuple[list[str], dict[str, str]]:
+    """The server's command line and environment for ``annotate serve`` ``args``; a TaggerError
+    (one line naming the option) when they are not allowed."""
+    password = password_for(args.host, args.password_file, environ)
+    env = {k: v for k, v in environ.items() if k not in (PASSWORD_ENV, ANNOTATOR_ENV)}
+    env[PROJECT_ENV] = str(args.project.resolve())
+    if password is not None:
+        env[PASSWORD_ENV] = password
+    if args.annotator is not None:
+        if password is not None:
+            raise TaggerError(
+                "--annotator: with a password login each annotator gives a name on the login form; "
+                f"leave --annotator out (or {PASSWORD_ENV} unset on a loopback server)"
+            )
+        problem = annotator_problem(args.annotator)
+        if problem:
+            raise TaggerError(f"--annotator {args.annotator!r}: {problem}")
+        env[ANNOTATOR_ENV] = args.annotator.strip()
+    return streamlit_command(args.port, args.host), env
+
+
+# --------------------------------------------------------------------------- the child
+def _die_with_parent(parent: int) -> None:
+    """In the child before it runs the server (Linux): SIGTERM when the parent dies, however it dies."""
+    import ctypes
+
+    pr_set_pdeathsig = 1
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, int(signal.SIGTERM), 0, 0, 0)
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:  # the parent died before prctl took effect
+        os.kill(os.getpid(), signal.SIGTERM)
+
+
+def _exit_status(code: int) -> int:
+    return 128 - code if code < 0 else code  # killed by signal N: 128 + N, as a shell reports it
+
+
+def run(cmd: list[str], env: dict[str, str]) -> int:
+    """Run the server as a child and wait for it.  SIGTERM, SIGINT and SIGHUP sent to this
+    process are passed on to the child (a second one kills it); on Linux the child also gets
+    SIGTERM if this process dies without passing anything on.  Returns the child's status, or 128 + N
+    when signal N stopped it and it did not exit cleanly."""
+    import threading
+
+    state: dict = {"proc": None, "signals": []}
+
+    def forward(signum, _frame):
+        state["signals"].append(signum)
+        proc = state["proc"]
+        if proc is None or proc.poll() is not None:
+            return
+        if len(state["signals"]) == 1:
+            proc.send_signal(signum)
+        else:
+            proc.kill()
+
+    previous = {}
+    if threading.current_thread() is threading.main_thread():
+        for name in FORWARDED:
+            sig = getattr(signal, name, None)
+            if sig is not None:
+                previous[sig] = signal.signal(sig, forward)
+    linux = sys.platform.startswith("linux")
+    try:
+        proc = state["proc"] = subprocess.Popen(  # this process runs no other thread: preexec_fn is safe
+            cmd, env=env, preexec_fn=partial(_die_with_parent, os.getpid()) if linux else None
+        )  # noqa: PLW1509
+        if state["signals"]:  # one came while the child was starting
+            proc.send_signal(state["signals"][0])
+        status = _exit_status(proc.wait())
+        if state["signals"] and status != 0:  # stopped by a signal: report it as a shell does (128 + N), not
+            return 128 + state["signals"][0]  # the server's own status when the signal interrupted its work
+        return status
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)

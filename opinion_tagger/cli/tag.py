@@ -1,0 +1,215 @@
+"""``opinion-tagger tag``: texts, files and directories through a bundle, on the local engine (one process,
+or a worker process per core) or on Ray, one output record per input record."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from opinion_tagger.cli.common import BUNDLED_NAMES, add_backend_arg, positive_int
+from opinion_tagger.errors import TaggerError
+from opinion_tagger.paths import DEFAULT_NAME
+from opinion_tagger.tagging.formats import FORMATS, Writer
+from opinion_tagger.tagging.inputs import INPUT_FORMATS, MAX_CHARS, read_records
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("tag", help="tag text, files or directories with a model bundle")
+    p.add_argument("text", nargs="*", help="texts to tag (each one document)")
+    p.add_argument(
+        "--input",
+        action="append",
+        metavar="FILE|DIR|-",
+        help="plain-text file (one document), .html/.htm file, .jsonl file (a 'text' field per line, "
+        "'id' kept), directory, or - for standard input; repeatable",
+    )
+    p.add_argument(
+        "--input-format",
+        choices=INPUT_FORMATS,
+        default="auto",
+        help="html: tag the text the HTML shows, offsets into the HTML; text: everything as plain text; "
+        "auto (default): .html/.htm files are HTML, the rest text",
+    )
+    p.add_argument(
+        "--model",
+        default=None,
+        metavar="NAME|PATH",
+        help=f"model bundle directory or bundled model name: {BUNDLED_NAMES} (default: {DEFAULT_NAME})",
+    )
+    p.add_argument(
+        "--format",
+        choices=(*FORMATS, "parquet"),
+        default="jsonl",
+        help="(default: %(default)s; parquet with --engine ray)",
+    )
+    p.add_argument(
+        "--out", type=Path, help="output file (a directory for brat and --engine ray); default: standard output"
+    )
+    add_backend_arg(
+        p,
+        "onnx: the bundle's model.onnx in ONNX Runtime (no TensorFlow); keras: the Keras model "
+        "(TensorFlow); auto (default): onnx where the bundle has model.onnx",
+    )
+    p.add_argument(
+        "--max-chars",
+        type=positive_int,
+        default=MAX_CHARS,
+        help="longer records become error records (default: %(default)s)",
+    )
+    p.add_argument("--chunk", type=positive_int, default=256, help="records tagged together (default: %(default)s)")
+    p.add_argument(
+        "--batch-size",
+        type=positive_int,
+        metavar="SENTENCES",
+        help="sentences in a batch of the network, whatever their length, e.g. 1024 on a GPU (default: up to "
+        "128 within a budget of words or wordpieces, the CPU's best)",
+    )
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    g = p.add_argument_group("distributed tagging (pip install -e '.[ray]')")
+    g.add_argument(
+        "--engine",
+        choices=("local", "ray"),
+        default="local",
+        help="local: this process (default); ray: Ray Data actors, partitioned output in --out DIR, "
+        "restartable; --input may also be a glob or .parquet files (a 'text' column)",
+    )
+    g.add_argument("--address", help="Ray cluster to join: auto, or ray://HOST:PORT (default: start a local one)")
+    p.add_argument(
+        "--workers",
+        type=positive_int,
+        help="processes that tag, each with the model loaded; local "
+        "engine, with --input: one per core for a model on word vectors, one (using every core) for a "
+        "model with the MiniLM encoder; ray: actors, one per CPU",
+    )
+    g.add_argument(
+        "--gpus-per-worker",
+        type=float,
+        help="GPUs reserved per actor, e.g. 0.25 (default: 0); "
+        "ONNX Runtime computes on a GPU with the onnxruntime-gpu package installed",
+    )
+    g.add_argument(
+        "--partition-size",
+        type=positive_int,
+        default=1000,
+        help="records (files, JSONL lines, Parquet rows) per output partition (default: %(default)s)",
+    )
+    p.set_defaults(func=run)
+
+
+def _tag_output(args):
+    """``(stream, directory)`` for tag's --out, or a one-line error naming the path."""
+    out = args.out
+    if args.format == "brat":
+        if out is None:
+            raise TaggerError("--format brat writes .txt/.ann files: give --out DIRECTORY")
+        if out.exists() and not out.is_dir():
+            raise TaggerError(f"--out {out}: exists and is not a directory (--format brat writes a directory)")
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise TaggerError(f"--out {out}: cannot create the directory: {exc.strerror or exc}") from None
+        return None, out
+    if out is None:
+        return sys.stdout, None
+    if out.is_dir():
+        raise TaggerError(f"--out {out}: is a directory; give a file name (a directory only with --format brat)")
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        return open(out, "w", encoding="utf-8"), None
+    except (FileExistsError, NotADirectoryError):
+        raise TaggerError(f"--out {out}: a parent is not a directory") from None
+    except OSError as exc:
+        raise TaggerError(f"--out {out}: cannot write: {exc.strerror or exc}") from None
+
+
+def run_local(args) -> int:
+    from tqdm.auto import tqdm
+
+    from opinion_tagger.engines.local import default_workers, tag_stream
+
+    if not args.text and not args.input:
+        raise TaggerError("nothing to tag: give TEXT arguments or --input FILE|DIR|-")
+    workers = args.workers or (default_workers(args.model) if args.input else 1)
+    out_fh, directory = _tag_output(args)
+    writer = Writer(args.format, out_fh, directory)
+    counts = {"tagged": 0, "errors": 0}
+    bar = tqdm(unit="doc", disable=not sys.stderr.isatty() or args.quiet, desc="tagging")
+
+    def records():
+        for rec in read_records(args.text, args.input or (), max_chars=args.max_chars, input_format=args.input_format):
+            bar.update(1)
+            yield rec
+
+    try:  # one document or error record per input record, in order
+        for rid, error, text, doc in tag_stream(
+            records(),
+            args.model,
+            args.backend,
+            args.format,
+            workers=workers,
+            chunk=args.chunk,
+            batch_size=args.batch_size,
+        ):
+            if text is not None:
+                writer.formatted(text)
+            else:
+                writer.document(doc)  # type: ignore[arg-type]  # a TaggedDocument when text is None
+            if error is not None:
+                print(f"opinion-tagger: {rid}: {error}", file=sys.stderr)
+                counts["errors"] += 1
+            else:
+                counts["tagged"] += 1
+    finally:
+        bar.close()
+        writer.close()
+        if out_fh is not None and out_fh is not sys.stdout:
+            out_fh.close()
+    print(f"tagged {counts['tagged']} records, {counts['errors']} errors", file=sys.stderr)
+    return 1 if counts["errors"] else 0
+
+
+def run_ray(args) -> int:
+    """``tag --engine ray``: partitioned output in --out DIR (opinion_tagger.engines.ray_engine)."""
+    from opinion_tagger.engines.ray_engine import tag_with_ray
+
+    if args.text or not args.input:
+        raise TaggerError("--engine ray tags files: give --input FILE|DIR|GLOB (no TEXT arguments)")
+    if args.out is None:
+        raise TaggerError("--engine ray writes partitioned output: give --out DIRECTORY")
+    totals = tag_with_ray(
+        args.input,
+        args.out,
+        model=args.model,
+        backend=args.backend,
+        fmt=args.format,
+        max_chars=args.max_chars,
+        chunk=args.chunk,
+        batch_size=args.batch_size,
+        partition_size=args.partition_size,
+        address=args.address,
+        workers=args.workers,
+        gpus_per_worker=args.gpus_per_worker or 0.0,
+        progress=not args.quiet,
+    )
+    for rid, reason in totals["error_records"]:
+        print(f"opinion-tagger: {rid}: {reason}", file=sys.stderr)
+    print(
+        f"tagged {totals['records'] - totals['errors']} records, {totals['errors']} errors, "
+        f"{totals['tokens']} tokens in {totals['partitions']} partitions "
+        f"({totals['skipped']} finished before) in {args.out}",
+        file=sys.stderr,
+    )
+    return 1 if totals["errors"] else 0
+
+
+def run(args) -> int:
+    if args.engine == "ray":
+        if args.input_format == "html":
+            raise TaggerError("--input-format html needs --engine local (--engine ray reads every file as text)")
+        return run_ray(args)
+    ray_only = [
+        f for f, v in (("--address", args.address), ("--gpus-per-worker", args.gpus_per_worker)) if v is not None
+    ]
+    if ray_only or args.format == "parquet":
+        raise TaggerError(f"{ray_only[0] if ray_only else '--format parquet'} needs --engine ray")
+    return run_local(args)

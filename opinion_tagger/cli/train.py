@@ -1,0 +1,70 @@
+"""``opinion-tagger train``: configuration and data from the command line, then
+``opinion_tagger.training.run.train_bundle``."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from opinion_tagger.cli.common import Help, add_data_args, headline_scores, import_tensorflow, problems_line
+from opinion_tagger.cli.options import add_config_options, config_from_args
+from opinion_tagger.errors import Problems
+from opinion_tagger.paths import default_mpqa, resolve_model
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("train", help="train a DSE, ESE or joint tagger on one fold", formatter_class=Help)
+    add_data_args(p, required=False)
+    p.set_defaults(data=("mpqa", str(default_mpqa())))
+    add_config_options(p)
+    p.add_argument("--out", type=Path, required=True, help="model bundle directory to write")
+    p.add_argument("--resume", action="store_true", help="continue from the checkpoint in --out")
+    p.add_argument(
+        "--init-from",
+        metavar="NAME|PATH",
+        help="continue training a bundle (e.g. default) on the data; its configuration is the "
+        "base, options change training fields only",
+    )
+    p.add_argument(
+        "--devices",
+        metavar="all|N",
+        help="data-parallel training over all or N devices, each global "
+        "batch split across them (keras.distribution.DataParallel; needs KERAS_BACKEND=jax)",
+    )
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    import_tensorflow(args.verbose)
+    from opinion_tagger.network.bundle import load_bundle_files
+    from opinion_tagger.training.data import training_data
+    from opinion_tagger.training.run import train_bundle
+
+    init = resolve_model(args.init_from) if args.init_from else None
+    config = config_from_args(args, base=load_bundle_files(init)[1].to_dict() if init is not None else None)
+    problems = Problems()
+    source, path = args.data
+    data = training_data(source, path, args.datasplit, args.fold, problems, config.auxiliary_types)
+    if problems.messages:
+        print(f"data: {problems_line(problems)}", file=sys.stderr)
+    encoder = "MPNet" if config.contextual == "mpnet" else "MiniLM"
+    print(
+        f"training {config.task} {config.cell} depth {config.depth} hidden {config.hidden_size}"
+        f"{' + ' + encoder + (' fine-tuned' if config.context_fine_tune else '') if config.contextual else ''} "
+        f"{'from ' + str(init) + ' ' if init else ''}on {data.where}: "
+        f"{len(data.train)} train / {len(data.dev)} dev sentences",
+        file=sys.stderr,
+    )
+    _, meta = train_bundle(
+        config, data, args.out, init=init, devices=args.devices, resume=args.resume, progress=not args.quiet
+    )
+    t = meta["training"]
+    print(
+        f"saved {args.out}: best epoch {t['best_epoch']} of {t['epochs']}, {t['train_seconds']:.0f}s "
+        f"training on {t['device']}",
+        file=sys.stderr,
+    )
+    print(json.dumps({"model": str(args.out), "dev": headline_scores(meta["scores"]["dev"])}))
+    return 0

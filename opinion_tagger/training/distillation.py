@@ -1,0 +1,57 @@
+"""Distillation for the fast trainer: a teacher bundle's tag probabilities on the training sentences, and
+noisy copies of those sentences for the teacher to tag."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from opinion_tagger.data import Sentence, Token
+from opinion_tagger.errors import TaggerError
+
+
+def teacher_targets(
+    bundle: str | Path, sentences: Sequence[Sentence], types: Sequence[str], record: dict | None = None
+):
+    """Distillation: each sentence's tag probabilities (O, B, I) under the teacher bundle, per type (a CRF
+    teacher's marginals), and the teacher's training-data record (what meta.json says it was trained on, without
+    its document lists).  Where both the teacher's meta.json and the run's ``record`` list their documents, a
+    teacher trained on any of the run's dev or test documents is refused."""
+    from opinion_tagger.network.predict import Tagger
+
+    if not Path(bundle).is_dir():
+        raise TaggerError(f"{bundle}: no such teacher bundle")
+    teacher = Tagger.load(bundle)
+    missing = [t for t in types if t not in teacher.types]
+    if missing:
+        raise TaggerError(f"{bundle}: the teacher does not tag {', '.join(missing)}")
+    taught = ((teacher.meta or {}).get("training") or {}).get("data") or {}
+    run = ((record or {}).get("data") or {}).get("documents") or {}
+    held_out = set(run.get("dev", ())) | set(run.get("test", ()))
+    seen = sorted(set((taught.get("documents") or {}).get("train", ())) & held_out)
+    if seen:
+        raise TaggerError(
+            f"{bundle}: the teacher was trained on {len(seen)} of this run's dev and test documents ({seen[0]}, ...)"
+        )
+    dists = teacher.distributions([s.words for s in sentences])
+    soft = {t: [np.asarray(d[t], dtype="float32") for d in dists] for t in types}
+    return soft, {k: v for k, v in taught.items() if k != "documents"} or None
+
+
+def noisy_copies(sentences: Sequence[Sentence], copies: int, noise: float, seed: int) -> list[Sentence]:
+    """Distillation's extra training text (the augmentation of Tang et al., 2019, "Distilling task-specific
+    knowledge from BERT into simple neural networks", in its form without a part-of-speech tagger): ``copies``
+    copies of each sentence, each word replaced at rate ``noise`` by a word drawn from all the sentences' words
+    (so at their frequencies).  The copies have no tags: the teacher gives them theirs."""
+    rng = np.random.default_rng([seed, 1 << 21])
+    pool = [w for s in sentences for w in s.words]
+    out = []
+    for _ in range(copies):
+        for s in sentences:
+            swap = rng.random(len(s)) < noise
+            draws = rng.integers(len(pool), size=len(s))
+            words = [pool[d] if sw else w for w, sw, d in zip(s.words, swap, draws)]
+            out.append(Sentence([Token(w, 0, 0) for w in words], doc=s.doc, index=s.index))
+    return out

@@ -1,0 +1,90 @@
+"""Where a training run's network comes from and where it goes, the same for both trainers: a fresh
+network for a configuration, a trained bundle to continue (only the configuration's training fields may
+differ), and the bundle written at the end."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from opinion_tagger.config import TaggerConfig
+from opinion_tagger.data import Sentence
+from opinion_tagger.errors import TaggerError
+from opinion_tagger.network.features import build_vocabulary, initial_embeddings
+
+
+def set_seeds(seed: int) -> None:
+    import keras
+
+    keras.utils.set_random_seed(seed)
+
+
+def fresh_model(config: TaggerConfig, train: Sequence[Sentence], extra_words: Iterable[str]):
+    """(Vocabulary, Keras model) to train from scratch: the vocabulary of ``train`` and ``extra_words``, the
+    initial word vectors set (pretrained ones frozen unless ``fine_tune``).  Call ``set_seeds`` first."""
+    from opinion_tagger.network.model import build_training_model, set_embeddings
+
+    vocab = build_vocabulary(config, (w for s in train for w in s.words), extra_words)
+    matrix, pretrained = initial_embeddings(config, vocab)
+    model = build_training_model(config, len(vocab), matrix.shape[1])
+    set_embeddings(model, matrix, np.zeros(len(vocab), "float32") if config.fine_tune else pretrained)
+    return vocab, model
+
+
+def bundle_start(init: str | Path, config: TaggerConfig):
+    """(Vocabulary, Keras model) of a trained bundle that training continues from (either trainer); its
+    network must be the one ``config`` describes (only the training fields may differ)."""
+    from opinion_tagger.network.bundle import load_bundle_files, load_keras_model
+
+    if config.auxiliary_types:
+        raise TaggerError(f"{init}: auxiliary heads train from scratch, not from a bundle, which has none")
+    if config.precision != "float32":
+        raise TaggerError(
+            f"{init}: training from a bundle is in float32 (precision {config.precision} trains from scratch)"
+        )
+    vocab, saved, _ = load_bundle_files(init)
+    if saved.replace(**config.training_fields()) != config:
+        raise TaggerError(
+            f"{init}: training can continue only with the bundle's network (its task, cell, depth, sizes and features)"
+        )
+    return vocab, load_keras_model(init)
+
+
+def save_trained(
+    config: TaggerConfig,
+    model,
+    vocab,
+    out_dir: str | Path,
+    record: dict,
+    history: list[dict],
+    best_epoch: int,
+    train_seconds: float,
+    device: str,
+):
+    """Write the bundle of a finished training run (the weights in ``model`` are the kept epoch's) and
+    return (Tagger, meta); meta holds the run's record, history without dev reports, and its dev scores.
+    Both trainers end here."""
+    from opinion_tagger.network.model import build_model, count_parameters
+    from opinion_tagger.network.predict import Tagger
+
+    clean = build_model(config, len(vocab), model.get_layer("embedding").dim, pretrained=False)
+    for layer in clean.layers:  # a fresh model: no optimizer state, no auxiliary heads in the bundle
+        layer.set_weights(model.get_layer(layer.name).get_weights())
+    best = next(h for h in history if h["epoch"] == best_epoch)
+    meta = {
+        "training": {
+            **record,
+            "epochs": history[-1]["epoch"] if history else 0,
+            "best_epoch": best_epoch,
+            "train_seconds": train_seconds,
+            "device": device,
+            "parameters": count_parameters(clean),
+            "history": [{k: v for k, v in h.items() if k != "dev"} for h in history],
+        },
+        "scores": {"dev": best["dev"]},
+    }
+    tagger = Tagger.from_model(clean, vocab, config, meta)
+    tagger.save(out_dir)
+    return tagger, meta

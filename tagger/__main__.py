@@ -1,3 +1,0 @@
-from tagger.cli import console
-
-console()
