@@ -21,6 +21,7 @@ from pathlib import Path
 from locations import RESULTS
 
 from opinion_tagger.errors import TaggerError
+from opinion_tagger.evaluation.results import flat_config
 from opinion_tagger.experiment import load_experiments, result_path
 from opinion_tagger.storage import atomic_write_text
 
@@ -38,12 +39,13 @@ def adopt(config: Path, target: str, source: str, folds: list[int], results: Pat
         if dst.exists():
             raise TaggerError(f"{dst}: already exists")
         record = json.loads(src.read_text())
-        want = exp.config().replace(seed=record["seed"]).to_dict()
-        diff = sorted(f for f in set(want) | set(record["config"]) if want.get(f) != record["config"].get(f))
+        want = exp.config().replace(seed=record["seed"]).flat()
+        have = flat_config(record)
+        diff = sorted(f for f in set(want) | set(have) if want.get(f) != have.get(f))
         if diff:
             raise TaggerError(
                 f"{src}: configuration differs from {target}'s in "
-                + ", ".join(f"{f} ({record['config'].get(f)!r} vs {want.get(f)!r})" for f in diff)
+                + ", ".join(f"{f} ({have.get(f)!r} vs {want.get(f)!r})" for f in diff)
             )
         if record["kind"] != exp.kind or record["data"]["source"] != exp.data["source"]:
             raise TaggerError(f"{src}: kind or data source differs from {target}'s")

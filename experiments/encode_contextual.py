@@ -29,21 +29,21 @@ def main(argv=None) -> int:
 
     from tqdm.auto import tqdm
 
-    from opinion_tagger.corpus.dataset import load_documents
-    from opinion_tagger.network.contextual import MiniLMEncoder
+    from opinion_tagger.corpus.sources import load_documents
+    from opinion_tagger.model.minilm import MiniLMEncoder
 
     try:
         done = set()
         for exp in load_experiments(args.config):
             cfg = exp.config()
-            key = (cfg.contextual, cfg.context_pooling, exp.data["source"])
-            if not cfg.contextual or key in done:
+            key = (cfg.model.encoder.name, cfg.model.encoder.pooling, exp.data["source"])
+            if not cfg.model.encoder.name or key in done:
                 continue
             done.add(key)
             cache = context_cache_path(Path(args.runs), cfg, exp.data["source"])
             docs = load_documents(exp.data["source"], data_path(exp.data))
             sentences = [s.words for sents in docs.values() for s in sents]
-            encoder = MiniLMEncoder(cfg.context_pooling, cache)
+            encoder = MiniLMEncoder(cfg.model.encoder.pooling, cache)
             before = len(encoder.cache)
             for start in tqdm(range(0, len(sentences), args.chunk), desc=cache.name, unit="chunk"):
                 encoder.encode(sentences[start : start + args.chunk])

@@ -33,18 +33,18 @@ from pathlib import Path
 import numpy as np
 
 from opinion_tagger.config import TaggerConfig
-from opinion_tagger.corpus.dataset import select
+from opinion_tagger.corpus.sources import select
 from opinion_tagger.corpus.split import load_split
 from opinion_tagger.errors import TaggerError
 from opinion_tagger.evaluation.scoring import evaluate_tagger
-from opinion_tagger.network.bundle import load_bundle_files
-from opinion_tagger.network.decoding import likeliest_valid_batch, marginals, viterbi_batch
-from opinion_tagger.network.features import decode_tags
-from opinion_tagger.network.predict import Tagger
 from opinion_tagger.paths import default_datasplit, default_reference
 from opinion_tagger.provenance import git_commit, machine
+from opinion_tagger.runtime.batching import decode_tags
+from opinion_tagger.runtime.bundle import load_bundle_files
+from opinion_tagger.runtime.decoding import likeliest_valid_batch, marginals, viterbi_batch
+from opinion_tagger.runtime.sentence_tagger import SentenceTagger
 from opinion_tagger.storage import atomic_write_bytes, atomic_write_text
-from opinion_tagger.training.data import load_data
+from opinion_tagger.training.run_data import load_data
 
 ROOT = Path(__file__).resolve().parent
 DECODES = {
@@ -60,7 +60,7 @@ def sentences_hash(sentences) -> str:
     return hashlib.sha256(json.dumps([list(s) for s in sentences]).encode("utf-8")).hexdigest()
 
 
-def keep_distributions(path: Path, tagger: Tagger, bundle: Path, parts: dict[str, list]) -> None:
+def keep_distributions(path: Path, tagger: SentenceTagger, bundle: Path, parts: dict[str, list]) -> None:
     """Store ``tagger``'s distributions on each part's sentences (``{part: word lists}``) at ``path``."""
     arrays: dict[str, np.ndarray] = {
         "types": np.array(tagger.types),
@@ -68,10 +68,10 @@ def keep_distributions(path: Path, tagger: Tagger, bundle: Path, parts: dict[str
         "config": np.array((bundle / "config.json").read_text()),
         "meta": np.array((bundle / "meta.json").read_text()),
     }
-    crf = tagger.config.output == "crf"
+    crf = tagger.config.model.head.output == "crf"
     params = {t: tagger.crf_params(t) for t in tagger.types} if crf else {}
     for part, sentences in parts.items():
-        if crf:  # one pass through the network: the marginals from the emission scores, as Tagger makes them
+        if crf:  # one pass through the network: the marginals from the emission scores, as SentenceTagger makes them
             emissions = tagger.distributions(sentences, scores=True)
             dists = [{t: marginals(d[t], *params[t]) for t in tagger.types} for d in emissions]
         else:
@@ -114,7 +114,7 @@ class StoredMember:
                 raise TaggerError(f"{path}: {part}'s distributions do not cover its {n} words")
 
     def distributions(self, sentences, scores: bool = False) -> list[dict[str, np.ndarray]]:
-        """As ``Tagger.distributions`` gave them for these ``sentences``."""
+        """As ``SentenceTagger.distributions`` gave them for these ``sentences``."""
         digest = sentences_hash(sentences)
         part = next((p for p in self.parts if str(self.arrays[f"{p}/hash"]) == digest), None)
         if part is None:
@@ -136,7 +136,7 @@ class StoredMember:
 
 class Ensemble:
     """``predict_tags`` (what ``evaluate_tagger`` needs) from the averaged distributions of ``taggers`` (anything
-    with ``types`` and ``distributions``: a ``Tagger`` or a ``StoredMember``)."""
+    with ``types`` and ``distributions``: a ``SentenceTagger`` or a ``StoredMember``)."""
 
     def __init__(self, taggers: list, decode: str = "word"):
         types = {t.types for t in taggers}
@@ -216,10 +216,10 @@ def run(args) -> int:
             members.append((stored.name, stored, stored.config, stored.meta))
         else:
             config, meta = load_bundle_files(m)[1:]
-            members.append((member_name(m), Tagger.load(m), config, meta))
+            members.append((member_name(m), SentenceTagger.load(m), config, meta))
         if members[-1][3].get("training", {}).get("data", {}).get("fold") not in (None, args.fold):
             raise TaggerError(f"{m}: trained on another fold than {args.fold}")
-    configs = [{k: v for k, v in c.to_dict().items() if k != "seed"} for _, _, c, _ in members]
+    configs = [{k: v for k, v in c.flat().items() if k != "seed"} for _, _, c, _ in members]
     if any(c != configs[0] for c in configs):
         raise TaggerError("the members' configurations differ in more than the seed")
     if args.name and args.decode == "crf" and members[0][2].output != "crf":
@@ -229,7 +229,7 @@ def run(args) -> int:
     dev_s, test_s = select(docs, split.dev), select(docs, split.test)
     if args.keep:
         for k, (m, (name, tagger, config, meta)) in enumerate(zip(args.members, members)):
-            if isinstance(tagger, Tagger):
+            if isinstance(tagger, SentenceTagger):
                 out = args.results / m.absolute().parent.name / f"fold{args.fold}.distributions.npz"
                 keep_distributions(out, tagger, m, {"dev": [s.words for s in dev_s], "test": [s.words for s in test_s]})
                 print(f"wrote {out}")
@@ -246,7 +246,7 @@ def run(args) -> int:
         "config": members[0][2].to_dict(),  # the members' shared configuration (the first member's seed)
         "ensemble": {
             "members": [name for name, _, _, _ in members],
-            "seeds": [c.seed for _, _, c, _ in members],
+            "seeds": [c.training.seed for _, _, c, _ in members],
             "decode": args.decode,
         },
         "seed": None,

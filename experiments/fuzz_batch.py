@@ -33,8 +33,8 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 from strategies import api_inputs, api_records, expected_records, jsonl_files  # noqa: E402
 
 from opinion_tagger.cli import main  # noqa: E402
-from opinion_tagger.tagging.annotate import OpinionTagger  # noqa: E402
 from opinion_tagger.tagging.inputs import printable_id  # noqa: E402
+from opinion_tagger.tagging.tagger import OpinionTagger  # noqa: E402
 
 SETTINGS = dict(deadline=None, database=None, phases=[Phase.generate], suppress_health_check=list(HealthCheck))
 

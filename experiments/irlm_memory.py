@@ -78,7 +78,7 @@ def main(argv=None) -> int:
     )
     args = ap.parse_args(argv)
     from opinion_tagger.errors import TaggerError
-    from opinion_tagger.network.bundle import load_bundle_files, load_keras_model
+    from opinion_tagger.runtime.bundle import load_bundle_files, load_keras_model
 
     by_task: dict[str, dict[tuple[int, str], list[np.ndarray]]] = {}
     for path in args.bundles:
@@ -86,10 +86,10 @@ def main(argv=None) -> int:
             _, config, _ = load_bundle_files(path)
         except TaggerError as exc:
             ap.error(str(exc))
-        if config.cell != "irlm":
-            ap.error(f"{path}: cell {config.cell}, not irlm")
+        if config.model.recurrent.cell != "irlm":
+            ap.error(f"{path}: cell {config.model.recurrent.cell}, not irlm")
         task = "+".join(config.types)
-        for key, m in memory_lengths(load_keras_model(path), config.depth).items():
+        for key, m in memory_lengths(load_keras_model(path), config.model.recurrent.depth).items():
             by_task.setdefault(task, {}).setdefault(key, []).append(m)
     pooled = {t: {key: np.concatenate(ms) for key, ms in lengths.items()} for t, lengths in by_task.items()}
     table = "\n".join(summary_lines(pooled))

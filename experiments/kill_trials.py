@@ -144,8 +144,8 @@ def preload(code: Path) -> None:
 
     import opinion_tagger.cli  # noqa: F401
     import opinion_tagger.evaluation.scoring  # noqa: F401
-    import opinion_tagger.network.model  # noqa: F401
-    import opinion_tagger.network.predict  # noqa: F401
+    import opinion_tagger.model.network  # noqa: F401
+    import opinion_tagger.runtime.sentence_tagger  # noqa: F401
     import opinion_tagger.training.trainer  # noqa: F401
 
 
@@ -235,8 +235,8 @@ def summary(bundle: Path) -> dict | None:
 def bundle_loads(bundle: Path, code: Path) -> bool:
     """The final bundle loads (and verifies) in a fresh process, in ONNX Runtime."""
     probe = (
-        "import sys; from opinion_tagger.network.predict import Tagger; "
-        "t = Tagger.load(sys.argv[1], backend='onnx'); print(len(t.predict([['A', 'test', '.']])))"
+        "import sys; from opinion_tagger.runtime.sentence_tagger import SentenceTagger; "
+        "t = SentenceTagger.load(sys.argv[1], backend='onnx'); print(len(t.predict([['A', 'test', '.']])))"
     )
     r = subprocess.run(
         [sys.executable, "-c", probe, str(bundle)], env=child_env(code), cwd=code, capture_output=True, text=True

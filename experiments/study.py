@@ -96,7 +96,7 @@ def _describe(s: dict) -> str:
         bits.append("CRF output")
     if c.get("task") == "joint":
         bits.append("joint")
-    if c.get("precision", "float32") != "float32":  # opinion_tagger.network.model.build_training_model
+    if c.get("precision", "float32") != "float32":  # opinion_tagger.model.network.build_training_model
         bits.append("trained with bfloat16 products")
     if c.get("auxiliary"):  # opinion_tagger.corpus.auxiliary: heads trained beside DSE and ESE, then dropped
         bits.append(f"auxiliary heads {c['auxiliary']} (loss weight {c.get('auxiliary_weight', 0.5):g})")

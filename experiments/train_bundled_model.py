@@ -66,15 +66,15 @@ import time
 from pathlib import Path
 
 from opinion_tagger.config import TaggerConfig
-from opinion_tagger.corpus.dataset import load_documents, select
 from opinion_tagger.corpus.mpqa import MPQACorpus
+from opinion_tagger.corpus.sources import load_documents, select
 from opinion_tagger.corpus.split import load_split
 from opinion_tagger.evaluation.scoring import evaluate_tagger
 from opinion_tagger.experiment import load_experiments
-from opinion_tagger.network.bundle import add_onnx
-from opinion_tagger.network.predict import Tagger
+from opinion_tagger.export.bundle_writer import add_onnx
 from opinion_tagger.paths import BUNDLED, default_datasplit, default_mpqa
 from opinion_tagger.provenance import git_commit
+from opinion_tagger.runtime.sentence_tagger import SentenceTagger
 from opinion_tagger.storage import atomic_write_text
 from opinion_tagger.threads import add_cpus_option, pin_cpus
 from opinion_tagger.training.checkpoints import has_checkpoint, remove_checkpoint
@@ -165,9 +165,10 @@ def epochs_from(result_path: str, config: TaggerConfig) -> tuple[int, dict]:
     except (OSError, ValueError, KeyError) as exc:
         raise SystemExit(f"--epochs-from {path}: not a readable experiment result ({exc})") from None
     if run.hidden_size == config.hidden_size:  # the same network, its size given in units or as a budget
-        run = run.replace(budget=config.budget, hidden=config.hidden)
-    keep = {k: getattr(config, k) for k in EPOCH_RUN_FIELDS}
-    differ = sorted(k for k, v in run.replace(**keep).to_dict().items() if v != getattr(config, k))
+        run = run.replace(budget=config.model.recurrent.budget, hidden=config.model.recurrent.hidden)
+    want = config.flat()
+    keep = {k: want[k] for k in EPOCH_RUN_FIELDS}
+    differ = sorted(k for k, v in run.replace(**keep).flat().items() if v != want[k])
     if differ or result.get("fold") != 0 or result["data"]["source"] != "mpqa":
         raise SystemExit(
             f"--epochs-from {path}: not a fold-0 run of this configuration on MPQA "
@@ -274,14 +275,14 @@ def repack(out: Path, name: str, mpqa: str, datasplit: str) -> int:
     the fold-0 test sentences are unchanged, and ONNX Runtime's tags equal them, confidences within 1e-4."""
     docs = select(load_documents("mpqa", mpqa), load_split(datasplit, 0).test)
     words = [s.words for s in docs]
-    before = Tagger.load(out, backend="keras")
+    before = SentenceTagger.load(out, backend="keras")
     expected = before.predict(words)
     old_size = bundle_size(out)
     add_onnx(out)  # the other files are current: (re)write model.onnx, leaving them byte for byte as they are
-    if not same_predictions(Tagger.load(out, backend="keras").predict(words), expected):
+    if not same_predictions(SentenceTagger.load(out, backend="keras").predict(words), expected):
         print(f"{out}: the repacked bundle tags the fold-0 test sentences differently", file=sys.stderr)
         return 1
-    if not same_predictions(Tagger.load(out, backend="onnx").predict(words), expected, atol=1e-4):
+    if not same_predictions(SentenceTagger.load(out, backend="onnx").predict(words), expected, atol=1e-4):
         print(f"{out}: model.onnx tags the fold-0 test sentences differently from the Keras network", file=sys.stderr)
         return 1
     stored = json.loads((out / "meta.json").read_text())
@@ -361,7 +362,7 @@ def main() -> int:
         stored = json.loads((out / "meta.json").read_text())
         test_s = select(load_documents("mpqa", args.mpqa), load_split(args.datasplit, 0).test)
         stored["scores"] = {
-            "fold0_test": evaluate_tagger(Tagger.load(out, backend="onnx"), test_s),
+            "fold0_test": evaluate_tagger(SentenceTagger.load(out, backend="onnx"), test_s),
             "how": f"ONNX Runtime, git commit {git_commit()}",
         }
         atomic_write_text(out / "meta.json", json.dumps(stored, indent=2) + "\n")
@@ -421,7 +422,7 @@ def main() -> int:
             "scored_on": "fold 0 test (40)",
             "sentences": {"train": len(full), "test": len(test_s)},
         },
-        "seed": config.seed,
+        "seed": config.training.seed,
         "git_commit": git_commit(),
         "selected_epochs": epochs,
         "epoch_selection": {**selection, "dev_history": selection["dev_history"] or dev_history},
@@ -434,7 +435,7 @@ def main() -> int:
     remove_checkpoint(out)
     print(f"trained in {time.perf_counter() - t0:.0f}s", flush=True)
     backend = "onnx"
-    report = evaluate_tagger(Tagger.load(out, backend=backend), test_s)
+    report = evaluate_tagger(SentenceTagger.load(out, backend=backend), test_s)
     test_ids = set(split.test)
     texts = [d.text for d in MPQACorpus(args.mpqa) if d.name in test_ids]
     path = out / "meta.json"  # meta.json gets the held-out scores, size and speed; its manifest stays valid

@@ -31,7 +31,7 @@ def __getattr__(name):
     # ``from opinion_tagger import OpinionTagger``, imported on first use so that ``import opinion_tagger``
     # (every command, every subpackage) loads neither spaCy nor a network.
     if name == "OpinionTagger":
-        from opinion_tagger.tagging.annotate import OpinionTagger
+        from opinion_tagger.tagging.tagger import OpinionTagger
 
         return OpinionTagger
     raise AttributeError(f"module 'opinion_tagger' has no attribute {name!r}")

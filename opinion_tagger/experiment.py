@@ -159,7 +159,7 @@ def data_path(data: dict) -> str:
 
 def context_cache_path(runs: Path, cfg, source: str) -> Path:
     """Where contextual vectors for ``source`` are cached (shared by all folds and experiments)."""
-    return runs.parent / "cache" / f"{cfg.contextual}-{cfg.context_pooling}-{source}.npz"
+    return runs.parent / "cache" / f"{cfg.model.encoder.name}-{cfg.model.encoder.pooling}-{source}.npz"
 
 
 @contextmanager
@@ -229,8 +229,8 @@ def run_experiment(
 ) -> list[Path]:
     """Train and score ``exp`` on each fold that has no result yet; returns the result files written.
     Configurations with ``trainer: fast`` train up to ``together`` folds at once in one program
-    (``opinion_tagger.training.fast_loop``); others one fold at a time, resuming from checkpoints."""
-    from opinion_tagger.corpus.dataset import corpus_words, load_documents
+    (``opinion_tagger.training.fast_trainer``); others one fold at a time, resuming from checkpoints."""
+    from opinion_tagger.corpus.sources import corpus_words, load_documents
     from opinion_tagger.training.run import trains_together
 
     datasplit = Path(datasplit or default_datasplit())
@@ -264,7 +264,7 @@ def run_experiment(
 
 def _run_folds(exp, folds, docs, extra, path, results, runs, datasplit, progress) -> list[Path]:
     """Train and score ``folds`` of ``exp`` (several at once with the fast trainer) and write their results."""
-    from opinion_tagger.corpus.dataset import select
+    from opinion_tagger.corpus.sources import select
     from opinion_tagger.corpus.split import load_split
     from opinion_tagger.evaluation.scoring import evaluate_tagger, score_predictions
     from opinion_tagger.provenance import git_commit
@@ -314,9 +314,10 @@ def _run_folds(exp, folds, docs, extra, path, results, runs, datasplit, progress
     dirs = {k: runs / exp.name / f"fold{k}" for k in folds}
 
     def attempt(config, ks):  # [(Tagger, meta) or TrainingDiverged] for folds ks
-        resume = config.seed == cfg.seed  # a rerun with another seed (after a divergence) starts afresh
-        cache = context_cache_path(runs, cfg, exp.data["source"]) if cfg.contextual else None
-        teachers = [config.teacher.format(fold=k) for k in ks] if config.teacher else None  # {fold}: the run's
+        resume = config.training.seed == cfg.training.seed  # another seed (after a divergence) starts afresh
+        cache = context_cache_path(runs, cfg, exp.data["source"]) if cfg.model.encoder.name else None
+        teacher = config.training.distillation.teacher  # {fold}: the run's
+        teachers = [teacher.format(fold=k) for k in ks] if teacher else None
         runs_k = [(parts[k][0], parts[k][1], dirs[k]) for k in ks]
         records = [  # in each bundle's meta.json: its data and split, by document
             {
@@ -331,14 +332,14 @@ def _run_folds(exp, folds, docs, extra, path, results, runs, datasplit, progress
         return train_folds(config, runs_k, extra, progress, resume, cache, teachers, records)
 
     trained = dict(zip(folds, attempt(cfg, folds)))
-    seeds = {k: cfg.seed for k in folds}
+    seeds = {k: cfg.training.seed for k in folds}
     diverged: dict[int, list[dict]] = {k: [] for k in folds}
     for k in folds:  # a run whose loss became infinite is run again with another seed, and recorded
         for retry in range(1, DIVERGED_RETRIES + 1):
             if not isinstance(trained[k], TrainingDiverged):
                 break
             diverged[k].append({"seed": seeds[k], "epoch": trained[k].epoch})
-            seeds[k] = cfg.seed + 1000 * retry
+            seeds[k] = cfg.training.seed + 1000 * retry
             log.warning(
                 "%s fold %d: training diverged at epoch %d; again with seed %d", exp.name, k, trained[k].epoch, seeds[k]
             )

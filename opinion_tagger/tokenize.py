@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from opinion_tagger.data import Token
+from opinion_tagger.sentences import Token
 
 
 @lru_cache(maxsize=1)

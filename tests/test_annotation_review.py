@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from opinion_tagger.annotation.accepted import accepted_documents
 from opinion_tagger.annotation.agreement import agreement, cohen_kappa
-from opinion_tagger.annotation.dataset import accepted_documents
 from opinion_tagger.annotation.editor import apply_event
 from opinion_tagger.annotation.exporting import export, record, stats
 from opinion_tagger.annotation.review import accept_copy, candidates, merge, reviewable

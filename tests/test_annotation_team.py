@@ -6,7 +6,7 @@ import sqlite3
 
 import pytest
 
-from opinion_tagger.annotation.dataset import accepted_documents
+from opinion_tagger.annotation.accepted import accepted_documents
 from opinion_tagger.annotation.editor import apply_event
 from opinion_tagger.annotation.exporting import export, record, stats
 from opinion_tagger.annotation.store import (

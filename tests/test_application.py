@@ -9,9 +9,9 @@ import pytest
 from opinion_tagger.cli import main
 from opinion_tagger.config import TaggerConfig
 from opinion_tagger.corpus import MPQACorpus, mpqa_sentences
-from opinion_tagger.tagging.annotate import OpinionTagger, TaggedDocument, apply_tags
 from opinion_tagger.tagging.formats import Writer, brat_ann, conll_lines, render_html
 from opinion_tagger.tagging.inputs import read_records, records_from_bytes
+from opinion_tagger.tagging.tagger import OpinionTagger, TaggedDocument, apply_tags
 from opinion_tagger.training.run import train
 
 
@@ -146,8 +146,8 @@ def _marks_around(page: str) -> dict[str, set]:
 
 
 def test_html_output_shows_both_types_on_a_word_in_both():
-    from opinion_tagger.tagging.annotate import TaggedSpan
     from opinion_tagger.tagging.formats import HTML_HEAD
+    from opinion_tagger.tagging.tagger import TaggedSpan
 
     text = 'They "strongly condemned" <script>x</script> it.'
     doc = TaggedDocument(
@@ -179,7 +179,7 @@ def test_html_output_shows_both_types_on_a_word_in_both():
 
 
 def test_brat_fragments_across_lines():
-    from opinion_tagger.tagging.annotate import TaggedSpan
+    from opinion_tagger.tagging.tagger import TaggedSpan
 
     doc = TaggedDocument("x", "a b\nc d", spans=[TaggedSpan("ESE", 2, 5, "b\nc", 0.5)])
     assert brat_ann(doc) == "T1\tESE 2 3;4 5\tb c\n"
@@ -250,9 +250,9 @@ def test_top_level_import_is_light_and_exports_the_api():
 
     code = (
         "import sys, opinion_tagger; "
-        "heavy = [m for m in ('spacy', 'tensorflow', 'keras', 'opinion_tagger.tagging.annotate') "
+        "heavy = [m for m in ('spacy', 'tensorflow', 'keras', 'opinion_tagger.tagging.tagger') "
         "if m in sys.modules]; print(heavy); from opinion_tagger import OpinionTagger; "
-        "from opinion_tagger.tagging.annotate import OpinionTagger as O; print(OpinionTagger is O)"
+        "from opinion_tagger.tagging.tagger import OpinionTagger as O; print(OpinionTagger is O)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split("\n")
     assert out[:2] == ["[]", "True"]

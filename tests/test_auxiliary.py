@@ -7,9 +7,9 @@ import pytest
 from opinion_tagger.config import TaggerConfig
 from opinion_tagger.corpus import MPQACorpus
 from opinion_tagger.corpus.auxiliary import add_auxiliary_tags, tag_auxiliary
-from opinion_tagger.corpus.dataset import load_documents
-from opinion_tagger.data import Sentence, Token
+from opinion_tagger.corpus.sources import load_documents
 from opinion_tagger.errors import CorpusError, TaggerError
+from opinion_tagger.sentences import Sentence, Token
 
 TINY = dict(
     task="joint",
@@ -109,7 +109,7 @@ def test_config_names_the_auxiliary_types_after_the_tagged_ones():
 def test_auxiliary_losses_are_weighted():
     """Same weights, three auxiliary weights w: the loss is the heads' sum plus w times the auxiliary head's,
     so it is linear in w."""
-    from opinion_tagger.network.model import build_model, compile_model
+    from opinion_tagger.model.network import build_model, compile_model
 
     x = np.array([[1, 2, 3, 0], [4, 5, 0, 0]], dtype="int32")
     y = {t: np.array([[1, 2, 0, 0], [0, 1, 0, 0]], dtype="int32") for t in ("DSE", "ESE", "OSE")}
@@ -129,7 +129,7 @@ def test_auxiliary_losses_are_weighted():
 
 
 def test_a_tagger_trained_with_an_auxiliary_head_keeps_only_its_types(sample_mpqa, tmp_path):
-    from opinion_tagger.network.predict import Tagger
+    from opinion_tagger.runtime.sentence_tagger import SentenceTagger
     from opinion_tagger.training.run import train
 
     docs = load_documents("mpqa", sample_mpqa)
@@ -137,8 +137,8 @@ def test_a_tagger_trained_with_an_auxiliary_head_keeps_only_its_types(sample_mpq
     sents = [s for ss in docs.values() for s in ss]
     cfg = TaggerConfig(**TINY, auxiliary="ose", max_epochs=3, patience=3)
     tagger, meta = train(cfg, sents, sents, tmp_path / "aux", progress=False)
-    loaded = Tagger.load(tmp_path / "aux", backend="keras")
-    assert set(loaded.model.output_names) == {"DSE", "ESE"}
+    loaded = SentenceTagger.load(tmp_path / "aux", backend="keras")
+    assert set(loaded.network.model.output_names) == {"DSE", "ESE"}
     assert loaded.config.auxiliary_types == ("OSE",)
     words = [s.words for s in sents]
     assert loaded.predict(words) == tagger.predict(words)

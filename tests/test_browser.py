@@ -259,9 +259,9 @@ def test_chips_apart_types_distinct_text_still(server, tmp_path):
 
     from opinion_tagger.annotation.importing import import_records
     from opinion_tagger.annotation.store import Project
-    from opinion_tagger.tagging.annotate import OpinionTagger
     from opinion_tagger.tagging.formats import COLORS, LINE_COLORS
     from opinion_tagger.tagging.inputs import Record
+    from opinion_tagger.tagging.tagger import OpinionTagger
 
     with Project(tmp_path / "study.sqlite", create=True) as project:  # the server's project, before the page opens
         import_records(
@@ -345,8 +345,8 @@ def test_a_team_in_chromium(server, tmp_path):
 
     from opinion_tagger.annotation.importing import import_records
     from opinion_tagger.annotation.store import Project
-    from opinion_tagger.tagging.annotate import OpinionTagger
     from opinion_tagger.tagging.inputs import Record
+    from opinion_tagger.tagging.tagger import OpinionTagger
 
     with Project(tmp_path / "study.sqlite", create=True) as project:  # the server's project, before the page opens
         import_records(

@@ -10,9 +10,10 @@ import pytest
 
 from opinion_tagger.config import TaggerConfig
 from opinion_tagger.errors import BundleError
-from opinion_tagger.network.bundle import BundleWarning, add_manifest, load_bundle_files
-from opinion_tagger.network.predict import Tagger
+from opinion_tagger.export.bundle_writer import add_manifest
 from opinion_tagger.paths import BUNDLED
+from opinion_tagger.runtime.bundle import BundleWarning, load_bundle_files
+from opinion_tagger.runtime.sentence_tagger import SentenceTagger
 
 FAST = BUNDLED / "fast"  # a model.keras bundle
 
@@ -32,7 +33,7 @@ def edit_config(bundle, **changes):
 
 def refused(bundle, backend="onnx") -> str:
     with pytest.raises(BundleError) as exc:
-        Tagger.load(bundle, backend=backend)
+        SentenceTagger.load(bundle, backend=backend)
     message = str(exc.value)
     assert "\n" not in message
     return message
@@ -48,9 +49,9 @@ def test_bundled_model_verifies_without_warning():
     assert meta["training"]["epochs"] == meta["training"]["selected_epochs"] > 0
     assert set(meta["scores"]["fold0_test"]) == {"DSE", "ESE"} and meta["size_bytes"] < 20_000_000
     assert meta["speed"]["tokens_per_s"] > 0
-    from opinion_tagger.network.onnx_runtime import OnnxNetwork
+    from opinion_tagger.runtime.onnx_network import OnnxNetwork
 
-    assert isinstance(Tagger.load(FAST, backend="auto").network, OnnxNetwork)  # auto: no TensorFlow
+    assert isinstance(SentenceTagger.load(FAST).network, OnnxNetwork)  # the default: no TensorFlow
 
 
 # a CRF output needs the Keras trainer, whose configuration has none of the fast trainer's recipe fields
@@ -123,7 +124,7 @@ def test_truncated_files_are_named(bundle, name, backend):
     )
 
 
-def test_a_bundle_without_model_onnx_tags_on_keras_and_export_onnx_adds_it(bundle, capsys):
+def test_a_bundle_without_model_onnx_is_refused_with_the_command_that_adds_it(bundle, capsys):
     from opinion_tagger.cli import main
 
     meta = json.loads((bundle / "meta.json").read_text())
@@ -132,15 +133,18 @@ def test_a_bundle_without_model_onnx_tags_on_keras_and_export_onnx_adds_it(bundl
     del meta["onnx"], meta["manifest"]["model.onnx"]
     (bundle / "meta.json").write_text(json.dumps(meta))  # as bundles were written before model.onnx
     words = [["Officials", "said", "the", "plan", "was", "daylight", "robbery", "."]]
-    assert Tagger.load(bundle).model is not None  # auto: the Keras model
-    assert refused(bundle, "onnx").endswith(
-        f"no model.onnx, add it with `opinion-tagger export-onnx {bundle}` (needs TensorFlow) or use the keras backend"
+    assert refused(bundle, "onnx") == (
+        f"{bundle}: no model.onnx: add it with `opinion-tagger export-onnx {bundle}` "
+        "(needs the train extra: pip install 'opinion-tagger[train]')"
     )
-    expected = Tagger.load(bundle, backend="keras").predict(words)
+    keras = SentenceTagger.load(bundle, backend="keras")  # the plug-in, asked for by name
+    assert type(keras.network).__name__ == "KerasNetwork"
+    expected = keras.predict(words)
     assert main(["export-onnx", str(bundle)]) == 0
     assert "model.onnx: written" in capsys.readouterr().err
-    onnx = Tagger.load(bundle)
-    assert onnx.model is None and [p["DSE"][0] for p in onnx.predict(words)] == [p["DSE"][0] for p in expected]
+    onnx = SentenceTagger.load(bundle)
+    assert type(onnx.network).__name__ == "OnnxNetwork"
+    assert [p["DSE"][0] for p in onnx.predict(words)] == [p["DSE"][0] for p in expected]
 
 
 def test_truncated_config_is_named(bundle):
@@ -168,7 +172,7 @@ def test_bundle_without_manifest_loads_with_a_warning_and_can_be_upgraded(bundle
     (bundle / "meta.json").write_text(json.dumps(meta, indent=2))
     words = [["Officials", "said", "the", "plan", "was", "daylight", "robbery", "."]]
     with pytest.warns(BundleWarning, match=r"^no file manifest") as seen:
-        old = Tagger.load(bundle, backend="onnx").predict(words)
+        old = SentenceTagger.load(bundle, backend="onnx").predict(words)
     assert seen[0].filename == str(bundle / "meta.json")  # printed as "<bundle>/meta.json:0: BundleWarning: ..."
     # the structural checks still run without a manifest: a shortened vocabulary is refused
     vocab = (bundle / "vocab.txt").read_text().split("\n")
@@ -182,7 +186,7 @@ def test_bundle_without_manifest_loads_with_a_warning_and_can_be_upgraded(bundle
     add_manifest(bundle)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        assert Tagger.load(bundle, backend="onnx").predict(words) == old
+        assert SentenceTagger.load(bundle, backend="onnx").predict(words) == old
     upgraded = json.loads((bundle / "meta.json").read_text())
     assert upgraded == {**meta, "manifest": upgraded["manifest"]}
 
@@ -190,7 +194,7 @@ def test_bundle_without_manifest_loads_with_a_warning_and_can_be_upgraded(bundle
 def test_frozen_glove_rows_are_stored_as_their_glove_rows_and_checked_on_rebuild(tmp_path):
     import numpy as np
 
-    from opinion_tagger.network.weights import (
+    from opinion_tagger.runtime.word_table import (
         GLOVE_ROWS,
         TABLE,
         TABLE_SHA256,

@@ -1,4 +1,4 @@
-"""The cell registry (opinion_tagger.network.cells): the multiplicative RNN and IRLM steps by hand in the Keras cell and
+"""The cell registry (opinion_tagger.cells): the multiplicative RNN and IRLM steps by hand in the Keras cell and
 in the fast trainer, the IRLM's associative scan against the sequential one, parameter counts and budgets,
 and the configuration fields of the cells."""
 
@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from opinion_tagger.cells import CELLS, budget_units, recurrent_parameters
 from opinion_tagger.config import TaggerConfig
-from opinion_tagger.network.cells import CELLS, budget_units, recurrent_parameters
 from opinion_tagger.paths import BUNDLED
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -52,7 +52,7 @@ def test_budget_units_are_nearest_the_budget():
 
 @pytest.mark.parametrize("cell", ["elman", "gru", "mrnn", "irlm"])
 def test_the_keras_network_has_the_counted_parameters(cell):
-    from opinion_tagger.network.model import build_model
+    from opinion_tagger.model.network import build_model
 
     cfg = TaggerConfig(cell=cell, depth=2, budget="24k", features="random", embedding_dim=300)
     model = build_model(cfg, 10, 300)
@@ -65,12 +65,12 @@ def _keras_rnn(cfg, weights, x):
     """One direction in Keras: the configuration's recurrent layer on x [B, T, D]."""
     import keras
 
-    from opinion_tagger.network.model import _recurrent
+    from opinion_tagger.model.network import _recurrent
 
     layer = _recurrent(cfg, "rnn_1")
     layer.zero_output_for_mask = True  # as Bidirectional sets it in the network
     layer.build((None, None, x.shape[-1]))
-    for p in CELLS[cfg.cell].params:
+    for p in CELLS[cfg.model.recurrent.cell].params:
         getattr(layer.cell, p.keras).assign(np.asarray(weights[p.name], "float32"))
     mask = keras.ops.convert_to_tensor(np.any(x != 0, axis=-1))
     return np.asarray(layer(x, mask=mask))
@@ -79,7 +79,7 @@ def _keras_rnn(cfg, weights, x):
 def _fast_direction(cfg, weights, x, parallel=True):
     """The forward direction in the fast trainer (both directions with the same weights)."""
     pytest.importorskip("jax")
-    from opinion_tagger.training.fast_trainer import _birnn
+    from opinion_tagger.training.fast_network import _birnn
 
     layer = {k: np.stack([np.asarray(v, "float32")] * 2) for k, v in weights.items()}
     mask = np.any(x != 0, axis=-1).astype("float32")
@@ -121,7 +121,7 @@ def test_irlm_two_steps_by_hand(parallel):
 
 
 def test_irlm_decay_init_sets_every_decay():
-    from opinion_tagger.network.model import _recurrent
+    from opinion_tagger.model.network import _recurrent
 
     layer = _recurrent(TaggerConfig(cell="irlm", hidden=3, budget=None, depth=1, decay_init=0.9), "rnn_1")
     layer.build((None, None, 2))
@@ -132,7 +132,7 @@ def test_irlm_associative_scan_equals_the_sequential_scan():
     """Both directions of a layer, sentences of different lengths (padding), decays near -1 and 1 over 60
     steps: within 1e-5 of the step-by-step scan."""
     jax = pytest.importorskip("jax")
-    from opinion_tagger.training.fast_trainer import _birnn
+    from opinion_tagger.training.fast_network import _birnn
 
     rng = np.random.default_rng(4)
     cfg = TaggerConfig(cell="irlm", hidden=5, budget=None, depth=1, activation="tanh")
@@ -160,7 +160,7 @@ def test_irlm_associative_scan_equals_the_sequential_scan():
 
 def test_params_round_trip_through_the_keras_model():
     pytest.importorskip("jax")
-    from opinion_tagger.network.model import build_model
+    from opinion_tagger.model.network import build_model
     from opinion_tagger.training import fast_trainer as ft
 
     for cell in ("mrnn", "irlm"):
@@ -206,12 +206,16 @@ def test_cell_fields_round_trip_and_are_checked(tmp_path):
 @pytest.mark.parametrize("name, before", [("fast", False), ("accurate", True)])
 def test_configurations_written_before_the_cell_fields_load_and_keep_their_digest(name, before):
     """``accurate`` was written before the cell fields existed, ``fast`` (retrained with a teacher) after."""
-    from opinion_tagger.network.onnx_export import config_digest
+    from opinion_tagger.export.onnx_export import config_digest
 
     data = json.loads((BUNDLED / name / "config.json").read_text())
     assert ("activation" not in data) == before
     cfg = TaggerConfig.from_dict(data)
-    assert (cfg.activation, cfg.factors, cfg.decay_init) == (None, None, None)
+    assert (cfg.model.recurrent.activation, cfg.model.recurrent.factors, cfg.model.recurrent.decay_init) == (
+        None,
+        None,
+        None,
+    )
     meta = json.loads((BUNDLED / name / "meta.json").read_text())
     assert config_digest(cfg) == meta["onnx"]["config_sha256"]
     assert config_digest(cfg.replace(cell="irlm")) != config_digest(cfg.replace(cell="irlm", decay_init=0.5))
@@ -225,7 +229,12 @@ def test_train_options_set_the_cell_fields():
         return config_from_args(build_parser().parse_args(["train", "--data", "mpqa", "x", "--out", "y", *options]))
 
     cfg = config("--cell", "irlm", "--activation", "tanh", "--decay-init", "0.8", "--depth", "1", "--budget", "24k")
-    assert (cfg.cell, cfg.activation, cfg.decay_init, cfg.hidden_size) == ("irlm", "tanh", 0.8, 40)
+    assert (
+        cfg.model.recurrent.cell,
+        cfg.model.recurrent.activation,
+        cfg.model.recurrent.decay_init,
+        cfg.hidden_size,
+    ) == ("irlm", "tanh", 0.8, 40)
     assert config("--cell", "mrnn", "--factors", "12").factors == 12
 
 
@@ -233,7 +242,7 @@ def test_irlm_memory_lengths_by_hand(tmp_path):
     """experiments/irlm_memory.py: d = 0.5 remembers 1 / (1 - 0.5) = 2 words, d = -0.75 four."""
     import importlib.util
 
-    from opinion_tagger.network.model import build_model
+    from opinion_tagger.model.network import build_model
 
     spec = importlib.util.spec_from_file_location("irlm_memory", ROOT / "experiments" / "irlm_memory.py")
     memory = importlib.util.module_from_spec(spec)

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from opinion_tagger.config import TaggerConfig
 from opinion_tagger.corpus import MPQACorpus, mpqa_sentences
-from opinion_tagger.network.predict import Tagger
+from opinion_tagger.runtime.sentence_tagger import SentenceTagger
 from opinion_tagger.storage import atomic_path, atomic_write_bytes, make_manifest, manifest_problem
 from opinion_tagger.training.checkpoints import checkpoint_dirs
 from opinion_tagger.training.trainer import Trainer
@@ -126,7 +126,7 @@ def test_resumed_run_says_so_and_equals_the_uninterrupted_one(data, straight, tm
     assert "resuming from epoch 2 (" in capfd.readouterr().err
     assert history(meta) == straight[0]  # exactly: same data order, dropout masks and optimizer state
     words = [s.words for s in data[0] + data[1]]
-    assert Tagger.load(tmp_path / "m").predict(words) == Tagger.load(straight[1]).predict(words)
+    assert SentenceTagger.load(tmp_path / "m").predict(words) == SentenceTagger.load(straight[1]).predict(words)
     # the two newest complete checkpoints are kept
     assert [d.name for _, d in checkpoint_dirs(tmp_path / "m")] == ["epoch-0004", "epoch-0003"]
 

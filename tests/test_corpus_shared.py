@@ -7,9 +7,9 @@ import pytest
 from opinion_tagger.cli import main
 from opinion_tagger.corpus.agreement import measure_agreement
 from opinion_tagger.corpus.convert import mpqa_sentences
-from opinion_tagger.corpus.dataset import load_documents, select
 from opinion_tagger.corpus.mpqa import MPQACorpus
 from opinion_tagger.corpus.reference import read_reference
+from opinion_tagger.corpus.sources import load_documents, select
 from opinion_tagger.corpus.split import load_split
 
 pytestmark = pytest.mark.corpus

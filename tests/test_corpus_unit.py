@@ -121,7 +121,7 @@ def test_decoded_tags_are_valid_iob2_row_by_row():
     """0/1/2 ids -> tags: an I after O or at a row's start becomes B; each row cut to its length."""
     import numpy as np
 
-    from opinion_tagger.network.features import decode_tag_rows, decode_tags
+    from opinion_tagger.runtime.batching import decode_tag_rows, decode_tags
 
     ids = np.array([[2, 2, 0, 2, 1, 2, 0], [0, 1, 1, 2, 2, 0, 2]])
     assert decode_tag_rows(ids, [7, 3], "ESE") == [

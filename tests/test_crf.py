@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from scipy.special import logsumexp
 
-from opinion_tagger.network.crf import CRF
-from opinion_tagger.network.decoding import likeliest_valid_batch, marginals, marginals_batch, viterbi, viterbi_batch
+from opinion_tagger.model.crf import CRF
+from opinion_tagger.runtime.decoding import likeliest_valid_batch, marginals, marginals_batch, viterbi, viterbi_batch
 
 
 def brute_scores(em, trans, start, end):

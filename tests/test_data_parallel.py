@@ -35,7 +35,7 @@ tagger, two = train_data_parallel(cfg, sents, sents, out + "/two", devices="2", 
 res["loss"] = [[h["loss"] for h in m["training"]["history"]] for m in (one, two)]
 res["dev"] = [{t: m["scores"]["dev"][t]["proportional"]["f1"] for t in ("DSE", "ESE")} for m in (one, two)]
 res["record"] = two["training"]["data_parallel"]
-res["weight_devices"] = len(tagger.model.weights[0].value.sharding.device_set)
+res["weight_devices"] = len(tagger.network.model.weights[0].value.sharding.device_set)
 with data_parallel(select_devices("all"), 4) as dist:  # how a global batch of 4 is laid out
     x = jax.device_put(np.zeros((4, 7)), dist.get_data_layout((4, 7)).backend_layout)
     res["shards"] = sorted(s.data.shape for s in x.addressable_shards)

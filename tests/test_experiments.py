@@ -8,7 +8,7 @@ import pytest
 from conftest import study, write_split
 
 from opinion_tagger.config import TaggerConfig
-from opinion_tagger.corpus.dataset import load_documents, select
+from opinion_tagger.corpus.sources import load_documents, select
 from opinion_tagger.corpus.split import load_split
 from opinion_tagger.errors import TaggerError
 from opinion_tagger.evaluation.results import load_diverged, load_results, sign_test
@@ -47,7 +47,7 @@ def test_grid_expansion_and_errors(setup, tmp_path):
     _, cfg, _, _ = setup
     exps = load_experiments(cfg)
     assert [e.name for e in exps] == ["tiny-dse-d1", "tiny-ese-d1"]
-    assert exps[0].config().task == "dse" and exps[0].config().depth == 1
+    assert exps[0].config().task == "dse" and exps[0].config().model.recurrent.depth == 1
     bad = tmp_path / "bad.yaml"
     bad.write_text("name: x\nmodel: {cell: transformer}\n")
     with pytest.raises(TaggerError, match="cell must be"):
@@ -64,8 +64,8 @@ def test_overrides_set_fields_of_the_matching_grid_cells_only(tmp_path):
     )
     exps = load_experiments(cfg)
     assert [e.name for e in exps] == ["deep-d1-24k", "deep-d3-24k", "deep-d4-24k", "deep-d5-24k"]
-    assert [e.config().activation_l2 for e in exps] == [1e-4, 1e-4, 1e-5, 1e-5]
-    assert [e.config().l2 for e in exps] == [1e-4] * 4  # depth 1 matches, budget 24k does not
+    assert [e.config().training.fast.activation_l2 for e in exps] == [1e-4, 1e-4, 1e-5, 1e-5]
+    assert [e.config().training.fast.l2 for e in exps] == [1e-4] * 4  # depth 1 matches, budget 24k does not
     for text, message in (
         ("overrides: {depth: 4}", "must be a list"),
         ("overrides: [{when: {depth: 4}}]", r"overrides\[0\] must be"),
@@ -84,7 +84,7 @@ def test_a_list_of_grids_gives_the_runs_of_each(tmp_path):
     )
     exps = load_experiments(cfg)
     assert [e.name for e in exps] == ["c-mrnn-factors8", "c-mrnn-factors16", "c-irlm-decay_init0.5"]
-    assert [e.config().factors for e in exps] == [8, 16, None]
+    assert [e.config().model.recurrent.factors for e in exps] == [8, 16, None]
     for grid, message in (("[{cell: [mrnn]}, {cell: [mrnn]}]", "c-mrnn twice"), ("{cell: mrnn}", "grid must be")):
         cfg.write_text(f"name: c\ngrid: {grid}\n")
         with pytest.raises(TaggerError, match=message):

@@ -11,10 +11,10 @@ pytest.importorskip("optax")
 import jax.numpy as jnp  # noqa: E402
 import keras  # noqa: E402
 
+from opinion_tagger.cells import CELLS  # noqa: E402
 from opinion_tagger.config import TaggerConfig  # noqa: E402
-from opinion_tagger.data import Sentence, Token  # noqa: E402
-from opinion_tagger.network.cells import CELLS  # noqa: E402
-from opinion_tagger.network.model import build_model  # noqa: E402
+from opinion_tagger.model.network import build_model  # noqa: E402
+from opinion_tagger.sentences import Sentence, Token  # noqa: E402
 from opinion_tagger.training import fast_loop  # noqa: E402
 from opinion_tagger.training import fast_trainer as ft  # noqa: E402
 
@@ -63,7 +63,7 @@ def _keras_loss_and_grads(model, cfg, ids, tags, weighted_sum=False):
         for t in cfg.types:
             if weighted_sum:  # O-weighted token losses summed (sample weights + reduction "sum")
                 loss = keras.losses.SparseCategoricalCrossentropy(reduction="sum")
-                w = np.where(tags[t] == 0, cfg.o_weight, 1.0).astype("float32")
+                w = np.where(tags[t] == 0, cfg.training.o_weight, 1.0).astype("float32")
                 total += loss(tags[t], out[t], sample_weight=w)
             else:
                 total += keras.losses.SparseCategoricalCrossentropy()(tags[t], out[t])
@@ -84,10 +84,10 @@ def _compare_grads(model, cfg, kgrads, fgrads):
     k_emb = np.asarray(kgrads[emb.table.path])
     assert not k_emb[frozen == 1].any()  # frozen rows get no gradient in Keras; the fast path does not hold them
     np.testing.assert_allclose(np.asarray(fgrads["emb"]), k_emb[frozen == 0], rtol=1e-4, atol=1e-6)
-    for k in range(cfg.depth):
+    for k in range(cfg.model.recurrent.depth):
         bi = model.get_layer(f"birnn_{k + 1}")
         for d, cell in enumerate((bi.forward_layer.cell, bi.backward_layer.cell)):
-            for p in CELLS[cfg.cell].params:
+            for p in CELLS[cfg.model.recurrent.cell].params:
                 var = getattr(cell, p.keras)
                 np.testing.assert_allclose(
                     np.asarray(fgrads["layers"][k][p.name][d]),
@@ -251,7 +251,7 @@ def test_fast_training_writes_a_bundle_that_tags_like_the_fast_path(tmp_path):
     """A tiny run: the bundle's own tagging (NumPy runtime) reproduces the dev scores the fast path
     recorded for the best epoch, and a second run with the same seed gives the same scores."""
     from opinion_tagger.evaluation.scoring import evaluate_tagger
-    from opinion_tagger.network.predict import Tagger
+    from opinion_tagger.runtime.sentence_tagger import SentenceTagger
     from opinion_tagger.training.run import train
     from opinion_tagger.training.stopping import dev_score
 
@@ -275,7 +275,7 @@ def test_fast_training_writes_a_bundle_that_tags_like_the_fast_path(tmp_path):
     )
     _, meta = train(cfg, train_s, dev_s, tmp_path / "a", progress=False)
     for backend in ("keras", "onnx"):
-        tagger = Tagger.load(tmp_path / "a", backend=backend)
+        tagger = SentenceTagger.load(tmp_path / "a", backend=backend)
         assert dev_score(evaluate_tagger(tagger, dev_s)) == pytest.approx(dev_score(meta["scores"]["dev"]), abs=1e-12)
     assert dev_score(meta["scores"]["dev"]) > 0.5  # it learned the two opinion words
     assert [h["epoch"] for h in meta["training"]["history"] if "dev_score" in h] == [2, 4, 6]
@@ -328,7 +328,7 @@ def test_epoch_plan_covers_every_sentence_once_with_aligned_lengths():
 def test_models_trained_together_equal_models_trained_alone(tmp_path):
     """Two folds in one vmapped run give the same losses and dev scores as each alone (same batch count,
     so the same batch order)."""
-    from opinion_tagger.training.fast_loop import train_fast, train_fast_together
+    from opinion_tagger.training.fast_trainer import train_fast, train_fast_together
 
     rng = np.random.default_rng(5)
     words = ["said", "the", "plan", "was", "robbery", "as", "usual", "fears", "he", "good"]
@@ -444,7 +444,7 @@ def dev_score_of(meta):
 
 @pytest.mark.slow
 def test_models_trained_together_resume_from_the_newest_epoch_all_have_checkpointed(tmp_path):
-    from opinion_tagger.training.fast_loop import train_fast_together
+    from opinion_tagger.training.fast_trainer import train_fast_together
 
     a, b, dev = _toy_sentences(2, 40), _toy_sentences(3, 40, 100), _toy_sentences(4, 15, 200)
     cfg = TaggerConfig(
@@ -528,7 +528,7 @@ def test_noisy_copies_replace_words_at_the_rate_with_words_of_the_text():
     """Distillation's noisy copies: each sentence ``copies`` times, as long as it, untagged; at noise 0 the
     words themselves, at noise 1 none of a sentence's own words where the text has other words only elsewhere;
     at 0.25, about a quarter replaced (by words of the text); the same seed gives the same copies."""
-    from opinion_tagger.data import Token
+    from opinion_tagger.sentences import Token
     from opinion_tagger.training.distillation import noisy_copies
 
     def sentence(words, doc):
@@ -551,7 +551,7 @@ def test_a_student_trains_on_its_teachers_probabilities(tmp_path):
     """A tiny teacher bundle, then a student distilled from it: the teacher's probabilities reach the loss
     (a student that learns only from the teacher tags as it does), the bundle records its teacher, and a
     teacher that lacks a type, a missing teacher or a {fold} without a fold are refused."""
-    from opinion_tagger.network.predict import Tagger
+    from opinion_tagger.runtime.sentence_tagger import SentenceTagger
     from opinion_tagger.training.run import train
 
     train_s, dev_s = _said_and_fears()
@@ -571,7 +571,7 @@ def test_a_student_trains_on_its_teachers_probabilities(tmp_path):
     )
     trained_on = {"data": {"fold": 0, "documents": {"train": [s.doc for s in train_s]}}}
     train(cfg, train_s, dev_s, tmp_path / "teacher", progress=False, record=trained_on)
-    teacher = Tagger.load(tmp_path / "teacher")
+    teacher = SentenceTagger.load(tmp_path / "teacher")
     # the student's gold tags say nothing (all O); the teacher's probabilities say where DSEs are
     blind = [Sentence(s.tokens, {"DSE": ["O"] * len(s)}, doc=s.doc, index=s.index) for s in train_s]
     student_cfg = cfg.replace(teacher=str(tmp_path / "teacher"), distill_weight=1.0, max_epochs=10, o_weight=1.0)
@@ -581,7 +581,7 @@ def test_a_student_trains_on_its_teachers_probabilities(tmp_path):
     assert any("B-DSE" in row for row in taught["DSE"])  # not all O: the gold tags alone would teach that
     assert student.predict_tags(sentences) == taught
     assert meta["training"]["teacher"] == {"bundle": str(tmp_path / "teacher"), "data": {"fold": 0}, "copies": 0}
-    assert Tagger.load(tmp_path / "student").config.teacher == str(tmp_path / "teacher")
+    assert SentenceTagger.load(tmp_path / "student").config.training.distillation.teacher == str(tmp_path / "teacher")
     # with noisy copies of the training text, which the teacher alone tags, the student still tags as it does
     noisy, meta = train(student_cfg.replace(distill_copies=2), blind, dev_s, tmp_path / "noisy", progress=False)
     assert meta["training"]["teacher"]["copies"] == 2 * len(blind)

@@ -1,4 +1,4 @@
-"""The MPNet-base encoder (opinion_tagger.network.mpnet) against hand computations and a NumPy re-implementation
+"""The MPNet-base encoder (opinion_tagger.model.mpnet) against hand computations and a NumPy re-implementation
 of Hugging Face's MPNetModel, its sentence embeddings, and a tagger built on it exported to ONNX.
 
 Tests that need the weights skip unless ``opinion-tagger download --encoder mpnet`` has assembled them
@@ -11,9 +11,20 @@ import numpy as np
 import pytest
 from conftest import mpnet_weights
 
+from opinion_tagger.encoders import MPNET
 from opinion_tagger.errors import TaggerError
-from opinion_tagger.network.contextual import MPNetWordPieces
-from opinion_tagger.network.mpnet_package import mpnet_path
+from opinion_tagger.runtime import base_weights
+from opinion_tagger.runtime.base_weights import locate
+from opinion_tagger.runtime.wordpieces import WordPieces
+
+
+def mpnet_path():
+    return locate(MPNET)
+
+
+def MPNetWordPieces(cache=True):  # noqa: N802  (the wordpieces of MPNet)
+    return WordPieces(MPNET, cache=cache)
+
 
 # key position - query position -> bucket, worked out by hand from MPNet's rule: a key after the query adds 16;
 # distances 0..7 are their own bucket; from 8, bucket 8 + floor(8 ln(d / 8) / ln 16), at most 15, so bucket
@@ -55,9 +66,9 @@ BUCKETS = {
 @pytest.fixture(scope="module")
 def encoder():
     mpnet_weights()
-    from opinion_tagger.network.mpnet import load_mpnet
+    from opinion_tagger.model.mpnet import build_encoder
 
-    return load_mpnet()
+    return build_encoder()
 
 
 @pytest.fixture(scope="module")
@@ -75,7 +86,7 @@ def pieces():
 
 def test_relative_position_buckets_match_the_hand_computed_table():
     pytest.importorskip("keras")
-    from opinion_tagger.network.mpnet import RelativePositionBias, relative_position_bucket
+    from opinion_tagger.model.mpnet import RelativePositionBias, relative_position_bucket
 
     rel = np.array(list(BUCKETS))
     assert relative_position_bucket(rel).tolist() == list(BUCKETS.values())
@@ -222,10 +233,10 @@ def test_paraphrases_are_close_and_unrelated_sentences_far(encoder, pieces):
 
 
 def test_lora_adapts_query_and_value_only(encoder, pieces):
-    from opinion_tagger.network.mpnet import load_mpnet
+    from opinion_tagger.model.mpnet import build_encoder
 
     ids, mask = _tiny_batch(pieces)
-    tuned = load_mpnet(weights=False)
+    tuned = build_encoder(weights=False)
     for v, w in zip(tuned.weights, encoder.weights):
         v.assign(w)
     tuned.enable_lora(4)
@@ -238,14 +249,12 @@ def test_lora_adapts_query_and_value_only(encoder, pieces):
 
 
 def test_damaged_assembled_weights_are_named_with_how_to_reassemble(monkeypatch, tmp_path):
-    from opinion_tagger.network import mpnet_package
-
     monkeypatch.setenv("OPINION_TAGGER_CACHE", str(tmp_path))
     with pytest.raises(TaggerError, match=r"not assembled .*opinion-tagger download --encoder mpnet"):
         mpnet_path()
-    folder = mpnet_package.cache_dir()
+    folder = base_weights.cache_dir(MPNET)
     folder.mkdir(parents=True)
-    for name in mpnet_package.MPNET_FILES:
+    for name in MPNET.weights.files:
         (folder / name).write_text("{}")
     with pytest.raises(TaggerError, match=r"model.safetensors: sha256 .* not the pinned .*--encoder mpnet --force"):
         mpnet_path()
@@ -253,21 +262,19 @@ def test_damaged_assembled_weights_are_named_with_how_to_reassemble(monkeypatch,
 
 @pytest.mark.slow
 def test_assembling_the_pieces_gives_the_pinned_files(monkeypatch, tmp_path):
-    from opinion_tagger.network import mpnet_package
-
     try:
-        mpnet_package.part_files()
+        base_weights.part_files(MPNET)
     except TaggerError as exc:
         mpnet_weights()  # skips (fails under CI) when nothing is there
         pytest.skip(str(exc))
     monkeypatch.setenv("OPINION_TAGGER_CACHE", str(tmp_path))
-    path = mpnet_package.assemble()
-    assert path == tmp_path / f"{mpnet_package.MPNET_NAME}-{mpnet_package.MPNET_VERSION}"
-    assert sorted(p.name for p in path.iterdir()) == sorted(mpnet_package.MPNET_FILES)
-    assert mpnet_package.assemble() == path  # intact: not assembled again
+    path = base_weights.assemble(MPNET)
+    assert path == tmp_path / f"{MPNET.weights.archive}-{MPNET.weights.version}"
+    assert sorted(p.name for p in path.iterdir()) == sorted(MPNET.weights.files)
+    assert base_weights.assemble(MPNET) == path  # intact: not assembled again
     (path / "tokenizer.json").write_text("{}")
     with pytest.raises(TaggerError, match="tokenizer.json: sha256"):
-        mpnet_package.check_weights(path)
+        base_weights.verify(MPNET, path)
 
 
 @pytest.mark.slow
@@ -278,12 +285,12 @@ def test_mpnet_lora_tagger_exports_to_onnx_equal_to_keras(tmp_path):
     import json
 
     from opinion_tagger.config import TaggerConfig
-    from opinion_tagger.network.bundle import save_bundle
-    from opinion_tagger.network.features import Vocabulary
-    from opinion_tagger.network.model import build_model
-    from opinion_tagger.network.onnx_export import sample_inputs
-    from opinion_tagger.network.onnx_runtime import OnnxNetwork
-    from opinion_tagger.network.predict import Tagger
+    from opinion_tagger.export.bundle_writer import save_bundle
+    from opinion_tagger.export.onnx_export import sample_inputs
+    from opinion_tagger.model.network import build_model
+    from opinion_tagger.runtime.onnx_network import OnnxNetwork
+    from opinion_tagger.runtime.sentence_tagger import SentenceTagger
+    from opinion_tagger.runtime.vocabulary import Vocabulary
 
     mpnet_weights()
     cfg = TaggerConfig(
@@ -326,8 +333,8 @@ def test_mpnet_lora_tagger_exports_to_onnx_equal_to_keras(tmp_path):
     onnx_out = OnnxNetwork(tmp_path, meta["onnx"], threads=1).forward(inputs)
     for t in cfg.types:
         np.testing.assert_allclose(onnx_out[t], np.asarray(keras_out[t])[..., :3], atol=1e-4)
-    onnx_tags = Tagger.load(tmp_path, backend="onnx").predict(words)
-    keras_tags = Tagger.from_model(model, vocab, cfg).predict(words)
+    onnx_tags = SentenceTagger.load(tmp_path, backend="onnx").predict(words)
+    keras_tags = SentenceTagger.from_model(model, vocab, cfg).predict(words)
     assert [{t: p[t][0] for t in p} for p in onnx_tags] == [{t: p[t][0] for t in p} for p in keras_tags]
 
 

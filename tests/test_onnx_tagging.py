@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 from conftest import need_encoder
 
-from opinion_tagger.network.features import batches, encode_words
-from opinion_tagger.network.predict import Tagger
 from opinion_tagger.paths import BUNDLED, DEFAULT_NAME
+from opinion_tagger.runtime.batching import batches, encode_words
+from opinion_tagger.runtime.sentence_tagger import SentenceTagger
 
 ROOT = Path(__file__).resolve().parent.parent
 TEXT = "Officials said the plan was, as usual, daylight robbery."
@@ -32,13 +32,16 @@ def test_bundled_model_onnx_equals_keras_on_every_fold0_test_sentence(shared_mpq
     need_encoder(name)
     if name == "accurate":
         pytest.importorskip("keras_hub", reason="contextual extra not installed")
-    from opinion_tagger.corpus.dataset import load_documents, select
+    from opinion_tagger.corpus.sources import load_documents, select
     from opinion_tagger.corpus.split import load_split
 
     sents = select(load_documents("mpqa", shared_mpqa), load_split(shared_datasplit, 0).test)
     words = [s.words for s in sents]
     assert len(words) == 734
-    onnx, keras = Tagger.load(BUNDLED / name, backend="onnx"), Tagger.load(BUNDLED / name, backend="keras")
+    onnx, keras = (
+        SentenceTagger.load(BUNDLED / name, backend="onnx"),
+        SentenceTagger.load(BUNDLED / name, backend="keras"),
+    )
     assert onnx.model is None and keras.model is not None
     pieces = onnx._wordpieces()
     worst = 0.0
@@ -143,12 +146,12 @@ def test_a_batch_size_makes_batches_of_that_many_sentences_whatever_their_length
     of 526 words (past fast's budget of 512 words, which would tag each alone) go to the network 3, 3 and 1 at a
     time, and are tagged as without it."""
     from opinion_tagger.paths import resolve_model
-    from opinion_tagger.tagging.annotate import OpinionTagger
+    from opinion_tagger.tagging.tagger import OpinionTagger
 
     text = " ".join(["The minister said it was a disgrace"] * 75) + "."
     texts = [(f"d{k}", text) for k in range(7)]
     plain = OpinionTagger.load(name)
-    ot = OpinionTagger(Tagger.load(resolve_model(name)), batch_size=3)
+    ot = OpinionTagger(SentenceTagger.load(resolve_model(name)), batch_size=3)
     rows = []
     forward = ot.tagger.network.forward
     ot.tagger.network.forward = lambda inputs: (
@@ -187,7 +190,7 @@ def test_a_missing_bundle_in_worker_processes_is_one_line(tmp_path):
 def test_wordpieces_are_the_models_own_tokenizer():
     """BERT normalisation as the model was pre-trained with it: lower-cased, accents stripped."""
     need_encoder("accurate")
-    from opinion_tagger.network.contextual import WordPieces
+    from opinion_tagger.runtime.wordpieces import WordPieces
 
     pieces = WordPieces(cache=False)
     naive, cafe, empty = pieces.pieces(["Naïve", "CAFÉ", "\u200b"])
@@ -199,7 +202,7 @@ def test_preparing_many_sentences_gives_each_its_own_wordpieces():
     """``prepare`` encodes the distinct words of many sentences in one call; each sentence then has the
     pieces and spans ``sequence`` gives it alone, repeated and empty words and sentences included."""
     need_encoder("accurate")
-    from opinion_tagger.network.contextual import WordPieces
+    from opinion_tagger.runtime.wordpieces import WordPieces
 
     sents = [["Officials", "said", "unbelievably"], [], ["said", "\u200b", "Officials", "said"], ["word"] * 600]
     alone = [WordPieces(cache=False).sequence(s) for s in sents]
@@ -224,7 +227,7 @@ def test_a_sentences_tags_do_not_depend_on_the_rest_of_its_batch(backend):
     if backend == "keras":
         pytest.importorskip("keras_hub", reason="contextual extra not installed")
     need_encoder("accurate")
-    tagger = Tagger.load(BUNDLED / "accurate", backend=backend)
+    tagger = SentenceTagger.load(BUNDLED / "accurate", backend=backend)
     short = ["He", "fears", "the", "worst", "."]
     long = "Officials said the plan was , as usual , daylight robbery and a disgrace .".split()
     pieces = tagger._wordpieces()
@@ -243,17 +246,17 @@ def test_a_sentences_tags_do_not_depend_on_the_rest_of_its_batch(backend):
 
 @pytest.mark.parametrize("name", ["fast", "accurate"])
 def test_distributions_are_what_the_tags_and_confidences_come_from(name):
-    """Tagger.distributions: per word, probabilities of O, B, I that sum to 1; the chosen tag's is the
+    """SentenceTagger.distributions: per word, probabilities of O, B, I that sum to 1; the chosen tag's is the
     confidence predict gives.  For softmax heads (fast) the tags are each word's likeliest; an ensemble of the
     same bundle twice (experiments/ensemble.py) tags as that."""
 
     import numpy as np
 
-    from opinion_tagger.network.features import decode_tags
-    from opinion_tagger.network.predict import Tagger
     from opinion_tagger.paths import resolve_model
+    from opinion_tagger.runtime.batching import decode_tags
+    from opinion_tagger.runtime.sentence_tagger import SentenceTagger
 
-    tagger = Tagger.load(resolve_model(name))
+    tagger = SentenceTagger.load(resolve_model(name))
     sentences = [["Officials", "said", "the", "plan", "was", ",", "as", "usual", ",", "a", "disgrace", "."], [], ["No"]]
     dists, preds = tagger.distributions(sentences), tagger.predict(sentences)
     for words, dist, pred in zip(sentences, dists, preds):
@@ -267,7 +270,9 @@ def test_distributions_are_what_the_tags_and_confidences_come_from(name):
                 chosen = dist[t].argmax(-1).tolist()  # a B made from an I keeps the I's probability
             np.testing.assert_allclose(conf, dist[t][np.arange(len(words)), chosen], atol=1e-6)
     if name == "fast":
-        twice = load_ensemble_script().Ensemble([tagger, Tagger.load(resolve_model(name))]).predict_tags(sentences)
+        twice = (
+            load_ensemble_script().Ensemble([tagger, SentenceTagger.load(resolve_model(name))]).predict_tags(sentences)
+        )
         assert twice == tagger.predict_tags(sentences)
 
 
@@ -289,7 +294,7 @@ def test_a_member_kept_as_distributions_is_the_bundle_it_came_from(tmp_path):
 
     ensemble = load_ensemble_script()
     bundle = resolve_model("fast")
-    tagger = Tagger.load(bundle)
+    tagger = SentenceTagger.load(bundle)
     dev = [["Officials", "said", "the", "plan", "was", ",", "as", "usual", ",", "a", "disgrace", "."], [], ["No"]]
     test = [["They", "fear", "daylight", "robbery", "."]]
     path = tmp_path / "fast" / "fold0.distributions.npz"
@@ -320,7 +325,7 @@ def test_a_crf_ensemble_averages_the_members_crf_scores(tmp_path):
 
     ensemble = load_ensemble_script()
     bundle = resolve_model("accurate")
-    tagger = Tagger.load(bundle)
+    tagger = SentenceTagger.load(bundle)
     dev = [["Officials", "said", "the", "plan", "was", ",", "as", "usual", ",", "a", "disgrace", "."], [], ["No"]]
     path = tmp_path / "accurate" / "fold0.distributions.npz"
     ensemble.keep_distributions(path, tagger, bundle, {"dev": dev})
@@ -335,7 +340,7 @@ def test_a_crf_ensemble_averages_the_members_crf_scores(tmp_path):
         for kept, fresh in zip(stored.crf_params(t), tagger.crf_params(t)):
             np.testing.assert_allclose(kept, fresh, rtol=1e-6)
     assert ensemble.Ensemble([tagger, stored], decode="crf").predict_tags(dev) == tagger.predict_tags(dev)
-    fast = Tagger.load(resolve_model("fast"))
+    fast = SentenceTagger.load(resolve_model("fast"))
     with pytest.raises(TaggerError, match="the softmax head has no CRF scores"):
         fast.crf_params("DSE")
     softmax = tmp_path / "fast" / "fold0.distributions.npz"
@@ -354,8 +359,10 @@ def test_keeping_and_scoring_in_one_call_tags_each_bundle_once(tmp_path, monkeyp
     bundle = tmp_path / "runs" / "fast-copy" / "fold0"
     shutil.copytree(resolve_model("fast"), bundle)
     calls = []
-    original = Tagger.distributions
-    monkeypatch.setattr(Tagger, "distributions", lambda self, *a, **k: calls.append(1) or original(self, *a, **k))
+    original = SentenceTagger.distributions
+    monkeypatch.setattr(
+        SentenceTagger, "distributions", lambda self, *a, **k: calls.append(1) or original(self, *a, **k)
+    )
     results = tmp_path / "results"
 
     def score(name, *members):

@@ -147,7 +147,7 @@ def test_plan_is_kept_for_the_same_inputs_and_refused_for_others(tmp_path):
 
 
 def test_tag_partition_writes_the_local_records_and_a_done_record(tmp_path):
-    from opinion_tagger.tagging.annotate import OpinionTagger
+    from opinion_tagger.tagging.tagger import OpinionTagger
 
     ot = OpinionTagger.load()
     f = tmp_path / "in.jsonl"

@@ -6,7 +6,7 @@ import pytest
 
 from opinion_tagger.config import TaggerConfig
 from opinion_tagger.corpus import MPQACorpus, mpqa_sentences
-from opinion_tagger.network.predict import Tagger
+from opinion_tagger.runtime.sentence_tagger import SentenceTagger
 from opinion_tagger.training.run import train
 
 
@@ -35,8 +35,8 @@ def test_onnx_equals_keras(sample_mpqa, tmp_path, cell, output, task):
         learning_rate=0.02,
     )
     keras_tagger, _ = train(cfg, sents, sents, tmp_path / "m", progress=False)
-    np_tagger = Tagger.load(tmp_path / "m", backend="onnx")
-    assert Tagger.load(tmp_path / "m").model is None  # auto: ONNX Runtime, no Keras model
+    np_tagger = SentenceTagger.load(tmp_path / "m", backend="onnx")
+    assert type(SentenceTagger.load(tmp_path / "m").network).__name__ == "OnnxNetwork"  # the default
     ops = {n.op_type for n in onnx.load(tmp_path / "m" / "model.onnx").graph.node}
     native = {"elman": "RNN", "lstm": "LSTM", "gru": "GRU"}
     if cell in native:
@@ -108,7 +108,7 @@ def _run(model, x):
 
 @pytest.mark.parametrize("op", ["GlobalAveragePool", "ReduceMean"])
 def test_a_layer_norm_in_moments_becomes_one_operator_with_the_same_values(op):
-    from opinion_tagger.network.onnx_fusion import fuse_layer_norms
+    from opinion_tagger.export.onnx_fusion import fuse_layer_norms
 
     x = np.random.default_rng(1).normal(size=(2, 3, 4)).astype(np.float32)
     model = _moments_graph(op)
@@ -124,7 +124,7 @@ def test_a_layer_norm_in_moments_becomes_one_operator_with_the_same_values(op):
 
 
 def test_a_moments_subgraph_whose_values_are_used_elsewhere_stays():
-    from opinion_tagger.network.onnx_fusion import fuse_layer_norms
+    from opinion_tagger.export.onnx_fusion import fuse_layer_norms
 
     model = _moments_graph("ReduceMean", shared_mean=True)
     assert fuse_layer_norms(model) == 0 and len(model.graph.node) == 14

@@ -10,7 +10,7 @@ from opinion_tagger.config import TaggerConfig
 from opinion_tagger.corpus import MPQACorpus, mpqa_sentences
 from opinion_tagger.errors import BundleError, TaggerError
 from opinion_tagger.evaluation.scoring import evaluate_tagger
-from opinion_tagger.network.predict import Tagger
+from opinion_tagger.runtime.sentence_tagger import SentenceTagger
 from opinion_tagger.storage import make_manifest
 from opinion_tagger.training.checkpoints import checkpoint_dirs
 from opinion_tagger.training.run import train
@@ -57,7 +57,7 @@ def test_tiny_model_overfits_to_f1_one(trained):
 
 def test_save_load_identical_predictions(trained):
     sents, out, tagger, _ = trained
-    loaded = Tagger.load(out, backend="keras")  # the Keras round trip; ONNX: test_runtime.py
+    loaded = SentenceTagger.load(out, backend="keras")  # the Keras round trip; ONNX: test_runtime.py
     words = [s.words for s in sents] + [["Unseen", "words", "here"], []]
     assert loaded.predict(words) == tagger.predict(words)
     assert loaded.config == tagger.config
@@ -67,17 +67,17 @@ def test_save_load_identical_predictions(trained):
 
 def test_bundle_errors_name_the_path(trained, tmp_path):
     with pytest.raises(BundleError, match="not found"):
-        Tagger.load(tmp_path / "nothing")
+        SentenceTagger.load(tmp_path / "nothing")
     import shutil
 
     bad = tmp_path / "bad"
     shutil.copytree(trained[1], bad, ignore=shutil.ignore_patterns("checkpoint"))
     (bad / "model.keras").write_bytes(b"not a zip file")
     with pytest.raises(BundleError, match=r"bad/model.keras"):
-        Tagger.load(bad)
+        SentenceTagger.load(bad)
     (bad / "vocab.txt").unlink()
     with pytest.raises(BundleError, match="vocab.txt"):
-        Tagger.load(bad)
+        SentenceTagger.load(bad)
 
 
 def test_resume_continues_from_last_checkpoint(sample_sentences, tmp_path):
@@ -129,7 +129,7 @@ def test_crf_joint_model_trains_and_reloads(sample_sentences, tmp_path):
     report = evaluate_tagger(tagger, sample_sentences)
     assert report["DSE"]["proportional"]["f1"] > 0.8
     words = [s.words for s in sample_sentences]
-    assert Tagger.load(tmp_path / "crf", backend="keras").predict(words) == tagger.predict(words)
+    assert SentenceTagger.load(tmp_path / "crf", backend="keras").predict(words) == tagger.predict(words)
 
 
 @pytest.fixture
@@ -175,7 +175,7 @@ def test_bad_length_buckets_are_one_line_errors(length_buckets, text):
 JIT_SCRIPT = """
 import json
 from opinion_tagger.config import TaggerConfig
-from opinion_tagger.network.model import build_training_model, compile_model
+from opinion_tagger.model.network import build_training_model, compile_model
 out = {}
 for output in ("crf", "softmax"):
     cfg = TaggerConfig(task="joint", cell="lstm", output=output, features="random", embedding_dim=8, hidden=4)
@@ -197,12 +197,12 @@ def test_training_steps_compile_on_jax_and_crf_steps_not_on_tensorflow():
 
     import keras
 
-    from opinion_tagger.network.model import build_training_model, compile_model
+    from opinion_tagger.model.network import build_training_model, compile_model
 
     if keras.backend.backend() == "tensorflow":
         for output, jit, expected in (("crf", True, False), ("softmax", True, True), ("softmax", False, False)):
             cfg = TaggerConfig(task="joint", cell="lstm", output=output, jit_compile=jit, **TINY)
-            model = build_training_model(cfg, 20, cfg.embedding_dim)
+            model = build_training_model(cfg, 20, cfg.model.embeddings.dim)
             compile_model(model, cfg)
             assert model.jit_compile is expected, (output, jit)
     root = Path(__file__).resolve().parent.parent
@@ -230,9 +230,9 @@ def test_mixed_bfloat16_trains_in_bfloat16_and_saves_float32(sample_sentences, t
     assert {v.dtype for v in net.trainable_weights} == {"float32"}
     tagger, meta = train(cfg, sample_sentences, sample_sentences, tmp_path / "bf16", progress=False)
     assert evaluate_tagger(tagger, sample_sentences)["DSE"]["proportional"]["f1"] > 0.8
-    assert {layer.compute_dtype for layer in tagger.model.layers if layer.weights} == {"float32"}
-    reloaded = Tagger.load(tmp_path / "bf16", backend="keras")
-    assert reloaded.config.precision == "mixed_bfloat16"
+    assert {layer.compute_dtype for layer in tagger.network.model.layers if layer.weights} == {"float32"}
+    reloaded = SentenceTagger.load(tmp_path / "bf16", backend="keras")
+    assert reloaded.config.training.precision == "mixed_bfloat16"
     words = [s.words for s in sample_sentences]
     assert reloaded.predict(words) == tagger.predict(words)
 
@@ -305,7 +305,7 @@ def test_cli_train_and_evaluate_on_sample(sample_mpqa, tmp_path, capsys):
 
 
 def test_decoded_tags_are_valid_iob2():
-    from opinion_tagger.network.features import decode_tags
+    from opinion_tagger.runtime.batching import decode_tags
 
     # a stray I (after O, or first in the sentence) begins a span: B
     assert decode_tags([2, 2, 0, 2, 1, 2, 0], "ESE") == ["B-ESE", "I-ESE", "O", "B-ESE", "B-ESE", "I-ESE", "O"]
@@ -313,7 +313,7 @@ def test_decoded_tags_are_valid_iob2():
 
 
 def test_cosine_schedule_warms_up_then_decays_to_zero():
-    from opinion_tagger.network.model import learning_rate
+    from opinion_tagger.model.network import learning_rate
 
     assert learning_rate(TaggerConfig(learning_rate=0.01), 7) == 0.01  # constant: the number itself
     sched = learning_rate(TaggerConfig(learning_rate=0.01, lr_schedule="cosine", max_epochs=2), 50)
@@ -342,7 +342,7 @@ def test_config_rejects_inconsistent_contextual_settings(values, message):
 def test_keras_trainer_weights_gold_o_tokens():
     """``o_weight`` on the Keras trainer: per-token sample weights, o_weight where the gold tag is O; a
     batch whose gold tags are all O has exactly o_weight times the unweighted loss."""
-    from opinion_tagger.network.model import build_model, compile_model
+    from opinion_tagger.model.network import build_model, compile_model
     from opinion_tagger.training.trainer import o_weights
 
     y = {"DSE": np.array([[0, 1, 2, 0]])}
@@ -356,7 +356,9 @@ def test_keras_trainer_weights_gold_o_tokens():
     x = np.array([[1, 2, 3, 4, 0], [5, 6, 0, 0, 0]], dtype="int32")
     all_o = {"DSE": np.zeros((2, 5), dtype="int32")}
     plain = model.test_on_batch(x, all_o, return_dict=True)["loss"]
-    weighted = model.test_on_batch(x, all_o, sample_weight=o_weights(all_o, cfg.o_weight), return_dict=True)["loss"]
+    weighted = model.test_on_batch(x, all_o, sample_weight=o_weights(all_o, cfg.training.o_weight), return_dict=True)[
+        "loss"
+    ]
     assert weighted == pytest.approx(0.25 * plain, rel=1e-6)
 
 
@@ -365,7 +367,7 @@ def test_patience_waits_until_the_network_tags_something(sample_sentences, train
     """Trained on sentences stripped of their opinion spans, the network learns to tag everything O, so its
     dev F1 stays 0: such a run is not converged and trains on to max_epochs instead of stopping after
     ``patience`` evaluations.  A run that tags something stops as before."""
-    from opinion_tagger.data import Sentence
+    from opinion_tagger.sentences import Sentence
     from opinion_tagger.training.stopping import patience_counts
 
     if trainer == "fast":

@@ -42,8 +42,8 @@ from pathlib import Path
 from opinion_tagger.annotation.editor import editor_data
 from opinion_tagger.annotation.importing import import_records
 from opinion_tagger.annotation.store import Project
-from opinion_tagger.tagging.annotate import OpinionTagger
 from opinion_tagger.tagging.inputs import Record
+from opinion_tagger.tagging.tagger import OpinionTagger
 
 WORDS = (
     "the council said plan bridge river we fear hope strongly new old village mayor claimed awful "

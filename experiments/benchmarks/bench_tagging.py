@@ -30,9 +30,9 @@ import time
 from pathlib import Path
 
 from opinion_tagger.corpus.mpqa import MPQACorpus
-from opinion_tagger.network.bundle import load_bundle_files
 from opinion_tagger.paths import default_mpqa, resolve_model
-from opinion_tagger.tagging.annotate import OpinionTagger
+from opinion_tagger.runtime.bundle import load_bundle_files
+from opinion_tagger.tagging.tagger import OpinionTagger
 
 # the commands run as on a user's machine: Python keeps the compiled bytecode of the package it imports (a
 # session here may set PYTHONDONTWRITEBYTECODE, and then every start compiles the package again: 0.04 s)
@@ -119,8 +119,8 @@ def clock_ghz() -> float | None:
 
 def encoder_shape(contextual: str) -> tuple[int, int, int]:
     """Hidden size, feed-forward size and layers of the installed encoder, from its own config.json."""
-    from opinion_tagger.network.contextual import minilm_path
-    from opinion_tagger.network.mpnet_package import mpnet_path
+    from opinion_tagger.model.minilm import minilm_path
+    from opinion_tagger.runtime.base_weights import mpnet_path
 
     c = json.loads(((mpnet_path() if contextual == "mpnet" else minilm_path()) / "config.json").read_text())
     return c["hidden_size"], c["intermediate_size"], c["num_hidden_layers"]
@@ -128,20 +128,22 @@ def encoder_shape(contextual: str) -> tuple[int, int, int]:
 
 def compute_limit(model, texts: list[str], cores: int) -> None:
     """Multiply-adds per token of the encoder + BiLSTM network on ``texts``, and the tokens/s they allow."""
-    from opinion_tagger.network.contextual import word_pieces
-    from opinion_tagger.tagging.annotate import tokenised
+    from opinion_tagger.runtime.wordpieces import word_pieces
+    from opinion_tagger.tagging.tagger import tokenised
 
     vocab, config, _ = load_bundle_files(model)
     docs = tokenised([(str(k), t) for k, t in enumerate(texts)])
     sents = [[t.text for t in s.tokens] for d in docs for s in d.sentences]
-    pieces = word_pieces(config.contextual, cache=False)
+    pieces = word_pieces(config.model.encoder.name, cache=False)
     lengths = [len(pieces.sequence(w)[0]) for w in sents]
     words = sum(map(len, sents))
-    d, ff, layers = encoder_shape(config.contextual)
+    d, ff, layers = encoder_shape(config.model.encoder.name)
     per_piece = layers * (4 * d * d + 2 * d * ff)  # q, k, v, output projections and the feed-forward block
     attention = sum(layers * 2 * n * n * d for n in lengths)  # scores and weighted sums, per sentence
-    feat = d + (50 if config.features == "glove" else config.embedding_dim)
-    rnn = 2 * 4 * config.hidden_size * (feat + config.hidden_size) * config.depth  # LSTM, both directions
+    feat = d + (50 if config.model.embeddings.features == "glove" else config.model.embeddings.dim)
+    rnn = (
+        2 * 4 * config.hidden_size * (feat + config.hidden_size) * config.model.recurrent.depth
+    )  # LSTM, both directions
     macs = (per_piece * sum(lengths) + attention) / words + rnn
     ghz = clock_ghz()
     print(
@@ -158,8 +160,8 @@ def compute_limit(model, texts: list[str], cores: int) -> None:
 
 def stages(model, texts: list[str], repeats: int, cores: int) -> None:
     """Each stage of tagging alone, on one thread: microseconds per token, and the bound their sum sets."""
-    from opinion_tagger.tagging.annotate import tokenised, with_predictions
     from opinion_tagger.tagging.formats import record_text
+    from opinion_tagger.tagging.tagger import tokenised, with_predictions
 
     ot = OpinionTagger.load(model, threads=1)
     records = [(str(k), t) for k, t in enumerate(texts)]
@@ -238,7 +240,7 @@ def main() -> int:
             f"{backend:5} start to first tagged output: median {statistics.median(starts):.2f}s "
             f"(min {min(starts):.2f}, max {max(starts):.2f}, {args.starts} runs)"
         )
-    if config.context_fine_tune:
+    if config.model.encoder.fine_tune:
         compute_limit(model, texts, cores)
     return 0
 

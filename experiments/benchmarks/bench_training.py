@@ -98,7 +98,7 @@ def main() -> int:
     if args.experiment:
         return bench_experiment(ap, args)
 
-    from opinion_tagger.corpus.dataset import corpus_words, load_documents, select
+    from opinion_tagger.corpus.sources import corpus_words, load_documents, select
     from opinion_tagger.corpus.split import load_split
     from opinion_tagger.paths import default_datasplit, default_reference
 
@@ -119,10 +119,10 @@ def main() -> int:
 
 def bench_cell(cell: str, args, docs, train_s, dev_s, extra) -> dict:
     """One cell's rows (a line per trainer); returns its summary object."""
+    from opinion_tagger.cells import recurrent_parameters
     from opinion_tagger.config import TaggerConfig
-    from opinion_tagger.corpus.dataset import select
+    from opinion_tagger.corpus.sources import select
     from opinion_tagger.corpus.split import load_split
-    from opinion_tagger.network.cells import recurrent_parameters
     from opinion_tagger.paths import default_datasplit
     from opinion_tagger.training.run import train
 
@@ -185,7 +185,7 @@ def bench_cell(cell: str, args, docs, train_s, dev_s, extra) -> dict:
             flush=True,
         )
     if args.together > 1:
-        from opinion_tagger.training.fast_loop import train_fast_together
+        from opinion_tagger.training.fast_trainer import train_fast_together
 
         runs, total = [], 0
         for fold in range(args.together):
@@ -247,7 +247,7 @@ def bench_cell(cell: str, args, docs, train_s, dev_s, extra) -> dict:
 
 def bench_experiment(ap, args) -> int:
     """``--experiment``: one configuration of an experiment file, trained for ``--epochs`` epochs."""
-    from opinion_tagger.corpus.dataset import corpus_words, load_documents, select
+    from opinion_tagger.corpus.sources import corpus_words, load_documents, select
     from opinion_tagger.corpus.split import load_split
     from opinion_tagger.errors import TaggerError
     from opinion_tagger.experiment import data_path, load_experiments
@@ -270,7 +270,7 @@ def bench_experiment(ap, args) -> int:
         train_s = train_s[: args.sentences]
     tokens = sum(len(s) for s in train_s)
     print(
-        f"{exp.name} ({config.trainer} trainer), fold 0: {len(train_s)} train sentences, {tokens} tokens; "
+        f"{exp.name} ({config.training.trainer} trainer), fold 0: {len(train_s)} train sentences, {tokens} tokens; "
         f"cores: {args.cpus or 'all'} (pinned: {args.cpus is not None}); {os.cpu_count()} cores",
         flush=True,
     )
@@ -280,7 +280,8 @@ def bench_experiment(ap, args) -> int:
     secs = [h["seconds"] for h in meta["training"]["history"]]
     median = statistics.median(secs[1:])
     print(
-        f"{config.trainer}: median epoch {median:6.2f} s (epochs 2..{len(secs)}), first epoch {secs[0]:6.1f} s, "
+        f"{config.training.trainer}: median epoch {median:6.2f} s (epochs 2..{len(secs)}), "
+        f"first epoch {secs[0]:6.1f} s, "
         f"{tokens / median:8.0f} training tokens/s  [{meta['training']['device']}]",
         flush=True,
     )
@@ -290,7 +291,7 @@ def bench_experiment(ap, args) -> int:
                 "train_tokens_per_s": tokens / median,
                 "seconds_per_epoch": median,
                 "device": meta["training"]["device"],
-                "trainer": config.trainer,
+                "trainer": config.training.trainer,
                 "experiment": exp.name,
                 "cpus": args.cpus or "all",
                 "sentences": len(train_s),

@@ -1,7 +1,7 @@
 """Would another runtime or precision tag faster at the same accuracy?  A bundle's self-contained fp32 graph
 in OpenVINO's CPU plugin, at f32 and at bf16 (its INFERENCE_PRECISION_HINT; bf16 needs a CPU with native
 bf16 dot products, e.g. AVX512_BF16 or AMX), against ONNX Runtime (the shipped path), in the same run:
-fold-0 test F1 of each, then the network and decoding's speed (``Tagger.predict`` over the 734 sentences,
+fold-0 test F1 of each, then the network and decoding's speed (``SentenceTagger.predict`` over the 734 sentences,
 medians of ``--repeats``, the runtimes interleaved).
 
 OpenVINO is not a dependency of the project; install it beside it first:
@@ -22,11 +22,11 @@ from pathlib import Path
 import numpy as np
 from quantization import self_contained
 
-from opinion_tagger.corpus.dataset import load_documents, select
+from opinion_tagger.corpus.sources import load_documents, select
 from opinion_tagger.corpus.split import load_split
 from opinion_tagger.evaluation.scoring import evaluate_tagger
-from opinion_tagger.network.predict import Tagger
 from opinion_tagger.paths import default_datasplit, default_mpqa, resolve_model
+from opinion_tagger.runtime.sentence_tagger import SentenceTagger
 
 
 class OpenVinoNetwork:
@@ -62,7 +62,7 @@ def main() -> int:
         print("this benchmark needs OpenVINO: pip install openvino", file=sys.stderr)
         return 1
     bundle = resolve_model(args.model)
-    tagger = Tagger.load(bundle, backend="onnx", threads=args.threads)
+    tagger = SentenceTagger.load(bundle, backend="onnx", threads=args.threads)
     sents = select(load_documents("mpqa", default_mpqa()), load_split(default_datasplit(), 0).test)
     words = [s.words for s in sents]
     tokens = sum(map(len, words))

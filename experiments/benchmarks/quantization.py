@@ -19,12 +19,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from opinion_tagger.corpus.dataset import load_documents, select
+from opinion_tagger.corpus.sources import load_documents, select
 from opinion_tagger.corpus.split import load_split
 from opinion_tagger.evaluation.scoring import evaluate_tagger
-from opinion_tagger.network.onnx_runtime import OnnxNetwork, external_arrays
-from opinion_tagger.network.predict import Tagger
 from opinion_tagger.paths import default_datasplit, default_mpqa, resolve_model
+from opinion_tagger.runtime.onnx_network import OnnxNetwork, external_arrays
+from opinion_tagger.runtime.sentence_tagger import SentenceTagger
 
 
 def self_contained(bundle: Path, meta: dict, file: Path) -> None:
@@ -45,7 +45,7 @@ def main() -> int:
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
     bundle = resolve_model(args.model)
-    tagger = Tagger.load(bundle, backend="onnx", threads=1)
+    tagger = SentenceTagger.load(bundle, backend="onnx", threads=1)
     sents = select(load_documents("mpqa", default_mpqa()), load_split(default_datasplit(), 0).test)
     tokens = sum(len(s.words) for s in sents)
     with tempfile.TemporaryDirectory() as tmp:
@@ -69,9 +69,7 @@ def main() -> int:
                 with contextlib.redirect_stdout(io.StringIO()):  # the quantizer prints the graph's shapes
                     quantize_dynamic(fp32, file, weight_type=QuantType.QInt8, **options)
             # the self-contained file in ONNX Runtime, as a bundle's network (CRF transitions from meta.json)
-            tagger.network = OnnxNetwork(
-                bundle, dict(tagger.meta["onnx"], file=str(file), externals={}), threads=1
-            )
+            tagger.network = OnnxNetwork(bundle, dict(tagger.meta["onnx"], file=str(file), externals={}), threads=1)
             t0 = time.perf_counter()
             report = evaluate_tagger(tagger, sents)
             secs = time.perf_counter() - t0

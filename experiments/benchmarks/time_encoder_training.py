@@ -45,9 +45,10 @@ def main(argv=None) -> int:
     import numpy as np
 
     from opinion_tagger.config import TaggerConfig
-    from opinion_tagger.network.contextual import word_pieces
-    from opinion_tagger.network.features import Vocabulary, encode_words, network_inputs
-    from opinion_tagger.network.model import build_training_model, compile_model
+    from opinion_tagger.model.network import build_training_model, compile_model
+    from opinion_tagger.runtime.batching import encode_words, network_inputs
+    from opinion_tagger.runtime.vocabulary import Vocabulary
+    from opinion_tagger.runtime.wordpieces import word_pieces
 
     base = dict(
         task="joint",

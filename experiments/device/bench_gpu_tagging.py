@@ -6,7 +6,7 @@
 
 The sentences are the reference corpus's, every document of the 10 folds, in the paper's tokens (no spaCy, so
 sentence splitting and tokenisation are not in the figure; `bench_tagging.py --stages` times them alone).  Each
-figure is ``Tagger.predict`` over all of them, as the library tags: wordpieces, the network, the CRF's Viterbi
+figure is ``SentenceTagger.predict`` over all of them, as the library tags: wordpieces, the network, the CRF's Viterbi
 decoding and marginals in NumPy.  Batches hold ``--rows`` sentences of similar wordpiece length (the wordpiece
 budget is lifted), padded to the library's length buckets, so XLA compiles one function per (words, wordpieces)
 bucket pair; the first pass compiles them and is not timed.  Tokens per second: words / median of ``--repeats``
@@ -27,9 +27,9 @@ import statistics
 import sys
 import time
 
-from opinion_tagger.corpus.dataset import load_documents
-from opinion_tagger.network.predict import Tagger
+from opinion_tagger.corpus.sources import load_documents
 from opinion_tagger.paths import default_reference, resolve_model
+from opinion_tagger.runtime.sentence_tagger import SentenceTagger
 
 
 def sentences(n: int | None) -> list[list[str]]:
@@ -39,7 +39,7 @@ def sentences(n: int | None) -> list[list[str]]:
 
 
 def write_expect(model, sents: list[list[str]], path: str) -> None:
-    preds = Tagger.load(model, backend="onnx").predict(sents)
+    preds = SentenceTagger.load(model, backend="onnx").predict(sents)
     rows = [{t: [" ".join(tags), [round(c, 6) for c in conf]] for t, (tags, conf) in p.items()} for p in preds]
     with gzip.open(path, "wt") as f:
         json.dump(rows, f)
@@ -75,7 +75,7 @@ def main() -> int:
 
     jax.config.update("jax_default_matmul_precision", args.precision if args.precision != "default" else None)
     t0 = time.perf_counter()
-    tagger = Tagger.load(model, backend="keras")
+    tagger = SentenceTagger.load(model, backend="keras")
     n_tokens = sum(len(s) for s in sents)
     print(
         f"{args.model}: {len(sents)} sentences, {n_tokens} tokens; Keras {keras.backend.backend()} backend on "

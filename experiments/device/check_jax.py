@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import sys
 
-from opinion_tagger.corpus.dataset import load_documents
-from opinion_tagger.network.predict import Tagger
+from opinion_tagger.corpus.sources import load_documents
 from opinion_tagger.paths import default_model, default_reference
+from opinion_tagger.runtime.sentence_tagger import SentenceTagger
 
 
 def main() -> int:
@@ -22,8 +22,8 @@ def main() -> int:
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 150
     docs = load_documents("reference", default_reference())
     sents = [s.words for d in docs.values() for s in d][:n]
-    a = Tagger.load(default_model(), backend="keras").predict(sents)
-    b = Tagger.load(default_model(), backend="numpy").predict(sents)
+    a = SentenceTagger.load(default_model(), backend="keras").predict(sents)
+    b = SentenceTagger.load(default_model(), backend="numpy").predict(sents)
     same = all(ra[t][0] == rb[t][0] for ra, rb in zip(a, b) for t in ra)
     diff = max(abs(x - y) for ra, rb in zip(a, b) for t in ra for x, y in zip(ra[t][1], rb[t][1]))
     print(

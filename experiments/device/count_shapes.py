@@ -22,11 +22,12 @@ def main() -> None:
     args = ap.parse_args()
     os.environ["OPINION_TAGGER_LENGTH_BUCKETS"] = args.buckets
 
-    from opinion_tagger.corpus.dataset import load_documents, select
+    from opinion_tagger.corpus.sources import load_documents, select
     from opinion_tagger.corpus.split import load_split
-    from opinion_tagger.network.contextual import MAX_PIECES, word_pieces
-    from opinion_tagger.network.features import batches, bucket_length, length_buckets
+    from opinion_tagger.encoders import MAX_PIECES
     from opinion_tagger.paths import default_datasplit, default_reference
+    from opinion_tagger.runtime.batching import batches, bucket_length, length_buckets
+    from opinion_tagger.runtime.wordpieces import word_pieces
 
     split = load_split(default_datasplit(), args.fold)
     docs = load_documents("reference", default_reference())

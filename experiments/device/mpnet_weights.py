@@ -19,7 +19,7 @@ the test scores measured with it) sees the rounded matrices instead of the origi
 say so: the bundle's ``base_weights`` sha256 is the rebuilt file's, not the pinned one.
 
 ``unpack`` (on the device) rebuilds the float32 ``model.safetensors`` beside the exact ``tokenizer.json``,
-``vocab.txt`` and ``config.json`` in ``opinion_tagger.network.mpnet_package.cache_dir()``
+``vocab.txt`` and ``config.json`` in ``opinion_tagger.runtime.base_weights.cache_dir()``
 ($OPINION_TAGGER_CACHE/all-mpnet-base-v2-0.0.1/), checks every tensor against the sha256 ``pack`` computed
 from the same rebuilding here, and writes the rebuilt file's sha256 beside it (``model.safetensors.sha256``).
 ``run-cv`` runs ``experiments/run_cv.py`` with that sha256 in place of the pinned one, which the rebuilt file
@@ -87,7 +87,7 @@ def pack(out: Path, first_mb: float, part_mb: float) -> None:
     from safetensors import safe_open
     from safetensors.numpy import load_file, save
 
-    from opinion_tagger.network.mpnet_package import mpnet_path
+    from opinion_tagger.runtime.base_weights import mpnet_path
 
     src = mpnet_path()  # checked against the pinned sha256
     tensors = load_file(src / "model.safetensors")
@@ -125,7 +125,7 @@ def pack(out: Path, first_mb: float, part_mb: float) -> None:
 def unpack(path: Path) -> None:
     from safetensors.numpy import load, save_file
 
-    from opinion_tagger.network.mpnet_package import cache_dir
+    from opinion_tagger.runtime.base_weights import cache_dir
     from opinion_tagger.storage import sha256_file
 
     with tarfile.open(path) as tar:
@@ -145,7 +145,7 @@ def unpack(path: Path) -> None:
 
 
 def run_cv(argv: list[str]) -> None:
-    import opinion_tagger.network.mpnet_package as package
+    import opinion_tagger.runtime.base_weights as package
 
     package.MPNET_SHA256 = (package.cache_dir() / SHA_FILE).read_text().strip()
     script = Path(__file__).resolve().parent.parent / "run_cv.py"

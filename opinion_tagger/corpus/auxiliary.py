@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from opinion_tagger.corpus.agreement import align_tokens
 from opinion_tagger.corpus.labels import bio_tags, spans_from_bio, token_range
 from opinion_tagger.corpus.mpqa import Annotation, MPQACorpus
-from opinion_tagger.data import AUXILIARY_TYPES, Sentence, Span, Token
 from opinion_tagger.errors import CorpusError
+from opinion_tagger.sentences import AUXILIARY_TYPES, Sentence, Span, Token
 
 # auxiliary type -> its MPQA annotation type
 AUXILIARY = dict(
@@ -66,7 +66,7 @@ def add_auxiliary_tags(
     docs: dict[str, list[Sentence]], corpus: MPQACorpus, types: tuple[str, ...], source: str
 ) -> AuxiliaryCounts:
     """Add ``tags[t]`` for each auxiliary type ``t`` to every sentence of ``docs`` (by document name, as
-    ``opinion_tagger.corpus.dataset.load_documents`` returns them), from ``corpus``'s annotations.  ``source``:
+    ``opinion_tagger.corpus.sources.load_documents`` returns them), from ``corpus``'s annotations.  ``source``:
     ``mpqa`` (tokens carry document offsets) or ``reference`` (tokens are aligned here)."""
     unknown = [t for t in types if t not in AUXILIARY]
     if unknown:

@@ -19,8 +19,8 @@ from typing import TextIO
 
 from opinion_tagger.corpus.labels import LabelRules, bio_tags, opinion_spans
 from opinion_tagger.corpus.mpqa import Document, MPQACorpus
-from opinion_tagger.data import TYPES, Sentence, Token
 from opinion_tagger.errors import CorpusError, Problems
+from opinion_tagger.sentences import TYPES, Sentence, Token
 from opinion_tagger.tokenize import tokenize
 
 

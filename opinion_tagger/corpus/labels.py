@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
 from opinion_tagger.corpus.mpqa import Annotation
-from opinion_tagger.data import Span, Token
+from opinion_tagger.sentences import Span, Token
 
 OVERLAP_STRATEGIES = ("merge", "longest", "first")
 IMPLICIT_CHOICES = ("none", "words", "all")

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from opinion_tagger.data import Sentence, Token
 from opinion_tagger.errors import CorpusError
+from opinion_tagger.sentences import Sentence, Token
 
 
 def _read_bio(path: Path) -> list[list[tuple[str, str, str]]]:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from opinion_tagger.tagging.inputs import Record
 
 if TYPE_CHECKING:
-    from opinion_tagger.tagging.annotate import OpinionTagger
+    from opinion_tagger.tagging.tagger import OpinionTagger
 
 _WORKER: dict = {}  # the worker process's tagger, made by _init
 
@@ -28,11 +28,11 @@ def default_workers(model=None) -> int:
     (tokenising and formatting then run in parallel too), one for a network with the MiniLM encoder,
     whose session uses every core itself (two processes on two cores were 1.15 times one thread, one
     process with two threads 1.68 times: the encoder's 90 MB of weights are then read once per batch)."""
-    from opinion_tagger.network.onnx_runtime import default_threads
+    from opinion_tagger.runtime.onnx_network import default_threads
 
     try:
-        from opinion_tagger.network.bundle import _read_json
         from opinion_tagger.paths import resolve_model
+        from opinion_tagger.runtime.bundle import _read_json
 
         if _read_json(resolve_model(model) / "config.json").get("contextual"):
             return 1
@@ -73,7 +73,7 @@ def format_chunk(ot, records: list[Record], fmt: str) -> list[tuple[str, str | N
 
 def _init(load: tuple, fmt: str) -> None:
     from opinion_tagger.errors import TaggerError
-    from opinion_tagger.tagging.annotate import OpinionTagger
+    from opinion_tagger.tagging.tagger import OpinionTagger
 
     _WORKER["fmt"] = fmt
     try:  # a failure here is raised by the first chunk, in the parent (a pool whose initializer
@@ -104,7 +104,7 @@ def tag_stream(
     chunk is awaited or when its turn to be written comes: this process, which also reads and writes, takes
     the share that keeps every core busy.  ``batch_size``: see ``OpinionTagger``."""
     if workers <= 1:
-        from opinion_tagger.tagging.annotate import OpinionTagger
+        from opinion_tagger.tagging.tagger import OpinionTagger
 
         ot = OpinionTagger.load(model, backend=backend, batch_size=batch_size)
         for part in _chunks(records, chunk):
@@ -174,7 +174,7 @@ class _Window:
 
     def _tag(self, part: list[Record]) -> list:
         if self.own is None:
-            from opinion_tagger.tagging.annotate import OpinionTagger
+            from opinion_tagger.tagging.tagger import OpinionTagger
 
             self.own = OpinionTagger.load(*self.load)
         return format_chunk(self.own, part, self.fmt)

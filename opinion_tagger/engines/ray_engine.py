@@ -40,7 +40,7 @@ class PartitionTagger:
         # actors sharing a GPU (--gpus-per-worker below 1) must not each take all its memory
         os.environ.setdefault("TF_FORCE_GPU_ALLOW_GROWTH", "true")
         os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
-        from opinion_tagger.tagging.annotate import OpinionTagger
+        from opinion_tagger.tagging.tagger import OpinionTagger
 
         self.ot = OpinionTagger.load(model, backend=backend, threads=1, batch_size=batch_size)
         self.out_dir, self.fmt, self.max_chars, self.chunk = Path(out_dir), fmt, max_chars, chunk
@@ -105,7 +105,7 @@ def tag_with_ray(
     out_dir: str | Path,
     *,
     model: str | Path | None = None,
-    backend: str = "auto",
+    backend: str = "onnx",
     fmt: str = "jsonl",
     max_chars: int = MAX_CHARS,
     chunk: int = 256,
@@ -124,8 +124,8 @@ def tag_with_ray(
     ``tokens_now``, ``worker_seconds`` and ``worker_cpu_seconds`` (the actors' wall and CPU time on them)."""
     from tqdm.auto import tqdm
 
-    from opinion_tagger.network.bundle import load_bundle_files
     from opinion_tagger.paths import resolve_model
+    from opinion_tagger.runtime.bundle import load_bundle_files
 
     if importlib.util.find_spec("ray") is None:
         raise TaggerError("--engine ray needs Ray: pip install -e '.[ray]' (or pip install 'ray[data]')")

@@ -40,7 +40,7 @@ def summarise(results: list[dict]) -> dict:
             "name": name,
             "type": t,
             "kind": r0["kind"],
-            "config": r0["config"],
+            "config": flat_config(r0),
             "dev_reports": [x["dev"] for x in rows],
             "records": [x["r"] for x in rows],
             "data": r0["data"]["source"],
@@ -112,3 +112,13 @@ def load_diverged(results: Path) -> list[dict]:
         except json.JSONDecodeError as exc:
             raise TaggerError(f"{p}: corrupt record: {exc}") from None
     return out
+
+
+def flat_config(result: dict) -> dict:
+    """A result's configuration by flat names (``TaggerConfig.flat``), whichever version wrote it; a CRF
+    baseline's as stored."""
+    if result.get("kind") != "rnn":
+        return result["config"]
+    from opinion_tagger.config import TaggerConfig
+
+    return TaggerConfig.from_dict(result["config"]).flat()

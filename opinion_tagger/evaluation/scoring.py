@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from opinion_tagger.data import Sentence
 from opinion_tagger.evaluation.metrics import span_report
+from opinion_tagger.sentences import Sentence
 
 
 def score_predictions(sentences: Sequence[Sentence], predicted: dict[str, list[list[str]]]) -> dict:

@@ -33,7 +33,8 @@ from dataclasses import dataclass, field
 from html import unescape
 from html.parser import HTMLParser
 
-from opinion_tagger.tagging.annotate import (
+from opinion_tagger.tagging.inputs import Record
+from opinion_tagger.tagging.tagger import (
     InvalidText,
     TaggedDocument,
     TaggedSentence,
@@ -41,7 +42,6 @@ from opinion_tagger.tagging.annotate import (
     TaggedToken,
     _as_record,
 )
-from opinion_tagger.tagging.inputs import Record
 
 NO_VISIBLE_TEXT = "empty text: no visible text in the HTML"
 

@@ -8,7 +8,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from opinion_tagger.data import Sentence
+from opinion_tagger.sentences import Sentence
 
 
 def _shape(w: str) -> str:

@@ -70,18 +70,18 @@ def train_data_parallel(
     record names the devices and the per-device batch."""
     from opinion_tagger.training.trainer import Trainer
 
-    if config.trainer != "keras":
+    if config.training.trainer != "keras":
         raise TaggerError(
-            f"--devices splits the batches of the Keras trainer; trainer {config.trainer!r} runs on one device"
+            f"--devices splits the batches of the Keras trainer; trainer {config.training.trainer!r} runs on one device"
         )
     chosen = select_devices(devices)
     record = dict(record or {})
     record["data_parallel"] = {
         "devices": chosen,
-        "global_batch": config.batch_size,
-        "per_device_batch": config.batch_size // len(chosen),
+        "global_batch": config.training.batch_size,
+        "per_device_batch": config.training.batch_size // len(chosen),
     }
-    with data_parallel(chosen, config.batch_size):
+    with data_parallel(chosen, config.training.batch_size):
         return Trainer(config, out_dir, progress, context_cache=context_cache, init=init).run(
             train_sentences, dev_sentences, extra_words, resume, record
         )

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import numpy as np
 
-from opinion_tagger.data import Sentence, Token
 from opinion_tagger.errors import TaggerError
+from opinion_tagger.sentences import Sentence, Token
 
 
 def teacher_targets(
@@ -19,11 +19,11 @@ def teacher_targets(
     teacher's marginals), and the teacher's training-data record (what meta.json says it was trained on, without
     its document lists).  Where both the teacher's meta.json and the run's ``record`` list their documents, a
     teacher trained on any of the run's dev or test documents is refused."""
-    from opinion_tagger.network.predict import Tagger
+    from opinion_tagger.runtime.sentence_tagger import SentenceTagger
 
     if not Path(bundle).is_dir():
         raise TaggerError(f"{bundle}: no such teacher bundle")
-    teacher = Tagger.load(bundle)
+    teacher = SentenceTagger.load(bundle)
     missing = [t for t in types if t not in teacher.types]
     if missing:
         raise TaggerError(f"{bundle}: the teacher does not tag {', '.join(missing)}")

@@ -1,246 +1,428 @@
-"""The fast trainer's network in JAX (``trainer: fast``): the Keras network's weights as a parameter tree,
-the forward pass, the loss and the optimizer; the training loop is ``opinion_tagger.training.fast_loop``.
-
-The Keras network (``opinion_tagger.network.model.build_model``) stays the one definition of the
-model: training starts from a freshly built Keras model, reads its weights into
-a JAX parameter tree, trains them here and writes them back into the Keras
-model, which is saved as an ordinary bundle (so tagging in ONNX Runtime and
-the Keras path both read what was trained).  ``tests/test_fast_training.py``
-checks that the loss and gradients computed here equal the Keras model's for
-the same weights.
-
-Why it is faster than the Keras loop on a CPU: both directions of a layer run
-in one ``lax.scan`` (one batched matrix product a time step instead of two
-loops), the input projections of all time steps are one matrix product before
-the scan, and every batch shape (``batch_size`` x a length bucket) is compiled
-once.
-
-It implements the recipe options of the authors' released trainer
-(oir/deep-recurrent): O-class loss weight, summed token losses, SGD with
-momentum and per-update learning-rate decay, a smaller learning rate for the
-output layer, L2 on weights and on hidden activations, dev evaluation every N
-epochs keeping the best dev proportional F1.  After each dev evaluation every
-model writes a checkpoint (``opinion_tagger.training.fast_checkpoint``); a run killed
-part-way resumes from it and, seeded throughout, ends with the weights the
-uninterrupted run would have.
-"""
+"""The fast trainer's loop (``trainer: fast``): one or several models of a configuration (the folds of a
+cross-validation) trained together in one compiled JAX step over the network of
+``opinion_tagger.training.fast_network``, with dev evaluation every ``eval_every`` epochs, early stopping,
+checkpoints (``opinion_tagger.training.fast_checkpoint``) and resume."""
 
 from __future__ import annotations
 
-import os
+import logging
+import time
+from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from opinion_tagger.config import TaggerConfig
-from opinion_tagger.errors import TaggerError
-from opinion_tagger.network.cells import CELLS, activation_fn, jax_ops
+from opinion_tagger.errors import TaggerError, TrainingDiverged
+from opinion_tagger.runtime.batching import bucket_length, decode_tags, encode_tags
+from opinion_tagger.runtime.vocabulary import Vocabulary
+from opinion_tagger.sentences import Sentence
+from opinion_tagger.training import fast_checkpoint
+from opinion_tagger.training.checkpoints import announce, has_checkpoint, refuse_existing, remove_checkpoint
+from opinion_tagger.training.distillation import noisy_copies, teacher_targets
+from opinion_tagger.training.fast_network import (
+    fast_device,
+    forward,
+    load_jax,
+    loss_fn,
+    optimizer,
+    params_from_model,
+    params_to_model,
+)
+from opinion_tagger.training.models import bundle_start, fresh_model, save_trained, set_seeds
+from opinion_tagger.training.progress import EpochProgress, epoch_line, say
+from opinion_tagger.training.stopping import dev_score, judge, out_of_patience
+
+log = logging.getLogger("opinion_tagger")
+EVAL_BATCH = 256
 
 
-def load_jax():
-    try:
-        import jax
-        import optax  # noqa: F401
-    except ImportError:
-        raise TaggerError("trainer fast needs JAX and optax: pip install -e '.[fast]'") from None
-    cache = os.environ.get("OPINION_TAGGER_JAX_CACHE", str(Path.home() / ".cache" / "opinion-tagger" / "jax"))
-    if cache and not jax.config.jax_compilation_cache_dir:  # runs with the same shapes compile once
-        jax.config.update("jax_compilation_cache_dir", cache)
-        jax.config.update("jax_persistent_cache_min_compile_time_secs", 1.0)
-    return jax
+# --------------------------------------------------------------------------- batches
+class Encoded:
+    """Sentences as word ids and tag ids."""
+
+    def __init__(self, vocab: Vocabulary, sentences: Sequence[Sentence], types: Sequence[str]):
+        self.ids = [np.asarray(vocab.ids(s.words), dtype="int32") for s in sentences]
+        self.tags = (
+            {t: [encode_tags([s.tags[t]], len(s))[0] for s in sentences] for t in types}
+            if (sentences and sentences[0].tags)
+            else {}
+        )
+        self.lengths = [len(s) for s in sentences]
+        self.soft: dict[str, list[np.ndarray]] = {}  # per type, each sentence's [n, 3] teacher probabilities
 
 
-# --------------------------------------------------------------------------- parameters <-> Keras model
-def _cells(bi) -> tuple:
-    """The forward and backward Keras cells of a ``Bidirectional`` layer."""
-    return bi.forward_layer.cell, bi.backward_layer.cell
+def stacked_batch(data: Sequence[Encoded], picks: Sequence[Sequence[int] | None], rows: int, types: Sequence[str]):
+    """One batch per model, stacked: ids [M, rows, T] and tags {type: [M, rows, T]}, T the length bucket of the
+    longest sentence picked; a model with no pick (None) gets an all-padding batch.  With a teacher's
+    probabilities (``Encoded.soft``), tags also has {"TYPE/soft": [M, rows, T, 3]}."""
+    longest = max((data[m].lengths[i] for m, idx in enumerate(picks) if idx for i in idx), default=1)
+    length = bucket_length(longest)
+    ids = np.zeros((len(data), rows, length), dtype="int32")
+    tags = {t: np.zeros((len(data), rows, length), dtype="int32") for t in types}
+    soft = any(d.soft for d in data)
+    if soft:
+        tags.update({f"{t}/soft": np.zeros((len(data), rows, length, 3), dtype="float32") for t in types})
+    for m, idx in enumerate(picks):
+        for r, i in enumerate(idx or ()):
+            n = data[m].lengths[i]
+            ids[m, r, :n] = data[m].ids[i]
+            for t in types:
+                if data[m].tags:
+                    tags[t][m, r, :n] = data[m].tags[t][i]
+                if soft:
+                    tags[f"{t}/soft"][m, r, :n] = data[m].soft[t][i]
+    return ids, tags
 
 
-def params_from_model(model, config: TaggerConfig) -> tuple[dict, dict]:
-    """The trainable weights of a Keras tagger as a tree of arrays, and the constants the network reads.
-    ``emb``: the embedding rows that train (those not frozen); layer k: the cell's parameters
-    (``opinion_tagger.network.cells``; Elman: ``W`` [2, in, H], ``U`` [2, H, H], ``b`` [2, H]), each stacked over the
-    directions (forward, backward); heads: ``W`` [2H, 3], ``b`` [3].  Constants: ``table`` (the frozen
-    rows, others zero), ``row`` (a word's row in ``emb``), ``train`` (1 where a word's row trains)."""
-    emb = model.get_layer("embedding")
-    table, frozen = np.asarray(emb.table), np.asarray(emb.frozen)
-    rows = np.flatnonzero(frozen == 0)
-    row = np.zeros(len(table), dtype="int32")
-    row[rows] = np.arange(len(rows))
-    spec = CELLS[config.cell]
-    layers = []
-    for k in range(1, config.depth + 1):
-        cells = _cells(model.get_layer(f"birnn_{k}"))
-        layers.append({p.name: np.stack([np.asarray(getattr(c, p.keras)) for c in cells]) for p in spec.params})
-    heads = {
-        t: {"W": np.asarray(model.get_layer(t).kernel), "b": np.asarray(model.get_layer(t).bias)} for t in config.types
-    }
-    consts = {"table": table * frozen[:, None], "row": row, "train": (frozen == 0).astype(table.dtype)}
-    return {"emb": table[rows], "layers": layers, "heads": heads}, consts
+def epoch_plan(lengths: Sequence[Sequence[int]], batch_size: int, seed: int, epoch: int) -> list[list]:
+    """The steps of one epoch for several models trained together: per step, each model's batch (a list of
+    sentence indices) or None.  Each model's sentences (shuffled, then sorted by length) are cut into
+    batches; the batches of every model are laid on one common scale of length ranks, and the steps visit
+    the ranks in a random order, so that models get sentences of similar length at the same step (one
+    padded shape serves all).  Every sentence of every model is in exactly one step."""
+    per_model = []
+    for lens in lengths:
+        rng = np.random.default_rng([seed, epoch])
+        idx = sorted(rng.permutation(len(lens)), key=lambda i: lens[i])
+        per_model.append([list(idx[i : i + batch_size]) for i in range(0, len(idx), batch_size)])
+    slots = max(len(b) for b in per_model)
+    table: list[list] = [[None] * len(per_model) for _ in range(slots)]
+    for m, bs in enumerate(per_model):
+        for j, b in enumerate(bs):
+            table[j * slots // len(bs)][m] = b
+    order = np.random.default_rng([seed, epoch, 1 << 20]).permutation(slots)
+    return [table[k] for k in order]
 
 
-def params_to_model(params: dict, model, config: TaggerConfig) -> None:
-    """Write a parameter tree back into the Keras model it came from (``params_from_model``'s layout;
-    ``emb`` may carry padding rows at the end)."""
-    emb = model.get_layer("embedding")
-    table, frozen = np.array(emb.table), np.asarray(emb.frozen)
-    rows = np.flatnonzero(frozen == 0)
-    table[rows] = np.asarray(params["emb"])[: len(rows)]
-    emb.table.assign(table)
-    spec = CELLS[config.cell]
-    for k, layer in enumerate(params["layers"], start=1):
-        for d, cell in enumerate(_cells(model.get_layer(f"birnn_{k}"))):
-            for p in spec.params:
-                getattr(cell, p.keras).assign(np.asarray(layer[p.name][d]))
-    for t, head in params["heads"].items():
-        model.get_layer(t).kernel.assign(np.asarray(head["W"]))
-        model.get_layer(t).bias.assign(np.asarray(head["b"]))
+# --------------------------------------------------------------------------- the trainer
+class _Fold:
+    """What one model of a joint run holds: data, vocabulary, Keras model, weights, progress."""
+
+    def __init__(self, train, dev, out_dir):
+        self.train, self.dev, self.out_dir = train, dev, Path(out_dir)
+        self.history: list[dict] = []
+        self.best, self.best_epoch, self.bad, self.best_params = None, 0, 0, None
+        self.active = True
+        self.diverged = 0  # the epoch whose loss became infinite
+
+    STATE = ("history", "best", "best_epoch", "bad", "active", "diverged")
+
+    def state(self, train_seconds: float) -> dict:
+        """What a checkpoint keeps besides the arrays."""
+        return {**{k: getattr(self, k) for k in self.STATE}, "train_seconds": train_seconds}
+
+    def restore(self, state: dict) -> None:
+        for k in self.STATE:
+            setattr(self, k, state[k])
 
 
-# --------------------------------------------------------------------------- the network in JAX
-def _birnn(layer, x, mask, config: TaggerConfig, parallel: bool | None = None):
-    """One bidirectional recurrent layer: x [B, T, D], mask [B, T] -> [B, T, 2H] (forward, backward), as Keras
-    computes it (``opinion_tagger.network.cells``: the same projection and step; ``layer``: the cell's parameters
-    stacked over the two directions).  The input terms of all steps are one matrix product before the
-    recurrence, and both directions run in one scan.  Sequences are right-padded; the backward direction
-    reads the time-reversed batch, where padding comes first; a padded step keeps the state (zero before the
-    sentence starts) and outputs zeros.  A linear cell (irlm) runs as ``jax.lax.associative_scan``
-    (logarithmic depth) when ``parallel``, else step by step; by default in parallel on an accelerator, step
-    by step on a CPU, where that is faster (a loss and its gradient at depth 3, 200k, 80 sentences of 32 words:
-    32 ms against 73 on the 2-core VM, 2026-11-26)."""
+class FastTrainer:
+    """Trains one or several taggers of the same configuration together (e.g. the folds of a cross-
+    validation): their weights are stacked on a leading axis and one compiled step (``jax.vmap``) trains
+    them all; each keeps its own data, vocabulary, batches, early stopping and best epoch.  Without
+    dropout its result is the same as when trained alone if the models have the same number of batches
+    (else the order of its batches within an epoch differs); with dropout the masks differ too, as a
+    step's batches are padded to the longest of them."""
+
+    def __init__(self, config: TaggerConfig, progress: bool = True):
+        self.config, self.progress = config, progress
+        jax = self.jax = load_jax()
+        import jax.numpy as jnp
+        import optax
+
+        cfg = config
+        grad = jax.value_and_grad(lambda p, c, ids, tags, key: loss_fn(p, c, ids, tags, cfg, key))
+        self.opt = optimizer(cfg)
+
+        def train_step(params, opt_state, consts, ids, tags, key, active):
+            loss, grads = grad(params, consts, ids, tags, key)
+            updates, new_state = self.opt.update(grads, opt_state, params)
+            keep = lambda new, old: jnp.where(active, new, old)  # noqa: E731  (a model with no batch: unchanged)
+            return (
+                jax.tree_util.tree_map(keep, optax.apply_updates(params, updates), params),
+                jax.tree_util.tree_map(keep, new_state, opt_state),
+                loss * active,
+            )
+
+        def predict(params, consts, ids):
+            logits, _, _ = forward(params, consts, ids, cfg)
+            return {t: z.argmax(-1) for t, z in logits.items()}
+
+        self._step = jax.jit(jax.vmap(train_step), donate_argnums=(0, 1))
+        self._predict = jax.jit(jax.vmap(predict))
+
+    # -- evaluation -------------------------------------------------------------
+    def predict_ids(self, params, consts, data: Sequence[Encoded]) -> list[list[dict[str, np.ndarray]]]:
+        """Per model, per sentence, per type: predicted tag ids (0 O, 1 B, 2 I)."""
+        orders = [sorted(range(len(d.lengths)), key=d.lengths.__getitem__) for d in data]
+        out: list[list[Any]] = [[None] * len(d.lengths) for d in data]
+        for s in range(0, max(len(o) for o in orders), EVAL_BATCH):
+            picks = [o[s : s + EVAL_BATCH] or None for o in orders]
+            ids, _ = stacked_batch(data, picks, EVAL_BATCH, ())
+            pred = {t: np.asarray(v) for t, v in self._predict(params, consts, ids).items()}
+            for m, idx in enumerate(picks):
+                for r, i in enumerate(idx or ()):
+                    out[m][i] = {t: v[m, r, : data[m].lengths[i]] for t, v in pred.items()}
+        return out
+
+    def _reports(self, params, consts, data, folds) -> list[dict]:
+        from opinion_tagger.evaluation.scoring import score_predictions
+
+        preds = self.predict_ids(params, consts, data)
+        return [
+            score_predictions(f.dev, {t: [decode_tags(p[t].tolist(), t) for p in pred] for t in self.config.types})
+            if f.dev
+            else {}
+            for f, pred in zip(folds, preds)
+        ]
+
+    # -- the loop ---------------------------------------------------------------
+    def run(
+        self,
+        runs: Sequence[tuple[Sequence[Sentence], Sequence[Sentence], str | Path]],
+        extra_words: Iterable[str] = (),
+        records: Sequence[dict] | None = None,
+        init: str | Path | None = None,
+        resume: bool = False,
+        teachers: Sequence[str | Path] | None = None,
+    ):
+        """Train one model per (train, dev, out_dir); returns [(Tagger, meta)] in the same order, with a
+        ``TrainingDiverged`` in place of a model whose loss became infinite (the others train on).  ``init``:
+        a bundle whose network and vocabulary every model starts from (words it lacks read as unknown).
+        ``resume``: continue from the newest epoch every model has a complete checkpoint of (if none,
+        start afresh); without it, an existing checkpoint is an error.  ``teachers``: with ``teacher`` in the
+        configuration, each model's teacher bundle (default: the configured path, which then may not name a
+        {fold})."""
+        jax, cfg = self.jax, self.config
+        folds = [_Fold(*r) for r in runs]
+        if not folds or not all(f.train for f in folds):
+            raise TaggerError("no training sentences")
+        extra_words = list(extra_words)
+        per_model, models, vocabs = [], [], []
+        for f in folds:
+            set_seeds(cfg.training.seed)  # each model starts as it would alone
+            vocab, model = bundle_start(init, cfg) if init is not None else fresh_model(cfg, f.train, extra_words)
+            per_model.append(params_from_model(model, cfg))
+            models.append(model)
+            vocabs.append(vocab)
+        params, consts = _stack([p for p, _ in per_model]), _stack([c for _, c in per_model])
+        opt_state = jax.jit(jax.vmap(self.opt.init))(params)
+        first, train_seconds = 1, 0.0
+        restored = self._restore(folds, params, opt_state) if resume else None
+        if restored is not None:
+            params, opt_state, first, train_seconds = restored
+            announce(
+                f"resuming from epoch {first - 1} ({folds[0].out_dir / 'checkpoint'}"
+                f"{f' and {len(folds) - 1} more' if len(folds) > 1 else ''})"
+            )
+        else:
+            stale = [f.out_dir / "checkpoint" for f in folds if has_checkpoint(f.out_dir)]
+            if stale and not resume:
+                refuse_existing(stale[0])
+            for f in folds:
+                remove_checkpoint(f.out_dir)
+        train_sets = [list(f.train) for f in folds]  # with a teacher, its noisy copies join them
+        softs: list[dict[str, list[np.ndarray]]] = [{} for _ in folds]
+        records = [dict(r) for r in (records or [{}] * len(folds))]
+        if cfg.training.distillation.teacher is not None:
+            if teachers is None:
+                if "{fold}" in cfg.training.distillation.teacher:
+                    raise TaggerError(
+                        f"teacher {cfg.training.distillation.teacher} names a {{fold}}: give each run's teacher bundle"
+                    )
+                teachers = [cfg.training.distillation.teacher] * len(folds)
+            for m, (f, bundle, record) in enumerate(zip(folds, teachers, records)):
+                copies = noisy_copies(
+                    f.train, cfg.training.distillation.copies, cfg.training.distillation.noise, cfg.training.seed
+                )
+                train_sets[m] += copies
+                say(
+                    f"teacher {bundle}: tagging {len(train_sets[m])} sentences ({len(copies)} noisy copies)",
+                    self.progress,
+                )
+                softs[m], trained_on = teacher_targets(bundle, train_sets[m], cfg.types, record)
+                for k, s in enumerate(copies, start=len(f.train)):  # the teacher's likeliest tags as gold
+                    s.tags = {t: decode_tags(softs[m][t][k].argmax(-1).tolist(), t) for t in cfg.types}
+                record["teacher"] = {"bundle": str(bundle), "data": trained_on, "copies": len(copies)}
+        train_data = [Encoded(v, s, cfg.types) for v, s in zip(vocabs, train_sets)]
+        for data, soft in zip(train_data, softs):
+            data.soft = soft
+        dev_data = [Encoded(v, f.dev, cfg.types) for v, f in zip(vocabs, folds)]
+        tokens = [sum(d.lengths) for d in train_data]
+        key = jax.random.PRNGKey(cfg.training.seed)
+        for epoch in range(first, cfg.training.stopping.max_epochs + 1):
+            live = [f.active for f in folds]
+            if not any(live):
+                break
+            t0 = time.perf_counter()
+            losses = []
+            plan = epoch_plan([d.lengths for d in train_data], cfg.training.batch_size, cfg.training.seed, epoch)
+            for b, picks in enumerate(EpochProgress(plan, epoch, self.progress)):
+                picks = [p if a else None for p, a in zip(picks, live)]
+                ids, tags = stacked_batch(train_data, picks, cfg.training.batch_size, cfg.types)
+                active = np.array([p is not None for p in picks])
+                step_key = jax.random.fold_in(key, epoch * 100003 + b)  # the same for every model, as if alone
+                keys = jax.numpy.broadcast_to(step_key, (len(folds), *step_key.shape))
+                params, opt_state, loss = self._step(params, opt_state, consts, ids, tags, keys, active)
+                losses.append((loss, active))
+            sums = np.zeros(len(folds))
+            counts = np.zeros(len(folds))
+            for loss, active in losses:  # waits for the last step
+                sums += np.asarray(loss)
+                counts += active
+            seconds = time.perf_counter() - t0
+            train_seconds += seconds
+            evaluate = epoch % cfg.training.stopping.eval_every == 0 or epoch == cfg.training.stopping.max_epochs
+            reports = self._reports(params, consts, dev_data, folds) if evaluate else []
+            host = jax.tree_util.tree_map(np.asarray, params) if evaluate else None
+            for m, f in enumerate(folds):
+                if not live[m]:
+                    continue
+                mean_loss = float(sums[m] / max(counts[m], 1))
+                if not np.isfinite(mean_loss):  # this model stops; the others go on
+                    f.active, f.diverged = False, epoch
+                    log.warning("model %d: training diverged at epoch %d (loss %s)", m + 1, epoch, mean_loss)
+                    continue
+                entry = {
+                    "epoch": epoch,
+                    "loss": mean_loss,
+                    "seconds": seconds / len(folds),
+                    "tokens_per_s": tokens[m] / (seconds / sum(live)),
+                }
+                if evaluate:
+                    score = dev_score(reports[m]) if f.dev else -mean_loss
+                    entry.update(dev_score=score, dev=reports[m])
+                    improved, f.bad = judge(f.best, f.bad, score, bool(f.dev))
+                    if improved:
+                        f.best, f.best_epoch = score, epoch
+                        f.best_params = jax.tree_util.tree_map(lambda x: x[m], host)  # noqa: B023 (called at once)
+                label = f" (model {m + 1}/{len(folds)})" if len(folds) > 1 else ""
+                shown = entry["dev_score"] if evaluate and f.dev else None
+                say(epoch_line(epoch, mean_loss, seconds, shown, label), self.progress)
+                f.history.append(entry)
+                if out_of_patience(cfg.training.stopping.patience, f.bad):
+                    f.active = False
+            if evaluate:
+                self._checkpoint(folds, epoch, host, opt_state, train_seconds)
+        out = []
+        for m, f in enumerate(folds):
+            if f.diverged:
+                remove_checkpoint(f.out_dir)  # a rerun takes another seed
+                out.append(
+                    TrainingDiverged(
+                        f"training diverged at epoch {f.diverged}; lower --lr or change --seed", f.diverged
+                    )
+                )
+                continue
+            params_to_model(f.best_params, models[m], cfg)
+            record = records[m]
+            record["trained_together"] = len(folds)
+            out.append(self._finish(f, models[m], vocabs[m], train_seconds / len(folds), record))
+        return out
+
+    def _checkpoint(self, folds, epoch, host, opt_state, train_seconds) -> None:
+        """Each model's slice of the stacked weights and optimizer state, with its best weights and
+        progress, into its own checkpoint."""
+        leaves = self.jax.tree_util.tree_leaves
+        p_leaves = leaves(host)
+        o_leaves = [np.asarray(x) for x in leaves(opt_state)]
+        for m, f in enumerate(folds):
+            fast_checkpoint.save(
+                f.out_dir,
+                epoch,
+                {
+                    "params": [x[m] for x in p_leaves],
+                    "opt": [x[m] for x in o_leaves],
+                    "best": None if f.best_params is None else leaves(f.best_params),
+                },
+                f.state(train_seconds),
+                self.config,
+            )
+
+    def _restore(self, folds, params, opt_state):
+        """(params, opt_state, first epoch, training seconds so far) from the models' checkpoints, stacked
+        as ``params`` and ``opt_state`` are; None (the run starts afresh) when there is no epoch that all
+        models have, or the checkpoints were stacked in another way (other models trained together)."""
+        saved = fast_checkpoint.latest_common([f.out_dir for f in folds], self.config)
+        if saved is None:
+            return None
+        tree = self.jax.tree_util
+        stacked = {}
+        for part, like in (("params", params), ("opt", opt_state)):
+            template, treedef = tree.tree_flatten(like)
+            per_model = [leaves[part] for _, leaves in saved]
+            if any(
+                x is None or [(a.shape, a.dtype) for a in x] != [(t.shape[1:], t.dtype) for t in template]
+                for x in per_model
+            ):
+                announce(
+                    f"{folds[0].out_dir / 'checkpoint'}: the checkpoint holds other shapes than this run "
+                    "(other models trained together): starting afresh"
+                )
+                return None
+            stacked[part] = tree.tree_unflatten(
+                treedef, [self.jax.numpy.asarray(np.stack(xs)) for xs in zip(*per_model)]
+            )
+        p_def = tree.tree_structure(params)
+        for f, (state, leaves) in zip(folds, saved):
+            f.restore(state)
+            f.best_params = None if leaves["best"] is None else tree.tree_unflatten(p_def, leaves["best"])
+        state = saved[0][0]
+        return stacked["params"], stacked["opt"], state["epoch"] + 1, float(state["train_seconds"])
+
+    def _finish(self, fold: _Fold, model, vocab, train_seconds, record):
+        return save_trained(
+            self.config, model, vocab, fold.out_dir, record, fold.history, fold.best_epoch, train_seconds, fast_device()
+        )
+
+
+def _stack(trees: list) -> dict:
+    """Stack per-model trees on a new leading axis, zero-padding arrays whose shapes differ (vocabulary
+    sizes; padded rows are never read)."""
     import jax
-    import jax.numpy as jnp
 
-    if parallel is None:
-        parallel = jax.default_backend() != "cpu"
+    def stack(*leaves):
+        shape = np.max([np.shape(x) for x in leaves], axis=0)
+        out = np.zeros((len(leaves), *shape), dtype=np.asarray(leaves[0]).dtype)
+        for m, x in enumerate(leaves):
+            out[(m, *(slice(0, n) for n in np.shape(x)))] = x
+        return jax.numpy.asarray(out)
 
-    xp = jax_ops()
-    spec = CELLS[config.cell]
-    act = activation_fn(config.cell_activation or "linear", xp)  # lstm and gru have theirs
-    terms = jax.vmap(lambda p: spec.project(p, x, xp))(layer)  # [2, B, T, .]: forward, backward
-    terms = jax.tree_util.tree_map(lambda t: jnp.stack([t[0], t[1][:, ::-1]]), terms)  # the backward one reversed
-    ms = jnp.stack([mask, mask[:, ::-1]])[..., None]
-    if spec.linear is not None and parallel:
-        a, u = jax.vmap(lambda p, t: spec.linear(p, t, xp))(layer, terms)
-        a = jnp.where(ms > 0, a[:, None, None, :], 1.0)  # padding: h_t = h_{t-1}
-
-        def combine(earlier, later):  # (a1, u1) then (a2, u2): h -> a2 (a1 h + u1) + u2
-            return later[0] * earlier[0], later[0] * earlier[1] + later[1]
-
-        _, h = jax.lax.associative_scan(combine, (a, u * ms), axis=2)
-        ys = act(h) * ms
-    else:
-        step = jax.vmap(lambda p, t, s: spec.step(p, t, s, xp, act))  # both directions at once
-        state = tuple(jnp.zeros((2, x.shape[0], config.hidden_size), x.dtype) for _ in range(spec.states))
-
-        def scan_step(state, inputs):
-            term, mt = inputs
-            out, new = step(layer, term, state)
-            return tuple(mt * n + (1 - mt) * o for n, o in zip(new, state)), out * mt
-
-        time_major = jax.tree_util.tree_map(lambda t: jnp.moveaxis(t, 2, 0), (terms, ms))  # [T, 2, B, .]
-        _, ys = jax.lax.scan(scan_step, state, time_major)
-        ys = jnp.moveaxis(ys, 0, 2)
-    return jnp.concatenate([ys[0], ys[1][:, ::-1]], axis=-1)
+    return jax.tree_util.tree_map(stack, *trees)
 
 
-def _dropout(x, rate, key):
-    import jax
-    import jax.numpy as jnp
-
-    if not rate or key is None:
-        return x
-    keep = jax.random.bernoulli(key, 1.0 - rate, x.shape)
-    return jnp.where(keep, x / (1.0 - rate), 0.0)
-
-
-def forward(params, consts, ids, config: TaggerConfig, key=None):
-    """Logits per type ({type: [B, T, 3]}) and the hidden activations of each layer.  ``key``: dropout
-    (training); None: inference."""
-    import jax
-    import jax.numpy as jnp
-
-    mask = (ids != 0).astype(consts["table"].dtype)
-    trains = jnp.take(consts["train"], ids, axis=0)[..., None]
-    x = trains * jnp.take(params["emb"], jnp.take(consts["row"], ids, axis=0), axis=0) + (1.0 - trains) * jnp.take(
-        consts["table"], ids, axis=0
-    )
-    keys = jax.random.split(key, config.depth + 1) if key is not None else [None] * (config.depth + 1)
-    x = _dropout(x, config.input_dropout, keys[0])
-    hidden = []
-    for k, layer in enumerate(params["layers"]):
-        x = _birnn(layer, x, mask, config)
-        hidden.append(x)
-        x = _dropout(x, config.dropout, keys[k + 1])
-    logits = {t: x @ h["W"] + h["b"] for t, h in params["heads"].items()}
-    return logits, hidden, mask
+def train_fast(
+    config: TaggerConfig,
+    train: Sequence[Sentence],
+    dev: Sequence[Sentence],
+    out_dir: str | Path,
+    extra_words: Iterable[str] = (),
+    progress: bool = True,
+    record: dict | None = None,
+    init: str | Path | None = None,
+    resume: bool = False,
+):
+    """Train with the JAX loop and write the bundle to ``out_dir``; returns (Tagger, meta).  Raises
+    ``TrainingDiverged`` when the loss becomes infinite.  ``init``: a bundle to continue training from;
+    ``resume``: continue from the checkpoint in ``out_dir``."""
+    (result,) = FastTrainer(config, progress).run([(train, dev, out_dir)], extra_words, [record or {}], init, resume)
+    if isinstance(result, TrainingDiverged):
+        raise result
+    return result
 
 
-def loss_fn(params, consts, ids, tags, config: TaggerConfig, key=None):
-    """The training loss of a batch: per type, token cross-entropy (weight ``o_weight`` on gold-O tokens; with
-    ``distill_weight``, that share of it against the teacher's probabilities ``tags["TYPE/soft"]``),
-    summed (``loss_sum``) or averaged over the real tokens (as Keras's masked loss), summed over types;
-    plus ``l2``/2 ||w||^2 over recurrent and output weights and ``activation_l2``/2 ||h||^2 over hidden
-    activations."""
-    import jax
-    import jax.numpy as jnp
-
-    logits, hidden, mask = forward(params, consts, ids, config, key)
-    total = 0.0
-    n = jnp.maximum(mask.sum(), 1.0)
-    for t, z in logits.items():
-        logp = jax.nn.log_softmax(z)
-        nll = -jnp.take_along_axis(logp, tags[t][..., None], axis=-1)[..., 0]
-        if config.distill_weight:  # cross-entropy with the teacher's probabilities, its share of the loss
-            soft = -(tags[f"{t}/soft"] * logp).sum(-1)
-            nll = (1.0 - config.distill_weight) * nll + config.distill_weight * soft
-        w = jnp.where(tags[t] == 0, config.o_weight, 1.0) * mask
-        s = (nll * w).sum()
-        total = total + (s if config.loss_sum else s / n)
-    if config.l2:
-        weights = [params["layers"], params["heads"]]
-        total = total + 0.5 * config.l2 * sum(jnp.sum(w * w) for w in jax.tree_util.tree_leaves(weights))
-    if config.activation_l2:
-        total = total + 0.5 * config.activation_l2 * sum(jnp.sum(h * h * mask[..., None]) for h in hidden)
-    return total
-
-
-def optimizer(config: TaggerConfig):
-    """optax: Keras-style per-weight gradient-norm clipping (``clipnorm``), then Adam or SGD with momentum
-    (velocity as in the authors' code), the learning rate decayed by ``lr_decay`` per update and scaled by
-    ``output_lr_scale`` on the output layer."""
-    import jax
-    import jax.numpy as jnp
-    import optax
-
-    def schedule(scale):
-        return lambda step: config.learning_rate * scale * config.lr_decay**step
-
-    def make(scale):
-        if config.optimizer == "adam":
-            return optax.adam(schedule(scale), b1=0.9, b2=0.999, eps=1e-7)
-        # the authors' momentum: v = lr_k g_k + momentum v; w -= v (each gradient keeps its step's rate)
-        return optax.chain(optax.scale_by_learning_rate(schedule(scale)), optax.trace(decay=config.momentum))
-
-    def clip(grads, _params=None):
-        c = config.clipnorm
-
-        def one(g):
-            norm = jnp.sqrt(jnp.sum(g * g))
-            return g * jnp.minimum(1.0, c / jnp.maximum(norm, 1e-12))
-
-        return jax.tree_util.tree_map(one, grads)
-
-    labels = lambda params: {  # noqa: E731
-        k: jax.tree_util.tree_map(lambda _: "out" if k == "heads" else "net", v)  # noqa: B023 (called at once)
-        for k, v in params.items()
-    }
-    opt = optax.multi_transform({"net": make(1.0), "out": make(config.output_lr_scale)}, labels)
-    return optax.chain(optax.stateless(clip), opt) if config.clipnorm else opt
-
-
-def fast_device() -> str:
-    jax = load_jax()
-    d = jax.devices()[0]
-    where = f"GPU ({d.device_kind})" if d.platform == "gpu" else "CPU"
-    return f"{where}, fast JAX trainer"
+def train_fast_together(
+    config: TaggerConfig,
+    runs,
+    extra_words: Iterable[str] = (),
+    progress: bool = True,
+    records: Sequence[dict] | None = None,
+    resume: bool = False,
+    teachers: Sequence[str | Path] | None = None,
+):
+    """Train several models of one configuration together, one per (train, dev, out_dir) (e.g. the folds of
+    a cross-validation); returns [(Tagger, meta)], a ``TrainingDiverged`` for a model whose loss became
+    infinite.  ``resume``: continue from their checkpoints; ``teachers``: each model's teacher bundle."""
+    return FastTrainer(config, progress).run(runs, extra_words, records, resume=resume, teachers=teachers)

@@ -10,9 +10,9 @@ from pathlib import Path
 import numpy as np
 
 from opinion_tagger.config import TaggerConfig
-from opinion_tagger.data import Sentence
 from opinion_tagger.errors import TaggerError
-from opinion_tagger.network.features import build_vocabulary, initial_embeddings
+from opinion_tagger.model.embeddings import build_vocabulary, initial_embeddings
+from opinion_tagger.sentences import Sentence
 
 
 def set_seeds(seed: int) -> None:
@@ -24,25 +24,26 @@ def set_seeds(seed: int) -> None:
 def fresh_model(config: TaggerConfig, train: Sequence[Sentence], extra_words: Iterable[str]):
     """(Vocabulary, Keras model) to train from scratch: the vocabulary of ``train`` and ``extra_words``, the
     initial word vectors set (pretrained ones frozen unless ``fine_tune``).  Call ``set_seeds`` first."""
-    from opinion_tagger.network.model import build_training_model, set_embeddings
+    from opinion_tagger.model.network import build_training_model, set_embeddings
 
     vocab = build_vocabulary(config, (w for s in train for w in s.words), extra_words)
     matrix, pretrained = initial_embeddings(config, vocab)
     model = build_training_model(config, len(vocab), matrix.shape[1])
-    set_embeddings(model, matrix, np.zeros(len(vocab), "float32") if config.fine_tune else pretrained)
+    set_embeddings(model, matrix, np.zeros(len(vocab), "float32") if config.model.embeddings.fine_tune else pretrained)
     return vocab, model
 
 
 def bundle_start(init: str | Path, config: TaggerConfig):
     """(Vocabulary, Keras model) of a trained bundle that training continues from (either trainer); its
     network must be the one ``config`` describes (only the training fields may differ)."""
-    from opinion_tagger.network.bundle import load_bundle_files, load_keras_model
+    from opinion_tagger.model.keras_backend import load_keras_model
+    from opinion_tagger.runtime.bundle import load_bundle_files
 
     if config.auxiliary_types:
         raise TaggerError(f"{init}: auxiliary heads train from scratch, not from a bundle, which has none")
-    if config.precision != "float32":
+    if config.training.precision != "float32":
         raise TaggerError(
-            f"{init}: training from a bundle is in float32 (precision {config.precision} trains from scratch)"
+            f"{init}: training from a bundle is in float32 (precision {config.training.precision} trains from scratch)"
         )
     vocab, saved, _ = load_bundle_files(init)
     if saved.replace(**config.training_fields()) != config:
@@ -64,10 +65,11 @@ def save_trained(
     device: str,
 ):
     """Write the bundle of a finished training run (the weights in ``model`` are the kept epoch's) and
-    return (Tagger, meta); meta holds the run's record, history without dev reports, and its dev scores.
+    return (SentenceTagger, meta); meta holds the run's record, history without dev reports, and its dev scores.
     Both trainers end here."""
-    from opinion_tagger.network.model import build_model, count_parameters
-    from opinion_tagger.network.predict import Tagger
+    from opinion_tagger.export.bundle_writer import save_bundle
+    from opinion_tagger.model.keras_backend import sentence_tagger
+    from opinion_tagger.model.network import build_model, count_parameters
 
     clean = build_model(config, len(vocab), model.get_layer("embedding").dim, pretrained=False)
     for layer in clean.layers:  # a fresh model: no optimizer state, no auxiliary heads in the bundle
@@ -85,6 +87,5 @@ def save_trained(
         },
         "scores": {"dev": best["dev"]},
     }
-    tagger = Tagger.from_model(clean, vocab, config, meta)
-    tagger.save(out_dir)
-    return tagger, meta
+    save_bundle(out_dir, clean, vocab, config, meta)
+    return sentence_tagger(clean, vocab, config, meta), meta

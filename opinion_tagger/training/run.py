@@ -8,16 +8,16 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from opinion_tagger.config import TaggerConfig
-from opinion_tagger.data import Sentence
 from opinion_tagger.errors import TrainingDiverged
 from opinion_tagger.provenance import git_commit
+from opinion_tagger.sentences import Sentence
 from opinion_tagger.training.checkpoints import has_checkpoint, remove_checkpoint
-from opinion_tagger.training.data import TrainingData
+from opinion_tagger.training.run_data import TrainingData
 
 
 def trains_together(config: TaggerConfig) -> bool:
     """Whether several models of ``config`` (folds) train at once in one program (the fast trainer)."""
-    return config.trainer == "fast"
+    return config.training.trainer == "fast"
 
 
 def train(
@@ -37,15 +37,15 @@ def train(
     that keeps contextual vectors between runs; ``init``: a bundle to continue training from (same network;
     the configuration's training fields may differ); ``devices`` (``all`` or a number): data-parallel over
     several devices (``opinion_tagger.training.data_parallel``).  ``trainer: fast`` configurations train with the JAX
-    loop of ``opinion_tagger.training.fast_loop``, others with ``opinion_tagger.training.trainer``'s Keras loop."""
+    loop of ``opinion_tagger.training.fast_trainer``, others with ``opinion_tagger.training.trainer``'s Keras loop."""
     if devices:
         from opinion_tagger.training.data_parallel import train_data_parallel
 
         return train_data_parallel(
             config, train, dev, out_dir, devices, extra_words, resume, progress, record, context_cache, init
         )
-    if config.trainer == "fast":
-        from opinion_tagger.training.fast_loop import train_fast
+    if config.training.trainer == "fast":
+        from opinion_tagger.training.fast_trainer import train_fast
 
         return train_fast(config, train, dev, out_dir, extra_words, progress, record, init, resume)
     from opinion_tagger.training.trainer import Trainer
@@ -72,7 +72,7 @@ def train_folds(
     ``teachers``: each run's teacher bundle, for a configuration that distils one (fast trainer); ``records``:
     what each bundle's meta.json records of its training (e.g. its data split)."""
     if trains_together(config):
-        from opinion_tagger.training.fast_loop import train_fast_together
+        from opinion_tagger.training.fast_trainer import train_fast_together
 
         return train_fast_together(config, runs, extra_words, progress, records, resume, teachers)
     out: list = []
@@ -108,7 +108,7 @@ def train_bundle(
 ):
     """Configuration and data in, bundle out: train on ``data`` and write the bundle to ``out_dir``, its
     training record naming the data, seed, code and the bundle it continued (``init``); returns (Tagger, meta)."""
-    record = {"data": data.record, "seed": config.seed, "git_commit": git_commit()}
+    record = {"data": data.record, "seed": config.training.seed, "git_commit": git_commit()}
     if init is not None:
         record["init"] = str(init)
     return train(

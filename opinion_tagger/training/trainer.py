@@ -27,10 +27,11 @@ from typing import Any
 import numpy as np
 
 from opinion_tagger.config import TaggerConfig
-from opinion_tagger.data import Sentence
 from opinion_tagger.errors import TaggerError, TrainingDiverged
 from opinion_tagger.evaluation.scoring import evaluate_tagger
-from opinion_tagger.network.features import GLOVE_DIM, Vocabulary, batches, encode_tags, encode_words, network_inputs
+from opinion_tagger.runtime.batching import batches, encode_tags, encode_words, network_inputs
+from opinion_tagger.runtime.vocabulary import Vocabulary
+from opinion_tagger.sentences import Sentence
 from opinion_tagger.storage import atomic_copy, atomic_path, atomic_write_text, remove_tree
 from opinion_tagger.training.checkpoints import (
     KEEP_CHECKPOINTS,
@@ -51,7 +52,7 @@ log = logging.getLogger("opinion_tagger")
 
 
 CHECKPOINT_FILES = ("last.keras", "optimizer.npz", "best.weights.h5", "vocab.txt", "state.json")
-# A LoRA-tuned encoder's weights are kept by path (opinion_tagger.network.weights.write_weights): Keras's files
+# A LoRA-tuned encoder's weights are kept by path (opinion_tagger.model.weights.write_weights): Keras's files
 # merge the adapters into the kernels and zero them on loading, which would stop their training after a resume.
 LORA_CHECKPOINT_FILES = ("last.weights.npz", "optimizer.npz", "best.weights.npz", "vocab.txt", "state.json")
 
@@ -72,7 +73,7 @@ def device_name() -> str:
     length buckets other than the default ones (``OPINION_TAGGER_LENGTH_BUCKETS``)."""
     import keras
 
-    from opinion_tagger.network.features import LENGTH_BUCKETS, length_buckets
+    from opinion_tagger.runtime.batching import LENGTH_BUCKETS, length_buckets
 
     backend = keras.backend.backend()
     buckets = length_buckets()
@@ -115,7 +116,7 @@ def o_weights(y: dict[str, np.ndarray], o_weight: float) -> dict[str, np.ndarray
 
 
 class Trainer:
-    """Trains one tagger; ``run`` returns the trained ``Tagger`` and a record."""
+    """Trains one tagger; ``run`` returns the trained ``SentenceTagger`` and a record."""
 
     def __init__(
         self,
@@ -132,19 +133,19 @@ class Trainer:
         self.ckpt = self.out_dir / "checkpoint"
         self.progress, self.on_epoch = progress, on_epoch
         self._last: Path | None = None  # the newest complete checkpoint directory
-        self._lora = bool(config.context_lora_rank)
+        self._lora = bool(config.model.encoder.lora_rank)
         self._files = LORA_CHECKPOINT_FILES if self._lora else CHECKPOINT_FILES
         self._last_file, self._best_file = self._files[0], self._files[2]
 
     # -- set-up -----------------------------------------------------------------
     def _steps(self, train: Sequence[Sentence]) -> int:
-        return -(-len(train) // self.config.batch_size)  # batches per epoch
+        return -(-len(train) // self.config.training.batch_size)  # batches per epoch
 
     def _fresh(self, train: Sequence[Sentence], extra_words: Iterable[str]):
-        from opinion_tagger.network.model import compile_model
+        from opinion_tagger.model.network import compile_model
 
         cfg = self.config
-        set_seeds(cfg.seed)
+        set_seeds(cfg.training.seed)
         if self.init is not None:
             return self._from_bundle(train)
         vocab, model = fresh_model(cfg, train, extra_words)
@@ -161,7 +162,7 @@ class Trainer:
 
     def _from_bundle(self, train: Sequence[Sentence]):
         """Start from a trained bundle's network and vocabulary (words it lacks read as unknown)."""
-        from opinion_tagger.network.model import compile_model
+        from opinion_tagger.model.network import compile_model
 
         assert self.init is not None  # _fresh's branch
         vocab, model = bundle_start(self.init, self.config)
@@ -193,7 +194,7 @@ class Trainer:
     def _resume(self, train: Sequence[Sentence], where: Path):
         import keras
 
-        from opinion_tagger.network.model import compile_model
+        from opinion_tagger.model.network import compile_model
 
         try:
             state = json.loads((where / "state.json").read_text())
@@ -202,14 +203,14 @@ class Trainer:
             raise TaggerError(f"{where / 'state.json'}: unreadable checkpoint state: {exc}") from None
         check_same_run(saved, self.config, self.ckpt)
         vocab = Vocabulary.load(where / "vocab.txt")
-        if self.config.context_fine_tune:
+        if self.config.model.encoder.fine_tune:
             import keras_hub  # noqa: F401  (registers the encoder's layers for loading)
         try:
             if self._lora:  # rebuild the network (the encoder's LoRA set-up), then read the weights by path
-                from opinion_tagger.network.model import build_training_model
-                from opinion_tagger.network.weights import read_weights
+                from opinion_tagger.model.network import build_training_model
+                from opinion_tagger.model.weights import read_weights
 
-                dim = GLOVE_DIM if self.config.features == "glove" else self.config.embedding_dim
+                dim = self.config.word_dim
                 model = build_training_model(self.config, len(vocab), dim, pretrained=False)
                 read_weights(model, where / self._last_file)
             else:
@@ -229,7 +230,7 @@ class Trainer:
     def _write(self, model, file: Path, whole: bool) -> None:
         """The network (``whole``: a .keras model) or its weights; by path for a LoRA-tuned encoder."""
         if self._lora:
-            from opinion_tagger.network.weights import write_weights
+            from opinion_tagger.model.weights import write_weights
 
             write_weights(model, file)
         elif whole:
@@ -273,7 +274,7 @@ class Trainer:
         resume: bool = False,
         record: dict | None = None,
     ):
-        from opinion_tagger.network.predict import Tagger
+        from opinion_tagger.model.keras_backend import sentence_tagger
 
         cfg = self.config
         if not train:
@@ -290,30 +291,34 @@ class Trainer:
                 refuse_existing(self.ckpt)
             model, vocab, state = self._fresh(train, extra_words)
         lengths = [len(s) for s in train]
-        dev_tagger = Tagger.from_model(model, vocab, cfg)
+        dev_tagger = sentence_tagger(model, vocab, cfg)
         context: Any = None
         pieces: Any = None
-        if cfg.context_fine_tune:
-            from opinion_tagger.network.contextual import word_pieces
+        if cfg.model.encoder.fine_tune:
+            from opinion_tagger.runtime.wordpieces import word_pieces
 
-            pieces = dev_tagger.encoder = word_pieces(cfg.contextual)
-        elif cfg.contextual:
-            from opinion_tagger.network.contextual import MiniLMEncoder
+            pieces = dev_tagger.pieces = word_pieces(cfg.encoder)
+        elif cfg.model.encoder.name:
+            from opinion_tagger.model.minilm import MiniLMEncoder
 
-            dev_tagger.encoder = MiniLMEncoder(cfg.context_pooling, self.context_cache)
-            context = dev_tagger.encoder.encode([s.words for s in train], progress=self.progress)
-            dev_tagger.encoder.encode([s.words for s in dev], progress=self.progress)
-        stopped = out_of_patience(cfg.patience, state["bad_epochs"])
-        while state["epoch"] < cfg.max_epochs and not stopped:
+            encoder = dev_tagger.network.context_encoder = MiniLMEncoder(  # type: ignore[attr-defined]
+                cfg.model.encoder.pooling, self.context_cache
+            )
+            context = encoder.encode([s.words for s in train], progress=self.progress)
+            encoder.encode([s.words for s in dev], progress=self.progress)
+        stopped = out_of_patience(cfg.training.stopping.patience, state["bad_epochs"])
+        while state["epoch"] < cfg.training.stopping.max_epochs and not stopped:
             epoch = state["epoch"] + 1
-            reseed_epoch(model, cfg.seed, epoch)
-            rng = np.random.default_rng([cfg.seed, epoch])
+            reseed_epoch(model, cfg.training.seed, epoch)
+            rng = np.random.default_rng([cfg.training.seed, epoch])
             t0 = time.perf_counter()
             losses = []
-            bar = EpochProgress(batches(lengths, cfg.batch_size, rng), epoch, self.progress)
+            bar = EpochProgress(batches(lengths, cfg.training.batch_size, rng), epoch, self.progress)
             for idx in bar:
-                x, y = _batch_arrays(vocab, cfg, train, idx, cfg.batch_size, context, pieces)
-                loss = model.train_on_batch(x, y, sample_weight=o_weights(y, cfg.o_weight), return_dict=True)["loss"]
+                x, y = _batch_arrays(vocab, cfg, train, idx, cfg.training.batch_size, context, pieces)
+                loss = model.train_on_batch(x, y, sample_weight=o_weights(y, cfg.training.o_weight), return_dict=True)[
+                    "loss"
+                ]
                 losses.append(float(loss))
                 bar.set_postfix(loss=f"{np.mean(losses[-50:]):.4f}")
             seconds = time.perf_counter() - t0
@@ -337,7 +342,7 @@ class Trainer:
             improved, state["bad_epochs"] = judge(state["best_score"], state["bad_epochs"], score, bool(dev))
             if improved:
                 state.update(best_score=score, best_epoch=epoch)
-            stopped = out_of_patience(cfg.patience, state["bad_epochs"])
+            stopped = out_of_patience(cfg.training.stopping.patience, state["bad_epochs"])
             self._save_checkpoint(model, vocab, state, improved)
             say(epoch_line(epoch, entry["loss"], seconds, score if dev else None), self.progress)
             if self.on_epoch:
@@ -347,7 +352,7 @@ class Trainer:
     def _finish(self, model, vocab, state, record):
         cfg = self.config
         if self._lora:
-            from opinion_tagger.network.weights import read_weights
+            from opinion_tagger.model.weights import read_weights
 
             read_weights(model, self._last / self._best_file)
         else:

@@ -110,7 +110,7 @@ def export_section(project: Project) -> None:
 def scores_section(project: Project, model: str) -> None:
     with st.expander("Model scores on the accepted documents", key="exp_scores"):
         if st.button(f"Score {model} on the accepted documents", key="score"):
-            from opinion_tagger.annotation.dataset import accepted_documents
+            from opinion_tagger.annotation.accepted import accepted_documents
             from opinion_tagger.evaluation.scoring import evaluate_tagger
 
             try:

@@ -14,6 +14,6 @@ def open_project(path: str) -> Project:
 
 @st.cache_resource(show_spinner="Loading the model...")
 def load_tagger(model: str):
-    from opinion_tagger.tagging.annotate import OpinionTagger
+    from opinion_tagger.tagging.tagger import OpinionTagger
 
-    return OpinionTagger.load(model, backend="auto")
+    return OpinionTagger.load(model)

@@ -12,8 +12,8 @@ A cell (``CELLS[name]``) declares
   trainer computes with ``jax.lax.associative_scan`` on an accelerator (step by step on a CPU, faster there).
 
 The functions take an array namespace ``xp`` with ``matmul``, ``tanh``, ``sigmoid`` and ``relu``:
-``keras.ops`` in the Keras cell (``opinion_tagger.network.model.RecurrentCell``, any Keras back end, and what
-ONNX export traces), ``jax_ops()`` in the fast JAX trainer (``opinion_tagger.training.fast_trainer``), so both
+``keras.ops`` in the Keras cell (``opinion_tagger.model.network.RecurrentCell``, any Keras back end, and what
+ONNX export traces), ``jax_ops()`` in the fast JAX trainer (``opinion_tagger.training.fast_network``), so both
 run the same arithmetic.  Elman, LSTM and GRU run in Keras's own layers (``SimpleRNN``, ``LSTM``,
 ``GRU``: cuDNN, and the bundles already written); their entries declare the layout of those layers'
 weights (``keras_layer``) and the arithmetic the layers compute, for the fast trainer.
@@ -71,7 +71,7 @@ class Cell:
     states: int = 1  # arrays in the state (LSTM: h and c)
     activations: tuple[str, ...] = ()  # the nonlinearities it may take, its default first (none: fixed by the cell)
     keras_layer: str | None = (
-        None  # a Keras layer class computing the cell (else opinion_tagger.network.model.RecurrentCell)
+        None  # a Keras layer class computing the cell (else opinion_tagger.model.network.RecurrentCell)
     )
     linear: Callable | None = None  # (p, terms, xp) -> (a, u) of h_t = a * h_{t-1} + u_t, for a linear cell
 
@@ -84,16 +84,6 @@ class Cell:
 def activation_fn(name: str, xp):
     """The nonlinearity ``name`` (one of ACTIVATIONS) in namespace ``xp``."""
     return {"relu": xp.relu, "tanh": xp.tanh, "linear": lambda z: z}[name]
-
-
-def jax_ops():
-    """The array namespace of the fast trainer."""
-    from types import SimpleNamespace
-
-    import jax
-    import jax.numpy as jnp
-
-    return SimpleNamespace(matmul=jnp.matmul, tanh=jnp.tanh, sigmoid=jax.nn.sigmoid, relu=jax.nn.relu)
 
 
 # --------------------------------------------------------------------------- the Keras layers' layouts
@@ -178,7 +168,7 @@ def _irlm_linear(p, u, xp):
 CELLS: dict[str, Cell] = {
     "elman": Cell(
         "elman", (_W, _U, _B), _affine, _elman_step, activations=("relu", "tanh"), keras_layer="SimpleRNN"
-    ),  # ONNX's RNN operator (opinion_tagger.network.onnx_recurrent) has both
+    ),  # ONNX's RNN operator (opinion_tagger.export.onnx_recurrent) has both
     "lstm": Cell("lstm", _gated(4), _affine, _lstm_step, states=2, keras_layer="LSTM"),
     "gru": Cell("gru", _gated(3, bias_rows=2), _gru_project, _gru_step, keras_layer="GRU"),
     "mrnn": Cell(

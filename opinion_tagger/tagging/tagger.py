@@ -1,7 +1,7 @@
 """Tag raw text: sentence splitting and tokenisation (spaCy), the model, and
 spans with character offsets into the input and a confidence.
 
-    from opinion_tagger.tagging.annotate import OpinionTagger
+    from opinion_tagger.tagging.tagger import OpinionTagger
     ot = OpinionTagger.load()                 # the bundled model
     doc = ot.tag("Officials said the plan was daylight robbery.")
     doc.spans   # [Span(type='DSE', start=10, end=14, text='said', score=0.93), ...]
@@ -15,8 +15,8 @@ from pathlib import Path
 
 from opinion_tagger.corpus.labels import spans_from_bio
 from opinion_tagger.errors import TaggerError
-from opinion_tagger.network.predict import Tagger
 from opinion_tagger.paths import resolve_model
+from opinion_tagger.runtime.sentence_tagger import SentenceTagger
 from opinion_tagger.tagging.inputs import Record, check_text
 
 
@@ -143,7 +143,7 @@ def tokenised(records: list[tuple[str, str]], types: tuple[str, ...] = ("DSE", "
 
 
 def with_predictions(docs: list[TaggedDocument], preds: list[dict]) -> list[TaggedDocument]:
-    """``docs`` (from ``tokenised``) with their tokens' tags and their spans set from ``Tagger.predict``'s
+    """``docs`` (from ``tokenised``) with their tokens' tags and their spans set from ``SentenceTagger.predict``'s
     output for their sentences, in order."""
     k = 0
     for doc in docs:
@@ -160,9 +160,9 @@ def with_predictions(docs: list[TaggedDocument], preds: list[dict]) -> list[Tagg
 
 
 class OpinionTagger:
-    """Text in, tagged documents out; a thin layer over ``Tagger``."""
+    """Text in, tagged documents out; a thin layer over ``SentenceTagger``."""
 
-    def __init__(self, tagger: Tagger, batch_size: int | None = None):
+    def __init__(self, tagger: SentenceTagger, batch_size: int | None = None):
         """``batch_size``: sentences in a batch of the network, whatever their length (the tagger's word and
         wordpiece budgets lifted): for a GPU, where a batch of 1,024 sentences costs little more than one of 64
         (experiments/device/bench_gpu_tagging.py); default: ``BATCH_SIZE`` within the budgets, the CPU's best."""
@@ -175,14 +175,14 @@ class OpinionTagger:
     def load(
         cls,
         model: str | Path | None = None,
-        backend: str = "auto",
+        backend: str = "onnx",
         threads: int | None = None,
         batch_size: int | None = None,
     ) -> OpinionTagger:
         """``model``: a bundle directory or a bundled model's name (``accurate``, ``fast``; default
-        ``opinion_tagger.paths.DEFAULT_NAME``); ``backend`` and ``threads``: see ``Tagger.load``; ``batch_size``: see
-        ``OpinionTagger``."""
-        return cls(Tagger.load(resolve_model(model), backend=backend, threads=threads), batch_size)
+        ``opinion_tagger.paths.DEFAULT_NAME``); ``backend`` and ``threads``: see ``SentenceTagger.load``;
+        ``batch_size``: see ``OpinionTagger``."""
+        return cls(SentenceTagger.load(resolve_model(model), backend=backend, threads=threads), batch_size)
 
     @property
     def types(self) -> tuple[str, ...]:

@@ -9,8 +9,8 @@ from opinion_tagger.corpus.convert import mpqa_sentences, read_conll
 from opinion_tagger.corpus.labels import LabelRules
 from opinion_tagger.corpus.mpqa import MPQACorpus
 from opinion_tagger.corpus.reference import read_reference
-from opinion_tagger.data import Sentence
 from opinion_tagger.errors import CorpusError, Problems
+from opinion_tagger.sentences import Sentence
 
 SOURCES = ("mpqa", "reference", "conll")
 

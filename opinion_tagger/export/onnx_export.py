@@ -1,4 +1,4 @@
-"""Export a trained Keras network to ONNX, for tagging with ONNX Runtime (``opinion_tagger.network.onnx_runtime``).
+"""Export a trained Keras network to ONNX, for tagging with ONNX Runtime (``opinion_tagger.runtime.onnx_network``).
 
 Runs where the network was trained (it needs TensorFlow and tf2onnx); tagging never imports it.
 
@@ -17,12 +17,11 @@ Not every weight is stored in ``model.onnx``; some are *external*, supplied when
 created (``SessionOptions.add_external_initializers``), so that a bundle keeps only what training
 changed:
 
-- ``minilm``: a weight equal to a tensor of the pinned MiniLM-L6 package (``model.safetensors``),
-  read as it is or transposed, then reshaped (checked value for value here; the package file is
-  checked by sha256 when loading);
-- ``mpnet``: the same, from the assembled MPNet-base files (``opinion_tagger.network.mpnet_package``);
+- an encoder's name (``minilm``, ``mpnet``): a weight equal to a tensor of the encoder's pinned base weights
+  (``model.safetensors``, ``opinion_tagger.runtime.base_weights``), read as it is or transposed, then reshaped
+  (checked value for value here; the file is checked by sha256 when loading);
 - ``glove``: a word-vector table whose frozen rows are GloVe's, rebuilt from the GloVe package and
-  the trained rows stored in the bundle's ``weights.npz`` (``opinion_tagger.network.weights.table_from_delta``).
+  the trained rows stored in the bundle's ``weights.npz`` (``opinion_tagger.model.weights.table_from_delta``).
 
 What the runtime needs to know (inputs, outputs, the externals, CRF transitions) is returned as a
 dict that ``save_bundle`` puts into meta.json under ``onnx``.
@@ -38,7 +37,11 @@ from pathlib import Path
 import numpy as np
 
 from opinion_tagger.config import TaggerConfig
+from opinion_tagger.encoders import Encoder
 from opinion_tagger.errors import BundleError
+from opinion_tagger.runtime.base_weights import locate
+from opinion_tagger.runtime.bundle import config_digest
+from opinion_tagger.runtime.word_table import GLOVE_SOURCE
 
 OPSET = 17
 ONNX_FILE = "model.onnx"
@@ -61,12 +64,11 @@ def merged_weights(model) -> dict[str, np.ndarray]:
 def plain_model(model, config: TaggerConfig, vocab_size: int):
     """``model`` itself, or for a LoRA-tuned encoder the same network without adapters holding the merged
     kernels (the function is the same)."""
-    if not config.context_lora_rank:
+    if not config.model.encoder.lora_rank:
         return model
-    from opinion_tagger.network.features import GLOVE_DIM
-    from opinion_tagger.network.model import build_model
+    from opinion_tagger.model.network import build_model
 
-    dim = GLOVE_DIM if config.features == "glove" else config.embedding_dim
+    dim = config.word_dim
     plain = build_model(config.replace(context_lora_rank=0), vocab_size, dim, pretrained=False)
     weights = merged_weights(model)
     missing = [v.path for v in plain.weights if v.path not in weights]
@@ -127,35 +129,25 @@ def _lora_nodes(path: str, base: np.ndarray, a: np.ndarray, b: np.ndarray, scale
 
 def sample_inputs(config: TaggerConfig, vocab) -> tuple[dict | np.ndarray, list[list[str]]]:
     """Network inputs for two short sentences (the model must have been called once to be traced)."""
-    from opinion_tagger.network.features import encode_words, network_inputs
+    from opinion_tagger.runtime.batching import encode_words, network_inputs
 
     words = [["The", "plan", "was", "robbery", "."], ["Officials", "said", "so", "."]]
     ids = encode_words(vocab, words, length=5)
-    if config.context_fine_tune:
-        from opinion_tagger.network.contextual import word_pieces
+    if config.model.encoder.fine_tune:
+        from opinion_tagger.runtime.wordpieces import word_pieces
 
-        return network_inputs(ids, words, pieces=word_pieces(config.contextual, cache=False)), words
+        return network_inputs(ids, words, pieces=word_pieces(config.encoder, cache=False)), words
     return ids, words
 
 
-def _base_tensors(source: str) -> dict[str, np.ndarray]:
-    """The tensors of the encoder's base weights: ``source`` minilm (the package) or mpnet (assembled)."""
+def _base_tensors(enc: Encoder) -> dict[str, np.ndarray]:
+    """The tensors of the encoder's base weights (checked by sha256)."""
     from safetensors.numpy import load_file
 
-    if source == "mpnet":
-        from opinion_tagger.network.mpnet_package import mpnet_path
-
-        return load_file(str(mpnet_path() / "model.safetensors"))
-    from opinion_tagger.network.contextual import check_weights, package_path
-
-    path = package_path()
-    check_weights(path)
-    return load_file(str(path / "model.safetensors"))
+    return load_file(str(locate(enc) / "model.safetensors"))
 
 
-def match_base(
-    weights: dict[str, np.ndarray], tensors: dict[str, np.ndarray], source: str = "minilm"
-) -> dict[str, dict]:
+def match_base(weights: dict[str, np.ndarray], tensors: dict[str, np.ndarray], source: str) -> dict[str, dict]:
     """For each weight equal to a tensor of the ``source`` encoder's package (as it is, or transposed),
     reshaped: how to rebuild it."""
 
@@ -194,15 +186,15 @@ def export_onnx(model, config: TaggerConfig, vocab, bundle: str | Path, delta: b
     import tf2onnx
     from keras.src.export.tf2onnx_lib import patch_tf2onnx
 
-    from opinion_tagger.network.onnx_fusion import fuse_layer_norms
-    from opinion_tagger.network.onnx_recurrent import NATIVE_CELLS, recurrent_graph
+    from opinion_tagger.export.onnx_fusion import fuse_layer_norms
+    from opinion_tagger.export.onnx_recurrent import NATIVE_CELLS, recurrent_graph
     from opinion_tagger.storage import atomic_path
 
     net = plain_model(model, config, len(vocab))
     inputs, _ = sample_inputs(config, vocab)
     net(inputs, training=False)
     names = sorted(inputs) if isinstance(inputs, dict) else ["words"]
-    native = config.cell in NATIVE_CELLS
+    native = config.model.recurrent.cell in NATIVE_CELLS
     if native:  # trace the layers below the recurrent ones; those and the heads are ONNX operators
         import keras
 
@@ -233,10 +225,10 @@ def export_onnx(model, config: TaggerConfig, vocab, bundle: str | Path, delta: b
 
     values = {p: np.asarray(v) for p, v in zip(paths, variables)}
     by_input = {f"weight_{k}": p for k, p in enumerate(paths)}
-    source = config.contextual or "minilm"
     externals, factored = {}, {}
-    if config.context_fine_tune:
-        tensors = _base_tensors(source)
+    if config.model.encoder.fine_tune:
+        source = config.encoder.name
+        tensors = _base_tensors(config.encoder)
         externals = match_base(values, tensors, source)
         # where the factors are the smaller (not MiniLM's EinsumDense kernels at rank 64: A is 384 x 12 x r)
         factors = {
@@ -249,7 +241,7 @@ def export_onnx(model, config: TaggerConfig, vocab, bundle: str | Path, delta: b
         factored = {p: f for p, f in factors.items() if f"{p}/base" in bases}
     if delta:
         externals["embedding/table"] = {
-            "source": "glove",
+            "source": GLOVE_SOURCE,
             "file": "weights.npz",
             "shape": list(values["embedding/table"].shape),
         }
@@ -292,7 +284,7 @@ def export_onnx(model, config: TaggerConfig, vocab, bundle: str | Path, delta: b
     with atomic_path(file) as tmp:
         onnx.save_model(proto, str(tmp))
     crf = {}
-    if config.output == "crf":
+    if config.model.head.output == "crf":
         for t in config.types:
             layer = net.get_layer(t)
             crf[t] = {k: np.asarray(getattr(layer, k)).tolist() for k in ("transitions", "start", "end")}
@@ -305,18 +297,6 @@ def export_onnx(model, config: TaggerConfig, vocab, bundle: str | Path, delta: b
         "crf": crf,
         "config_sha256": config_digest(config),
     }
-
-
-def config_digest(config: TaggerConfig) -> str:
-    """The sha256 of a configuration (its fields, sorted; fields added later left out at their neutral values,
-    so that earlier bundles keep their digest): what ``model.onnx`` was exported from."""
-    import hashlib
-    import json
-
-    from opinion_tagger.config import LATER_FIELDS
-
-    fields = {k: v for k, v in config.to_dict().items() if k not in LATER_FIELDS or v != LATER_FIELDS[k]}
-    return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()
 
 
 def _used_names(graph) -> set[str]:

@@ -8,19 +8,19 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from opinion_tagger.corpus.auxiliary import tag_auxiliary
-from opinion_tagger.corpus.dataset import SOURCES, corpus_words, load_documents, select
+from opinion_tagger.corpus.sources import SOURCES, corpus_words, load_documents, select
 from opinion_tagger.corpus.split import load_split
-from opinion_tagger.data import Sentence
 from opinion_tagger.errors import Problems, TaggerError
+from opinion_tagger.sentences import Sentence
 
 DATA_SOURCES = (*SOURCES, "annotations")
 
 
 def load_data(source: str, path: str | Path, problems: Problems | None = None) -> dict[str, list[Sentence]]:
-    """Sentences by document name: a corpus source (``opinion_tagger.corpus.dataset``) or ``annotations``, the
+    """Sentences by document name: a corpus source (``opinion_tagger.corpus.sources``) or ``annotations``, the
     accepted documents of an annotation project."""
     if source == "annotations":
-        from opinion_tagger.annotation.dataset import (
+        from opinion_tagger.annotation.accepted import (
             accepted_documents,  # the project's data; nothing of it imports training
         )
 
@@ -53,7 +53,7 @@ def training_data(
     docs = load_data(source, path, problems)
     aux = tag_auxiliary(docs, auxiliary, source, path).to_dict() if auxiliary else None
     if source == "annotations":
-        from opinion_tagger.annotation.dataset import train_dev
+        from opinion_tagger.annotation.accepted import train_dev
 
         train_names, dev_names = train_dev(list(docs))
         division: dict = {"documents": {"train": len(train_names), "dev": len(dev_names)}}

@@ -2,17 +2,17 @@
 
 Needs onnxruntime and NumPy (and, for a model with the MiniLM encoder, the pinned weights package and
 safetensors), never TensorFlow or Keras: a process that tags starts in about a second.  The bundle's
-``model.onnx`` is written by ``opinion_tagger.network.onnx_export`` when the bundle is saved; meta.json's ``onnx``
+``model.onnx`` is written by ``opinion_tagger.export.onnx_export`` when the bundle is saved; meta.json's ``onnx``
 entry names its inputs and outputs, its CRF transitions, and the *external* weights that the file does
 not hold, which are supplied here when the session is created:
 
-- ``minilm``: a tensor of the MiniLM-L6 package's ``model.safetensors`` (the file checked by sha256 first),
-  transposed where the entry says so and reshaped;
-- ``mpnet``: the same, from the assembled MPNet-base files (``opinion_tagger.network.mpnet_package``);
+- an encoder's name (``minilm``, ``mpnet``: ``opinion_tagger.encoders``): a tensor of its base weights'
+  ``model.safetensors`` (``opinion_tagger.runtime.base_weights``, checked by sha256 first), transposed where the
+  entry says so and reshaped;
 - ``glove``: the word-vector table rebuilt from the GloVe package and the bundle's ``weights.npz``
-  (``opinion_tagger.network.weights.table_from_delta``, checked by sha256).
+  (``opinion_tagger.runtime.word_table.table_from_delta``, checked by sha256).
 
-``forward`` takes the same inputs as the Keras network (``opinion_tagger.network.features.network_inputs``) and
+``forward`` takes the same inputs as the Keras network (``opinion_tagger.runtime.batching.network_inputs``) and
 gives the same outputs: per type, [B, T, 3] softmax probabilities or CRF emission scores.
 """
 
@@ -23,7 +23,10 @@ from pathlib import Path
 
 import numpy as np
 
+from opinion_tagger.encoders import ENCODERS, Encoder
 from opinion_tagger.errors import BundleError, TaggerError
+from opinion_tagger.runtime.base_weights import locate
+from opinion_tagger.runtime.word_table import GLOVE_SOURCE, TABLE, table_from_delta
 
 
 def default_threads() -> int:
@@ -37,23 +40,14 @@ def default_threads() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def _package_arrays(entries: dict[str, dict], file: Path, source: str = "minilm") -> dict[str, np.ndarray]:
-    if not entries:
-        return {}
-    from opinion_tagger.network.contextual import check_weights, package_path
-
+def _base_arrays(enc: Encoder, entries: dict[str, dict], file: Path) -> dict[str, np.ndarray]:
+    """The external weights ``entries`` that come from ``enc``'s base weights, rebuilt (transposed, reshaped)."""
     try:
         from safetensors import safe_open
     except ImportError:
         raise BundleError(f"{file}: this model needs the safetensors package: pip install safetensors") from None
     try:
-        if source == "mpnet":
-            from opinion_tagger.network.mpnet_package import mpnet_path
-
-            path = mpnet_path()
-        else:
-            path = package_path()
-            check_weights(path)
+        path = locate(enc)
     except TaggerError as exc:
         raise BundleError(str(exc)) from None
     out = {}
@@ -61,7 +55,7 @@ def _package_arrays(entries: dict[str, dict], file: Path, source: str = "minilm"
         names = set(st.keys())
         for key, e in entries.items():
             if e["tensor"] not in names:
-                raise BundleError(f"{file}: the {source} base weights have no tensor {e['tensor']}")
+                raise BundleError(f"{file}: the {enc.title} base weights have no tensor {e['tensor']}")
             t = st.get_tensor(e["tensor"])
             out[key] = np.ascontiguousarray((t.T if e["transpose"] else t).reshape(e["shape"]))
     return out
@@ -69,18 +63,14 @@ def _package_arrays(entries: dict[str, dict], file: Path, source: str = "minilm"
 
 def external_arrays(bundle: Path, onnx_meta: dict) -> dict[str, np.ndarray]:
     """The weights ``model.onnx`` leaves out, by initializer name, rebuilt and checked."""
-    from opinion_tagger.network.weights import TABLE, table_from_delta
-
     externals = onnx_meta.get("externals", {})
     out = {}
-    for source in ("minilm", "mpnet"):
-        out.update(
-            _package_arrays(
-                {k: e for k, e in externals.items() if e["source"] == source}, bundle / "model.onnx", source
-            )
-        )
+    for enc in ENCODERS.values():
+        entries = {k: e for k, e in externals.items() if e["source"] == enc.name}
+        if entries:
+            out.update(_base_arrays(enc, entries, bundle / "model.onnx"))
     for key, e in externals.items():
-        if e["source"] == "glove":
+        if e["source"] == GLOVE_SOURCE:
             file = bundle / e["file"]
             try:
                 with np.load(file, allow_pickle=False) as data:
@@ -91,13 +81,15 @@ def external_arrays(bundle: Path, onnx_meta: dict) -> dict[str, np.ndarray]:
             if table is None or list(table.shape) != e["shape"]:
                 raise BundleError(f"{file}: holds no word-vector table of shape {e['shape']} for model.onnx")
             out[key] = table
-        elif e["source"] not in ("minilm", "mpnet"):
+        elif e["source"] not in ENCODERS:
             raise BundleError(f"{bundle / 'meta.json'}: unknown source {e['source']!r} of weight {key}")
     return out
 
 
 class OnnxNetwork:
     """A bundle's ``model.onnx`` in an ONNX Runtime session (CPU; CUDA where onnxruntime-gpu sees a GPU)."""
+
+    fixed_lengths = False  # any input length: no padding beyond a batch's longest sentence
 
     def __init__(self, bundle: str | Path, onnx_meta: dict, threads: int | None = None):
         import onnxruntime as ort

@@ -3,7 +3,7 @@
 A traced Keras recurrent layer becomes an ONNX ``Loop`` that runs a small graph per time step; ONNX
 Runtime runs its native kernels instead, which compute the input projections of every time step in one
 matrix product and keep no per-step graph: faster, and a graph without loops can be fused further
-(``opinion_tagger.network.onnx_export``).  The translation is exact (the same functions of the same weights):
+(``opinion_tagger.export.onnx_export``).  The translation is exact (the same functions of the same weights):
 
 - Elman (``SimpleRNN``): ``h = act(x W + h U + b)`` -> ``RNN`` with W = kernelᵀ, R = recurrentᵀ, B = [b, 0];
 - LSTM: Keras's gates in the order input, forget, cell, output -> ONNX's input, output, forget, cell;
@@ -67,7 +67,7 @@ def recurrent_graph(net, config, features: str, words: str) -> tuple[list, list,
     from onnx import TensorProto, numpy_helper
     from onnx import helper as oh
 
-    op = {"elman": "RNN", "lstm": "LSTM", "gru": "GRU"}[config.cell]
+    op = {"elman": "RNN", "lstm": "LSTM", "gru": "GRU"}[config.model.recurrent.cell]
     nodes, inits = [], []
 
     def const(name: str, value) -> str:
@@ -85,13 +85,16 @@ def recurrent_graph(net, config, features: str, words: str) -> tuple[list, list,
     ]  # time major
     x = "rnn/x0"
     merged = const("rnn/merged_shape", np.array([0, 0, -1], np.int64))
-    for k in range(1, config.depth + 1):
+    for k in range(1, config.model.recurrent.depth + 1):
         layer = net.get_layer(f"birnn_{k}")
         cells = [layer.forward_layer.cell, layer.backward_layer.cell]
-        w, r, b = (np.stack(a).astype(np.float32) for a in zip(*(_direction_weights(c, config.cell) for c in cells)))
+        w, r, b = (
+            np.stack(a).astype(np.float32)
+            for a in zip(*(_direction_weights(c, config.model.recurrent.cell) for c in cells))
+        )
         p = f"birnn_{k}/onnx_"
-        extra: dict[str, int | list[str]] = {"linear_before_reset": 1} if config.cell == "gru" else {}
-        acts = _activation(cells[0], config.cell)
+        extra: dict[str, int | list[str]] = {"linear_before_reset": 1} if config.model.recurrent.cell == "gru" else {}
+        acts = _activation(cells[0], config.model.recurrent.cell)
         if acts:
             extra["activations"] = acts
         nodes += [
@@ -110,14 +113,14 @@ def recurrent_graph(net, config, features: str, words: str) -> tuple[list, list,
     nodes.append(oh.make_node("Transpose", [x], ["rnn/output"], perm=[1, 0, 2]))
     outputs = []
     for t in config.types:
-        dense = net.get_layer(f"{t}_emissions" if config.output == "crf" else t)
+        dense = net.get_layer(f"{t}_emissions" if config.model.head.output == "crf" else t)
         kernel, bias = (np.asarray(v) for v in (dense.kernel, dense.bias))
-        z = f"{t}/onnx_logits" if config.output != "crf" else t
+        z = f"{t}/onnx_logits" if config.model.head.output != "crf" else t
         nodes += [
             oh.make_node("MatMul", ["rnn/output", const(f"{t}/onnx_kernel", kernel)], [f"{t}/onnx_product"]),
             oh.make_node("Add", [f"{t}/onnx_product", const(f"{t}/onnx_bias", bias)], [z]),
         ]
-        if config.output != "crf":
+        if config.model.head.output != "crf":
             nodes.append(oh.make_node("Softmax", [z], [t], axis=-1))
         outputs.append(oh.make_tensor_value_info(t, TensorProto.FLOAT, [None, None, int(kernel.shape[-1])]))
     return nodes, inits, outputs

@@ -10,9 +10,9 @@ BERT's post-LayerNorm block (hidden 768, 12 heads, GELU (erf) feed-forward of 3,
 and the tagger do not use.
 
 Only ``keras.ops`` and ``keras.layers``: it trains on any Keras back end and traces to ONNX
-(``opinion_tagger.network.onnx_export``).  The query and value projections are ``Dense`` layers, so
+(``opinion_tagger.export.onnx_export``).  The query and value projections are ``Dense`` layers, so
 ``MPNetEncoder.enable_lora(rank)`` freezes the encoder and adds Keras's LoRA adapters to them, as
-keras-hub's backbones do.  The weights come from the assembled package (``opinion_tagger.network.mpnet_package``).
+keras-hub's backbones do.  The weights come from the assembled package (``opinion_tagger.runtime.base_weights``).
 """
 
 from __future__ import annotations
@@ -23,9 +23,10 @@ import keras
 import numpy as np
 from keras import layers, ops
 
+from opinion_tagger.encoders import MPNET
 from opinion_tagger.errors import TaggerError
 
-PAD_ID = 1  # <pad>; also the position id of padding (positions of real tokens start at 2)
+PAD_ID = MPNET.pad_id  # <pad>; also the position id of padding (positions of real tokens start at 2)
 MASKED = -1e9  # added to the attention scores of padding keys
 
 
@@ -294,8 +295,8 @@ def read_config(path) -> dict:
     import json
 
     c = json.loads((path / "config.json").read_text())
-    if c.get("model_type") != "mpnet":
-        raise TaggerError(f"{path / 'config.json'}: model_type {c.get('model_type')!r}, not mpnet")
+    if c.get("model_type") != MPNET.name:
+        raise TaggerError(f"{path / 'config.json'}: model_type {c.get('model_type')!r}, not {MPNET.name}")
     return {
         "vocab_size": c["vocab_size"],
         "hidden": c["hidden_size"],
@@ -309,7 +310,7 @@ def read_config(path) -> dict:
     }
 
 
-def load_mpnet(weights: bool = True, name: str = "mpnet") -> MPNetEncoder:
+def build_encoder(weights: bool = True, name: str = MPNET.name) -> MPNetEncoder:
     """The built MPNet-base encoder; ``weights``: the pinned weights of the assembled package (sha256-checked),
     else uninitialised (to be filled from a trained model; needs no package)."""
     if not weights:
@@ -318,9 +319,9 @@ def load_mpnet(weights: bool = True, name: str = "mpnet") -> MPNetEncoder:
         return encoder
     from safetensors.numpy import load_file
 
-    from opinion_tagger.network.mpnet_package import mpnet_path
+    from opinion_tagger.runtime.base_weights import locate
 
-    path = mpnet_path()
+    path = locate(MPNET)
     encoder = MPNetEncoder(**read_config(path), name=name)
     encoder.build()
     encoder.load_tensors(load_file(str(path / "model.safetensors")), str(path / "model.safetensors"))

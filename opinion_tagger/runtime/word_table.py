@@ -1,7 +1,11 @@
-"""A network's weights by path (``layer::weight``), NumPy arrays in a ``.npz`` without pickle: what a bundle
-of a LoRA-tuned encoder stores (``weights.npz``) and its checkpoints keep (Keras's own files would merge the
-adapters into the kernels).  A word-vector table of frozen GloVe rows is stored as those rows' indices, the
-trained rows and the table's sha256 (``table_delta``), and rebuilt from the GloVe package when read."""
+"""The word-vector table of a bundle, stored as what training changed.
+
+A table whose frozen rows are GloVe's vectors is not stored whole: the bundle's ``weights.npz`` holds, for
+each vocabulary row, its GloVe row (-1: a row training changed, such as ``<unk>``), the changed rows'
+vectors, and the whole table's sha256, which loading checks once it has rebuilt the table from the GloVe
+package.  Written by the Keras side (``opinion_tagger.model.weights``), read by both it and the ONNX runtime.
+NumPy only.
+"""
 
 from __future__ import annotations
 
@@ -11,42 +15,12 @@ from pathlib import Path
 import numpy as np
 
 from opinion_tagger.errors import BundleError
-from opinion_tagger.network.features import Vocabulary
-
-
-def _weight_key(variable) -> str:
-    return variable.path.replace("/", "::")
-
-
-def _encoder(model):
-    """The network's fine-tuned encoder layer (``minilm`` or ``mpnet``)."""
-    names = {layer.name for layer in model.layers}
-    return model.get_layer("mpnet" if "mpnet" in names else "minilm")
-
-
-def _variables(model, base: bool) -> dict:
-    skip = set() if base else {id(v) for v in _encoder(model).non_trainable_weights}
-    out = {}
-    for v in model.weights:
-        if id(v) not in skip:
-            key = _weight_key(v)
-            if key in out:
-                raise BundleError(f"two weights share the path {v.path}")
-            out[key] = v
-    return out
-
-
-def model_weights(model, base: bool = True) -> dict:
-    """The model's weights by path, as NumPy arrays; ``base=False`` leaves out the encoder's frozen base
-    weights (what a bundle of a LoRA-tuned model holds).  Keras's own weight files merge LoRA adapters
-    into the kernels (and zero the adapters on loading), so LoRA-tuned models are saved with this."""
-    return {k: np.asarray(v) for k, v in _variables(model, base).items()}
-
 
 # A word-vector table whose frozen rows are GloVe's vectors is not stored whole either: weights.npz holds,
 # for each vocabulary row, its GloVe row (-1: a row training changed, such as <unk>), the changed rows'
 # vectors, and the whole table's sha256, which loading checks once it has rebuilt the table.
 TABLE = "embedding::table"
+GLOVE_SOURCE = "glove"  # the source of an external ONNX weight rebuilt from GloVe and these rows
 GLOVE_ROWS, TRAINED_ROWS, TABLE_SHA256 = (f"{TABLE}::{k}" for k in ("glove_rows", "trained", "sha256"))
 
 
@@ -74,7 +48,7 @@ def table_from_delta(stored: dict, file: Path, vectors=None) -> dict:
     when it cannot be read or its vectors are not those the model was trained with."""
     if GLOVE_ROWS not in stored:
         return stored
-    from opinion_tagger.network.features import GLOVE_PACKAGE, glove_vectors
+    from opinion_tagger.runtime.vocabulary import GLOVE_PACKAGE, glove_vectors
 
     stored = dict(stored)
     rows, trained, digest = stored.pop(GLOVE_ROWS), stored.pop(TRAINED_ROWS, None), stored.pop(TABLE_SHA256, None)
@@ -104,39 +78,3 @@ def table_from_delta(stored: dict, file: Path, vectors=None) -> dict:
         )
     stored[TABLE] = table
     return stored
-
-
-def write_weights(model, file: Path, base: bool = True, vocab: Vocabulary | None = None) -> None:
-    """``model_weights`` into ``file``; given the ``vocab``, a table of frozen GloVe rows is stored as
-    ``table_delta``."""
-    weights = model_weights(model, base)
-    if vocab is not None and TABLE in weights and np.any(weights.get("embedding::frozen", 0) == 1):
-        from opinion_tagger.network.features import glove
-
-        index, vectors = glove()
-        weights = table_delta(weights, vocab.words, index, vectors)
-    with open(file, "wb") as fh:
-        np.savez(fh, **weights)
-
-
-def read_weights(model, file: Path, base: bool = True) -> None:
-    """Put the weights of ``file`` (``write_weights``) into ``model``, each checked by name and shape;
-    a file that does not fit the network raises BundleError naming it."""
-    try:
-        with np.load(file, allow_pickle=False) as data:
-            stored = {k: data[k] for k in data.files}
-    except (OSError, ValueError) as exc:
-        raise BundleError(f"{file}: cannot read the weights: {exc}") from None
-    stored = table_from_delta(stored, file)
-    variables = _variables(model, base)
-    missing, extra = sorted(set(variables) - set(stored)), sorted(set(stored) - set(variables))
-    if missing or extra:
-        what = f"lacks {missing[0]}" if missing else f"has {extra[0]}, which the network has not"
-        raise BundleError(
-            f"{file}: not the network config.json describes: it {what} "
-            f"({len(missing)} missing, {len(extra)} unexpected)"
-        )
-    for key, v in variables.items():
-        if tuple(stored[key].shape) != tuple(v.shape):
-            raise BundleError(f"{file}: weight {v.path} has shape {stored[key].shape}, the network {tuple(v.shape)}")
-        v.assign(stored[key])

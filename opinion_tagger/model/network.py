@@ -3,27 +3,29 @@
 Irsoy & Cardie (2014): every layer is bidirectional and, from the second layer
 up, each direction reads both directions of the layer below (here: the
 concatenated output of a ``Bidirectional`` layer); a softmax over B/I/O per
-token on top.  Cells (``opinion_tagger.network.cells``): ReLU Elman (the paper), LSTM, GRU
+token on top.  Cells (``opinion_tagger.cells``): ReLU Elman (the paper), LSTM, GRU
 (Keras's layers, cuDNN-compatible settings), the multiplicative RNN and IRLM units
 (``RecurrentCell`` in Keras's ``RNN`` layer).  Outputs: one head per opinion type, a per-token softmax or a
 linear-chain CRF.  Contextual features (MiniLM-L6) come either as frozen,
 precomputed vectors (input ``context``) or from the encoder inside the network,
 trained with it (``context_fine_tune``; inputs: wordpieces and each word's
-first wordpiece); MPNet-base (``contextual: mpnet``, ``opinion_tagger.network.mpnet``) only the latter way.
+first wordpiece); MPNet-base (``contextual: mpnet``, ``opinion_tagger.model.mpnet``) only the latter way.
 """
 
 from __future__ import annotations
 
+import importlib
 from contextlib import contextmanager
 
 import keras
 import numpy as np
 from keras import layers, ops
 
+from opinion_tagger.cells import CELLS, Sizes, activation_fn
 from opinion_tagger.config import TaggerConfig
-from opinion_tagger.network.cells import CELLS, Sizes, activation_fn
-from opinion_tagger.network.crf import CRF
-from opinion_tagger.network.mpnet import MPNetEncoder  # noqa: F401  (registers the encoder's layers for loading)
+from opinion_tagger.encoders import Encoder
+from opinion_tagger.model.crf import CRF
+from opinion_tagger.model.mpnet import MPNetEncoder  # noqa: F401  (registers the encoder's layers for loading)
 
 N_TAGS = 3  # O, B, I
 
@@ -93,17 +95,19 @@ def _seed(config: TaggerConfig, name: str) -> int:
     """The base of a layer's initialiser seeds, from the configuration's seed and the layer's name."""
     import zlib
 
-    return config.seed * 1000 + zlib.crc32(name.encode()) % 1000
+    return config.training.seed * 1000 + zlib.crc32(name.encode()) % 1000
 
 
 def _initializers(config: TaggerConfig, name: str, *kinds: str) -> dict:
     """``init: uniform``: U(-init_scale, init_scale) for every weight of a layer (the authors' code);
     each weight gets its own seed, derived from the configuration's seed and the layer's name."""
-    if config.init == "keras":
+    if config.training.init == "keras":
         return {}
     base = _seed(config, name)
     return {
-        f"{k}_initializer": keras.initializers.RandomUniform(-config.init_scale, config.init_scale, seed=base * 7 + i)
+        f"{k}_initializer": keras.initializers.RandomUniform(
+            -config.training.init_scale, config.training.init_scale, seed=base * 7 + i
+        )
         for i, k in enumerate(kinds)
     }
 
@@ -113,7 +117,7 @@ KERAS_INIT = {"kernel": "glorot_uniform", "recurrent": "orthogonal", "bias": "ze
 
 @keras.saving.register_keras_serializable(package="opinion_tagger")
 class RecurrentCell(layers.Layer):
-    """A cell of ``opinion_tagger.network.cells`` that Keras has no layer for (mrnn, irlm), for ``layers.RNN``: its
+    """A cell of ``opinion_tagger.cells`` that Keras has no layer for (mrnn, irlm), for ``layers.RNN``: its
     weights are the registry's parameters (named as there), its step the registry's step in ``keras.ops``.
     ``initializers``: per parameter name (default: Glorot uniform kernels, orthogonal recurrent weights,
     zero biases and decays)."""
@@ -165,38 +169,47 @@ class RecurrentCell(layers.Layer):
 def _cell_initializers(config: TaggerConfig, name: str) -> dict:
     """Per parameter of a ``RecurrentCell``: U(-init_scale, init_scale) under ``init: uniform`` (seeded as
     ``_initializers`` seeds), the decay at ``decay_init`` where given (raw value atanh d), else Keras's."""
-    spec = CELLS[config.cell]
+    spec = CELLS[config.model.recurrent.cell]
     out = {}
-    if config.init == "uniform":
+    if config.training.init == "uniform":
         base = _seed(config, name)
         out = {
-            p.name: keras.initializers.RandomUniform(-config.init_scale, config.init_scale, seed=base * 7 + i)
+            p.name: keras.initializers.RandomUniform(
+                -config.training.init_scale, config.training.init_scale, seed=base * 7 + i
+            )
             for i, p in enumerate(spec.params)
         }
-    if config.decay_init is not None:
-        out["decay_raw"] = keras.initializers.Constant(float(np.arctanh(config.decay_init)))
+    if config.model.recurrent.decay_init is not None:
+        out["decay_raw"] = keras.initializers.Constant(float(np.arctanh(config.model.recurrent.decay_init)))
     return out
 
 
 def _recurrent(config: TaggerConfig, name: str) -> layers.Layer:
     h = config.hidden_size
-    spec = CELLS[config.cell]
+    spec = CELLS[config.model.recurrent.cell]
     if spec.keras_layer is None:
         cell = RecurrentCell(
-            config.cell,
+            config.model.recurrent.cell,
             h,
-            factors=config.factors,
+            factors=config.model.recurrent.factors,
             activation=config.cell_activation,
             initializers=_cell_initializers(config, name),
             name=f"{name}_cell",
         )
         return layers.RNN(cell, return_sequences=True, name=name)
     init = _initializers(config, name, "kernel", "recurrent", "bias")
-    if config.cell == "elman":
+    if config.model.recurrent.cell == "elman":
         return layers.SimpleRNN(h, activation=config.cell_activation, return_sequences=True, name=name, **init)
-    if config.cell == "lstm":  # defaults keep the cuDNN kernel usable on a GPU
+    if config.model.recurrent.cell == "lstm":  # defaults keep the cuDNN kernel usable on a GPU
         return layers.LSTM(h, return_sequences=True, name=name, **init)
     return layers.GRU(h, return_sequences=True, name=name, **init)
+
+
+def keras_encoder(enc: Encoder, pretrained: bool = True):
+    """The Keras layer of a registry encoder (its ``keras_builder``), named as the registry names it; its
+    base weights loaded (``pretrained``) or not (to be filled from a trained network)."""
+    module, function = enc.keras_builder.split(":")
+    return getattr(importlib.import_module(module), function)(weights=pretrained, name=enc.name)
 
 
 def build_model(
@@ -206,7 +219,7 @@ def build_model(
     and per auxiliary type of the configuration, the network training fits; bundles keep the types' heads).
     With frozen contextual features the input is a dict ``{"words", "context"}`` (context:
     [B, T, 384]); with a fine-tuned encoder ``{"words", "token_ids", "segment_ids",
-    "padding_mask", "word_starts"}`` (``opinion_tagger.network.contextual.word_pieces``; MPNet: no
+    "padding_mask", "word_starts"}`` (``opinion_tagger.runtime.wordpieces.word_pieces``; MPNet: no
     ``segment_ids``), and the encoder starts from the pinned MiniLM or MPNet weights
     (``pretrained=False``: uninitialised, for copying trained weights into).
 
@@ -216,52 +229,41 @@ def build_model(
     ids = keras.Input(shape=(None,), dtype="int32", name="words")
     x = WordEmbedding(vocab_size, dim, name="embedding")(ids)
     inputs = ids
-    if config.context_fine_tune:
-        # MPNet has no segment (token-type) embeddings
-        names = (
-            ("token_ids", "padding_mask")
-            if config.contextual == "mpnet"
-            else ("token_ids", "segment_ids", "padding_mask")
-        )
+    if config.model.encoder.fine_tune:
+        enc = config.encoder
+        names = ("token_ids", "segment_ids", "padding_mask") if enc.segments else ("token_ids", "padding_mask")
         pieces = {k: keras.Input(shape=(None,), dtype="int32", name=k) for k in (*names, "word_starts")}
-        if config.contextual == "mpnet":
-            from opinion_tagger.network.mpnet import load_mpnet
-
-            encoder = load_mpnet(weights=pretrained, name="mpnet")
-        else:
-            from opinion_tagger.network.contextual import load_minilm
-
-            encoder, _ = load_minilm(weights=pretrained, name="minilm")
-        if config.context_lora_rank:  # freezes the encoder, adds trainable adapters to query and value
-            encoder.enable_lora(config.context_lora_rank)
-        sequence = encoder({k: pieces[k] for k in names})
+        backbone = keras_encoder(enc, pretrained)
+        if config.model.encoder.lora_rank:  # freezes the encoder, adds trainable adapters to query and value
+            backbone.enable_lora(config.model.encoder.lora_rank)
+        sequence = backbone({k: pieces[k] for k in names})
         sequence = sequence["sequence_output"] if isinstance(sequence, dict) else sequence
         x = layers.Concatenate(name="features")([x, WordGather(name="word_pieces")(sequence, pieces["word_starts"])])
         inputs = {"words": ids, **pieces}
-    elif config.contextual:
-        from opinion_tagger.network.contextual import MINILM_DIM
-
-        ctx = keras.Input(shape=(None, MINILM_DIM), dtype="float32", name="context")
+    elif config.model.encoder.name:
+        ctx = keras.Input(shape=(None, config.encoder.width), dtype="float32", name="context")
         x = layers.Concatenate(name="features")([x, ctx])
         inputs = {"words": ids, "context": ctx}
-    x = layers.Dropout(config.input_dropout, name="input_dropout")(x)
-    mask = WordMask(name="word_mask")(ids) if config.contextual else None  # see WordMask
-    for k in range(1, config.depth + 1):
+    x = layers.Dropout(config.model.recurrent.input_dropout, name="input_dropout")(x)
+    mask = WordMask(name="word_mask")(ids) if config.model.encoder.name else None  # see WordMask
+    for k in range(1, config.model.recurrent.depth + 1):
         birnn = layers.Bidirectional(_recurrent(config, f"rnn_{k}"), merge_mode="concat", name=f"birnn_{k}")
         x = birnn(x, mask=mask) if mask is not None else birnn(x)
-        x = layers.Dropout(config.dropout, name=f"dropout_{k}")(x)
+        x = layers.Dropout(config.model.recurrent.dropout, name=f"dropout_{k}")(x)
     outputs = {}
     # under a mixed policy (build_training_model) the heads still compute in float32: a CRF's log-partition
     # and a softmax want float32's precision
     head = {"dtype": "float32"} if keras.config.dtype_policy().name != "float32" else {}
     for t in config.trained_types if auxiliary else config.types:
-        if config.output == "crf":
+        if config.model.head.output == "crf":
             outputs[t] = CRF(N_TAGS, name=t, **head)(layers.Dense(N_TAGS, name=f"{t}_emissions", **head)(x))
         else:
             outputs[t] = layers.Dense(
                 N_TAGS, activation="softmax", name=t, **head, **_initializers(config, t, "kernel", "bias")
             )(x)
-    return keras.Model(inputs, outputs, name=f"{config.task}_{config.cell}{config.depth}")
+    return keras.Model(
+        inputs, outputs, name=f"{config.task}_{config.model.recurrent.cell}{config.model.recurrent.depth}"
+    )
 
 
 @contextmanager
@@ -276,9 +278,9 @@ def _dtype_policy(name: str):
 
 def build_training_model(config: TaggerConfig, vocab_size: int, dim: int, pretrained: bool = True) -> keras.Model:
     """The network a run trains: ``build_model`` with the auxiliary heads, under the dtype policy
-    ``config.precision`` (``mixed_bfloat16``: bfloat16 products, float32 weights, float32 heads).  Networks
+    ``config.training.precision`` (``mixed_bfloat16``: bfloat16 products, float32 weights, float32 heads).  Networks
     built by ``build_model`` itself (the bundle written at the end, the exported one) compute in float32."""
-    with _dtype_policy(config.precision):
+    with _dtype_policy(config.training.precision):
         return build_model(config, vocab_size, dim, pretrained=pretrained, auxiliary=True)
 
 
@@ -289,31 +291,34 @@ def set_embeddings(model: keras.Model, matrix: np.ndarray, frozen: np.ndarray) -
 def learning_rate(config: TaggerConfig, steps_per_epoch: int):
     """A constant rate, or (``lr_schedule: cosine``) a linear warm-up over the first
     tenth of ``max_epochs`` then cosine decay to zero at ``max_epochs``."""
-    if config.lr_schedule == "constant":
-        return config.learning_rate
-    total = max(1, config.max_epochs * steps_per_epoch)
+    if config.training.schedule.name == "constant":
+        return config.training.optimizer.learning_rate
+    total = max(1, config.training.stopping.max_epochs * steps_per_epoch)
     warm = max(1, total // 10)
     return keras.optimizers.schedules.CosineDecay(
-        0.0, max(1, total - warm), warmup_target=config.learning_rate, warmup_steps=warm
+        0.0, max(1, total - warm), warmup_target=config.training.optimizer.learning_rate, warmup_steps=warm
     )
 
 
 def compile_model(model: keras.Model, config: TaggerConfig, steps_per_epoch: int = 1) -> None:
     """``steps_per_epoch``: batches per epoch, for a learning-rate schedule.  A network with auxiliary heads
     (``build_model(auxiliary=True)``) weighs each of their losses by ``auxiliary_weight``."""
-    if config.context_fine_tune and config.contextual == "minilm":  # its [CLS] pooler is unused; keras-hub
-        # rebuilds it trainable on loading
-        model.get_layer("minilm").get_layer("pooled_dense").trainable = False
+    if config.model.encoder.fine_tune:  # keras-hub's [CLS] pooler is unused, and rebuilt trainable on loading
+        backbone = model.get_layer(config.model.encoder.name)
+        if any(layer.name == "pooled_dense" for layer in getattr(backbone, "layers", ())):
+            backbone.get_layer("pooled_dense").trainable = False
     lr = learning_rate(config, steps_per_epoch)
-    if config.optimizer == "adam":
-        opt = keras.optimizers.Adam(lr, clipnorm=config.clipnorm or None)
+    if config.training.optimizer.name == "adam":
+        opt = keras.optimizers.Adam(lr, clipnorm=config.training.optimizer.clipnorm or None)
     else:
-        opt = keras.optimizers.SGD(lr, momentum=config.momentum, clipnorm=config.clipnorm or None)
-    if config.output == "crf":
+        opt = keras.optimizers.SGD(
+            lr, momentum=config.training.optimizer.momentum, clipnorm=config.training.optimizer.clipnorm or None
+        )
+    if config.model.head.output == "crf":
         losses = {t: model.get_layer(t).loss for t in config.trained_types}
     else:
         losses = {t: keras.losses.SparseCategoricalCrossentropy() for t in config.trained_types}
-    weights = {t: config.auxiliary_weight if t in config.auxiliary_types else 1.0 for t in losses}
+    weights = {t: config.model.auxiliary.weight if t in config.auxiliary_types else 1.0 for t in losses}
     # jit_compile is TensorFlow's XLA switch; on the JAX backend "off" would mean op-by-op eager
     # execution, where each step traces and compiles the recurrent layers' and the CRF's scans again
     # (seconds a batch), so JAX always compiles.  TensorFlow's XLA cannot differentiate the CRF's scan
@@ -323,7 +328,7 @@ def compile_model(model: keras.Model, config: TaggerConfig, steps_per_epoch: int
         optimizer=opt,
         loss=losses,
         loss_weights=weights if config.auxiliary_types else None,
-        jit_compile=jax or (config.jit_compile and config.output != "crf"),
+        jit_compile=jax or (config.training.jit_compile and config.model.head.output != "crf"),
     )
 
 

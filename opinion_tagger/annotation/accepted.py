@@ -7,8 +7,8 @@ from pathlib import Path
 
 from opinion_tagger.annotation.exporting import iter_documents, tagged
 from opinion_tagger.annotation.store import Project
-from opinion_tagger.data import Sentence, Token
 from opinion_tagger.errors import TaggerError
+from opinion_tagger.sentences import Sentence, Token
 
 
 def accepted_documents(path: str | Path) -> dict[str, list[Sentence]]:

