@@ -2,7 +2,7 @@
 but for its name: typically a dev-study run that a 10-fold configuration was chosen from, so the fold
 is not trained twice.
 
-    python experiments/adopt_run.py experiments/configs/accurate-lora64.yaml accurate-lora64-bilstm-joint \
+    python -m experiments.adopt_run experiments/configs/accurate-lora64.yaml accurate-lora64-bilstm-joint \
         accurate-study-context_lora_rank64-learning_rate0.002-o_weight1.0 --folds 0
 
 Each fold's JSON is copied to ``experiments/results/TARGET/fold<k>.json`` with the target's name and
@@ -18,8 +18,7 @@ import json
 import sys
 from pathlib import Path
 
-from locations import RESULTS
-
+from experiments.locations import RESULTS
 from opinion_tagger.errors import TaggerError
 from opinion_tagger.evaluation.results import flat_config
 from opinion_tagger.experiment import load_experiments, result_path

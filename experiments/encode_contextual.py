@@ -1,6 +1,6 @@
 """Fill the contextual-vector cache for a configuration's corpus before training.
 
-    python experiments/encode_contextual.py experiments/configs/beyond-minilm.yaml [--chunk 500]
+    python -m experiments.encode_contextual experiments/configs/beyond-minilm.yaml [--chunk 500]
 
 Every fold and experiment that uses the same encoder, pooling and data source
 reads the same cache (experiments/cache/, git-ignored), so encoding the whole
@@ -13,8 +13,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from locations import RUNS
-
+from experiments.locations import RUNS
 from opinion_tagger.errors import TaggerError
 from opinion_tagger.experiment import context_cache_path, data_path, load_experiments
 

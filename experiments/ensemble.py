@@ -13,10 +13,10 @@ a CRF's emission scores (float32) and its transition, start and end scores, the 
 meta.json and a hash of the sentences it was given), so that an ensemble whose
 members were trained in different sessions can be scored after their bundles are gone.
 
-    python experiments/ensemble.py --name accurate-ensemble-study-x3 --fold 0 BUNDLE BUNDLE BUNDLE
-    python experiments/ensemble.py --keep --fold 0 BUNDLE             # only store BUNDLE's distributions
-    python experiments/ensemble.py --keep --name NAME --fold 0 BUNDLE BUNDLE   # store, then score what was stored
-    python experiments/ensemble.py --name NAME --fold 0 BUNDLE STORED.npz STORED.npz
+    python -m experiments.ensemble --name accurate-ensemble-study-x3 --fold 0 BUNDLE BUNDLE BUNDLE
+    python -m experiments.ensemble --keep --fold 0 BUNDLE             # only store BUNDLE's distributions
+    python -m experiments.ensemble --keep --name NAME --fold 0 BUNDLE BUNDLE   # store, then score what was stored
+    python -m experiments.ensemble --name NAME --fold 0 BUNDLE STORED.npz STORED.npz
 """
 
 from __future__ import annotations

@@ -1,14 +1,14 @@
 """Fuzz the batch path and the Python API with hostile input (issue 13).
 
 Generates JSONL files of arbitrary bytes and arbitrary JSON values
-(tests/strategies.py) and runs each through ``opinion-tagger tag`` (the CLI's
+(experiments/hostile_inputs.py) and runs each through ``opinion-tagger tag`` (the CLI's
 ``main``, in process, the bundled model loaded once), then lists of arbitrary
 values through ``OpinionTagger.tag_many``.  Prints, per path: records
 generated, crashes (exceptions that escaped or an exit status other than 0/1),
 records lost (fewer output records than input records), records out of order
 or with a wrong id, and records that failed inside the tagger ("internal error").
 
-    TF_NUM_INTRAOP_THREADS=1 TF_NUM_INTEROP_THREADS=1 python experiments/fuzz_batch.py [--records 10000] [--seed 0]
+    TF_NUM_INTRAOP_THREADS=1 TF_NUM_INTEROP_THREADS=1 python -m experiments.fuzz_batch [--records 10000] [--seed 0]
 """
 
 from __future__ import annotations
@@ -27,14 +27,10 @@ from pathlib import Path
 
 from hypothesis import HealthCheck, Phase, given, seed, settings
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
-
-from strategies import api_inputs, api_records, expected_records, jsonl_files  # noqa: E402
-
-from opinion_tagger.cli import main  # noqa: E402
-from opinion_tagger.tagging.inputs import printable_id  # noqa: E402
-from opinion_tagger.tagging.tagger import OpinionTagger  # noqa: E402
+from experiments.hostile_inputs import api_inputs, api_records, expected_records, jsonl_files
+from opinion_tagger.cli import main
+from opinion_tagger.tagging.inputs import printable_id
+from opinion_tagger.tagging.tagger import OpinionTagger
 
 SETTINGS = dict(deadline=None, database=None, phases=[Phase.generate], suppress_health_check=list(HealthCheck))
 

@@ -2,7 +2,7 @@
 decay, tanh of the weight ``decay_raw``), per layer and direction, from trained ``irlm`` bundles, e.g. the folds
 that ``run_cv.py experiments/configs/cells.yaml`` leaves in ``experiments/runs/``:
 
-    python experiments/irlm_memory.py experiments/runs/cells-ese-irlm/fold* --out experiments/report/irlm_memory-ese.png
+    python -m experiments.irlm_memory experiments/runs/cells-ese-irlm/fold* --out experiments/report/irlm_memory-ese.png
 
 (the report shows each ``irlm_memory*.png`` with its table; bundles of both tasks in one call give one figure with
 a row of panels per task).
@@ -99,7 +99,7 @@ def main(argv=None) -> int:
         sources = sorted({str(Path(p).parent) for p in args.bundles})
         args.out.with_suffix(".md").write_text(
             f"From {len(args.bundles)} trained bundles ({', '.join(sources)}), "
-            f"`python experiments/irlm_memory.py` (units of all bundles pooled per task, layer and direction; "
+            f"`python -m experiments.irlm_memory` (units of all bundles pooled per task, layer and direction; "
             "memory in words):\n\n" + table + "\n"
         )
         print(f"wrote {args.out} and {args.out.with_suffix('.md')}", file=sys.stderr)

@@ -10,7 +10,7 @@ reference run) after the process reports its first epoch, or when it reports its
 second, whichever is first: a process adds at most two epochs, so with the default
 --max-epochs (2 x kills + 10) the run is still going when the last kill is sent.
 
-    python experiments/kill_trials.py [--kills 20] [--seed 0] [--window 2] [--fork | --code DIR] [--trainer fast]
+    python -m experiments.kill_trials [--kills 20] [--seed 0] [--window 2] [--fork | --code DIR] [--trainer fast]
 
 Each child is a fresh ``python -m opinion_tagger.cli train`` process; ``--fork`` instead
 forks it from this process after TensorFlow is imported here (never used here),

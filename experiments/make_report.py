@@ -1,6 +1,6 @@
 """Regenerate experiments/REPORT.md and its plots from experiments/results/*.json.
 
-python experiments/make_report.py [--results DIR] [--out experiments/REPORT.md]
+python -m experiments.make_report [--results DIR] [--out experiments/REPORT.md]
 """
 
 from __future__ import annotations
@@ -9,9 +9,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from locations import RESULTS
-from study import write_report
-
+from experiments.locations import RESULTS
+from experiments.study import write_report
 from opinion_tagger.errors import TaggerError
 from opinion_tagger.evaluation.results import load_diverged, load_results
 from opinion_tagger.experiment import load_experiments

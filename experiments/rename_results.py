@@ -1,7 +1,7 @@
 """Rename the results of configurations whose recipe changed, so that the old runs stay on record
 under a name of their own and the configuration's name is free for the new recipe.
 
-    python experiments/rename_results.py paper-elman authors-elman [--only paper-elman-dse-d3-200k ...]
+    python -m experiments.rename_results paper-elman authors-elman [--only paper-elman-dse-d3-200k ...]
 
 moves ``experiments/results/OLD/`` and ``OLD-*/`` to ``NEW/`` and ``NEW-*/``; in each fold's JSON the ``name``
 becomes the new one and ``renamed_from`` records the old.  Refuses to overwrite a result that already exists.
@@ -14,8 +14,7 @@ import json
 import sys
 from pathlib import Path
 
-from locations import RESULTS
-
+from experiments.locations import RESULTS
 from opinion_tagger.storage import atomic_write_text
 
 

@@ -1,6 +1,6 @@
 """Run cross-validation experiments (resumable; finished folds are skipped).
 
-    python experiments/run_cv.py experiments/configs/paper.yaml [--only NAME ...] [--folds 0 1 2]
+    python -m experiments.run_cv experiments/configs/paper.yaml [--only NAME ...] [--folds 0 1 2]
 
 Results: experiments/results/<name>/fold<k>.json; checkpoints: experiments/runs/ (git-ignored).
 Stop it at any time; the next start continues where it stopped.  An experiment that fails (e.g. every seed
@@ -13,8 +13,7 @@ import argparse
 import logging
 import sys
 
-from locations import RESULTS, RUNS
-
+from experiments.locations import RESULTS, RUNS
 from opinion_tagger.errors import TaggerError
 from opinion_tagger.experiment import load_experiments, run_experiment
 from opinion_tagger.threads import add_cpus_option, pin_cpus

@@ -13,7 +13,7 @@ The paper's split, fold 0, on this project's conversion of raw MPQA 2.0 over spa
 The vocabulary is the training words GloVe knows plus GloVe's most frequent words (no test-set
 words), so the bundle stays a few MB.
 
-    python experiments/train_bundled_model.py fast [--epochs N] [--out opinion_tagger/models/fast]
+    python -m experiments.train_bundled_model fast [--epochs N] [--out opinion_tagger/models/fast]
 
 The third bundle, `accurate-mpnet` (issue 37: MPNet-base in place of MiniLM-L6; needs `opinion-tagger download
 --encoder mpnet`), trains as experiments/configs/accurate-mpnet-lr1e3.yaml: peak learning rate 1e-3 and bfloat16
@@ -21,7 +21,7 @@ products, 5 epochs (a fold's 360 training documents take about 17 minutes an epo
 CPU; the bundle's 495 take longer); ``--resume`` continues an interrupted training from its last epoch's
 checkpoint in ``--out``:
 
-    python experiments/train_bundled_model.py accurate-mpnet --epochs 5 --resume --cpus 1 --out DIR
+    python -m experiments.train_bundled_model accurate-mpnet --epochs 5 --resume --cpus 1 --out DIR
 
 Shipped since 2026-11-28 (opinion_tagger/models/accurate-mpnet, trained at 37b83ab with ``--cpus 1``: 6,068 s, training
 loss by epoch 14.86, 8.14, 6.38, 5.18, 4.54; fold-0 test prop F1 DSE 76.88, ESE 69.16).  Its first training
@@ -40,7 +40,7 @@ saw the dev documents either (e.g. experiments/runs/accurate-masked-study-crf/fo
 done: ``--epochs-from`` its result.  The bundled ``fast`` (since 2026-11-28: noisy copies, as
 fast-augment-study.yaml chose; about 17-19 min on one core, the teacher's tagging of 31,131 sentences included):
 
-    python experiments/train_bundled_model.py fast --teacher opinion_tagger/models/accurate --distill-weight 0.9 \
+    python -m experiments.train_bundled_model fast --teacher opinion_tagger/models/accurate --distill-weight 0.9 \
         --distill-copies 2 --distill-noise 0.3 --lr-decay 0.999667 \
         --epochs-from \
         experiments/results/fast-augment-study-distill_copies2-distill_noise0.3-lr_decay0.999667/fold0.json \
@@ -48,7 +48,7 @@ fast-augment-study.yaml chose; about 17-19 min on one core, the teacher's taggin
 
 and the one before it (2026-11-26 to 2026-11-28, without copies):
 
-    python experiments/train_bundled_model.py fast --teacher opinion_tagger/models/accurate --distill-weight 0.9 \
+    python -m experiments.train_bundled_model fast --teacher opinion_tagger/models/accurate --distill-weight 0.9 \
         --epochs-from experiments/results/fast-distill-study-distill_weight0.9/fold0.json
 """
 
@@ -89,7 +89,7 @@ CONFIGS = {
     "fast": TaggerConfig.from_dict({**PAPER_GRID.model, "task": "joint", "glove_vocab": 20000, "seed": 1}),
     # experiments/configs/accurate-crf.yaml (chosen by the fold-0 dev study in experiments/REPORT.md, issue 37); 5
     # epochs with a cosine schedule, so the run ends at the schedule's end (--epochs 5: no separate epoch choice)
-    "accurate": TaggerConfig(
+    "accurate": TaggerConfig.of(
         task="joint",
         cell="lstm",
         depth=1,
@@ -181,8 +181,7 @@ def epochs_from(result_path: str, config: TaggerConfig) -> tuple[int, dict]:
 
 
 def tagging_speed(path: Path, texts: list[str], backend: str, repeats: int = 3) -> dict:
-    sys.path.insert(0, str(Path(__file__).resolve().parent / "benchmarks"))
-    from bench_tagging import throughput
+    from experiments.benchmarks.bench_tagging import throughput
 
     seconds, tokens = throughput(path, backend, texts, repeats)
     return {
@@ -239,7 +238,7 @@ def write_readme(path: Path, name: str, meta: dict) -> None:
 
 {DESCRIPTIONS[name][0].upper() + DESCRIPTIONS[name][1:]}.
 Weights, configuration and vocabulary only (no corpus text); {meta["size_bytes"] / 1e6:.1f} MB.
-Written by `python experiments/train_bundled_model.py {name}`; configuration in `config.json`.
+Written by `python -m experiments.train_bundled_model {name}`; configuration in `config.json`.
 
 - Data: MPQA 2.0 (original 535-document subset) converted over spaCy tokens, the paper's fold 0.
   {chosen}; trained on the 495 train + dev
@@ -322,7 +321,7 @@ def main() -> int:
     ap.add_argument(
         "--distill-noise",
         type=float,
-        default=TaggerConfig().distill_noise,
+        default=TaggerConfig().training.distillation.noise,
         help="the share of a noisy copy's words replaced",
     )
     ap.add_argument(

@@ -11,10 +11,7 @@ ROOT = Path(__file__).resolve().parent.parent
 _spec = importlib.util.spec_from_file_location("make_sample", ROOT / "corpora" / "sample" / "make_sample.py")
 make_sample = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(make_sample)
-# the study's report (experiments/study.py: its names, tables and findings), imported as make_report.py does
-_spec = importlib.util.spec_from_file_location("study", ROOT / "experiments" / "study.py")
-study = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(study)
+# the study's report (experiments/study.py: its names, tables and findings)
 
 
 def write_split(root: Path, folds: dict[int, tuple[str, str]]) -> Path:

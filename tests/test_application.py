@@ -22,7 +22,7 @@ def model_dir(tmp_path_factory):
     root = make_sample.write_sample(tmp_path_factory.mktemp("data") / "mpqa")
     sents = list(mpqa_sentences(MPQACorpus(root)))
     out = tmp_path_factory.mktemp("model") / "joint"
-    cfg = TaggerConfig(
+    cfg = TaggerConfig.of(
         task="joint",
         cell="elman",
         depth=1,

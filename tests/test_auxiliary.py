@@ -96,11 +96,11 @@ def test_bad_auxiliary_requests_name_the_culprit(sample_mpqa):
 )
 def test_config_rejects_bad_auxiliary_settings(values, message):
     with pytest.raises(ValueError, match=message):
-        TaggerConfig(**values)
+        TaggerConfig.of(**values)
 
 
 def test_config_names_the_auxiliary_types_after_the_tagged_ones():
-    cfg = TaggerConfig(task="joint", auxiliary=" agent, ose")
+    cfg = TaggerConfig.of(task="joint", auxiliary=" agent, ose")
     assert cfg.auxiliary_types == ("AGENT", "OSE")
     assert cfg.trained_types == ("DSE", "ESE", "AGENT", "OSE")
     assert TaggerConfig().trained_types == ("DSE",)
@@ -116,7 +116,7 @@ def test_auxiliary_losses_are_weighted():
     losses = {}
     weights = None
     for w in (0.25, 0.5, 1.0):
-        cfg = TaggerConfig(**TINY, auxiliary="ose", auxiliary_weight=w)
+        cfg = TaggerConfig.of(**TINY, auxiliary="ose", auxiliary_weight=w)
         model = build_model(cfg, 6, 8, auxiliary=True)
         assert set(model.output_names) >= {"DSE", "ESE", "OSE"}
         if weights is None:
@@ -135,7 +135,7 @@ def test_a_tagger_trained_with_an_auxiliary_head_keeps_only_its_types(sample_mpq
     docs = load_documents("mpqa", sample_mpqa)
     add_auxiliary_tags(docs, MPQACorpus(sample_mpqa), ("OSE",), "mpqa")
     sents = [s for ss in docs.values() for s in ss]
-    cfg = TaggerConfig(**TINY, auxiliary="ose", max_epochs=3, patience=3)
+    cfg = TaggerConfig.of(**TINY, auxiliary="ose", max_epochs=3, patience=3)
     tagger, meta = train(cfg, sents, sents, tmp_path / "aux", progress=False)
     loaded = SentenceTagger.load(tmp_path / "aux", backend="keras")
     assert set(loaded.network.model.output_names) == {"DSE", "ESE"}

@@ -67,7 +67,7 @@ KERAS_TRAINER = dict(
     teacher=None,  # the bundled fast model is distilled (issue 37), with noisy copies of its text
     distill_weight=0.0,
     distill_copies=0,
-    distill_noise=TaggerConfig().distill_noise,
+    distill_noise=TaggerConfig().flat()["distill_noise"],
 )
 
 

@@ -20,7 +20,7 @@ from opinion_tagger.training.trainer import Trainer
 
 ROOT = Path(__file__).resolve().parent.parent
 # dropout stays on: resuming must repeat the dropout masks too
-TINY = TaggerConfig(
+TINY = TaggerConfig.of(
     task="joint",
     cell="elman",
     depth=1,

@@ -14,7 +14,7 @@ from opinion_tagger.runtime.sentence_tagger import SentenceTagger  # noqa: E402
 from opinion_tagger.training.run import train  # noqa: E402
 
 # a BiLSTM over MiniLM tuned through rank-2 adapters, small enough for the sample corpus
-LORA_TINY = TaggerConfig(
+LORA_TINY = TaggerConfig.of(
     task="joint",
     depth=1,
     cell="lstm",
@@ -64,7 +64,7 @@ def test_one_vector_per_word_and_pooling(encoder, tmp_path):
 
 def test_contextual_tagger_trains_and_reloads(sample_mpqa, tmp_path):
     sents = list(mpqa_sentences(MPQACorpus(sample_mpqa)))
-    cfg = TaggerConfig(
+    cfg = TaggerConfig.of(
         task="dse",
         cell="lstm",
         depth=1,
@@ -139,7 +139,7 @@ def test_wordpiece_inputs_point_at_each_words_first_piece(encoder):
 
 def test_fine_tuned_encoder_trains_saves_and_reloads(sample_mpqa, tmp_path):
     sents = list(mpqa_sentences(MPQACorpus(sample_mpqa)))
-    cfg = TaggerConfig(
+    cfg = TaggerConfig.of(
         task="joint",
         depth=0,
         features="random",

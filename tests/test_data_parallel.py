@@ -27,7 +27,7 @@ from opinion_tagger.training.run import train
 
 out = sys.argv[2]
 sents = list(mpqa_sentences(MPQACorpus(make_sample.write_sample(out + "/mpqa"))))
-cfg = TaggerConfig(task="joint", cell="elman", depth=1, hidden=12, input_dropout=0.0, dropout=0.0,
+cfg = TaggerConfig.of(task="joint", cell="elman", depth=1, hidden=12, input_dropout=0.0, dropout=0.0,
                    learning_rate=0.02, batch_size=4, features="random", embedding_dim=12, max_epochs=6, patience=6)
 res = {"devices": jax.device_count()}
 _, one = train(cfg, sents, sents, out + "/one", progress=False)
@@ -76,7 +76,7 @@ def test_devices_needs_jax_and_an_even_split():
     from opinion_tagger.training.data_parallel import data_parallel, select_devices, train_data_parallel
 
     with pytest.raises(TaggerError, match="runs on one device"):
-        train_data_parallel(TaggerConfig(trainer="fast", cell="elman", output="softmax"), [], [], "unused", "2")
+        train_data_parallel(TaggerConfig.of(trainer="fast", cell="elman", output="softmax"), [], [], "unused", "2")
     if keras.backend.backend() != "jax":
         with pytest.raises(TaggerError, match="needs the JAX backend"):
             select_devices("2")

@@ -722,8 +722,7 @@ def test_cells_study_runs_show_dev_scores_only(tmp_path):
 def test_the_report_gives_the_choices_the_configuration_files_say_now(tmp_path, capsys):
     """A choice written down after its runs: the report takes each experiment's choices from its configuration
     file (make_report.current_choices), else the text its results recorded."""
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "experiments"))
-    from make_report import current_choices
+    from experiments.make_report import current_choices
 
     def result(name, choices):
         config = {**PAPER_RECIPE, "task": "ese", "cell": "elman"}

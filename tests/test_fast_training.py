@@ -15,12 +15,12 @@ from opinion_tagger.cells import CELLS  # noqa: E402
 from opinion_tagger.config import TaggerConfig  # noqa: E402
 from opinion_tagger.model.network import build_model  # noqa: E402
 from opinion_tagger.sentences import Sentence, Token  # noqa: E402
-from opinion_tagger.training import fast_loop  # noqa: E402
-from opinion_tagger.training import fast_trainer as ft  # noqa: E402
+from opinion_tagger.training import fast_trainer  # noqa: E402
+from opinion_tagger.training import fast_network as ft  # noqa: E402
 
 VOCAB = 12
 # a one-layer network of two units with summed, O-weighted losses: the configuration of the losses by hand
-BY_HAND = TaggerConfig(
+BY_HAND = TaggerConfig.of(
     task="dse",
     depth=1,
     hidden=2,
@@ -123,7 +123,7 @@ RECURRENT = {"elman": "U", "lstm": "U", "gru": "U", "mrnn": "W_fh", "irlm": "dec
     ],
 )
 def test_loss_and_gradients_equal_the_keras_model(depth, cell, extra):
-    cfg = TaggerConfig(
+    cfg = TaggerConfig.of(
         task="joint",
         depth=depth,
         hidden=4,
@@ -169,7 +169,7 @@ def test_o_weight_by_hand():
 
 
 def test_penalties_by_hand():
-    cfg = TaggerConfig(
+    cfg = TaggerConfig.of(
         task="dse", depth=2, hidden=3, budget=None, trainer="fast", features="random", input_dropout=0, dropout=0
     )
     model = _model(cfg)
@@ -191,7 +191,7 @@ def test_penalties_by_hand():
 
 def test_optimizer_steps_by_hand():
     """SGD: v = lr_k g + momentum v, w -= v; lr_k = lr * decay^k; the output layer at output_lr_scale."""
-    cfg = TaggerConfig(
+    cfg = TaggerConfig.of(
         trainer="fast", optimizer="sgd", learning_rate=0.1, momentum=0.5, lr_decay=0.9, output_lr_scale=0.1, clipnorm=0
     )
     opt = ft.optimizer(cfg)
@@ -218,7 +218,7 @@ def test_optimizer_steps_by_hand():
 
 
 def test_clipnorm_clips_each_weight():
-    cfg = TaggerConfig(trainer="fast", optimizer="sgd", learning_rate=1.0, momentum=0.0, clipnorm=1.0)
+    cfg = TaggerConfig.of(trainer="fast", optimizer="sgd", learning_rate=1.0, momentum=0.0, clipnorm=1.0)
     opt = ft.optimizer(cfg)
     params = {"emb": jnp.zeros(2), "layers": [{"W": jnp.zeros(2)}], "heads": {"DSE": {"W": jnp.zeros(1)}}}
     grads = {
@@ -256,7 +256,7 @@ def test_fast_training_writes_a_bundle_that_tags_like_the_fast_path(tmp_path):
     from opinion_tagger.training.stopping import dev_score
 
     train_s, dev_s = _said_and_fears()
-    cfg = TaggerConfig(
+    cfg = TaggerConfig.of(
         task="dse",
         depth=2,
         hidden=6,
@@ -301,17 +301,17 @@ def test_fast_training_writes_a_bundle_that_tags_like_the_fast_path(tmp_path):
 
 def test_config_rules():
     with pytest.raises(ValueError, match="l2.*need trainer: fast"):
-        TaggerConfig(l2=1e-4, o_weight=0.5)  # the O weight works with both trainers
+        TaggerConfig.of(l2=1e-4, o_weight=0.5)  # the O weight works with both trainers
     with pytest.raises(ValueError, match="softmax output"):
-        TaggerConfig(trainer="fast", output="crf")
+        TaggerConfig.of(trainer="fast", output="crf")
     with pytest.raises(ValueError, match="lr_decay"):
-        TaggerConfig(trainer="fast", lr_decay=1.5)
-    assert TaggerConfig(trainer="fast", patience=0).patience == 0
+        TaggerConfig.of(trainer="fast", lr_decay=1.5)
+    assert TaggerConfig.of(trainer="fast", patience=0).training.stopping.patience == 0
 
 
 def test_epoch_plan_covers_every_sentence_once_with_aligned_lengths():
     lengths = [list(np.random.default_rng(1).integers(1, 60, 103)), list(np.random.default_rng(2).integers(1, 60, 77))]
-    plan = fast_loop.epoch_plan(lengths, 10, seed=1, epoch=3)
+    plan = fast_trainer.epoch_plan(lengths, 10, seed=1, epoch=3)
     assert len(plan) == 11  # ceil(103 / 10) slots; the smaller model has 8 batches spread over them
     for m, lens in enumerate(lengths):
         seen = [i for step in plan if step[m] for i in step[m]]
@@ -321,7 +321,7 @@ def test_epoch_plan_covers_every_sentence_once_with_aligned_lengths():
     both = [step for step in plan if all(step)]
     gaps = [abs(np.median([lengths[0][i] for i in a]) - np.median([lengths[1][i] for i in b])) for a, b in both]
     assert np.median(gaps) < 10
-    assert fast_loop.epoch_plan(lengths, 10, 1, 3) == plan and fast_loop.epoch_plan(lengths, 10, 1, 4) != plan
+    assert fast_trainer.epoch_plan(lengths, 10, 1, 3) == plan and fast_trainer.epoch_plan(lengths, 10, 1, 4) != plan
 
 
 @pytest.mark.slow
@@ -348,7 +348,7 @@ def test_models_trained_together_equal_models_trained_alone(tmp_path):
         return out
 
     a, b, dev = data(40, 0), data(40, 100), data(15, 200)
-    cfg = TaggerConfig(
+    cfg = TaggerConfig.of(
         task="dse",
         depth=1,
         hidden=5,
@@ -399,7 +399,7 @@ def test_a_killed_run_resumes_from_its_last_complete_checkpoint_and_ends_as_the_
     from opinion_tagger.training.run import train
 
     train_s, dev_s = _toy_sentences(0, 60), _toy_sentences(1, 20, 100)
-    cfg = TaggerConfig(
+    cfg = TaggerConfig.of(
         task="dse",
         depth=2,
         hidden=6,
@@ -447,7 +447,7 @@ def test_models_trained_together_resume_from_the_newest_epoch_all_have_checkpoin
     from opinion_tagger.training.fast_trainer import train_fast_together
 
     a, b, dev = _toy_sentences(2, 40), _toy_sentences(3, 40, 100), _toy_sentences(4, 15, 200)
-    cfg = TaggerConfig(
+    cfg = TaggerConfig.of(
         task="dse",
         depth=1,
         hidden=5,
@@ -507,21 +507,21 @@ def test_distillation_loss_by_hand():
 
 def test_distillation_config_rules():
     with pytest.raises(ValueError, match="go together"):
-        TaggerConfig(trainer="fast", teacher="some/bundle")
+        TaggerConfig.of(trainer="fast", teacher="some/bundle")
     with pytest.raises(ValueError, match="go together"):
-        TaggerConfig(trainer="fast", distill_weight=0.5)
+        TaggerConfig.of(trainer="fast", distill_weight=0.5)
     with pytest.raises(ValueError, match=r"distill_weight must be in \[0, 1\]"):
-        TaggerConfig(trainer="fast", teacher="some/bundle", distill_weight=1.5)
+        TaggerConfig.of(trainer="fast", teacher="some/bundle", distill_weight=1.5)
     with pytest.raises(ValueError, match="need trainer: fast"):
-        TaggerConfig(teacher="some/bundle", distill_weight=0.5)
+        TaggerConfig.of(teacher="some/bundle", distill_weight=0.5)
     with pytest.raises(ValueError, match="distill_copies needs a teacher"):
-        TaggerConfig(trainer="fast", distill_copies=2)
+        TaggerConfig.of(trainer="fast", distill_copies=2)
     with pytest.raises(ValueError, match="distill_copies must be >= 0"):
-        TaggerConfig(trainer="fast", teacher="some/bundle", distill_weight=0.5, distill_copies=-1)
+        TaggerConfig.of(trainer="fast", teacher="some/bundle", distill_weight=0.5, distill_copies=-1)
     with pytest.raises(ValueError, match=r"distill_noise must be in \[0, 1\]"):
-        TaggerConfig(trainer="fast", teacher="some/bundle", distill_weight=0.5, distill_copies=1, distill_noise=1.5)
+        TaggerConfig.of(trainer="fast", teacher="some/bundle", distill_weight=0.5, distill_copies=1, distill_noise=1.5)
     with pytest.raises(ValueError, match="distill_copies, distill_weight, teacher need trainer: fast"):
-        TaggerConfig(teacher="some/bundle", distill_weight=0.5, distill_copies=1)
+        TaggerConfig.of(teacher="some/bundle", distill_weight=0.5, distill_copies=1)
 
 
 def test_noisy_copies_replace_words_at_the_rate_with_words_of_the_text():
@@ -555,7 +555,7 @@ def test_a_student_trains_on_its_teachers_probabilities(tmp_path):
     from opinion_tagger.training.run import train
 
     train_s, dev_s = _said_and_fears()
-    cfg = TaggerConfig(
+    cfg = TaggerConfig.of(
         task="dse",
         depth=1,
         hidden=6,

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, example, given, settings
-from strategies import api_inputs, api_records, expected_records, jsonl_files
 from streamlit.testing.v1 import AppTest
 
+from experiments.hostile_inputs import api_inputs, api_records, expected_records, jsonl_files
 from opinion_tagger.cli import main
 from opinion_tagger.tagging.inputs import MAX_DEPTH, check_text, printable_id, read_records, records_from_bytes
 from opinion_tagger.tagging.tagger import InvalidText, OpinionTagger

@@ -293,7 +293,7 @@ def test_mpnet_lora_tagger_exports_to_onnx_equal_to_keras(tmp_path):
     from opinion_tagger.runtime.vocabulary import Vocabulary
 
     mpnet_weights()
-    cfg = TaggerConfig(
+    cfg = TaggerConfig.of(
         task="joint",
         cell="lstm",
         depth=1,
@@ -350,6 +350,6 @@ def test_config_reads_mpnet_only_inside_the_network():
     from opinion_tagger.config import TaggerConfig
 
     with pytest.raises(ValueError, match="contextual: mpnet is read inside the network"):
-        TaggerConfig(contextual="mpnet")
-    cfg = TaggerConfig(contextual="mpnet", context_fine_tune=True, context_lora_rank=64)
+        TaggerConfig.of(contextual="mpnet")
+    cfg = TaggerConfig.of(contextual="mpnet", context_fine_tune=True, context_lora_rank=64)
     assert TaggerConfig.from_dict(cfg.to_dict()) == cfg

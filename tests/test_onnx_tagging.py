@@ -277,11 +277,8 @@ def test_distributions_are_what_the_tags_and_confidences_come_from(name):
 
 
 def load_ensemble_script():
-    import importlib.util
+    from experiments import ensemble
 
-    spec = importlib.util.spec_from_file_location("ensemble", ROOT / "experiments" / "ensemble.py")
-    ensemble = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(ensemble)
     return ensemble
 
 

@@ -22,7 +22,7 @@ from opinion_tagger.training.run import train
 )
 def test_onnx_equals_keras(sample_mpqa, tmp_path, cell, output, task):
     sents = list(mpqa_sentences(MPQACorpus(sample_mpqa)))
-    cfg = TaggerConfig(
+    cfg = TaggerConfig.of(
         task=task,
         cell=cell,
         output=output,

@@ -40,7 +40,7 @@ def trained(tmp_path_factory):
     root = make_sample.write_sample(tmp_path_factory.mktemp("data") / "mpqa")
     sents = list(mpqa_sentences(MPQACorpus(root)))
     out = tmp_path_factory.mktemp("model") / "joint"
-    cfg = TaggerConfig(task="joint", cell="elman", max_epochs=40, patience=40, **TINY)
+    cfg = TaggerConfig.of(task="joint", cell="elman", max_epochs=40, patience=40, **TINY)
     tagger, meta = train(cfg, sents, sents, out, progress=False, record={"data": {"source": "test"}})
     return sents, out, tagger, meta
 
@@ -81,7 +81,7 @@ def test_bundle_errors_name_the_path(trained, tmp_path):
 
 
 def test_resume_continues_from_last_checkpoint(sample_sentences, tmp_path):
-    cfg = TaggerConfig(task="dse", cell="gru", max_epochs=4, patience=10, **TINY)
+    cfg = TaggerConfig.of(task="dse", cell="gru", max_epochs=4, patience=10, **TINY)
     straight = Trainer(cfg, tmp_path / "a", progress=False).run(sample_sentences, sample_sentences)[1]
 
     class Stop(Exception):
@@ -124,7 +124,7 @@ def test_resume_continues_from_last_checkpoint(sample_sentences, tmp_path):
 
 
 def test_crf_joint_model_trains_and_reloads(sample_sentences, tmp_path):
-    cfg = TaggerConfig(task="joint", cell="lstm", output="crf", max_epochs=25, patience=25, **TINY)
+    cfg = TaggerConfig.of(task="joint", cell="lstm", output="crf", max_epochs=25, patience=25, **TINY)
     tagger, _ = train(cfg, sample_sentences, sample_sentences, tmp_path / "crf", progress=False)
     report = evaluate_tagger(tagger, sample_sentences)
     assert report["DSE"]["proportional"]["f1"] > 0.8
@@ -155,7 +155,7 @@ def test_coarser_length_buckets_pad_more_and_learn_the_same(sample_sentences, tm
     for name, text in (("default", ""), ("coarse", "64,128,256")):
         bucket_length = length_buckets(text)
         assert bucket_length(5) == (8 if name == "default" else 64)
-        cfg = TaggerConfig(task="joint", cell="lstm", output=output, max_epochs=3, patience=3, **TINY)
+        cfg = TaggerConfig.of(task="joint", cell="lstm", output=output, max_epochs=3, patience=3, **TINY)
         tagger, meta = train(cfg, sample_sentences, sample_sentences, tmp_path / name, progress=False)
         runs[name] = ([h["loss"] for h in meta["training"]["history"]], tagger.predict(words))
         assert meta["training"]["device"].endswith("length buckets 64,128,256") == (name == "coarse")
@@ -178,7 +178,7 @@ from opinion_tagger.config import TaggerConfig
 from opinion_tagger.model.network import build_training_model, compile_model
 out = {}
 for output in ("crf", "softmax"):
-    cfg = TaggerConfig(task="joint", cell="lstm", output=output, features="random", embedding_dim=8, hidden=4)
+    cfg = TaggerConfig.of(task="joint", cell="lstm", output=output, features="random", embedding_dim=8, hidden=4)
     model = build_training_model(cfg, 20, 8)
     compile_model(model, cfg)
     out[output] = model.jit_compile
@@ -201,7 +201,7 @@ def test_training_steps_compile_on_jax_and_crf_steps_not_on_tensorflow():
 
     if keras.backend.backend() == "tensorflow":
         for output, jit, expected in (("crf", True, False), ("softmax", True, True), ("softmax", False, False)):
-            cfg = TaggerConfig(task="joint", cell="lstm", output=output, jit_compile=jit, **TINY)
+            cfg = TaggerConfig.of(task="joint", cell="lstm", output=output, jit_compile=jit, **TINY)
             model = build_training_model(cfg, 20, cfg.model.embeddings.dim)
             compile_model(model, cfg)
             assert model.jit_compile is expected, (output, jit)
@@ -218,7 +218,7 @@ def test_mixed_bfloat16_trains_in_bfloat16_and_saves_float32(sample_sentences, t
 
     from opinion_tagger.training.models import fresh_model
 
-    cfg = TaggerConfig(
+    cfg = TaggerConfig.of(
         task="joint", cell="lstm", output="crf", precision="mixed_bfloat16", max_epochs=25, patience=25, **TINY
     )
     _, net = fresh_model(cfg, sample_sentences, [])
@@ -315,8 +315,8 @@ def test_decoded_tags_are_valid_iob2():
 def test_cosine_schedule_warms_up_then_decays_to_zero():
     from opinion_tagger.model.network import learning_rate
 
-    assert learning_rate(TaggerConfig(learning_rate=0.01), 7) == 0.01  # constant: the number itself
-    sched = learning_rate(TaggerConfig(learning_rate=0.01, lr_schedule="cosine", max_epochs=2), 50)
+    assert learning_rate(TaggerConfig.of(learning_rate=0.01), 7) == 0.01  # constant: the number itself
+    sched = learning_rate(TaggerConfig.of(learning_rate=0.01, lr_schedule="cosine", max_epochs=2), 50)
     # 100 steps: warm-up over the first 10 (0 -> 0.01), then cosine decay over the other 90
     rate = {s: float(sched(s)) for s in (0, 5, 10, 55, 100)}
     assert rate[0] == pytest.approx(0.0) and rate[5] == pytest.approx(0.005) and rate[10] == pytest.approx(0.01)
@@ -336,7 +336,7 @@ def test_cosine_schedule_warms_up_then_decays_to_zero():
 )
 def test_config_rejects_inconsistent_contextual_settings(values, message):
     with pytest.raises(ValueError, match=message):
-        TaggerConfig(**values)
+        TaggerConfig.of(**values)
 
 
 def test_keras_trainer_weights_gold_o_tokens():
@@ -348,7 +348,7 @@ def test_keras_trainer_weights_gold_o_tokens():
     y = {"DSE": np.array([[0, 1, 2, 0]])}
     assert o_weights(y, 1.0) is None
     assert o_weights(y, 0.5)["DSE"].tolist() == [[0.5, 1.0, 1.0, 0.5]]
-    cfg = TaggerConfig(
+    cfg = TaggerConfig.of(
         task="dse", depth=1, hidden=3, features="random", embedding_dim=4, input_dropout=0, dropout=0, o_weight=0.25
     )
     model = build_model(cfg, 10, 4)
@@ -378,7 +378,7 @@ def test_patience_waits_until_the_network_tags_something(sample_sentences, train
     all_o = [
         Sentence(s.tokens, {t: ["O"] * len(s) for t in s.tags}, doc=s.doc, index=s.index) for s in sample_sentences
     ]
-    cfg = TaggerConfig(task="dse", trainer=trainer, max_epochs=4, patience=1, **TINY)
+    cfg = TaggerConfig.of(task="dse", trainer=trainer, max_epochs=4, patience=1, **TINY)
     _, meta = train(cfg, all_o, sample_sentences, tmp_path / "stuck", progress=False)
     assert [h["dev_score"] for h in meta["training"]["history"]] == [0.0] * 4
     assert meta["training"]["epochs"] == 4  # patience 1 alone would have stopped it after epoch 2

@@ -32,7 +32,7 @@ class Terminal(io.StringIO):
 
 def test_redirected_keras_training_writes_plain_lines_one_per_epoch(sample_mpqa, tmp_path, capsys):
     sents = list(mpqa_sentences(MPQACorpus(sample_mpqa)))
-    cfg = TaggerConfig(task="joint", cell="elman", max_epochs=3, patience=3, **TINY)
+    cfg = TaggerConfig.of(task="joint", cell="elman", max_epochs=3, patience=3, **TINY)
     train(cfg, sents, sents, tmp_path / "m", progress=True)
     out = "".join(capsys.readouterr())  # captured: not a terminal, as when redirected to a file
     assert "\r" not in out and "batch/s" not in out
@@ -47,7 +47,7 @@ def test_training_without_dev_documents_claims_no_dev_f1(sample_mpqa, tmp_path, 
         pytest.importorskip("jax")
         pytest.importorskip("optax")
     sents = list(mpqa_sentences(MPQACorpus(sample_mpqa)))
-    cfg = TaggerConfig(task="dse", trainer=trainer, max_epochs=2, patience=0, budget=None, **TINY)
+    cfg = TaggerConfig.of(task="dse", trainer=trainer, max_epochs=2, patience=0, budget=None, **TINY)
     train(cfg, sents, [], tmp_path / "m", progress=True)
     out = "".join(capsys.readouterr())
     assert re.findall(r"^epoch (\d+): loss [\d.]+, [\d.]+s$", out, re.MULTILINE) == ["1", "2"]
@@ -58,7 +58,7 @@ def test_redirected_fast_training_has_a_line_for_every_epoch(sample_mpqa, tmp_pa
     pytest.importorskip("jax")
     pytest.importorskip("optax")
     sents = list(mpqa_sentences(MPQACorpus(sample_mpqa)))
-    cfg = TaggerConfig(task="dse", trainer="fast", max_epochs=3, eval_every=2, patience=0, budget=None, **TINY)
+    cfg = TaggerConfig.of(task="dse", trainer="fast", max_epochs=3, eval_every=2, patience=0, budget=None, **TINY)
     train(cfg, sents, sents, tmp_path / "f", progress=True)
     out = "".join(capsys.readouterr())
     assert "\r" not in out and "batch/s" not in out

@@ -25,7 +25,7 @@ every other document), the page showing one annotator's work and saving in their
 The issue's targets (issue 34): a 1,000-document project opens and shows a document within
 2 s, a key press is saved within 0.5 s; each is printed with the figure that answers it.
 
-    python experiments/benchmarks/bench_annotation.py [--docs 1000] [--repeats 7] [--saves 200] [--browser]
+    python -m experiments.benchmarks.bench_annotation [--docs 1000] [--repeats 7] [--saves 200] [--browser]
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ this process, start-up included; ray: the actors inside partitions), the rate
 per core that a shared, busy machine does not hide.  The last lines work out how
 many single-core workers a billion tokens an hour would take.
 
-    python experiments/benchmarks/bench_ray_tagging.py [--copies 2] [--repeats 3] [--partition-size 50]
+    python -m experiments.benchmarks.bench_ray_tagging [--copies 2] [--repeats 3] [--partition-size 50]
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@
    sentences and tokens, the network in ONNX Runtime with its decoding (``Tagger.predict``), spans and
    the JSONL line.  Their sum bounds what a worker per core can reach: the cores times 1e6 / the sum.
 
-    python experiments/benchmarks/bench_tagging.py [--model accurate] [--docs 200] [--repeats 3] [--starts 3] [--stages]
+    python -m experiments.benchmarks.bench_tagging [--model accurate] [--docs 200] [--repeats 3] [--starts 3] [--stages]
 """
 
 from __future__ import annotations

@@ -14,10 +14,10 @@ trainer) and the Keras figures beside them.
 ``--together N`` (fast trainer only) trains folds 0..N-1 at once, as ``run_cv.py --together N`` does,
 and reports the aggregate training tokens a second of all N models beside one model alone.
 
-    python experiments/benchmarks/bench_training.py [--epochs 3] [--trainers fast keras] [--cpus 0]
-    python experiments/benchmarks/bench_training.py --trainers fast --together 5
-    python experiments/benchmarks/bench_training.py --jobs 2     # two pinned jobs, as the CPU grid runs
-    python experiments/benchmarks/bench_training.py --cell elman lstm gru mrnn irlm --trainers fast
+    python -m experiments.benchmarks.bench_training [--epochs 3] [--trainers fast keras] [--cpus 0]
+    python -m experiments.benchmarks.bench_training --trainers fast --together 5
+    python -m experiments.benchmarks.bench_training --jobs 2     # two pinned jobs, as the CPU grid runs
+    python -m experiments.benchmarks.bench_training --cell elman lstm gru mrnn irlm --trainers fast
 
 With several cells, each is measured in turn (hidden sizes of the budget, ``opinion_tagger.config``), a line per
 cell and trainer, and the last line is ``{"cells": [one object per cell]}``.
@@ -28,7 +28,7 @@ the configuration names, on the first ``--sentences N`` training sentences of fo
 the whole fold takes several minutes); dev is scored on 20 sentences and not timed.  With ``--jobs 2``
 it shows whether two pinned jobs beat one job on both cores for that network too:
 
-    python experiments/benchmarks/bench_training.py --experiment experiments/configs/accurate.yaml \
+    python -m experiments.benchmarks.bench_training --experiment experiments/configs/accurate.yaml \
         --sentences 640 --epochs 3 [--cpus 0 | --jobs 2]
 """
 
@@ -139,14 +139,14 @@ def bench_cell(cell: str, args, docs, train_s, dev_s, extra) -> dict:
         patience=0,
         seed=1,
     )
-    hidden = TaggerConfig(**common).hidden_size
+    hidden = TaggerConfig.of(**common).hidden_size
     print(
         f"{cell}, depth {args.depth}, {args.budget}: {hidden} units per direction, "
         f"{recurrent_parameters(cell, args.depth, hidden)} recurrent parameters at the paper's 300-d inputs",
         flush=True,
     )
     configs = {
-        "fast": TaggerConfig(
+        "fast": TaggerConfig.of(
             **common,
             trainer="fast",
             optimizer="sgd",
@@ -162,7 +162,7 @@ def bench_cell(cell: str, args, docs, train_s, dev_s, extra) -> dict:
             clipnorm=0,
             eval_every=args.epochs,
         ),
-        "keras": TaggerConfig(**common, trainer="keras", optimizer="adam"),
+        "keras": TaggerConfig.of(**common, trainer="keras", optimizer="adam"),
     }
     rows = {}
     for name in args.trainers:

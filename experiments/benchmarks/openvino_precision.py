@@ -7,7 +7,7 @@ medians of ``--repeats``, the runtimes interleaved).
 OpenVINO is not a dependency of the project; install it beside it first:
 
     pip install openvino
-    python experiments/benchmarks/openvino_precision.py [--model accurate] [--threads 2]
+    python -m experiments.benchmarks.openvino_precision [--model accurate] [--threads 2]
 """
 
 from __future__ import annotations

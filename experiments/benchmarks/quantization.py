@@ -6,7 +6,7 @@ The bundle's model.onnx, with its external weights put inside (a self-contained 
 feed-forward layers only (two thirds of its multiply-adds).  Each variant tags the 734 sentences of the 40
 fold-0 test documents (spaCy tokens over MPQA, as the bundle's meta.json scores) on one thread.
 
-    python experiments/benchmarks/quantization.py [--model accurate]
+    python -m experiments.benchmarks.quantization [--model accurate]
 """
 
 from __future__ import annotations

@@ -7,8 +7,8 @@ DSE and ESE jointly, batches of 32 sentences) is built once for each encoder and
 take turns, so a shared machine's load falls on all alike.  Each variant's ratio to the first, times a
 measured epoch of the first, estimates its epoch:
 
-    python experiments/benchmarks/time_encoder_training.py --cpus 0 --batches 4
-    python experiments/benchmarks/time_encoder_training.py --cpus 0 --encoders mpnet \
+    python -m experiments.benchmarks.time_encoder_training --cpus 0 --batches 4
+    python -m experiments.benchmarks.time_encoder_training --cpus 0 --encoders mpnet \
         --precisions float32 mixed_bfloat16
 """
 
@@ -18,11 +18,8 @@ import argparse
 import os
 import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-
-from opinion_tagger.config import PRECISIONS  # noqa: E402  (no TensorFlow: before --cpus pins the process)
+from opinion_tagger.config import PRECISIONS  # no TensorFlow: before --cpus pins the process
 
 WORDS = (
     "the minister said on monday that the new plan would cut costs sharply , and critics called it a "
@@ -70,7 +67,7 @@ def main(argv=None) -> int:
     nets = {}
     for enc in args.encoders:
         for precision in args.precisions:
-            cfg = TaggerConfig(**base, contextual=enc, precision=precision)
+            cfg = TaggerConfig.of(**base, contextual=enc, precision=precision)
             model = build_training_model(cfg, len(vocab), 50)  # no auxiliary heads in this configuration
             compile_model(model, cfg, steps_per_epoch=100)
             nets[f"{enc} {precision}"] = (model, word_pieces(enc))

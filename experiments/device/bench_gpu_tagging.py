@@ -1,8 +1,8 @@
 """Batched tagging speed of a bundle on Keras's JAX backend (the GPU where JAX has one), its tags checked.
 
-    KERAS_BACKEND=jax python experiments/device/bench_gpu_tagging.py [--model accurate] [--rows 256 512]
+    KERAS_BACKEND=jax python -m experiments.device.bench_gpu_tagging [--model accurate] [--rows 256 512]
         [--repeats 3] [--precision default|highest] [--expect FILE.json.gz] [--sentences N]
-    python experiments/device/bench_gpu_tagging.py --write-expect FILE.json.gz [--model accurate] [--sentences N]
+    python -m experiments.device.bench_gpu_tagging --write-expect FILE.json.gz [--model accurate] [--sentences N]
 
 The sentences are the reference corpus's, every document of the 10 folds, in the paper's tokens (no spaCy, so
 sentence splitting and tokenisation are not in the figure; `bench_tagging.py --stages` times them alone).  Each

@@ -1,6 +1,6 @@
 """Check that the JAX backend tags like the NumPy runtime (the reference forward pass).
 
-    KERAS_BACKEND=jax python experiments/device/check_jax.py [N_SENTENCES]
+    KERAS_BACKEND=jax python -m experiments.device.check_jax [N_SENTENCES]
 
 Tags the first N reference sentences (default 150) with the bundled model through Keras on
 the current backend and through ``opinion_tagger.network.runtime``; prints whether the tags are equal and

@@ -2,7 +2,7 @@
 buckets (OPINION_TAGGER_LENGTH_BUCKETS): training batches over five epochs' orders, and the dev and test sets cut
 the same way (batches of 32; prediction groups sentences by a word budget, so its shapes are an estimate).
 
-    python experiments/device/count_shapes.py --fold 4 --buckets 16,32,64,128,256
+    python -m experiments.device.count_shapes --fold 4 --buckets 16,32,64,128,256
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """MPNet-base's weights for the GPU machine, which takes 64 MiB a call: rounded to bfloat16 to travel.
 
-    python experiments/device/mpnet_weights.py pack [--out .dev] [--first MB] [--part MB]   # here
-    python experiments/device/mpnet_weights.py unpack TAR                                  # there
-    python experiments/device/mpnet_weights.py run-cv ARG...                               # there
+    python -m experiments.device.mpnet_weights pack [--out .dev] [--first MB] [--part MB]   # here
+    python -m experiments.device.mpnet_weights unpack TAR                                  # there
+    python -m experiments.device.mpnet_weights run-cv ARG...                               # there
 
 ``pack`` reads the assembled encoder (``opinion-tagger download --encoder mpnet``) and writes
 ``--out/mpnet.partN``: one tar, cut into parts that each travel in a call of their own (the first, smaller,

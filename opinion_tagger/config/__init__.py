@@ -291,6 +291,11 @@ class TaggerConfig:
             block[path[-1]] = value
         return _build(cls, nested, ())
 
+    @classmethod
+    def of(cls, **flat: Any) -> TaggerConfig:
+        """A configuration from flat names given as arguments: ``TaggerConfig.of(cell="lstm", hidden=64)``."""
+        return cls.from_flat(flat)
+
     def replace(self, **changes) -> TaggerConfig:
         """A copy with fields changed, given by their flat names."""
         return TaggerConfig.from_flat({**self.flat(), **changes})

@@ -1,0 +1,1 @@
+"""Speed and size measurements: each script prints its figures (``python -m experiments.benchmarks.NAME``)."""
