@@ -137,3 +137,21 @@ def test_commands_that_load_tensorflow_keep_its_log_lines_off_standard_error():
     env = {k: v for k, v in os.environ.items() if k != "TF_CPP_MIN_LOG_LEVEL"}
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, env=env)
     assert proc.returncode == 0 and proc.stderr == "after\n", proc.stderr
+
+
+@pytest.mark.parametrize(
+    "argv, module, extra, what",
+    [
+        (["train", "--out", "x"], "tensorflow", "train", "train"),
+        (["export-onnx", "x"], "tf2onnx", "train", "export-onnx"),
+        (["annotate", "serve", "p.sqlite"], "streamlit", "annotate", "annotate serve"),
+        (["tag", "--engine", "ray", "--input", "in", "--out", "out"], "ray", "ray", "--engine ray"),
+        (["tag", "--model", "fast", "--backend", "keras", "A text."], "keras", "train", "the keras back end"),
+    ],
+)
+def test_a_command_whose_extra_is_missing_names_the_extra(monkeypatch, tmp_path, capsys, argv, module, extra, what):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setitem(sys.modules, module, None)  # as if the package were not installed
+    assert main(argv) == 2
+    err = one_line_error(capsys)
+    assert f"{what} needs the {extra} extra ({module}" in err and f"pip install 'opinion-tagger[{extra}]'" in err, err

@@ -5,8 +5,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import study, write_split
+from conftest import write_split
 
+from experiments import study
 from opinion_tagger.config import TaggerConfig
 from opinion_tagger.corpus.sources import load_documents, select
 from opinion_tagger.corpus.split import load_split

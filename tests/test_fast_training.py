@@ -15,8 +15,8 @@ from opinion_tagger.cells import CELLS  # noqa: E402
 from opinion_tagger.config import TaggerConfig  # noqa: E402
 from opinion_tagger.model.network import build_model  # noqa: E402
 from opinion_tagger.sentences import Sentence, Token  # noqa: E402
-from opinion_tagger.training import fast_trainer  # noqa: E402
 from opinion_tagger.training import fast_network as ft  # noqa: E402
+from opinion_tagger.training import fast_trainer  # noqa: E402
 
 VOCAB = 12
 # a one-layer network of two units with summed, O-weighted losses: the configuration of the losses by hand

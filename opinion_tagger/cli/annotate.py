@@ -149,7 +149,9 @@ def run_stats(args) -> int:
 
 
 def run_serve(args) -> int:
+    from opinion_tagger.extras import require
 
+    require("annotate", "annotate serve")
     cmd, env = serving.plan(args, os.environ)  # refused before anything is made or started
     Project(args.project, create=True).close()  # a clear error now rather than in the page
     host = f"[{args.host}]" if ":" in args.host else args.host

@@ -17,7 +17,6 @@ paths must name the same storage on every node (a shared file system).
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import logging
 import os
@@ -28,6 +27,7 @@ from pathlib import Path
 
 from opinion_tagger.engines.partitions import OUTPUT_FORMATS, finished, prepare, tag_partition
 from opinion_tagger.errors import TaggerError
+from opinion_tagger.extras import require
 from opinion_tagger.tagging.inputs import MAX_CHARS
 
 
@@ -127,8 +127,7 @@ def tag_with_ray(
     from opinion_tagger.paths import resolve_model
     from opinion_tagger.runtime.bundle import load_bundle_files
 
-    if importlib.util.find_spec("ray") is None:
-        raise TaggerError("--engine ray needs Ray: pip install -e '.[ray]' (or pip install 'ray[data]')")
+    require("ray", "--engine ray")
     if fmt not in OUTPUT_FORMATS:
         raise TaggerError(f"--engine ray writes {', '.join(OUTPUT_FORMATS)}, not {fmt}")
     if workers is not None and workers < 1:
