@@ -22,19 +22,55 @@ Shared by every stage: ``config`` (TaggerConfig), ``cells`` and ``encoders`` (th
 directories) lives under ``experiments/`` in the repository, not in the package.
 """
 
-__version__ = "0.1.0"
+from __future__ import annotations
 
 import os as _os
+from typing import TYPE_CHECKING
+
+__version__ = "0.1.0"
+__all__ = [
+    "BundleError",
+    "InvalidText",
+    "OpinionTagger",
+    "TaggedDocument",
+    "TaggedSentence",
+    "TaggedSpan",
+    "TaggedToken",
+    "TaggerError",
+    "__version__",
+]
 
 _os.environ.setdefault("KERAS_BACKEND", "tensorflow")
 _os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
+if TYPE_CHECKING:  # what a type checker sees; at run time each name is imported when first used
+    from opinion_tagger.errors import BundleError, InvalidText, TaggerError
+    from opinion_tagger.tagging.documents import TaggedDocument, TaggedSentence, TaggedSpan, TaggedToken
+    from opinion_tagger.tagging.tagger import OpinionTagger
 
-def __getattr__(name):
-    # ``from opinion_tagger import OpinionTagger``, imported on first use so that ``import opinion_tagger``
-    # (every command, every subpackage) loads neither spaCy nor a network.
-    if name == "OpinionTagger":
-        from opinion_tagger.tagging.tagger import OpinionTagger
+_WHERE = {
+    "OpinionTagger": "opinion_tagger.tagging.tagger",
+    "TaggedDocument": "opinion_tagger.tagging.documents",
+    "TaggedSentence": "opinion_tagger.tagging.documents",
+    "TaggedSpan": "opinion_tagger.tagging.documents",
+    "TaggedToken": "opinion_tagger.tagging.documents",
+    "InvalidText": "opinion_tagger.errors",
+    "TaggerError": "opinion_tagger.errors",
+    "BundleError": "opinion_tagger.errors",
+}
 
-        return OpinionTagger
+
+def __getattr__(name: str) -> object:
+    # ``from opinion_tagger import OpinionTagger`` and the rest of ``__all__``, imported on first use, so that
+    # ``import opinion_tagger`` (every command, every subpackage) loads neither spaCy, ONNX Runtime nor a network
+    if name in _WHERE:
+        import importlib
+
+        value = getattr(importlib.import_module(_WHERE[name]), name)
+        globals()[name] = value
+        return value
     raise AttributeError(f"module 'opinion_tagger' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -58,3 +58,7 @@ class Problems:
         if not self.messages:
             return "no problems"
         return ", ".join(f"{n} {kind}" for kind, n in sorted(self.counts.items()))
+
+
+class InvalidText(TaggerError, ValueError):
+    """A text that ``check_text`` refuses, given to ``OpinionTagger.tag``."""

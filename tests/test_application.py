@@ -3,15 +3,17 @@
 import io
 import json
 import re
+from pathlib import Path
 
 import pytest
 
+from opinion_tagger import OpinionTagger, TaggedDocument
 from opinion_tagger.cli import main
 from opinion_tagger.config import TaggerConfig
 from opinion_tagger.corpus import MPQACorpus, mpqa_sentences
+from opinion_tagger.tagging.documents import apply_tags
 from opinion_tagger.tagging.formats import Writer, brat_ann, conll_lines, render_html
 from opinion_tagger.tagging.inputs import read_records, records_from_bytes
-from opinion_tagger.tagging.tagger import OpinionTagger, TaggedDocument, apply_tags
 from opinion_tagger.training.run import train
 
 
@@ -146,8 +148,8 @@ def _marks_around(page: str) -> dict[str, set]:
 
 
 def test_html_output_shows_both_types_on_a_word_in_both():
+    from opinion_tagger import TaggedSpan
     from opinion_tagger.tagging.formats import HTML_HEAD
-    from opinion_tagger.tagging.tagger import TaggedSpan
 
     text = 'They "strongly condemned" <script>x</script> it.'
     doc = TaggedDocument(
@@ -179,7 +181,7 @@ def test_html_output_shows_both_types_on_a_word_in_both():
 
 
 def test_brat_fragments_across_lines():
-    from opinion_tagger.tagging.tagger import TaggedSpan
+    from opinion_tagger import TaggedSpan
 
     doc = TaggedDocument("x", "a b\nc d", spans=[TaggedSpan("ESE", 2, 5, "b\nc", 0.5)])
     assert brat_ann(doc) == "T1\tESE 2 3;4 5\tb c\n"
@@ -243,20 +245,41 @@ def test_stdin_plain_text_and_overlong(tmp_path):
 
 
 def test_top_level_import_is_light_and_exports_the_api():
-    # ``import opinion_tagger`` (done by every subpackage) must not load spaCy, TensorFlow or a network;
-    # ``tagger.OpinionTagger`` is the text API, imported on first use.
+    # ``import opinion_tagger`` (done by every subpackage) must not load spaCy, ONNX Runtime, TensorFlow or a
+    # network; the names of ``__all__`` are imported on first use, still without spaCy or ONNX Runtime
     import subprocess
     import sys
 
     code = (
         "import sys, opinion_tagger; "
-        "heavy = [m for m in ('spacy', 'tensorflow', 'keras', 'opinion_tagger.tagging.tagger') "
-        "if m in sys.modules]; print(heavy); from opinion_tagger import OpinionTagger; "
-        "from opinion_tagger.tagging.tagger import OpinionTagger as O; print(OpinionTagger is O)"
+        "libs = lambda: [m for m in ('spacy', 'onnxruntime', 'tensorflow', 'keras') if m in sys.modules]; "
+        "print(libs() + [m for m in sys.modules if m == 'opinion_tagger.tagging.tagger']); "
+        "from opinion_tagger import *; print(libs()); "
+        "from opinion_tagger.tagging.tagger import OpinionTagger as O; print(OpinionTagger is O); "
+        "print(sorted(opinion_tagger.__all__))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split("\n")
-    assert out[:2] == ["[]", "True"]
+    assert out[:3] == ["[]", "[]", "True"]
+    assert eval(out[3]) == sorted(
+        [
+            "BundleError",
+            "InvalidText",
+            "OpinionTagger",
+            "TaggedDocument",
+            "TaggedSentence",
+            "TaggedSpan",
+            "TaggedToken",
+            "TaggerError",
+            "__version__",
+        ]
+    )
     with pytest.raises(AttributeError, match="no attribute 'nothing'"):
         import opinion_tagger
 
         opinion_tagger.nothing  # noqa: B018
+
+
+def test_the_package_is_typed():
+    import opinion_tagger
+
+    assert (Path(opinion_tagger.__file__).parent / "py.typed").is_file()

@@ -12,9 +12,9 @@ from hypothesis import HealthCheck, example, given, settings
 from streamlit.testing.v1 import AppTest
 
 from experiments.hostile_inputs import api_inputs, api_records, expected_records, jsonl_files
+from opinion_tagger import InvalidText, OpinionTagger
 from opinion_tagger.cli import main
 from opinion_tagger.tagging.inputs import MAX_DEPTH, check_text, printable_id, read_records, records_from_bytes
-from opinion_tagger.tagging.tagger import InvalidText, OpinionTagger
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_MODEL = str(ROOT / "opinion_tagger" / "models" / "fast")

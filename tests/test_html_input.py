@@ -8,10 +8,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from opinion_tagger import InvalidText, OpinionTagger
 from opinion_tagger.cli import main
 from opinion_tagger.tagging.html_input import tag_html, tag_records, visible_text
 from opinion_tagger.tagging.inputs import Record, read_records
-from opinion_tagger.tagging.tagger import InvalidText, OpinionTagger
 
 ROOT = Path(__file__).resolve().parent.parent
 ISSUE = "<p>The senator <b>strongly condemned</b> the decision.</p>"

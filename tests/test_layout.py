@@ -23,6 +23,7 @@ TAGGING_ROOTS = (
     "opinion_tagger.cli.tag",
     "opinion_tagger.annotation.importing",
     "opinion_tagger.annotation.page.resources",
+    "opinion_tagger.spacy_component",
 )
 TRAINING_STACK = ("opinion_tagger.model", "opinion_tagger.export", "opinion_tagger.training")
 TRAINING_LIBRARIES = {"keras", "tensorflow", "jax", "jaxlib", "optax", "keras_hub", "tf2onnx", "onnx", "pycrfsuite"}

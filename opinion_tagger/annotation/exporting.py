@@ -23,8 +23,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from opinion_tagger.annotation.store import STATUSES, Document, Project
+from opinion_tagger.tagging.documents import TaggedDocument, TaggedSentence, TaggedSpan, TaggedToken
 from opinion_tagger.tagging.formats import Writer, brat_ann, conll_lines
-from opinion_tagger.tagging.tagger import TaggedDocument, TaggedSentence, TaggedSpan, TaggedToken
 
 EXPORT_FORMATS = ("jsonl", "conll", "brat")
 

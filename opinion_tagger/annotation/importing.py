@@ -12,9 +12,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from opinion_tagger.annotation.store import Project, StoredSpan, StoredToken
+from opinion_tagger.tagging.documents import TaggedDocument
 from opinion_tagger.tagging.inputs import MAX_CHARS, Record, directory_files, read_records
 from opinion_tagger.tagging.inputs import _file_records as file_records
-from opinion_tagger.tagging.tagger import OpinionTagger, TaggedDocument, tokenised
+from opinion_tagger.tagging.tagger import OpinionTagger, tokenised
 
 
 @dataclass

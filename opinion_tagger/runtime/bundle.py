@@ -116,10 +116,8 @@ def _check_manifest(path: Path, meta: dict, names) -> None:
         raise BundleError(f"{problem} (manifest in meta.json)")
 
 
-def load_bundle_files(path: str | Path, verify: bool = True):
-    """(Vocabulary, TaggerConfig, meta) of a bundle, checking that every part is there, that
-    the files are those the manifest lists and that the network matches config.json."""
-    path = Path(path)
+def check_exists(path: Path) -> None:
+    """BundleError naming ``path`` and the bundled models' names unless it is a folder."""
     if not path.is_dir():
         from opinion_tagger.paths import bundled_models
 
@@ -127,6 +125,13 @@ def load_bundle_files(path: str | Path, verify: bool = True):
             f"{path}: model bundle not found (expected a directory with {', '.join(FILES)}, "
             f"or a bundled model's name: {', '.join(bundled_models())})"
         )
+
+
+def load_bundle_files(path: str | Path, verify: bool = True):
+    """(Vocabulary, TaggerConfig, meta) of a bundle, checking that every part is there, that
+    the files are those the manifest lists and that the network matches config.json."""
+    path = Path(path)
+    check_exists(path)
     net = _network_name(path)
     for name in _files(net):
         if not (path / name).is_file():

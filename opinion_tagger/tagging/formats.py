@@ -13,7 +13,7 @@ from typing import TextIO
 
 import orjson
 
-from opinion_tagger.tagging.tagger import TaggedDocument
+from opinion_tagger.tagging.documents import TaggedDocument
 
 FORMATS = ("jsonl", "conll", "brat", "html")
 COLORS = {"DSE": "#ffd36b", "ESE": "#9fd3ff"}

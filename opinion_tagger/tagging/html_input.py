@@ -33,15 +33,9 @@ from dataclasses import dataclass, field
 from html import unescape
 from html.parser import HTMLParser
 
-from opinion_tagger.tagging.inputs import Record
-from opinion_tagger.tagging.tagger import (
-    InvalidText,
-    TaggedDocument,
-    TaggedSentence,
-    TaggedSpan,
-    TaggedToken,
-    _as_record,
-)
+from opinion_tagger.errors import InvalidText
+from opinion_tagger.tagging.documents import TaggedDocument, TaggedSentence, TaggedSpan, TaggedToken
+from opinion_tagger.tagging.inputs import Record, as_record
 
 NO_VISIBLE_TEXT = "empty text: no visible text in the HTML"
 
@@ -302,7 +296,7 @@ def _plan(n: int, rec, html_all: bool) -> tuple[_Pending, list]:
     markup = html_all or (isinstance(rec, Record) and rec.html)
     if isinstance(rec, Record) and not markup:
         return _Pending(rec), [rec]  # as it is: plain text is tagged as before
-    rec = _as_record(n, rec)  # the text gate (on the source); the id of input n, blocks before it or not
+    rec = as_record(n, rec)  # the text gate (on the source); the id of input n, blocks before it or not
     if not markup:
         return _Pending(rec), [rec]
     if rec.error is not None:

@@ -322,3 +322,14 @@ def records_from_bytes(name: str, data: bytes, max_chars: int | None = MAX_CHARS
     if name.endswith(".jsonl"):
         return list(_jsonl_records(name, io.BytesIO(data), max_chars))
     return [check_text(name, data, max_chars)]
+
+
+def as_record(n: int, rec) -> Record:
+    """A checked record from a tag_many input: a ``Record``, an ``(id, text)`` pair or a string."""
+    if isinstance(rec, Record):
+        return rec if rec.error is not None else check_text(rec.id, rec.text, max_chars=None)
+    if isinstance(rec, (str, bytes)):
+        return check_text(str(n), rec, max_chars=None)
+    if isinstance(rec, (tuple, list)) and len(rec) == 2:
+        return check_text(str(rec[0]), rec[1], max_chars=None)
+    return Record(str(n), error=f"expected a string or an (id, text) pair, not {type(rec).__name__}")

@@ -1,153 +1,81 @@
-"""Tag raw text: sentence splitting and tokenisation (spaCy), the model, and
-spans with character offsets into the input and a confidence.
+"""Text in, tagged documents out: ``OpinionTagger``, a thin layer over the runtime's ``SentenceTagger``.
 
-    from opinion_tagger.tagging.tagger import OpinionTagger
-    ot = OpinionTagger.load()                 # the bundled model
+Sentences and tokens come from spaCy (a blank English tokenizer and the rule-based sentencizer, or the
+``Doc`` a pipeline made), the network tags each sentence's words, and spans are decoded from the tags with
+character offsets into the input and a confidence (the mean of their words').
+
+    from opinion_tagger import OpinionTagger
+    ot = OpinionTagger.load()                 # the bundled model (accurate)
     doc = ot.tag("Officials said the plan was daylight robbery.")
-    doc.spans   # [Span(type='DSE', start=10, end=14, text='said', score=0.93), ...]
+    doc.spans   # [TaggedSpan(type='DSE', start=10, end=14, text='said', score=0.93), ...]
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field, fields
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from opinion_tagger.corpus.labels import spans_from_bio
-from opinion_tagger.errors import TaggerError
+from opinion_tagger.errors import InvalidText
 from opinion_tagger.paths import resolve_model
+from opinion_tagger.runtime.network import DEFAULT_BACKEND
 from opinion_tagger.runtime.sentence_tagger import SentenceTagger
-from opinion_tagger.tagging.inputs import Record, check_text
+from opinion_tagger.tagging.documents import (
+    BySentenceAndType,
+    TaggedDocument,
+    TaggedSentence,
+    TaggedToken,
+    spans_of,
+)
+from opinion_tagger.tagging.inputs import Record, as_record
 
+if TYPE_CHECKING:
+    from spacy.tokens import Doc
 
-@dataclass
-class TaggedToken:
-    text: str
-    start: int
-    end: int
-    tags: dict[str, str]
-
-
-@dataclass
-class TaggedSentence:
-    start: int
-    end: int
-    tokens: list[TaggedToken]
-
-
-@dataclass
-class TaggedSpan:
-    type: str
-    start: int
-    end: int
-    text: str
-    score: float
-
-
-SPAN_FIELDS = tuple(f.name for f in fields(TaggedSpan))
 BATCH_SIZE = 128  # sentences a batch of the network at most, by default (within the tagger's budgets)
+Input = tuple[str, str] | str | Record  # what tag_many takes: (id, text) pairs, bare texts or records
 
 
-@dataclass
-class TaggedDocument:
-    id: str
-    text: str
-    sentences: list[TaggedSentence] = field(default_factory=list)
-    spans: list[TaggedSpan] = field(default_factory=list)
-    types: tuple[str, ...] = ("DSE", "ESE")
-    error: str | None = None  # why the record was not tagged (then text, sentences and spans are empty)
+def from_spacy(
+    rid: str, text: str, sdoc: Doc, types: tuple[str, ...], starts: Sequence[bool] | None = None
+) -> TaggedDocument:
+    """A spaCy ``Doc`` of ``text`` as a ``TaggedDocument`` with no tags yet: its sentences (``starts``: a sentence
+    start per token, in place of the Doc's own) and its tokens, whitespace tokens dropped (a sentence of
+    whitespace alone is none)."""
+    import numpy as np
+    from spacy.attrs import IDX, IS_SPACE, LENGTH, SENT_START
 
-    def to_dict(self) -> dict:
-        """The JSONL record: id, text, sentences with tokens (one tag per type), spans;
-        ``{"id", "error"}`` for a record that was not tagged."""
-        if self.error is not None:
-            return {"id": self.id, "error": self.error}
-        sentences = []
-        for s in self.sentences:  # loops, not comprehensions: this runs for every token tagged
-            tokens = []
-            for t in s.tokens:
-                row = {"text": t.text, "start": t.start, "end": t.end}
-                get = t.tags.get
-                for ty in self.types:
-                    row[ty] = get(ty, "O")
-                tokens.append(row)
-            sentences.append({"start": s.start, "end": s.end, "tokens": tokens})
-        return {
-            "id": self.id,
-            "text": self.text,
-            "sentences": sentences,
-            "spans": [{f: getattr(sp, f) for f in SPAN_FIELDS} for sp in self.spans],  # asdict deep-copies: slow
-        }
-
-    @classmethod
-    def from_dict(cls, data: dict, types: tuple[str, ...] = ("DSE", "ESE")) -> TaggedDocument:
-        if "error" in data:
-            return cls(str(data.get("id", "")), "", types=types, error=str(data["error"]))
-        sents = [
-            TaggedSentence(
-                s["start"],
-                s["end"],
-                [
-                    TaggedToken(t["text"], t["start"], t["end"], {ty: t.get(ty, "O") for ty in types})
-                    for t in s["tokens"]
-                ],
-            )
-            for s in data.get("sentences", [])
-        ]
-        doc = cls(str(data.get("id", "")), data["text"], sents, [], types)
-        doc.spans = [TaggedSpan(**sp) for sp in data.get("spans", [])] or spans_of(doc)
-        return doc
-
-
-def spans_of(doc: TaggedDocument, confidences: dict | None = None, tags: dict | None = None) -> list[TaggedSpan]:
-    """Spans decoded from the tokens' BIO tags (the paper's decoding), with the
-    mean confidence of their tokens (1.0 where none is given, e.g. after a correction).
-    ``confidences`` and ``tags`` (the tokens' tags, where the caller has them as lists):
-    by (sentence index, type)."""
-    out = []
-    for k, sent in enumerate(doc.sentences):
-        for typ in doc.types:
-            seq = (tags or {}).get((k, typ)) or [t.tags.get(typ, "O") for t in sent.tokens]
-            conf = (confidences or {}).get((k, typ))
-            for i, j, _ in spans_from_bio(seq):
-                start, end = sent.tokens[i].start, sent.tokens[j - 1].end
-                score = sum(conf[i:j]) / (j - i) if conf else 1.0
-                out.append(TaggedSpan(typ, start, end, doc.text[start:end], round(float(score), 4)))
-    out.sort(key=lambda s: (s.start, s.end, s.type))
-    return out
+    doc = TaggedDocument(rid, text, types=types)
+    # the tokens' offsets, lengths and sentence starts in one array (faster than a spaCy Token object each)
+    arr = sdoc.to_array([IDX, LENGTH, IS_SPACE, SENT_START]).astype(np.int64).reshape(-1, 4)
+    first = np.asarray(starts, dtype=bool) if starts is not None else arr[:, 3] == 1
+    keep = arr[:, 2] == 0
+    sentence = np.cumsum(first)[keep]
+    begin_at = arr[keep, 0]
+    begin, end = begin_at.tolist(), (begin_at + arr[keep, 1]).tolist()
+    cuts = (np.flatnonzero(np.diff(sentence)) + 1).tolist()
+    for a, b in zip([0, *cuts], [*cuts, len(begin)]) if begin else ():
+        toks = [TaggedToken(text[i:j], i, j, {}) for i, j in zip(begin[a:b], end[a:b])]
+        doc.sentences.append(TaggedSentence(toks[0].start, toks[-1].end, toks))
+    return doc
 
 
 def tokenised(records: list[tuple[str, str]], types: tuple[str, ...] = ("DSE", "ESE")) -> list[TaggedDocument]:
     """``(id, text)`` records split into sentences and tokens (spaCy), with no tags or spans yet."""
-    import numpy as np
-    from spacy.attrs import IDX, IS_SPACE, LENGTH, SENT_START
-
     from opinion_tagger.tokenize import _nlp
 
-    docs = []
-    for (rid, text), sdoc in zip(records, _nlp().pipe(t for _, t in records)):
-        doc = TaggedDocument(rid, text, types=types)
-        # the tokens' offsets, lengths and sentence starts in one array, whitespace tokens dropped; a sentence
-        # of whitespace alone is none (whole arrays: faster than a spaCy Token object each)
-        arr = sdoc.to_array([IDX, LENGTH, IS_SPACE, SENT_START]).astype(np.int64)
-        keep = arr[:, 2] == 0
-        sentence = np.cumsum(arr[:, 3] == 1)[keep]
-        starts = arr[keep, 0]
-        begin, end = starts.tolist(), (starts + arr[keep, 1]).tolist()
-        cuts = (np.flatnonzero(np.diff(sentence)) + 1).tolist()
-        for a, b in zip([0, *cuts], [*cuts, len(begin)]) if begin else ():
-            toks = [TaggedToken(text[i:j], i, j, {}) for i, j in zip(begin[a:b], end[a:b])]
-            doc.sentences.append(TaggedSentence(toks[0].start, toks[-1].end, toks))
-        docs.append(doc)
-    return docs
+    return [
+        from_spacy(rid, text, sdoc, types) for (rid, text), sdoc in zip(records, _nlp().pipe(t for _, t in records))
+    ]
 
 
-def with_predictions(docs: list[TaggedDocument], preds: list[dict]) -> list[TaggedDocument]:
+def with_predictions(docs: list[TaggedDocument], preds: list[dict[str, Any]]) -> list[TaggedDocument]:
     """``docs`` (from ``tokenised``) with their tokens' tags and their spans set from ``SentenceTagger.predict``'s
     output for their sentences, in order."""
     k = 0
     for doc in docs:
-        conf, tagged = {}, {}
+        conf: BySentenceAndType = {}
+        tagged: BySentenceAndType = {}
         for s_i, sent in enumerate(doc.sentences):
             for typ, (tags, scores) in preds[k].items():
                 for tok, tag in zip(sent.tokens, tags):
@@ -160,12 +88,12 @@ def with_predictions(docs: list[TaggedDocument], preds: list[dict]) -> list[Tagg
 
 
 class OpinionTagger:
-    """Text in, tagged documents out; a thin layer over ``SentenceTagger``."""
+    """Text in, tagged documents out."""
 
-    def __init__(self, tagger: SentenceTagger, batch_size: int | None = None):
-        """``batch_size``: sentences in a batch of the network, whatever their length (the tagger's word and
-        wordpiece budgets lifted): for a GPU, where a batch of 1,024 sentences costs little more than one of 64
-        (experiments/device/bench_gpu_tagging.py); default: ``BATCH_SIZE`` within the budgets, the CPU's best."""
+    def __init__(self, tagger: SentenceTagger, batch_size: int | None = None) -> None:
+        """``tagger``: a loaded model (``SentenceTagger.load``); ``batch_size``: sentences in a batch of the network,
+        whatever their length (the tagger's word and wordpiece budgets lifted): for a GPU, where a batch of 1,024
+        sentences costs little more than one of 64; default: ``BATCH_SIZE`` within the budgets, the CPU's best."""
         self.tagger = tagger
         self.batch_size = batch_size or BATCH_SIZE
         if batch_size:
@@ -175,36 +103,82 @@ class OpinionTagger:
     def load(
         cls,
         model: str | Path | None = None,
-        backend: str = "onnx",
+        backend: str = DEFAULT_BACKEND,
         threads: int | None = None,
         batch_size: int | None = None,
     ) -> OpinionTagger:
-        """``model``: a bundle directory or a bundled model's name (``accurate``, ``fast``; default
-        ``opinion_tagger.paths.DEFAULT_NAME``); ``backend`` and ``threads``: see ``SentenceTagger.load``;
-        ``batch_size``: see ``OpinionTagger``."""
+        """Load a model.
+
+        Args:
+            model: a bundle directory or a bundled model's name (``accurate``, the default; ``fast``;
+                ``accurate-mpnet``).
+            backend: ``onnx`` (ONNX Runtime, the default) or ``keras`` (the ``train`` extra).
+            threads: ONNX Runtime's threads (default: the cores this process may use, or
+                ``$OPINION_TAGGER_THREADS``).
+            batch_size: sentences a batch whatever their length (for a GPU); default: batches within a budget of
+                words or wordpieces.
+
+        Raises:
+            opinion_tagger.BundleError: the bundle is missing, damaged or inconsistent (one line naming the file).
+        """
         return cls(SentenceTagger.load(resolve_model(model), backend=backend, threads=threads), batch_size)
 
     @property
     def types(self) -> tuple[str, ...]:
+        """The opinion types the model tags, e.g. ``("DSE", "ESE")``."""
         return self.tagger.types
 
-    def tag(self, text: str, id: str = "") -> TaggedDocument:
-        """Tag one text; raises ``InvalidText`` (a ValueError) with the reason when
-        ``check_text`` refuses it (empty, lone surrogates, NUL characters, not a string)."""
-        doc = next(self.tag_many([(id, text)]))
+    def tag(self, text: str, id: str = "", html: bool = False) -> TaggedDocument:
+        """Tag one text.
+
+        Args:
+            text: the document (any length; sentences are split here).
+            id: the document's id in the result.
+            html: ``text`` is HTML: the text a browser shows is tagged, offsets point into the source.
+
+        Returns:
+            The tagged document: its sentences and tokens (one BIO tag per type) and its spans.
+
+        Raises:
+            InvalidText: (a ``ValueError``) ``check_text`` refuses the text (empty, lone surrogates, NUL
+                characters, no visible text in the HTML, not a string), with the reason.
+        """
+        doc = next(self.tag_many([(id, text)], html=html))
         if doc.error is not None:
             raise InvalidText(f"{doc.id or 'text'}: {doc.error}")
         return doc
 
-    def tag_many(self, records: Iterable[tuple[str, str] | str | Record], chunk: int = 64) -> Iterator[TaggedDocument]:
+    def tag_many(self, records: Iterable[Input], chunk: int = 64, html: bool = False) -> Iterator[TaggedDocument]:
         """Tag ``(id, text)`` pairs, bare strings or ``Record``s lazily, ``chunk`` at a time.
 
         Exactly one document per input, in input order: one that cannot be tagged
         (see ``opinion_tagger.tagging.inputs.check_text``) comes back with ``error`` set, and never
-        stops the stream."""
+        stops the stream.  ``html``: every text is HTML: its visible text is tagged and offsets point into the
+        source (``opinion_tagger.tagging.html_input.tag_records`` also takes a mix, ``Record.html`` saying which)."""
+        if html:
+            from opinion_tagger.tagging.html_input import tag_records
+
+            yield from tag_records(self, records, chunk=chunk, html=html)
+            return
+        yield from self._tag_plain(records, chunk)
+
+    def tag_docs(
+        self, docs: Sequence[Doc], starts: Sequence[Sequence[bool] | None] | None = None
+    ) -> list[TaggedDocument]:
+        """Tag spaCy ``Doc``s on their own tokens; ``starts``: per doc, a sentence start per token in place of the
+        Doc's own sentences (None: the Doc's).  For the spaCy pipeline component."""
+        tagged = [
+            from_spacy(str(k), d.text, d, self.types, starts[k] if starts is not None else None)
+            for k, d in enumerate(docs)
+        ]
+        flat = [s.tokens for doc in tagged for s in doc.sentences]
+        preds = self.tagger.predict([[t.text for t in toks] for toks in flat], batch_size=self.batch_size)
+        return with_predictions(tagged, preds)
+
+    def _tag_plain(self, records: Iterable[Input], chunk: int) -> Iterator[TaggedDocument]:
         buf: list[Record] = []
         for n, rec in enumerate(records):
-            buf.append(_as_record(n, rec))
+            buf.append(as_record(n, rec))
             if len(buf) >= max(chunk, 1):
                 yield from self._tag_records(buf)
                 buf = []
@@ -212,7 +186,7 @@ class OpinionTagger:
             yield from self._tag_records(buf)
 
     def _tag_records(self, records: list[Record]) -> list[TaggedDocument]:
-        good = [(r.id, r.text or "") for r in records if r.error is None]  # checked (_as_record): no error, a text
+        good = [(r.id, r.text or "") for r in records if r.error is None]  # checked (as_record): no error, a text
         try:
             tagged = self._tag_chunk(good) if good else []
         except Exception:  # find the record that fails, tag the others
@@ -236,47 +210,3 @@ class OpinionTagger:
         flat = [s.tokens for doc in docs for s in doc.sentences]
         preds = self.tagger.predict([[t.text for t in toks] for toks in flat], batch_size=self.batch_size)
         return with_predictions(docs, preds)
-
-
-class InvalidText(TaggerError, ValueError):
-    """A text that ``check_text`` refuses, given to ``OpinionTagger.tag``."""
-
-
-def _as_record(n: int, rec) -> Record:
-    """A checked record from a tag_many input: a ``Record``, an ``(id, text)`` pair or a string."""
-    if isinstance(rec, Record):
-        return rec if rec.error is not None else check_text(rec.id, rec.text, max_chars=None)
-    if isinstance(rec, (str, bytes)):
-        return check_text(str(n), rec, max_chars=None)
-    if isinstance(rec, (tuple, list)) and len(rec) == 2:
-        return check_text(str(rec[0]), rec[1], max_chars=None)
-    return Record(str(n), error=f"expected a string or an (id, text) pair, not {type(rec).__name__}")
-
-
-def apply_tags(doc: TaggedDocument, tags: list[dict[str, str]]) -> TaggedDocument:
-    """A copy of ``doc`` with corrected tags, one ``{type: tag}`` per token in
-    document order.  Spans are decoded again; a span the model also predicted
-    keeps its score, a span made or changed by hand gets score 1.0."""
-    n_tokens = sum(len(s.tokens) for s in doc.sentences)
-    if len(tags) != n_tokens:
-        raise ValueError(f"{len(tags)} tag rows for {n_tokens} tokens")
-    new = TaggedDocument(doc.id, doc.text, types=doc.types)
-    it = iter(tags)
-    for s in doc.sentences:
-        toks = []
-        for t in s.tokens:
-            row = next(it)
-            fixed = {}
-            for ty in doc.types:
-                tag = row.get(ty) or "O"
-                if tag not in ("O", f"B-{ty}", f"I-{ty}"):
-                    raise ValueError(f"token {t.text!r} at {t.start}: {tag!r} is not a {ty} tag")
-                fixed[ty] = tag
-            toks.append(TaggedToken(t.text, t.start, t.end, fixed))
-        new.sentences.append(TaggedSentence(s.start, s.end, toks))
-    old = {(sp.type, sp.start, sp.end): sp.score for sp in doc.spans}
-    new.spans = [
-        TaggedSpan(sp.type, sp.start, sp.end, sp.text, old.get((sp.type, sp.start, sp.end), 1.0))
-        for sp in spans_of(new)
-    ]
-    return new

@@ -1,0 +1,142 @@
+"""The spaCy pipeline component ``opinion_tagger``: opinion expressions as a span group of the ``Doc``.
+
+    import spacy
+    nlp = spacy.blank("en")
+    nlp.add_pipe("opinion_tagger")                      # config={"model": "accurate", "spans_key": "opinions"}
+    doc = nlp("Officials said the plan was, as usual, daylight robbery.")
+    for span in doc.spans["opinions"]:
+        print(span.label_, span.text)                   # DSE said / ESE as usual / ESE daylight robbery
+    doc.spans["opinions"].attrs["scores"]               # a confidence per span, as spaCy's span categorizer keeps
+
+spaCy finds the factory through the package's ``spacy_factories`` entry point: nothing needs importing first.
+The component tags the ``Doc``'s own tokens (whitespace tokens left out), so a pipeline's tokenizer decides
+what the network reads: the bundled models were trained and scored on spaCy's English tokenizer (what
+``spacy.blank("en")`` and the trained English pipelines use); another tokenizer gives other words, and the
+spans always fall on its tokens.  Sentences are the ``Doc``'s when a component before this one set them (a
+parser, a senter, a sentencizer), else spaCy's rule-based sentencizer's, computed without changing the
+``Doc``.  ``nlp.pipe`` tags a batch of documents at once; the model loads when first used, once per process
+(``n_process`` forks or spawns workers).  ``nlp.to_disk`` keeps the model's name or path in the pipeline's
+config; with ``copy_model`` the bundle is copied into the pipeline's folder and loaded from there.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from spacy.language import Language
+from spacy.tokens import Doc, SpanGroup
+from spacy.util import minibatch
+
+from opinion_tagger.paths import DEFAULT_NAME, resolve_model
+from opinion_tagger.runtime.bundle import check_exists
+from opinion_tagger.runtime.network import DEFAULT_BACKEND
+from opinion_tagger.tagging.tagger import BATCH_SIZE, OpinionTagger
+
+SPANS_KEY = "opinions"
+COPIED = "model"  # the folder of a copied bundle inside the component's folder of a saved pipeline
+
+
+@Language.factory(
+    "opinion_tagger",
+    default_config={
+        "model": DEFAULT_NAME,
+        "spans_key": SPANS_KEY,
+        "backend": DEFAULT_BACKEND,
+        "threads": None,
+        "batch_size": BATCH_SIZE,
+        "copy_model": False,
+    },
+    assigns=["doc.spans"],
+)
+def make_opinion_tagger(
+    nlp: Language,
+    name: str,
+    model: str,
+    spans_key: str,
+    backend: str,
+    threads: int | None,
+    batch_size: int,
+    copy_model: bool,
+) -> OpinionTaggerComponent:
+    """The component (spaCy calls this with the pipeline's config)."""
+    return OpinionTaggerComponent(nlp, name, model, spans_key, backend, threads, batch_size, copy_model)
+
+
+class OpinionTaggerComponent:
+    """Writes DSE and ESE spans into ``doc.spans[spans_key]`` (labels ``DSE``, ``ESE``; scores in the group's
+    ``attrs["scores"]``)."""
+
+    def __init__(
+        self,
+        nlp: Language,
+        name: str = "opinion_tagger",
+        model: str = DEFAULT_NAME,
+        spans_key: str = SPANS_KEY,
+        backend: str = DEFAULT_BACKEND,
+        threads: int | None = None,
+        batch_size: int = BATCH_SIZE,
+        copy_model: bool = False,
+    ) -> None:
+        self.name, self.model, self.spans_key = name, str(model), spans_key
+        self.backend, self.threads, self.batch_size, self.copy_model = backend, threads, batch_size, copy_model
+        self._tagger: OpinionTagger | None = None
+        self._pid = 0
+        self._sentencizer: Any = None
+        check_exists(resolve_model(self.model))  # a model that does not exist is refused now, in one line
+
+    @property
+    def tagger(self) -> OpinionTagger:
+        """The loaded model: loaded when first used, again in a forked worker process."""
+        if self._tagger is None or self._pid != os.getpid():
+            self._tagger = OpinionTagger.load(self.model, backend=self.backend, threads=self.threads)
+            self._pid = os.getpid()
+        return self._tagger
+
+    def __call__(self, doc: Doc) -> Doc:
+        return self._tag([doc])[0]
+
+    def pipe(self, stream: Iterable[Doc], batch_size: int = 128) -> Iterator[Doc]:
+        """Tag the documents of ``stream`` ``batch_size`` at a time (their sentences in the network's batches)."""
+        for docs in minibatch(stream, size=batch_size):  # type: ignore[no-untyped-call]
+            yield from self._tag(docs)
+
+    def _tag(self, docs: list[Doc]) -> list[Doc]:
+        import numpy as np
+
+        starts = [None if d.has_annotation("SENT_START") else self._sentence_starts(d) for d in docs]
+        for doc, tagged in zip(docs, self.tagger.tag_docs(docs, starts)):
+            found = [(doc.char_span(s.start, s.end, label=s.type), s.score) for s in tagged.spans]
+            spans = [span for span, _ in found if span is not None]  # all: spans fall on token boundaries
+            scores = np.array([score for span, score in found if span is not None], dtype="float32")
+            doc.spans[self.spans_key] = SpanGroup(doc, name=self.spans_key, spans=spans, attrs={"scores": scores})
+        return docs
+
+    def _sentence_starts(self, doc: Doc) -> list[bool]:
+        """spaCy's rule-based sentence starts of ``doc`` (the tagger's own splitting), the ``Doc`` unchanged."""
+        if self._sentencizer is None:
+            from spacy.pipeline import Sentencizer
+
+            self._sentencizer = Sentencizer()
+        return [bool(s) for s in self._sentencizer.predict([doc])[0]]
+
+    # ------------------------------------------------------------------ a saved pipeline
+    def to_disk(self, path: str | Path, *, exclude: Iterable[str] = ()) -> None:
+        """Nothing but the config, unless ``copy_model``: then the bundle is copied into ``path``."""
+        path = Path(path)
+        path.mkdir(parents=True, exist_ok=True)
+        if self.copy_model:
+            shutil.rmtree(path / COPIED, ignore_errors=True)
+            shutil.copytree(resolve_model(self.model), path / COPIED)
+
+    def from_disk(self, path: str | Path, *, exclude: Iterable[str] = ()) -> OpinionTaggerComponent:
+        """The copied bundle of a saved pipeline, if it holds one."""
+        if (Path(path) / COPIED).is_dir():
+            self.model, self._tagger = str(Path(path) / COPIED), None
+        return self
+
+    def __getstate__(self) -> dict[str, Any]:  # a spawned worker process loads the model itself
+        return {**self.__dict__, "_tagger": None, "_pid": 0, "_sentencizer": None}

@@ -1,0 +1,157 @@
+"""The spaCy pipeline component: found through its entry point, the same spans as ``OpinionTagger.tag``
+through ``nlp(...)`` and ``nlp.pipe`` (also in two processes), the pipeline's sentences and tokens used, a
+saved pipeline loaded again, displaCy's span view."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import spacy
+from conftest import need_encoder
+
+from opinion_tagger import OpinionTagger
+
+TEXTS = [
+    "Officials said the plan was, as usual, daylight robbery.",
+    "The minister fears the worst; critics called the deal a complete waste of money.",
+    "It rained in the morning.",
+]
+
+
+def spans(doc, key="opinions"):
+    group = doc.spans[key]
+    return [(s.label_, s.start_char, s.end_char) for s in group], [round(float(x), 4) for x in group.attrs["scores"]]
+
+
+def tagged(ot, text):
+    doc = ot.tag(text)
+    return [(s.type, s.start, s.end) for s in doc.spans], [s.score for s in doc.spans]
+
+
+@pytest.fixture(scope="module")
+def fast_nlp():
+    nlp = spacy.blank("en")
+    nlp.add_pipe("opinion_tagger", config={"model": "fast"})
+    return nlp
+
+
+def test_the_factory_is_found_without_importing_the_package_first():
+    code = (
+        "import spacy; nlp = spacy.blank('en'); "  # no import of opinion_tagger: spaCy reads the entry point
+        "nlp.add_pipe('opinion_tagger', config={'model': 'fast'}); "
+        "doc = nlp('Officials said the plan was daylight robbery.'); "
+        "print(sorted({s.label_ for s in doc.spans['opinions']}))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split("\n")
+    assert out[0] == "['DSE', 'ESE']"
+
+
+def test_spans_and_scores_equal_opinion_taggers(fast_nlp):
+    ot = OpinionTagger.load("fast")
+    for text in TEXTS:
+        assert spans(fast_nlp(text)) == tagged(ot, text)
+    assert [spans(d) for d in fast_nlp.pipe(TEXTS, batch_size=2)] == [tagged(ot, t) for t in TEXTS]
+    doc = fast_nlp(TEXTS[0])
+    assert doc.spans["opinions"][0].label_ == "DSE"
+
+
+def test_the_doc_keeps_its_own_annotation(fast_nlp):
+    doc = fast_nlp(TEXTS[1])
+    assert not doc.has_annotation("SENT_START")  # the component's own sentences did not change the Doc
+    nlp = spacy.blank("en")
+    nlp.add_pipe("opinion_tagger", config={"model": "fast", "spans_key": "mine"})
+    assert list(nlp(TEXTS[0]).spans) == ["mine"]
+
+
+def test_sentences_set_by_an_earlier_component_are_used(fast_nlp):
+    ot = OpinionTagger.load("fast")
+    nlp = spacy.blank("en")
+    nlp.add_pipe("sentencizer", config={"punct_chars": [";"]})  # cuts at the semicolon only
+    nlp.add_pipe("opinion_tagger", config={"model": "fast"})
+    text = "Officials said the plan was daylight robbery. They hated it; the minister fears the worst."
+    doc = nlp(text)
+    assert [s.text for s in doc.sents][0].endswith("hated it;")
+    expected = ot.tag_docs([nlp.make_doc(text)], [[t.i == 0 or t.nbor(-1).text == ";" for t in nlp.make_doc(text)]])
+    assert spans(doc) == ([(s.type, s.start, s.end) for s in expected[0].spans], [s.score for s in expected[0].spans])
+
+
+def test_another_tokenizer_is_tagged_on_its_own_tokens():
+    from spacy.tokens import Doc
+
+    class Whitespace:
+        def __init__(self, vocab):
+            self.vocab = vocab
+
+        def __call__(self, text):
+            return Doc(self.vocab, words=text.split())
+
+    nlp = spacy.blank("en")
+    nlp.tokenizer = Whitespace(nlp.vocab)
+    nlp.add_pipe("opinion_tagger", config={"model": "fast"})
+    doc = nlp("Officials said, as usual, that the plan was daylight robbery.")
+    assert "said," in [t.text for t in doc]  # its tokens, punctuation attached
+    ot = OpinionTagger.load("fast")
+    expected = ot.tag_docs([doc])[0]
+    assert spans(doc)[0] == [(s.type, s.start, s.end) for s in expected.spans]
+    assert all(s.text == doc.text[s.start_char : s.end_char] for s in doc.spans["opinions"])  # whole tokens
+
+
+def test_two_processes_tag_as_one(fast_nlp):
+    one = [spans(d) for d in fast_nlp.pipe(TEXTS * 4, batch_size=3)]
+    two = [spans(d) for d in fast_nlp.pipe(TEXTS * 4, batch_size=3, n_process=2)]
+    assert two == one
+
+
+def test_a_saved_pipeline_refers_to_its_model_unless_asked_to_copy_it(tmp_path, fast_nlp):
+    fast_nlp.to_disk(tmp_path / "by-name")
+    cfg = (tmp_path / "by-name" / "config.cfg").read_text()
+    assert 'model = "fast"' in cfg and not (tmp_path / "by-name" / "opinion_tagger" / "model").exists()
+    assert spans(spacy.load(tmp_path / "by-name")(TEXTS[0])) == spans(fast_nlp(TEXTS[0]))
+    nlp = spacy.blank("en")
+    nlp.add_pipe("opinion_tagger", config={"model": "fast", "copy_model": True})
+    nlp.to_disk(tmp_path / "copied")
+    copied = tmp_path / "copied" / "opinion_tagger" / "model"
+    assert json.loads((copied / "meta.json").read_text())["manifest"]
+    loaded = spacy.load(tmp_path / "copied")
+    assert Path(loaded.get_pipe("opinion_tagger").model) == copied
+    assert spans(loaded(TEXTS[0])) == spans(fast_nlp(TEXTS[0]))
+
+
+def test_a_model_that_does_not_exist_is_one_line():
+    from opinion_tagger.errors import BundleError
+
+    with pytest.raises(BundleError, match="no-such-model"):
+        spacy.blank("en").add_pipe("opinion_tagger", config={"model": "no-such-model"})
+
+
+def test_displacy_shows_the_span_group(fast_nlp):
+    from spacy import displacy
+
+    html = displacy.render(fast_nlp(TEXTS[0]), style="span", options={"spans_key": "opinions"})
+    assert "DSE" in html and "ESE" in html and "daylight" in html
+
+
+@pytest.mark.corpus
+@pytest.mark.slow
+def test_on_300_mpqa_sentences_the_component_equals_the_tagger(shared_mpqa):
+    """The default model on MPQA's raw text: the same spans and scores through nlp(...) and nlp.pipe."""
+    from opinion_tagger.corpus.mpqa import MPQACorpus
+    from opinion_tagger.tokenize import split_sentences
+
+    need_encoder("accurate")
+    texts, n = [], 0
+    for document in MPQACorpus(shared_mpqa):
+        text = document.text
+        texts.append(text)
+        n += len(split_sentences(text))
+        if n >= 300:
+            break
+    ot = OpinionTagger.load()
+    nlp = spacy.blank("en")
+    nlp.add_pipe("opinion_tagger")
+    expected = [tagged(ot, t) for t in texts]
+    assert [spans(d) for d in nlp.pipe(texts)] == expected
+    assert [spans(nlp(t)) for t in texts[:3]] == expected[:3]
+    assert sum(len(e[0]) for e in expected) > 100
