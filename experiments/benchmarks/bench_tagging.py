@@ -1,4 +1,4 @@
-"""Tagging speed of a bundled model (``--model accurate|fast|PATH``) on this machine.
+"""Tagging speed of a bundled model (``--model accurate|fast|PATH``) on the machine it runs on.
 
 1. Whole process: `opinion-tagger tag --input DOCS.jsonl --out FILE` over the raw MPQA documents in
    ../shared (real news text), start-up, reading, sentence splitting, tokenisation, the network and
@@ -34,8 +34,8 @@ from opinion_tagger.paths import default_mpqa, resolve_model
 from opinion_tagger.runtime.bundle import load_bundle_files
 from opinion_tagger.tagging.tagger import OpinionTagger
 
-# the commands run as on a user's machine: Python keeps the compiled bytecode of the package it imports (a
-# session here may set PYTHONDONTWRITEBYTECODE, and then every start compiles the package again: 0.04 s)
+# the commands run as on a user's machine: Python keeps the compiled bytecode of the package it imports (an
+# environment may set PYTHONDONTWRITEBYTECODE, and then every start compiles the package again: 0.04 s)
 QUIET = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"} | {"TF_CPP_MIN_LOG_LEVEL": "3"}
 
 
@@ -119,10 +119,10 @@ def clock_ghz() -> float | None:
 
 def encoder_shape(contextual: str) -> tuple[int, int, int]:
     """Hidden size, feed-forward size and layers of the installed encoder, from its own config.json."""
-    from opinion_tagger.model.minilm import minilm_path
-    from opinion_tagger.runtime.base_weights import mpnet_path
+    from opinion_tagger.encoders import ENCODERS
+    from opinion_tagger.runtime.base_weights import locate
 
-    c = json.loads(((mpnet_path() if contextual == "mpnet" else minilm_path()) / "config.json").read_text())
+    c = json.loads((locate(ENCODERS[contextual]) / "config.json").read_text())
     return c["hidden_size"], c["intermediate_size"], c["num_hidden_layers"]
 
 

@@ -14,7 +14,7 @@ timed passes.
 
 ``--precision``: JAX's matrix-product precision for float32 (``default`` lets the GPU use TF32; ``highest`` is
 full float32, as on the CPU).  ``--write-expect`` stores the tags and confidences of the bundle's ONNX Runtime
-path on this machine; ``--expect`` compares the JAX run with them: the share of sentences whose tags are all
+path where it runs; ``--expect`` compares the JAX run with them: the share of sentences whose tags are all
 equal, and the largest confidence difference.
 """
 

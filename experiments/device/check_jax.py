@@ -1,9 +1,9 @@
-"""Check that the JAX backend tags like the NumPy runtime (the reference forward pass).
+"""Check that the Keras network on the current backend (JAX on a GPU machine) tags like ONNX Runtime.
 
     KERAS_BACKEND=jax python -m experiments.device.check_jax [N_SENTENCES]
 
 Tags the first N reference sentences (default 150) with the bundled model through Keras on
-the current backend and through ``opinion_tagger.network.runtime``; prints whether the tags are equal and
+the current backend and through ONNX Runtime (``model.onnx``); prints whether the tags are equal and
 the largest confidence difference.  Exits 1 when the tags differ.
 """
 
@@ -23,7 +23,7 @@ def main() -> int:
     docs = load_documents("reference", default_reference())
     sents = [s.words for d in docs.values() for s in d][:n]
     a = SentenceTagger.load(default_model(), backend="keras").predict(sents)
-    b = SentenceTagger.load(default_model(), backend="numpy").predict(sents)
+    b = SentenceTagger.load(default_model(), backend="onnx").predict(sents)
     same = all(ra[t][0] == rb[t][0] for ra, rb in zip(a, b) for t in ra)
     diff = max(abs(x - y) for ra, rb in zip(a, b) for t in ra for x, y in zip(ra[t][1], rb[t][1]))
     print(

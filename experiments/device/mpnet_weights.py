@@ -1,29 +1,30 @@
-"""MPNet-base's weights for the GPU machine, which takes 64 MiB a call: rounded to bfloat16 to travel.
+"""MPNet-base's weights for a GPU machine without internet access, rounded to bfloat16 to travel at a third of
+their size (see README.md here).
 
     python -m experiments.device.mpnet_weights pack [--out .dev] [--first MB] [--part MB]   # here
     python -m experiments.device.mpnet_weights unpack TAR                                  # there
     python -m experiments.device.mpnet_weights run-cv ARG...                               # there
 
 ``pack`` reads the assembled encoder (``opinion-tagger download --encoder mpnet``) and writes
-``--out/mpnet.partN``: one tar, cut into parts that each travel in a call of their own (the first, smaller,
-beside the wheels and the corpus).  The float32 model is 438 MB; a call carries 64 MiB.  So every matrix
-(two or more dimensions: the embeddings and every kernel, 99.9% of the numbers) travels rounded to bfloat16
+``--out/mpnet.partN``: one tar, cut into parts for a copy that limits file sizes (the first smaller, to go
+beside the wheels and the corpus).  The float32 model is 438 MB, so every matrix (two or more dimensions: the
+embeddings and every kernel, 99.9% of the numbers) travels rounded to bfloat16
 (round to nearest even), its low and high bytes apart and the high bytes compressed; biases, LayerNorm's
 scales and the integer buffers travel exactly.
 
 Rounding is what ``precision: mixed_bfloat16`` does to these matrices anyway: Keras's mixed policy casts each
 float32 variable to bfloat16 for the layer's products (and an embedding row when it is read), and rounding
 twice to bfloat16 gives the once-rounded value.  So a bfloat16 run (``accurate-mpnet-bf16.yaml``) trains
-from the same products on the device as here; only a float32 computation (the bundle written at the end, and
-the test scores measured with it) sees the rounded matrices instead of the original ones.  The run's results
+from the same products on the GPU machine as here; only a float32 computation (the bundle written at the end,
+and the test scores measured with it) sees the rounded matrices instead of the original ones.  The run's results
 say so: the bundle's ``base_weights`` sha256 is the rebuilt file's, not the pinned one.
 
-``unpack`` (on the device) rebuilds the float32 ``model.safetensors`` beside the exact ``tokenizer.json``,
+``unpack`` (on the GPU machine) rebuilds the float32 ``model.safetensors`` beside the exact ``tokenizer.json``,
 ``vocab.txt`` and ``config.json`` in ``opinion_tagger.runtime.base_weights.cache_dir()``
 ($OPINION_TAGGER_CACHE/all-mpnet-base-v2-0.0.1/), checks every tensor against the sha256 ``pack`` computed
 from the same rebuilding here, and writes the rebuilt file's sha256 beside it (``model.safetensors.sha256``).
-``run-cv`` runs ``experiments/run_cv.py`` with that sha256 in place of the pinned one, which the rebuilt file
-cannot match; ``tokenizer.json`` is still checked against its pin.
+``run-cv`` runs ``python -m experiments.run_cv`` with that sha256 in place of the pinned one, which the rebuilt
+file cannot match; ``tokenizer.json`` is still checked against its pin.
 """
 
 from __future__ import annotations
@@ -87,9 +88,10 @@ def pack(out: Path, first_mb: float, part_mb: float) -> None:
     from safetensors import safe_open
     from safetensors.numpy import load_file, save
 
-    from opinion_tagger.runtime.base_weights import mpnet_path
+    from opinion_tagger.encoders import MPNET
+    from opinion_tagger.runtime.base_weights import locate
 
-    src = mpnet_path()  # checked against the pinned sha256
+    src = locate(MPNET)  # checked against the pinned sha256
     tensors = load_file(src / "model.safetensors")
     with safe_open(src / "model.safetensors", framework="numpy") as f:
         metadata = f.metadata()
@@ -125,6 +127,7 @@ def pack(out: Path, first_mb: float, part_mb: float) -> None:
 def unpack(path: Path) -> None:
     from safetensors.numpy import load, save_file
 
+    from opinion_tagger.encoders import MPNET
     from opinion_tagger.runtime.base_weights import cache_dir
     from opinion_tagger.storage import sha256_file
 
@@ -134,7 +137,7 @@ def unpack(path: Path) -> None:
     tensors = rebuild(index, read["low.bin"], lzma.decompress(read["high.xz"]), load(read["exact.safetensors"]))
     if content_sha256(tensors) != index["content_sha256"]:
         raise SystemExit(f"mpnet_weights: {path}: the rebuilt tensors differ from those packed")
-    dest = cache_dir()
+    dest = cache_dir(MPNET)
     dest.mkdir(parents=True, exist_ok=True)
     for name in TEXT_FILES:
         (dest / name).write_bytes(read[name])
@@ -144,14 +147,25 @@ def unpack(path: Path) -> None:
     print(f"mpnet_weights: {dest}/model.safetensors rebuilt, tensors checked; sha256 {digest}")
 
 
-def run_cv(argv: list[str]) -> None:
-    import opinion_tagger.runtime.base_weights as package
+def pin_rebuilt() -> None:
+    """Put the rebuilt ``model.safetensors``'s sha256 (written by ``unpack``) in place of the pinned one in the
+    encoder registry, before anything reads the registry's MPNet entry."""
+    import dataclasses
 
-    package.MPNET_SHA256 = (package.cache_dir() / SHA_FILE).read_text().strip()
-    script = Path(__file__).resolve().parent.parent / "run_cv.py"
-    sys.path.insert(0, str(script.parent))  # run_cv imports its neighbour ``locations``
-    sys.argv = [str(script), *argv]
-    runpy.run_path(str(script), run_name="__main__")
+    import opinion_tagger.encoders as registry
+    from opinion_tagger.runtime.base_weights import cache_dir
+
+    enc = registry.ENCODERS["mpnet"]
+    rebuilt = (cache_dir(enc) / SHA_FILE).read_text().strip()
+    pinned = tuple((f, rebuilt if f == "model.safetensors" else h) for f, h in enc.weights.pinned)
+    enc = dataclasses.replace(enc, weights=dataclasses.replace(enc.weights, pinned=pinned))
+    registry.ENCODERS["mpnet"] = registry.MPNET = enc
+
+
+def run_cv(argv: list[str]) -> None:
+    pin_rebuilt()
+    sys.argv = ["experiments.run_cv", *argv]
+    runpy.run_module("experiments.run_cv", run_name="__main__", alter_sys=True)
 
 
 def main() -> None:

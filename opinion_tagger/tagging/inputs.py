@@ -10,7 +10,7 @@ flat on large inputs.  ``input_format`` marks HTML records (``Record.html``, tag
 by ``opinion_tagger.tagging.html_input``): ``text`` none, ``html`` all, ``auto`` those of
 ``.html``/``.htm`` files.
 
-The rules (stated in README.md):
+The rules (stated in docs/tagging.md):
 
 - Every line of a JSONL source is one record, ``NAME:LINE`` its default id: a
   blank (whitespace-only) line is an error record ``blank line``; an empty

