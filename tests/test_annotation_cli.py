@@ -126,12 +126,12 @@ def test_train_and_evaluate_on_accepted_documents(project, tmp_path, capsys):
     if importlib.util.find_spec("optax") is None:  # the bundled model trains with the fast trainer
         capsys.readouterr()
         assert main(argv) == 2
-        assert "pip install -e '.[fast]'" in capsys.readouterr().err
+        assert "pip install 'opinion-tagger[fast]'" in capsys.readouterr().err
         pytest.skip("continuing the bundled model's training needs the fast extra (JAX, optax)")
     assert main(argv) == 0
     meta = json.loads((more / "meta.json").read_text())
     assert meta["training"]["init"].endswith("models/accurate") and meta["training"]["epochs"] == 1
-    assert json.loads((more / "config.json").read_text())["cell"] == "lstm"
+    assert json.loads((more / "config.json").read_text())["model"]["recurrent"]["cell"] == "lstm"
     assert (
         main(
             [

@@ -175,7 +175,7 @@ def test_the_cli_trains_with_auxiliary_heads_and_records_their_tags(sample_mpqa,
     meta = json.loads((out / "meta.json").read_text())
     aux = meta["training"]["data"]["auxiliary"]
     assert aux["spans"] == {"OSE": 1} and aux["tagged"] == {"OSE": 1}  # doc-c's "report"
-    assert json.loads((out / "config.json").read_text())["auxiliary_weight"] == 0.3
+    assert json.loads((out / "config.json").read_text())["model"]["auxiliary"]["weight"] == 0.3
     capsys.readouterr()
     assert main([*argv, "--auxiliary", "speaker", "--out", str(tmp_path / "bad")]) == 2
     assert "auxiliary takes distinct types among AGENT, TARGET, ATTITUDE, OSE" in capsys.readouterr().err

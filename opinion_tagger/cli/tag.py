@@ -65,7 +65,7 @@ def add_parser(sub) -> None:
         "128 within a budget of words or wordpieces, the CPU's best)",
     )
     p.add_argument("--quiet", action="store_true", help="no progress bar")
-    g = p.add_argument_group("distributed tagging (pip install -e '.[ray]')")
+    g = p.add_argument_group("distributed tagging (the ray extra: pip install 'opinion-tagger[ray]')")
     g.add_argument(
         "--engine",
         choices=("local", "ray"),

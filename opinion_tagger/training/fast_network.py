@@ -52,7 +52,9 @@ def load_jax():
         import jax
         import optax  # noqa: F401
     except ImportError:
-        raise TaggerError("trainer fast needs JAX and optax: pip install -e '.[fast]'") from None
+        raise TaggerError(
+            "trainer fast needs the fast extra (JAX and optax): pip install 'opinion-tagger[fast]'"
+        ) from None
     cache = os.environ.get("OPINION_TAGGER_JAX_CACHE", str(Path.home() / ".cache" / "opinion-tagger" / "jax"))
     if cache and not jax.config.jax_compilation_cache_dir:  # runs with the same shapes compile once
         jax.config.update("jax_compilation_cache_dir", cache)
