@@ -78,7 +78,8 @@ def main(argv=None) -> int:
     )
     args = ap.parse_args(argv)
     from opinion_tagger.errors import TaggerError
-    from opinion_tagger.runtime.bundle import load_bundle_files, load_keras_model
+    from opinion_tagger.model.keras_backend import load_keras_model
+    from opinion_tagger.runtime.bundle import load_bundle_files
 
     by_task: dict[str, dict[tuple[int, str], list[np.ndarray]]] = {}
     for path in args.bundles:

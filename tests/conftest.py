@@ -1,5 +1,4 @@
 import importlib.util
-import json
 import os
 from pathlib import Path
 
@@ -37,11 +36,12 @@ def need_encoder(name: str) -> None:
     """Skip (fail under CI, which installs both) unless the encoder weights the bundled model ``name`` reads
     (its config.json's ``contextual``) are here: MiniLM-L6's package, or MPNet-base assembled by
     ``opinion-tagger download --encoder mpnet``; a model without an encoder (``fast``) needs none."""
+    from opinion_tagger.config import TaggerConfig
     from opinion_tagger.encoders import ENCODERS
     from opinion_tagger.errors import TaggerError
     from opinion_tagger.runtime.base_weights import locate
 
-    encoder = json.loads((BUNDLED / name / "config.json").read_text()).get("contextual")
+    encoder = TaggerConfig.load(BUNDLED / name / "config.json").model.encoder.name
     if encoder:
         try:
             locate(ENCODERS[encoder])

@@ -33,14 +33,13 @@ def add_parsers(sub) -> None:
 
 def users(encoder: str) -> list[str]:
     """The bundled models that read ``encoder``'s base weights."""
-    import json
-
+    from opinion_tagger.config import TaggerConfig
     from opinion_tagger.paths import BUNDLED, bundled_models
 
     out = []
     for name in bundled_models():
         try:
-            if json.loads((BUNDLED / name / "config.json").read_text()).get("contextual") == encoder:
+            if TaggerConfig.load(BUNDLED / name / "config.json").model.encoder.name == encoder:
                 out.append(name)
         except (OSError, ValueError):
             continue

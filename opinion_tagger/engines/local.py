@@ -32,9 +32,9 @@ def default_workers(model=None) -> int:
 
     try:
         from opinion_tagger.paths import resolve_model
-        from opinion_tagger.runtime.bundle import _read_json
+        from opinion_tagger.runtime.bundle import read_config
 
-        if _read_json(resolve_model(model) / "config.json").get("contextual"):
+        if read_config(resolve_model(model) / "config.json").model.encoder.name:
             return 1
     except Exception:  # an unreadable bundle is reported when it is loaded
         pass

@@ -23,12 +23,12 @@ from opinion_tagger.runtime.bundle import (
     FORMAT_VERSION,
     ONNX,
     BundleWarning,
-    _files,
-    _network_name,
-    _read_json,
+    bundle_files,
     load_bundle_files,
     network_file,
+    network_name,
     onnx_supported,
+    read_json,
 )
 from opinion_tagger.runtime.vocabulary import Vocabulary
 from opinion_tagger.runtime.word_table import GLOVE_ROWS
@@ -60,7 +60,7 @@ def save_bundle(
     import opinion_tagger
 
     meta = {k: v for k, v in meta.items() if k not in ("onnx", "manifest")}
-    names = _files(net, hashed=True)
+    names = bundle_files(net, hashed=True)
     later = onnx and not onnx_supported(config) and keras.backend.backend() != "tensorflow"
     if onnx and not onnx_supported(config) and not later:
         from opinion_tagger.export.onnx_export import export_onnx
@@ -120,11 +120,11 @@ def add_onnx(path: str | Path) -> Path:
         raise BundleError(f"{path}: cannot run in ONNX Runtime: {reason}")
     from opinion_tagger.export.onnx_export import export_onnx
 
-    net = _network_name(path)
+    net = network_name(path)
     meta["onnx"] = export_onnx(
         load_keras_model(path), config, vocab, path, delta=net == DELTA and _has_delta(path / DELTA)
     )
-    meta["manifest"] = make_manifest(path, _files(net, hashed=True) + (ONNX,))
+    meta["manifest"] = make_manifest(path, bundle_files(net, hashed=True) + (ONNX,))
     atomic_write_text(path / "meta.json", json.dumps(meta, indent=2) + "\n")
     return path
 
@@ -134,8 +134,8 @@ def add_manifest(path: str | Path) -> Path:
     the manifest of its files (all other content kept)."""
     path = Path(path)
     load_bundle_files(path, verify=False)
-    meta = _read_json(path / "meta.json")
+    meta = read_json(path / "meta.json")
     extra = (ONNX,) if "onnx" in meta and (path / ONNX).is_file() else ()
-    meta["manifest"] = make_manifest(path, _files(_network_name(path), hashed=True) + extra)
+    meta["manifest"] = make_manifest(path, bundle_files(network_name(path), hashed=True) + extra)
     atomic_write_text(path / "meta.json", json.dumps(meta, indent=2) + "\n")
     return path

@@ -19,7 +19,7 @@ from opinion_tagger.errors import BundleError, TaggerError
 from opinion_tagger.extras import require
 from opinion_tagger.model.weights import read_weights
 from opinion_tagger.runtime.batching import bucket_length, network_inputs
-from opinion_tagger.runtime.bundle import DELTA, _keras_config, _network_name, _read_config, _read_vocab
+from opinion_tagger.runtime.bundle import DELTA, keras_config_json, network_name, read_config, read_vocab
 from opinion_tagger.runtime.sentence_tagger import SentenceTagger
 
 WORD_ALIGNED = ("words", "word_starts", "context")  # network inputs with one row per word
@@ -119,7 +119,7 @@ def load_delta_model(path: str | Path):
     from opinion_tagger.model.network import build_model
 
     path = Path(path)
-    config, vocab = _read_config(path / "config.json"), _read_vocab(path / "vocab.txt")
+    config, vocab = read_config(path / "config.json"), read_vocab(path / "vocab.txt")
     dim = config.word_dim
     try:  # the encoder comes from the pinned base weights: one line naming what is missing or damaged
         model = build_model(config, len(vocab), dim, pretrained=True)
@@ -137,9 +137,9 @@ def load_keras_model(path: str | Path):
     import opinion_tagger.model.network  # noqa: F401  (registers the custom layers)
 
     path = Path(path)
-    if _network_name(path) == DELTA:
+    if network_name(path) == DELTA:
         return load_delta_model(path)
-    if '"BertBackbone"' in _keras_config(path / "model.keras"):
+    if '"BertBackbone"' in keras_config_json(path / "model.keras"):
         try:
             import keras_hub  # noqa: F401  (registers the fine-tuned encoder's layers)
         except ImportError:

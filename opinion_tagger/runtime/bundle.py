@@ -50,7 +50,7 @@ def network_file(config: TaggerConfig) -> str:
     return DELTA if config.model.encoder.lora_rank else "model.keras"
 
 
-def _files(config_or_net: TaggerConfig | str, hashed: bool = False) -> tuple[str, ...]:
+def bundle_files(config_or_net: TaggerConfig | str, hashed: bool = False) -> tuple[str, ...]:
     net = config_or_net if isinstance(config_or_net, str) else network_file(config_or_net)
     names = HASHED if hashed else FILES
     return tuple(net if n == "model.keras" else n for n in names)
@@ -75,7 +75,7 @@ def onnx_supported(config: TaggerConfig) -> str | None:
     return None
 
 
-def _read_json(file: Path) -> dict:
+def read_json(file: Path) -> dict:
     try:
         data = json.loads(file.read_text(encoding="utf-8"))
     except UnicodeDecodeError:
@@ -89,15 +89,15 @@ def _read_json(file: Path) -> dict:
     return data
 
 
-def _read_config(file: Path) -> TaggerConfig:
-    data = _read_json(file)
+def read_config(file: Path) -> TaggerConfig:
+    data = read_json(file)
     try:
         return TaggerConfig.from_dict(data)
     except (ValueError, TypeError) as exc:
         raise BundleError(f"{file}: {str(exc).removeprefix('config: ')}") from None
 
 
-def _read_vocab(file: Path) -> Vocabulary:
+def read_vocab(file: Path) -> Vocabulary:
     try:
         return Vocabulary.load(file)
     except UnicodeDecodeError:
@@ -108,7 +108,7 @@ def _read_vocab(file: Path) -> Vocabulary:
 
 def _check_manifest(path: Path, meta: dict, names) -> None:
     manifest = meta["manifest"]
-    hashed = _files(_network_name(path), hashed=True)
+    hashed = bundle_files(network_name(path), hashed=True)
     if not isinstance(manifest, dict) or not set(hashed) <= set(manifest):
         raise BundleError(f"{path / 'meta.json'}: field manifest must list {', '.join(hashed)}")
     problem = manifest_problem(path, {n: manifest[n] for n in names})
@@ -132,11 +132,11 @@ def load_bundle_files(path: str | Path, verify: bool = True):
     the files are those the manifest lists and that the network matches config.json."""
     path = Path(path)
     check_exists(path)
-    net = _network_name(path)
-    for name in _files(net):
+    net = network_name(path)
+    for name in bundle_files(net):
         if not (path / name).is_file():
             raise BundleError(f"{path / name}: missing from the model bundle")
-    meta = _read_json(path / "meta.json")
+    meta = read_json(path / "meta.json")
     if meta.get("format_version") != FORMAT_VERSION:
         raise BundleError(
             f"{path / 'meta.json'}: bundle format {meta.get('format_version')!r} "
@@ -153,8 +153,8 @@ def load_bundle_files(path: str | Path, verify: bool = True):
         )
     if hashed:  # the network and vocabulary first: a truncated file is named as such
         _check_manifest(path, meta, (net, "vocab.txt"))
-    config = _read_config(path / "config.json")
-    vocab = _read_vocab(path / "vocab.txt")
+    config = read_config(path / "config.json")
+    vocab = read_vocab(path / "vocab.txt")
     if network_file(config) != net:
         raise BundleError(
             f"{path / 'config.json'}: field context_lora_rank asks for {network_file(config)} but the bundle has {net}"
@@ -182,7 +182,7 @@ def load_bundle_files(path: str | Path, verify: bool = True):
     return vocab, config, meta
 
 
-def _keras_config(file: Path) -> str:
+def keras_config_json(file: Path) -> str:
     """The architecture JSON inside a ``.keras`` file ('' when unreadable; loading then reports it)."""
     import zipfile
 
@@ -196,7 +196,7 @@ def _keras_config(file: Path) -> str:
 def keras_architecture(file: Path) -> dict:
     """The functional model's config (layers, inputs, outputs) inside a ``.keras`` file."""
     try:
-        arch = json.loads(_keras_config(file) or "null")["config"]
+        arch = json.loads(keras_config_json(file) or "null")["config"]
         return {
             "layers": {layer["config"]["name"]: layer for layer in arch["layers"]},
             "outputs": arch["output_layers"],
@@ -271,7 +271,7 @@ def check_network(path: str | Path, config: TaggerConfig, vocab_size: int) -> No
         )
 
 
-def _network_name(path: Path) -> str:
+def network_name(path: Path) -> str:
     return DELTA if (path / DELTA).is_file() and not (path / "model.keras").is_file() else "model.keras"
 
 
