@@ -105,3 +105,31 @@ def test_log_likelihood_matches_enumeration_with_padding(params):
         assert ll[b] == pytest.approx(gold - logsumexp(scores), abs=1e-4)
     loss = float(layer.loss(tags, out))
     assert loss == pytest.approx(-ll.mean(), abs=1e-4)
+
+
+def test_soft_log_likelihood_is_the_expectation_over_independent_tags(params):
+    """Each word's tag drawn from its own distribution q_t: the expected log p(y) over every sequence,
+    enumerated (the padding ignored), equals the layer's soft log-likelihood; a one-hot q gives log p(gold)."""
+    trans, start, end = params
+    layer = CRF(3)
+    layer.build((None, None, 3))
+    layer.set_weights([trans, start, end])
+    rng = np.random.default_rng(3)
+    em = rng.normal(size=(2, 4, 3)).astype("float32")
+    mask = np.array([[1, 1, 1, 1], [1, 1, 1, 0]], dtype="float32")
+    q = rng.dirichlet(np.ones(3), size=(2, 4)).astype("float32")
+    out = np.asarray(layer(em, mask=mask.astype(bool)))
+    soft = np.asarray(layer.soft_log_likelihood(q, out))
+    for b, n in enumerate((4, 3)):
+        seqs, scores = brute_scores(em[b, :n], trans, start, end)
+        logp = scores - logsumexp(scores)
+        weight = np.array([np.prod([q[b, t, y[t]] for t in range(n)]) for y in seqs])
+        assert soft[b] == pytest.approx(float(weight @ logp), abs=1e-4)
+    tags = np.array([[0, 1, 2, 0], [1, 2, 0, 0]], dtype="int32")
+    onehot = np.eye(3, dtype="float32")[tags]
+    np.testing.assert_allclose(layer.soft_log_likelihood(onehot, out), layer.log_likelihood(tags, out), atol=1e-5)
+    # the distillation loss: (1 - w) of gold's and w of the teacher's, over the real rows
+    targets = np.concatenate([q, tags[..., None].astype("float32")], -1)
+    w = 0.25
+    expected = -((1 - w) * np.asarray(layer.log_likelihood(tags, out)) + w * soft).mean()
+    assert float(layer.distill_loss(w)(targets, out)) == pytest.approx(expected, abs=1e-4)

@@ -385,3 +385,33 @@ def test_patience_waits_until_the_network_tags_something(sample_sentences, train
     _, meta = train(cfg.replace(max_epochs=12), sample_sentences, sample_sentences, tmp_path / "learns", progress=False)
     scores = [h["dev_score"] for h in meta["training"]["history"]]
     assert max(scores) > 0 and meta["training"]["epochs"] == min(12, scores.index(max(scores)) + 2)
+
+
+@pytest.mark.parametrize("output", ["softmax", "crf"])
+def test_the_keras_trainer_learns_from_a_teacher_and_its_noisy_copies(sample_sentences, tmp_path, output):
+    """A tiny student of the bundled fast model: the teacher tags the training text and one noisy copy of it,
+    the student's loss mixes the teacher's probabilities and gold, and the bundle records the teacher."""
+    from opinion_tagger.paths import resolve_model
+
+    teacher = resolve_model("fast")
+    cfg = TaggerConfig.of(
+        task="joint",
+        cell="lstm",
+        output=output,
+        max_epochs=2,
+        patience=2,
+        teacher=str(teacher),
+        distill_weight=0.5,
+        distill_copies=1,
+        distill_noise=0.3,
+        **TINY,
+    )
+    tagger, meta = train(cfg, sample_sentences, sample_sentences, tmp_path / "student", progress=False)
+    record = meta["training"]["teacher"]
+    assert record["bundle"] == str(teacher) and record["copies"] == len(sample_sentences)
+    assert all(np.isfinite(h["loss"]) for h in meta["training"]["history"])
+    saved = json.loads((tmp_path / "student" / "config.json").read_text())
+    assert saved["training"]["distillation"]["weight"] == 0.5
+    words = [s.words for s in sample_sentences]
+    assert SentenceTagger.load(tmp_path / "student", backend="keras").predict(words) == tagger.predict(words)
+    assert SentenceTagger.load(tmp_path / "student").predict_tags(words) == tagger.predict_tags(words)

@@ -86,10 +86,6 @@ FAST_ONLY = {
     "l2": 0.0,
     "activation_l2": 0.0,
     "eval_every": 1,
-    "teacher": None,
-    "distill_weight": 0.0,
-    "distill_copies": 0,
-    "distill_noise": 0.15,
 }
 # Version 1 fields added after bundles recorded the sha256 of their configuration (model.onnx, meta.json), with
 # the values that mean "as before": left out of that digest at these values (``runtime.bundle.config_digest``).
@@ -231,6 +227,10 @@ class TaggerConfig:
             f"auxiliary takes distinct types among {', '.join(AUXILIARY_TYPES)}, got {m.auxiliary.types!r}",
         )
         check(not aux or t.trainer == "keras", "auxiliary heads need trainer: keras")
+        check(
+            not aux or d.teacher is None,
+            "auxiliary heads and distillation do not go together (a teacher tags no auxiliary type)",
+        )
         check(m.auxiliary.weight > 0, f"auxiliary_weight must be positive, got {m.auxiliary.weight}")
         if t.trainer == "keras":
             changed = sorted(k for k, v in FAST_ONLY.items() if flat[k] != v)

@@ -171,29 +171,25 @@ class Stopping:
 class Distillation:
     teacher: str | None = _field(
         None,
-        "distillation: a bundle whose tag probabilities (a CRF's marginals) the student also learns from, "
-        "trained on no dev or test document of the run ({fold} in the path: the run's fold)",
+        "distillation (both trainers): a bundle whose tag probabilities (a CRF's marginals) the student also learns "
+        "from, trained on no dev or test document of the run ({fold} in the path: the run's fold)",
         metavar="BUNDLE",
-        recipe=True,
     )
     weight: float = _field(
         0.0,
         "distillation: the teacher's share of each token's loss, in [0, 1] (gold's: the rest)",
         name="distill_weight",
-        recipe=True,
     )
     copies: int = _field(
         0,
         "distillation: this many noisy copies of each training sentence join the training data, tagged by the "
         "teacher alone (its likeliest tag per word as gold, its probabilities as the soft targets)",
         name="distill_copies",
-        recipe=True,
     )
     noise: float = _field(
         0.15,
         "distillation: the share of a copy's words replaced by words drawn from the training text",
         name="distill_noise",
-        recipe=True,
     )
 
 

@@ -51,18 +51,23 @@ class CRF(layers.Layer):
     # -- training ---------------------------------------------------------------
     def log_likelihood(self, tags, outputs):
         """log p(tags | emissions) per sequence; ``tags`` int [B, T]."""
+        onehot = ops.one_hot(ops.cast(tags, "int32"), self.n_tags, dtype=outputs.dtype)  # [B, T, K]
+        return self.soft_log_likelihood(onehot, outputs)
+
+    def soft_log_likelihood(self, probs, outputs):
+        """The expected log-likelihood of the tag sequence when each word's tag is drawn from ``probs`` [B, T, K]
+        (a teacher's marginals), the words independently: the gold sequence's formula with each one-hot row
+        replaced by the word's distribution (a one-hot ``probs`` gives ``log_likelihood``)."""
         emissions, mask = outputs[..., : self.n_tags], outputs[..., self.n_tags]
-        tags = ops.cast(tags, "int32")
-        k = self.n_tags
-        onehot = ops.one_hot(tags, k, dtype=emissions.dtype)  # [B, T, K]
-        emit = ops.sum(ops.sum(onehot * emissions, -1) * mask, -1)
+        q = ops.cast(probs, emissions.dtype)
+        emit = ops.sum(ops.sum(q * emissions, -1) * mask, -1)
         # transitions y_{t-1} -> y_t for t >= 1 where step t is real
-        pair = ops.einsum("bti,ij,btj->bt", onehot[:, :-1], self.transitions, onehot[:, 1:])
+        pair = ops.einsum("bti,ij,btj->bt", q[:, :-1], self.transitions, q[:, 1:])
         trans = ops.sum(pair * mask[:, 1:], -1)
-        start = ops.sum(onehot[:, 0] * self.start, -1)
+        start = ops.sum(q[:, 0] * self.start, -1)
         lengths = ops.cast(ops.sum(mask, -1), "int32")
-        last = ops.take_along_axis(tags, ops.expand_dims(ops.maximum(lengths - 1, 0), -1), axis=1)[:, 0]
-        end = ops.sum(ops.one_hot(last, k, dtype=emissions.dtype) * self.end, -1)
+        last = ops.take_along_axis(q, ops.reshape(ops.maximum(lengths - 1, 0), (-1, 1, 1)), axis=1)[:, 0]
+        end = ops.sum(last * self.end, -1)
         return emit + trans + start + end - self.log_partition(emissions, mask)
 
     def log_partition(self, emissions, mask):
@@ -89,3 +94,19 @@ class CRF(layers.Layer):
             return ops.sum(nll) / ops.maximum(ops.sum(real), 1.0)
 
         return crf_nll
+
+    def distill_loss(self, weight: float):
+        """Distillation's loss: targets [B, T, K + 1], a teacher's tag probabilities then the gold tag id;
+        ``weight`` of the teacher's expected negative log-likelihood (``soft_log_likelihood``), the rest of the
+        gold sequence's."""
+        k = self.n_tags
+
+        def crf_distill(y_true, y_pred):
+            real = ops.cast(ops.sum(y_pred[..., k], -1) > 0, y_pred.dtype)
+            gold = ops.cast(y_true[..., k], "int32")
+            ll = (1.0 - weight) * self.log_likelihood(gold, y_pred) + weight * self.soft_log_likelihood(
+                y_true[..., :k], y_pred
+            )
+            return ops.sum(-ll * real) / ops.maximum(ops.sum(real), 1.0)
+
+        return crf_distill

@@ -314,10 +314,17 @@ def compile_model(model: keras.Model, config: TaggerConfig, steps_per_epoch: int
         opt = keras.optimizers.SGD(
             lr, momentum=config.training.optimizer.momentum, clipnorm=config.training.optimizer.clipnorm or None
         )
+    w = config.training.distillation.weight  # the tagged types learn from a teacher too
     if config.model.head.output == "crf":
-        losses = {t: model.get_layer(t).loss for t in config.trained_types}
+        losses = {
+            t: model.get_layer(t).distill_loss(w) if w and t in config.types else model.get_layer(t).loss
+            for t in config.trained_types
+        }
     else:
-        losses = {t: keras.losses.SparseCategoricalCrossentropy() for t in config.trained_types}
+        losses = {
+            t: softmax_distill_loss(w) if w and t in config.types else keras.losses.SparseCategoricalCrossentropy()
+            for t in config.trained_types
+        }
     weights = {t: config.model.auxiliary.weight if t in config.auxiliary_types else 1.0 for t in losses}
     # jit_compile is TensorFlow's XLA switch; on the JAX backend "off" would mean op-by-op eager
     # execution, where each step traces and compiles the recurrent layers' and the CRF's scans again
@@ -330,6 +337,19 @@ def compile_model(model: keras.Model, config: TaggerConfig, steps_per_epoch: int
         loss_weights=weights if config.auxiliary_types else None,
         jit_compile=jax or (config.training.jit_compile and config.model.head.output != "crf"),
     )
+
+
+def softmax_distill_loss(weight: float):
+    """A softmax head's distillation loss per word: targets [B, T, N_TAGS + 1], a teacher's tag probabilities
+    then the gold tag id; ``weight`` of the cross-entropy with the teacher's probabilities, the rest with gold."""
+
+    def softmax_distill(y_true, y_pred):
+        gold = ops.cast(y_true[..., N_TAGS], "int32")
+        probs = ops.clip(y_pred, 1e-7, 1.0)
+        soft = -ops.sum(y_true[..., :N_TAGS] * ops.log(probs), -1)
+        return (1.0 - weight) * keras.losses.sparse_categorical_crossentropy(gold, y_pred) + weight * soft
+
+    return softmax_distill
 
 
 def count_parameters(model: keras.Model) -> dict:

@@ -1,5 +1,5 @@
-"""Distillation for the fast trainer: a teacher bundle's tag probabilities on the training sentences, and
-noisy copies of those sentences for the teacher to tag."""
+"""Distillation, for both trainers: a teacher bundle's tag probabilities on the training sentences, and noisy
+copies of those sentences for the teacher to tag (``with_teacher`` puts them together)."""
 
 from __future__ import annotations
 
@@ -55,3 +55,22 @@ def noisy_copies(sentences: Sequence[Sentence], copies: int, noise: float, seed:
             words = [pool[d] if sw else w for w, sw, d in zip(s.words, swap, draws)]
             out.append(Sentence([Token(w, 0, 0) for w in words], doc=s.doc, index=s.index))
     return out
+
+
+def with_teacher(
+    train: Sequence[Sentence], bundle: str | Path, config, record: dict | None = None, progress: bool = False
+) -> tuple[list[Sentence], dict[str, list[np.ndarray]], dict]:
+    """The training sentences with the configuration's noisy copies after them, each sentence's tag
+    probabilities under the teacher per type (``teacher_targets``), and what the bundle's record keeps of the
+    teacher.  The copies' tags are the teacher's likeliest tag per word."""
+    from opinion_tagger.runtime.batching import decode_tags
+    from opinion_tagger.training.progress import say
+
+    d = config.training.distillation
+    copies = noisy_copies(train, d.copies, d.noise, config.training.seed)
+    sentences = list(train) + copies
+    say(f"teacher {bundle}: tagging {len(sentences)} sentences ({len(copies)} noisy copies)", progress)
+    soft, trained_on = teacher_targets(bundle, sentences, config.types, record)
+    for k, s in enumerate(copies, start=len(train)):
+        s.tags = {t: decode_tags(soft[t][k].argmax(-1).tolist(), t) for t in config.types}
+    return sentences, soft, {"bundle": str(bundle), "data": trained_on, "copies": len(copies)}

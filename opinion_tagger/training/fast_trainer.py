@@ -20,7 +20,7 @@ from opinion_tagger.runtime.vocabulary import Vocabulary
 from opinion_tagger.sentences import Sentence
 from opinion_tagger.training import fast_checkpoint
 from opinion_tagger.training.checkpoints import announce, has_checkpoint, refuse_existing, remove_checkpoint
-from opinion_tagger.training.distillation import noisy_copies, teacher_targets
+from opinion_tagger.training.distillation import with_teacher
 from opinion_tagger.training.fast_network import (
     fast_device,
     forward,
@@ -234,18 +234,7 @@ class FastTrainer:
                     )
                 teachers = [cfg.training.distillation.teacher] * len(folds)
             for m, (f, bundle, record) in enumerate(zip(folds, teachers, records)):
-                copies = noisy_copies(
-                    f.train, cfg.training.distillation.copies, cfg.training.distillation.noise, cfg.training.seed
-                )
-                train_sets[m] += copies
-                say(
-                    f"teacher {bundle}: tagging {len(train_sets[m])} sentences ({len(copies)} noisy copies)",
-                    self.progress,
-                )
-                softs[m], trained_on = teacher_targets(bundle, train_sets[m], cfg.types, record)
-                for k, s in enumerate(copies, start=len(f.train)):  # the teacher's likeliest tags as gold
-                    s.tags = {t: decode_tags(softs[m][t][k].argmax(-1).tolist(), t) for t in cfg.types}
-                record["teacher"] = {"bundle": str(bundle), "data": trained_on, "copies": len(copies)}
+                train_sets[m], softs[m], record["teacher"] = with_teacher(f.train, bundle, cfg, record, self.progress)
         train_data = [Encoded(v, s, cfg.types) for v, s in zip(vocabs, train_sets)]
         for data, soft in zip(train_data, softs):
             data.soft = soft

@@ -32,8 +32,10 @@ def train(
     context_cache: str | Path | None = None,
     init: str | Path | None = None,
     devices: str | None = None,
+    teacher: str | Path | None = None,
 ):
-    """Train a tagger and write its bundle to ``out_dir``; returns (Tagger, meta).  ``context_cache``: a file
+    """Train a tagger and write its bundle to ``out_dir``; returns (Tagger, meta).  ``teacher``: distillation's
+    teacher bundle (default: the configuration's).  ``context_cache``: a file
     that keeps contextual vectors between runs; ``init``: a bundle to continue training from (same network;
     the configuration's training fields may differ); ``devices`` (``all`` or a number): data-parallel over
     several devices (``opinion_tagger.training.data_parallel``).  ``trainer: fast`` configurations train with the JAX
@@ -50,7 +52,7 @@ def train(
         return train_fast(config, train, dev, out_dir, extra_words, progress, record, init, resume)
     from opinion_tagger.training.trainer import Trainer
 
-    return Trainer(config, out_dir, progress, context_cache=context_cache, init=init).run(
+    return Trainer(config, out_dir, progress, context_cache=context_cache, init=init, teacher=teacher).run(
         train, dev, extra_words, resume, record
     )
 
@@ -69,7 +71,7 @@ def train_folds(
     order, a ``TrainingDiverged`` in place of a model whose loss became infinite (its checkpoint removed, so a
     rerun with another seed starts afresh).  With the fast trainer they train together in one program, from
     the newest epoch every one has checkpointed; else one after the other, each from its own checkpoint.
-    ``teachers``: each run's teacher bundle, for a configuration that distils one (fast trainer); ``records``:
+    ``teachers``: each run's teacher bundle, for a configuration that distils one; ``records``:
     what each bundle's meta.json records of its training (e.g. its data split)."""
     if trains_together(config):
         from opinion_tagger.training.fast_trainer import train_fast_together
@@ -89,6 +91,7 @@ def train_folds(
                     progress=progress,
                     context_cache=context_cache,
                     record=records[k] if records else None,
+                    teacher=teachers[k] if teachers else None,
                 )
             )
         except TrainingDiverged as exc:

@@ -33,6 +33,7 @@ from opinion_tagger.runtime.batching import batches, encode_tags, encode_words, 
 from opinion_tagger.runtime.vocabulary import Vocabulary
 from opinion_tagger.sentences import Sentence
 from opinion_tagger.storage import atomic_copy, atomic_path, atomic_write_text, remove_tree
+from opinion_tagger.training.distillation import with_teacher
 from opinion_tagger.training.checkpoints import (
     KEEP_CHECKPOINTS,
     announce,
@@ -93,18 +94,27 @@ def device_name() -> str:
     return f"{where}, Keras {backend} backend{padding}"
 
 
-def _batch_arrays(vocab, config, sentences, idx, pad_to, context=None, pieces=None):
-    """Inputs and targets of one batch, padded to ``pad_to`` rows (full-size batches
-    keep one compiled graph per length bucket)."""
+def _batch_arrays(vocab, config, sentences, idx, pad_to, context=None, pieces=None, soft=None):
+    """Inputs and targets of one batch, padded to ``pad_to`` rows (full-size batches keep one compiled graph per
+    length bucket), and the gold tag ids per type (the targets are ``[B, T, 4]`` with ``soft``, a teacher's
+    probabilities per type and sentence: those, then the gold tag id)."""
     words = [sentences[i].words for i in idx]
     x = encode_words(vocab, words)
-    pad = pad_to - len(idx)
-    x = np.concatenate([x, np.zeros((pad, x.shape[1]), dtype=x.dtype)]) if pad > 0 else x
-    y = {}
+    rows, length = pad_to, x.shape[1]
+    x = np.concatenate([x, np.zeros((rows - len(idx), length), dtype=x.dtype)]) if rows > len(idx) else x
+    y, gold = {}, {}
     for t in config.trained_types:
-        tags = encode_tags([sentences[i].tags[t] for i in idx], x.shape[1])
-        y[t] = np.concatenate([tags, np.zeros((pad, x.shape[1]), dtype=tags.dtype)]) if pad > 0 else tags
-    return network_inputs(x, words, [context[i] for i in idx] if context is not None else None, pieces), y
+        tags = np.zeros((max(rows, len(idx)), length), dtype="int32")
+        tags[: len(idx)] = encode_tags([sentences[i].tags[t] for i in idx], length)
+        gold[t] = y[t] = tags
+        if soft is not None and t in soft:
+            q = np.zeros((*tags.shape, 4), dtype="float32")
+            for row, i in enumerate(idx):
+                n = min(len(soft[t][i]), length)
+                q[row, :n, :3] = soft[t][i][:n]
+            q[..., 3] = tags
+            y[t] = q
+    return network_inputs(x, words, [context[i] for i in idx] if context is not None else None, pieces), y, gold
 
 
 def o_weights(y: dict[str, np.ndarray], o_weight: float) -> dict[str, np.ndarray] | None:
@@ -126,9 +136,11 @@ class Trainer:
         on_epoch: Callable[[dict], None] | None = None,
         context_cache: str | Path | None = None,
         init: str | Path | None = None,
+        teacher: str | Path | None = None,
     ):
         self.config, self.out_dir = config, Path(out_dir)
         self.init = init  # a bundle whose network and vocabulary training continues from
+        self.teacher = teacher  # distillation's teacher bundle (default: the configuration's)
         self.context_cache = context_cache
         self.ckpt = self.out_dir / "checkpoint"
         self.progress, self.on_epoch = progress, on_epoch
@@ -279,6 +291,11 @@ class Trainer:
         cfg = self.config
         if not train:
             raise TaggerError("no training sentences")
+        record = dict(record or {})
+        soft = None
+        if cfg.training.distillation.teacher is not None:  # the teacher's noisy copies join the training text
+            bundle = self.teacher or cfg.training.distillation.teacher
+            train, soft, record["teacher"] = with_teacher(train, bundle, cfg, record, self.progress)
         self._last = self._complete_checkpoint() if resume else None
         if self._last is not None:
             model, vocab, state = self._resume(train, self._last)
@@ -315,10 +332,9 @@ class Trainer:
             losses = []
             bar = EpochProgress(batches(lengths, cfg.training.batch_size, rng), epoch, self.progress)
             for idx in bar:
-                x, y = _batch_arrays(vocab, cfg, train, idx, cfg.training.batch_size, context, pieces)
-                loss = model.train_on_batch(x, y, sample_weight=o_weights(y, cfg.training.o_weight), return_dict=True)[
-                    "loss"
-                ]
+                x, y, gold = _batch_arrays(vocab, cfg, train, idx, cfg.training.batch_size, context, pieces, soft)
+                weights = o_weights(gold, cfg.training.o_weight)
+                loss = model.train_on_batch(x, y, sample_weight=weights, return_dict=True)["loss"]
                 losses.append(float(loss))
                 bar.set_postfix(loss=f"{np.mean(losses[-50:]):.4f}")
             seconds = time.perf_counter() - t0
@@ -347,7 +363,7 @@ class Trainer:
             say(epoch_line(epoch, entry["loss"], seconds, score if dev else None), self.progress)
             if self.on_epoch:
                 self.on_epoch(entry)
-        return self._finish(model, vocab, state, record or {})
+        return self._finish(model, vocab, state, record)
 
     def _finish(self, model, vocab, state, record):
         cfg = self.config
