@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import html
 import re
+from bisect import bisect_left, bisect_right
 from pathlib import Path
 from typing import TextIO
 
 import orjson
 
-from opinion_tagger.tagging.tagger import TaggedDocument
+from opinion_tagger.tagging.tagger import TaggedDocument, TaggedSpan
 
 FORMATS = ("jsonl", "conll", "brat", "html")
 COLORS = {"DSE": "#ffd36b", "ESE": "#9fd3ff"}
@@ -51,15 +52,34 @@ def _mark_class(typ: str) -> str:
     return typ.lower() if typ in COLORS else "other"
 
 
+def shown(doc: TaggedDocument) -> tuple[str, list[TaggedSpan]]:
+    """The text a reader sees and the spans over it: for a document tagged from HTML (``doc.html``) the
+    visible text (``html_input.visible_text``) and each span mapped from its source range to the visible
+    characters that come from inside it; else the text and spans as they are."""
+    if not doc.html:
+        return doc.text, doc.spans
+    from opinion_tagger.tagging.html_input import visible_text
+
+    vis = visible_text(doc.text)
+    spans = []
+    for sp in doc.spans:
+        a, b = bisect_left(vis.starts, sp.start), bisect_right(vis.ends, sp.end)
+        if a < b:
+            spans.append(TaggedSpan(sp.type, a, b, vis.text[a:b], sp.score))
+    return vis.text, spans
+
+
 def render_html(doc: TaggedDocument) -> str:
-    """One document's text with spans marked (``<mark>``), every character escaped.
+    """One document's text with spans marked (``<mark>``), every character escaped; a document tagged
+    from HTML shows its visible text (``shown``), not its source.
     A DSE is a background highlight and an ESE an underline, so text in both shows both;
     the marks nest (DSE outside); a mark's title gives type and score."""
-    events = sorted({p for sp in doc.spans for p in (sp.start, sp.end)} | {0, len(doc.text)})
+    text, spans = shown(doc)
+    events = sorted({p for sp in spans for p in (sp.start, sp.end)} | {0, len(text)})
     parts = []
     for a, b in zip(events, events[1:]):
-        covering = [sp for sp in doc.spans if sp.start <= a and b <= sp.end]
-        piece = html.escape(doc.text[a:b]).replace("\n", "<br>")
+        covering = [sp for sp in spans if sp.start <= a and b <= sp.end]
+        piece = html.escape(text[a:b]).replace("\n", "<br>")
         for sp in sorted(covering, key=lambda s: (s.type == "DSE", s.type)):  # innermost first, DSE last
             title = html.escape(f"{sp.type} {sp.score:.2f}")
             piece = f'<mark class="{_mark_class(sp.type)}" title="{title}">{piece}</mark>'
