@@ -173,12 +173,12 @@ def test_import_ids_are_relative_to_the_directory_given(tmp_path, capsys, monkey
     assert "imported 0 documents, 3 already in the project" in capsys.readouterr().err
     assert main(["annotate", "export", str(project), "--format", "brat", "--out", str(tmp_path / "b")]) == 0
     assert sorted(f.name for f in (tmp_path / "b").iterdir()) == [
-        "a.txt.ann",
-        "a.txt.txt",
-        "alone.txt.ann",
-        "alone.txt.txt",
-        "sub_b.txt.ann",
-        "sub_b.txt.txt",
+        "a.ann",
+        "a.txt",
+        "alone.ann",
+        "alone.txt",
+        "sub_b.ann",
+        "sub_b.txt",
         "sub_c.jsonl_1.ann",
         "sub_c.jsonl_1.txt",
     ]

@@ -126,7 +126,7 @@ class ProjectWriter(Writer):
             review = f"# review = {review}\n" if review else ""
             self._out().write(f"{lines[0]}\n# status = {doc.status}\n{review}{lines[1]}\n")
         else:
-            name = self._safe_name(doc.name)
+            name = self._file_name(doc.name)
             (self._dir() / f"{name}.txt").write_text(doc.text, encoding="utf-8")
             (self._dir() / f"{name}.ann").write_text(
                 brat_ann(tagged(doc, self.types)) + brat_attributes(doc) + brat_notes(doc), encoding="utf-8"

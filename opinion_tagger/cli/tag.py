@@ -10,7 +10,7 @@ from opinion_tagger.cli.common import BUNDLED_NAMES, add_backend_arg, positive_i
 from opinion_tagger.errors import TaggerError
 from opinion_tagger.paths import DEFAULT_NAME
 from opinion_tagger.tagging.formats import FORMATS, Writer
-from opinion_tagger.tagging.inputs import INPUT_FORMATS, MAX_CHARS, read_records
+from opinion_tagger.tagging.inputs import INPUT_FORMATS, MAX_CHARS, input_prefixes, read_records
 
 
 def add_parser(sub) -> None:
@@ -131,7 +131,7 @@ def run_local(args) -> int:
         raise TaggerError("nothing to tag: give TEXT arguments or --input FILE|DIR|-")
     workers = args.workers or (default_workers(args.model) if args.input else 1)
     out_fh, directory = _tag_output(args)
-    writer = Writer(args.format, out_fh, directory)
+    writer = Writer(args.format, out_fh, directory, prefixes=input_prefixes(args.input or ()))
     counts = {"tagged": 0, "errors": 0}
     bar = tqdm(unit="doc", disable=not sys.stderr.isatty() or args.quiet, desc="tagging")
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import html
 import re
 from bisect import bisect_left, bisect_right
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
@@ -98,6 +99,30 @@ def record_text(doc: TaggedDocument, fmt: str) -> str | None:
     return None
 
 
+TEXT_SUFFIXES = (".txt", ".text", ".html", ".htm")  # a text file's suffix: not repeated in its BRAT files' names
+
+
+def file_stem(rid: str, prefixes: Sequence[str] = ()) -> str:
+    """The stem of a record's BRAT files (``STEM.txt``, ``STEM.ann``), made from its id: the longest of
+    ``prefixes`` it starts with left out (the directories its input was read from: ``docs/sub/a.txt``
+    read from ``docs`` is ``sub/a.txt``), a path that would still name a place on this machine (absolute,
+    or climbing with ``..``) cut to its last part, a text file's suffix dropped (``a.txt`` is ``a``), and
+    every character but ASCII letters, digits, ``.``, ``_`` and ``-`` made ``_`` (``sub_a``): never a path
+    out of the output directory, never empty."""
+    for prefix in sorted(prefixes, key=len, reverse=True):
+        if prefix and rid.startswith(prefix):
+            rid = rid[len(prefix) :]
+            break
+    parts = [p for p in re.split(r"[\\/]+", rid) if p]
+    if rid.startswith(("/", "\\", "~")) or re.match(r"[A-Za-z]:", rid) or ".." in parts:
+        parts = parts[-1:]
+    if parts:
+        last = parts[-1]
+        suffix = next((x for x in TEXT_SUFFIXES if last.lower().endswith(x) and len(last) > len(x)), "")
+        parts[-1] = last[: len(last) - len(suffix)]
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", "_".join(parts)).strip("._")[:100] or "doc"  # names stay short
+
+
 HTML_HEAD = """<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>opinion-tagger output</title>
 <style>
@@ -119,11 +144,15 @@ mark.other {{ outline: 1px dashed #888; }}
 class Writer:
     """Writes documents and error records in one format to a stream or directory (BRAT)."""
 
-    def __init__(self, fmt: str, stream: TextIO | None = None, directory: Path | None = None):
+    def __init__(
+        self, fmt: str, stream: TextIO | None = None, directory: Path | None = None, prefixes: Sequence[str] = ()
+    ):
+        """``prefixes``: where the inputs were read from, left out of BRAT's file names (``file_stem``)."""
         if fmt not in FORMATS:
             raise ValueError(f"unknown format {fmt!r}")
         self.fmt, self.stream, self.directory = fmt, stream, directory
-        self.names: set[str] = set()
+        self.prefixes = tuple(prefixes)
+        self.files: set[str] = set()  # the BRAT files written, lower case
         if fmt == "html":
             self._out().write(HTML_HEAD)
 
@@ -139,13 +168,15 @@ class Writer:
             raise ValueError(f"the {self.fmt} format is written to a directory, and none was given")
         return self.directory
 
-    def _safe_name(self, rid: str) -> str:
-        base = re.sub(r"[^A-Za-z0-9._-]+", "_", rid).strip("._")[:100] or "doc"  # file names stay short
+    def _file_name(self, rid: str, suffixes: tuple[str, ...] = (".txt", ".ann")) -> str:
+        """The stem of a record's files (``file_stem``), made unique among the files this writer wrote
+        (``a``, ``a_2``, ...; compared without case, as some file systems do)."""
+        base = file_stem(rid, self.prefixes)
         name, k = base, 1
-        while name in self.names:
+        while any(f"{name}{suffix}".lower() in self.files for suffix in suffixes):
             k += 1
             name = f"{base}_{k}"
-        self.names.add(name)
+        self.files.update(f"{name}{suffix}".lower() for suffix in suffixes)
         return name
 
     def document(self, doc: TaggedDocument) -> None:
@@ -156,7 +187,7 @@ class Writer:
         elif doc.error is not None:
             self.error(doc.id, doc.error)
         elif self.fmt == "brat":
-            name = self._safe_name(doc.id)
+            name = self._file_name(doc.id)
             (self._dir() / f"{name}.txt").write_text(doc.text, encoding="utf-8")
             (self._dir() / f"{name}.ann").write_text(brat_ann(doc), encoding="utf-8")
         else:
@@ -171,7 +202,8 @@ class Writer:
         if text is not None:
             self._out().write(text)
         elif self.fmt == "brat":
-            (self._dir() / f"{self._safe_name(rid)}.error.txt").write_text(reason + "\n", encoding="utf-8")
+            name = self._file_name(rid, (".error.txt",))
+            (self._dir() / f"{name}.error.txt").write_text(reason + "\n", encoding="utf-8")
         else:
             self._out().write(
                 f'<div class="doc error"><h2>{html.escape(rid)}</h2><p>error: {html.escape(reason)}</p></div>\n'
