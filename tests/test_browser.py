@@ -372,7 +372,7 @@ def test_a_team_in_chromium(server, tmp_path):
         # 1. ann: ESE "triumph" in her copy of harbour, accepted; market: her copy rejected
         ann = session("ann")
         expect(word(ann, "harbour")).to_be_visible(timeout=60_000)
-        expect(ann.get_by_role("combobox", name="Document")).to_have_value("1. harbour — ○ to do (1 spans · your copy)")
+        expect(ann.get_by_role("combobox", name="Document")).to_have_value("1. harbour — ○ to do (1 span · your copy)")
         word(ann, "triumph").click()
         ann.keyboard.press("e")
         expect(ann.get_by_text("Saved ESE “triumph”.")).to_be_visible(timeout=30_000)

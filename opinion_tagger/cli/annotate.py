@@ -15,6 +15,7 @@ from opinion_tagger.annotation.importing import import_records, input_records
 from opinion_tagger.annotation.store import STATUSES, Project
 from opinion_tagger.cli.common import BUNDLED_NAMES
 from opinion_tagger.tagging.inputs import MAX_CHARS
+from opinion_tagger.wording import counted
 
 
 def add_parser(sub) -> None:
@@ -125,7 +126,7 @@ def run_export(args) -> int:
         statuses = tuple(dict.fromkeys((*(statuses or DEFAULT_STATUSES), "rejected")))
     with Project(args.project) as project:
         n = export(project, args.format, args.out, statuses)
-    print(f"wrote {n} documents to {args.out}", file=sys.stderr)
+    print(f"wrote {counted(n, 'document')} to {args.out}", file=sys.stderr)
     return 0
 
 
@@ -138,7 +139,7 @@ def run_stats(args) -> int:
     else:
         print(
             f"{s['project']}: {s['progress']} ({s['status']['in_progress']} in progress, "
-            f"{s['status']['todo']} to do, {s['status']['rejected']} rejected), {s['tokens']} tokens"
+            f"{s['status']['todo']} to do, {s['status']['rejected']} rejected), {counted(s['tokens'], 'token')}"
         )
         for typ, by in s["spans"].items():
             print(f"{typ} spans  {by['model']} from the model, {by['human']} by hand")

@@ -9,6 +9,7 @@ from opinion_tagger.annotation.editor import editor_data, span_editor
 from opinion_tagger.annotation.page.actions import handle
 from opinion_tagger.annotation.page.display import NONE_SHOWN, STATUS_MARK, plain, progress_bar
 from opinion_tagger.annotation.store import FINAL, INTENSITIES, POLARITIES, Project
+from opinion_tagger.wording import counted
 
 
 def attributes_form(project: Project, doc, annotator: str, layer: str = FINAL) -> None:
@@ -98,7 +99,7 @@ def annotate_view(project: Project, annotator: str, threshold: float, model: str
     def label(i: int) -> str:
         d = by_id[i]
         mine = " · your copy" if d.layer else ""
-        return f"{ids.index(i) + 1}. {d.name} — {STATUS_MARK[d.status]} ({d.spans} spans{mine})"
+        return f"{ids.index(i) + 1}. {d.name} — {STATUS_MARK[d.status]} ({counted(d.spans, 'span')}{mine})"
 
     cols = st.columns([5, 1, 1.2, 1.1, 1])
     doc_id = cols[0].selectbox("Document", ids, key=key, format_func=label)

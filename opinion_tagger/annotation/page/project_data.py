@@ -9,6 +9,7 @@ from opinion_tagger.annotation.page.display import flash, plain
 from opinion_tagger.annotation.page.resources import load_tagger
 from opinion_tagger.annotation.store import Project
 from opinion_tagger.errors import TaggerError
+from opinion_tagger.wording import counted
 
 MAX_UPLOAD_BYTES = 50 * 1024 * 1024
 
@@ -121,7 +122,7 @@ def scores_section(project: Project, model: str) -> None:
                 return
             sentences = [s for sents in docs.values() for s in sents]
             report = evaluate_tagger(tagger.tagger, sentences)
-            st.caption(f"{len(docs)} documents, {len(sentences)} sentences; percentages")
+            st.caption(f"{counted(len(docs), 'document')}, {counted(len(sentences), 'sentence')}; percentages")
             st.dataframe(
                 [
                     {

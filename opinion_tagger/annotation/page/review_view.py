@@ -9,6 +9,7 @@ from opinion_tagger.annotation.editor import editor_data, span_editor
 from opinion_tagger.annotation.page.actions import handle
 from opinion_tagger.annotation.page.display import NONE_SHOWN, STATUS_MARK, flash, plain, progress_bar
 from opinion_tagger.annotation.store import FINAL, ConflictError, Project, ProjectError
+from opinion_tagger.wording import counted
 
 COPY_MARK = {"todo": "to do", "in_progress": "in progress", "done": "accepted", "rejected": "rejected"}
 
@@ -67,7 +68,7 @@ def review_view(project: Project, reviewer: str, threshold: float) -> None:
     final = project.document(doc_id)
     for col, name in zip(st.columns(2), pair):
         copy = project.document(doc_id, name)
-        col.markdown(f"**{plain(name)}** · {STATUS_MARK[copy.status]} · {len(copy.spans)} spans")
+        col.markdown(f"**{plain(name)}** · {STATUS_MARK[copy.status]} · {counted(len(copy.spans), 'span')}")
         col.html(_copy_html(copy))
     if final.review:
         r = final.review
@@ -99,7 +100,7 @@ def review_view(project: Project, reviewer: str, threshold: float) -> None:
         try:
             if merged:
                 merge(project, doc_id, version, keep, pair, reviewer)
-                flash(f"Merged {len(keep)} spans into the final version.")
+                flash(f"Merged {counted(len(keep), 'span')} into the final version.")
             else:
                 chosen = first if took_a else second
                 accept_copy(project, doc_id, version, chosen, pair, reviewer)

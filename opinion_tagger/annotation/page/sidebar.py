@@ -47,7 +47,9 @@ def search_section(project: Project) -> None:
     if not hits:
         st.sidebar.caption("No document contains it.")
         return
-    st.sidebar.caption(f"{len(hits[:MAX_HITS])}{'+' if len(hits) > MAX_HITS else ''} documents contain it:")
+    n, more = len(hits[:MAX_HITS]), len(hits) > MAX_HITS
+    verb = "document contains" if n == 1 and not more else "documents contain"
+    st.sidebar.caption(f"{n}{'+' if more else ''} {verb} it:")
     for doc_id, name, snippet in hits[:MAX_HITS]:
         if st.sidebar.button(plain(name), key=f"hit_{doc_id}"):
             st.session_state["pending_doc"] = doc_id
