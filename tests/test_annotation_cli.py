@@ -62,9 +62,33 @@ def test_import_stats_export(project, tmp_path, capsys):
     [rec] = [json.loads(line) for line in (tmp_path / "o.jsonl").read_text().splitlines()]
     assert rec["status"] == "done" and rec["spans"][0]["text"] == "said" and rec["spans"][0]["source"] == "human"
     assert main(["annotate", "export", str(project), "--format", "brat", "--out", str(tmp_path / "b")]) == 0
-    assert len(list((tmp_path / "b").glob("*.ann"))) == 12
+    assert len(list((tmp_path / "b").glob("*.ann"))) == 1  # the accepted document alone, by default
+    every = ["--status", "todo", "--status", "done"]
+    assert main(["annotate", "export", str(project), "--format", "brat", "--out", str(tmp_path / "c"), *every]) == 0
+    assert len(list((tmp_path / "c").glob("*.ann"))) == 12
     assert main(["annotate", "stats", str(tmp_path / "none.sqlite")]) == 2
     assert "no such project file" in capsys.readouterr().err
+
+
+def test_export_writes_the_accepted_documents_to_standard_output_by_default(project, tmp_path, capsys):
+    with Project(project) as p:
+        first, second = p.documents()[:2]
+        p.set_status(first.id, 0, "done", "tester")
+        p.set_status(second.id, 0, "rejected", "tester")
+    capsys.readouterr()
+    assert main(["annotate", "export", str(project)]) == 0
+    out, err = capsys.readouterr()
+    assert [(r["id"], r["status"]) for r in map(json.loads, out.splitlines())] == [("doc0", "done")]
+    assert err == "wrote 1 document to standard output\n"
+    assert main(["annotate", "export", str(project), "--format", "conll", "--include-rejected"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("# id = ") == 2 and "# status = done" in out and "# status = rejected" in out
+    assert main(["annotate", "export", str(project), "--format", "brat"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--format brat" in err and "--out DIRECTORY" in err and "Traceback" not in err
+    with pytest.raises(SystemExit):
+        main(["annotate", "export", "--help"])
+    assert "Writes the accepted documents only" in " ".join(capsys.readouterr().out.split())
 
 
 def test_import_pre_annotates_with_the_bundled_model(tmp_path, capsys):
@@ -171,7 +195,8 @@ def test_import_ids_are_relative_to_the_directory_given(tmp_path, capsys, monkey
     capsys.readouterr()
     assert main(["annotate", "import", str(project), "docs", "--model", "none"]) == 0
     assert "imported 0 documents, 3 already in the project" in capsys.readouterr().err
-    assert main(["annotate", "export", str(project), "--format", "brat", "--out", str(tmp_path / "b")]) == 0
+    brat = ["--format", "brat", "--out", str(tmp_path / "b"), "--status", "todo"]
+    assert main(["annotate", "export", str(project), *brat]) == 0
     assert sorted(f.name for f in (tmp_path / "b").iterdir()) == [
         "a.ann",
         "a.txt",

@@ -11,7 +11,7 @@ import pytest
 from opinion_tagger.annotation.accepted import accepted_documents
 from opinion_tagger.annotation.agreement import agreement, cohen_kappa
 from opinion_tagger.annotation.editor import apply_event
-from opinion_tagger.annotation.exporting import export, record, stats
+from opinion_tagger.annotation.exporting import UNREJECTED, export, record, stats
 from opinion_tagger.annotation.review import accept_copy, candidates, merge, reviewable
 from opinion_tagger.annotation.store import (
     SCHEMA_VERSION,
@@ -207,7 +207,7 @@ def test_review_accepts_or_merges_into_the_final_version_with_provenance(tmp_pat
         p.db.execute("INSERT INTO copies (doc_id, owner, created, updated) VALUES (1, 'cy', 't', 't')")  # made before
         assert [d.name for d in p.work_list("cy")] == ["t2", "s3"]
         assert [(d.name, d.status) for d in p.work_list("ann")][0] == ("t1", "done")  # a finished copy stays listed
-        assert export(p, "jsonl", tmp_path / "out.jsonl") == 3
+        assert export(p, "jsonl", tmp_path / "out.jsonl", UNREJECTED) == 3
         assert export(p, "conll", tmp_path / "out.conll", ("done",)) == 1
         assert export(p, "brat", tmp_path / "brat", ("done",)) == 1
     recs = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text().splitlines()]

@@ -10,12 +10,21 @@ from pathlib import Path
 
 from opinion_tagger.annotation import serving
 from opinion_tagger.annotation.agreement import agreement_lines
-from opinion_tagger.annotation.exporting import DEFAULT_STATUSES, EXPORT_FORMATS, export, stats
+from opinion_tagger.annotation.exporting import DEFAULT_STATUSES, EXPORT_FORMATS, export, export_stream, stats
 from opinion_tagger.annotation.importing import import_records, input_records
 from opinion_tagger.annotation.store import STATUSES, Project
 from opinion_tagger.cli.common import BUNDLED_NAMES
+from opinion_tagger.errors import TaggerError
+from opinion_tagger.paths import DEFAULT_NAME
 from opinion_tagger.tagging.inputs import MAX_CHARS
 from opinion_tagger.wording import counted
+
+EXPORT_RULE = (
+    "Writes the accepted documents only (status done; for a document annotated by several annotators, its "
+    "final version as the reviewer made it), each with its status and provenance; --status and "
+    "--include-rejected choose other statuses (--status todo --status in_progress --status done: all the "
+    "work so far)."
+)
 
 
 def add_parser(sub) -> None:
@@ -47,15 +56,21 @@ def add_parser(sub) -> None:
         "their own, then a reviewer makes the final version (default: one shared version)",
     )
     p.set_defaults(func=run_import)
-    p = asub.add_parser("export", help="write a project's documents with their spans and provenance")
+    p = asub.add_parser(
+        "export",
+        help="write a project's accepted documents with their spans and provenance",
+        description=EXPORT_RULE,
+    )
     p.add_argument("project", type=Path)
     p.add_argument("--format", choices=EXPORT_FORMATS, default="jsonl", help="(default: %(default)s)")
-    p.add_argument("--out", type=Path, required=True, help="output file (a directory for brat)")
+    p.add_argument(
+        "--out", type=Path, help="output file (a directory for brat); default: standard output (jsonl, conll)"
+    )
     p.add_argument(
         "--status",
         action="append",
         choices=STATUSES,
-        help="only documents with this status; repeatable (default: all but rejected)",
+        help="documents with this status; repeatable (default: done, the accepted documents)",
     )
     p.add_argument(
         "--include-rejected",
@@ -120,13 +135,17 @@ def run_import(args) -> int:
 
 
 def run_export(args) -> int:
-
     statuses = tuple(args.status) if args.status else None
     if args.include_rejected:
         statuses = tuple(dict.fromkeys((*(statuses or DEFAULT_STATUSES), "rejected")))
+    if args.out is None and args.format == "brat":
+        raise TaggerError("--format brat writes .txt/.ann files: give --out DIRECTORY")
     with Project(args.project) as project:
-        n = export(project, args.format, args.out, statuses)
-    print(f"wrote {counted(n, 'document')} to {args.out}", file=sys.stderr)
+        if args.out is None:
+            n = export_stream(project, args.format, sys.stdout, statuses)
+        else:
+            n = export(project, args.format, args.out, statuses)
+    print(f"wrote {counted(n, 'document')} to {args.out or 'standard output'}", file=sys.stderr)
     return 0
 
 

@@ -12,6 +12,10 @@ from opinion_tagger.errors import TaggerError
 from opinion_tagger.wording import counted
 
 MAX_UPLOAD_BYTES = 50 * 1024 * 1024
+EXPORT_HELP = (
+    "Ticked (as `annotate export`): the accepted documents, for a document several annotators annotated its "
+    "reviewed final version. Unticked: every document but the rejected ones, each with its status."
+)
 
 
 def import_section(project: Project, model: str) -> None:
@@ -72,12 +76,14 @@ def import_section(project: Project, model: str) -> None:
 
 
 def export_section(project: Project) -> None:
-    from opinion_tagger.annotation.exporting import export_brat_zip, export_text
+    from opinion_tagger.annotation.exporting import DEFAULT_STATUSES, UNREJECTED, export_brat_zip, export_text
 
     with st.expander("Export", key="exp_export"):
-        only_done = st.checkbox("Accepted documents only", value=False, key="export_done")
+        only_done = st.checkbox(
+            "Accepted documents only (a team's: reviewed)", value=True, key="export_done", help=EXPORT_HELP
+        )
         rejected = st.checkbox("Include rejected documents", value=False, key="export_rejected")
-        statuses = ("done",) if only_done else ("todo", "in_progress", "done")
+        statuses = DEFAULT_STATUSES if only_done else UNREJECTED
         if rejected:
             statuses = (*statuses, "rejected")
         stem = project.path.stem
