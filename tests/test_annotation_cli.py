@@ -96,7 +96,8 @@ def test_import_pre_annotates_with_the_bundled_model(tmp_path, capsys):
     assert main(["annotate", "import", str(tmp_path / "p.sqlite"), str(tmp_path / "a.txt")]) == 0
     with Project(tmp_path / "p.sqlite") as p:
         doc = p.document(p.documents()[0].id)
-    assert doc.model == "fast" and doc.spans and all(s.source == "model" and 0 < s.score <= 1 for s in doc.spans)
+    assert doc.model == "accurate"  # the default model, as tag's
+    assert doc.spans and all(s.source == "model" and 0 < s.score <= 1 for s in doc.spans)
     capsys.readouterr()  # the project file lies in the directory imported next: it is not read as a document
     assert main(["annotate", "import", str(tmp_path / "p.sqlite"), str(tmp_path)]) == 0
     assert "imported 0 documents, 1 already in the project, 0 errors" in capsys.readouterr().err

@@ -11,6 +11,7 @@ from opinion_tagger.annotation.editor import apply_event, editor_data
 from opinion_tagger.annotation.importing import import_records
 from opinion_tagger.annotation.page.login import CHOSEN
 from opinion_tagger.annotation.store import ConflictError, Project, ProjectError
+from opinion_tagger.paths import DEFAULT_NAME, bundled_models
 from opinion_tagger.tagging.inputs import Record
 
 pytestmark = pytest.mark.usefixtures("no_login")  # tests/conftest.py
@@ -160,13 +161,23 @@ def test_import_bad_uploads_are_messages(monkeypatch, project_path):
 
 
 def test_export_and_scores(monkeypatch, project_path):
+    models = project_path.parent / "models"  # annotate serve --models: a directory of bundles
+    (models / "broken").mkdir(parents=True)
+    (models / "broken" / "meta.json").write_text("{}", encoding="utf-8")
+    (models / "not-a-bundle").mkdir()
+    monkeypatch.setenv("OPINION_TAGGER_MODELS", str(models))
     at = _app(monkeypatch, project_path)
-    at.sidebar.text_input(key="model").input("no/such/model").run()
-    _button(at, "Score no/such/model on the accepted documents").click().run()
-    assert not at.exception and any("model bundle not found" in i.value.replace("\\", "") for i in at.info)
-    at.sidebar.text_input(key="model").input("default").run()
+    box = at.sidebar.selectbox(key="model")  # every bundled model, the default first, then the directory's
+    assert box.value == DEFAULT_NAME == "accurate"
+    assert box.options == [f"{DEFAULT_NAME} (default)", *(n for n in bundled_models() if n != DEFAULT_NAME)] + [
+        "broken (models/)"
+    ]
+    box.set_value(str(models / "broken")).run()
+    _button(at, "Score broken on the accepted documents").click().run()
+    assert not at.exception and any("broken" in i.value.replace("\\", "") for i in at.info)
+    at.sidebar.selectbox(key="model").set_value(DEFAULT_NAME).run()
     assert [d.proto.label for d in at.get("download_button")] == ["JSONL", "CoNLL (IOB2)", "BRAT standoff (zip)"]
-    _button(at, "Score default on the accepted documents").click().run()
+    _button(at, "Score accurate on the accepted documents").click().run()
     assert not at.exception
     table = at.dataframe[-1].value
     assert set(table["type"]) == {"DSE", "ESE"} and len(table) == 6

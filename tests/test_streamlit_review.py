@@ -183,6 +183,18 @@ def test_review_accept_one_annotators_version(monkeypatch, project_path):
         assert p.document(1).review is None and p.document(1).status == "todo"
 
 
+def test_only_the_reviewers_named_see_the_review(monkeypatch, project_path):
+    monkeypatch.setenv("OPINION_TAGGER_REVIEWERS", json.dumps(["rita"]))  # annotate serve --reviewers rita
+    ann = _app(monkeypatch, project_path, "ann")
+    assert [r.key for r in ann.sidebar.radio] == ["order"] and ann.title[0].value.startswith("Annotating")
+    rita = _app(monkeypatch, project_path, "rita")
+    assert [r.key for r in rita.sidebar.radio] == ["mode", "order"]
+    rita.sidebar.radio(key="mode").set_value("review").run()
+    assert not rita.exception and rita.title[0].value.startswith("Reviewing")
+    monkeypatch.delenv("OPINION_TAGGER_REVIEWERS")  # without the option everyone may review
+    assert [r.key for r in _app(monkeypatch, project_path, "ann").sidebar.radio] == ["mode", "order"]
+
+
 def test_import_with_an_overlap_in_the_page(monkeypatch, tmp_path):
     path = tmp_path / "projects" / "new.sqlite"
     Project(path, create=True).close()

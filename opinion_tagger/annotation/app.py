@@ -9,7 +9,9 @@ Run: ``opinion-tagger annotate serve PROJECT`` (this project), or
 
 With ``$OPINION_TAGGER_PASSWORD`` set, a session sees nothing of the projects until it
 has logged in with that password and a name, the annotator recorded with its changes;
-``$OPINION_TAGGER_ANNOTATOR`` fixes the annotator of a server without a login.
+``$OPINION_TAGGER_ANNOTATOR`` fixes the annotator of a server without a login;
+``$OPINION_TAGGER_REVIEWERS`` (``annotate serve --reviewers``) names those who see the Review view
+(unset: everyone); ``$OPINION_TAGGER_MODELS`` (``--models``) a directory of bundles the model box lists.
 """
 
 from __future__ import annotations
@@ -25,8 +27,8 @@ from opinion_tagger.annotation.page.login import annotator_name, choose_name, lo
 from opinion_tagger.annotation.page.project_data import export_section, import_section, scores_section
 from opinion_tagger.annotation.page.resources import open_project
 from opinion_tagger.annotation.page.review_view import agreement_section, review_view
-from opinion_tagger.annotation.page.sidebar import choose_project, search_section
-from opinion_tagger.annotation.serving import PASSWORD_ENV
+from opinion_tagger.annotation.page.sidebar import choose_model, choose_project, search_section
+from opinion_tagger.annotation.serving import PASSWORD_ENV, reviewers
 from opinion_tagger.annotation.store import ORDER_RULES, ORDERS
 from opinion_tagger.errors import TaggerError
 
@@ -43,9 +45,6 @@ def page() -> None:
     path = choose_project()
     annotator = annotator_name()
     threshold = st.sidebar.slider("Flag model spans below this confidence", 0.0, 1.0, 0.6, 0.05, key="threshold")
-    model = st.sidebar.text_input(
-        "Model (a bundled model: fast, accurate; or a bundle directory)", value="fast", key="model"
-    )
     st.sidebar.caption(
         "Keys: select words, then **d** DSE, **e** ESE; click a span, then **d**/**e** relabel, "
         "**x** delete, **shift/alt+←/→** resize, **i**/**p** intensity/polarity; "
@@ -59,10 +58,12 @@ def page() -> None:
     if annotator is None:
         choose_name(project)
         return
+    model = choose_model()
     team = project.has_overlap()
+    allowed = reviewers()  # None: everyone may review
     mode = (
         st.sidebar.radio("Work", ("annotate", "review"), format_func=MODE_LABELS.get, key="mode", horizontal=True)
-        if team
+        if team and (allowed is None or annotator in allowed)
         else "annotate"
     )
     order = st.sidebar.radio("Next unfinished document", ORDERS, format_func=ORDER_LABELS.get, key="order")

@@ -41,10 +41,10 @@ def add_parser(sub) -> None:
     )
     p.add_argument(
         "--model",
-        default="fast",
+        default=None,
         metavar="NAME|PATH|none",
         help=f"pre-annotate with this bundle or bundled model ({BUNDLED_NAMES}); none: tokens only "
-        "(default: %(default)s)",
+        f"(default: {DEFAULT_NAME}, as for tag)",
     )
     p.add_argument("--max-chars", type=int, default=MAX_CHARS, help="longer records are refused (default: %(default)s)")
     p.add_argument(
@@ -103,6 +103,19 @@ def add_parser(sub) -> None:
         metavar="NAME",
         help="the annotator recorded with every change (a server without a password login)",
     )
+    p.add_argument(
+        "--reviewers",
+        metavar="NAMES",
+        help="the annotators who may review (comma-separated names): only they see the Review view "
+        "(default: everyone may review)",
+    )
+    p.add_argument(
+        "--models",
+        type=Path,
+        metavar="DIR",
+        help="a directory of model bundles (e.g. trained with --out DIR/NAME): the page's model box lists them "
+        f"beside the bundled models ({BUNDLED_NAMES})",
+    )
     p.set_defaults(func=run_serve)
 
 
@@ -120,12 +133,13 @@ def _overlap(text: str) -> int:
 def run_import(args) -> int:
     from opinion_tagger.tagging.tagger import OpinionTagger
 
-    tagger = None if args.model == "none" else OpinionTagger.load(args.model)
+    model = args.model or DEFAULT_NAME
+    tagger = None if model == "none" else OpinionTagger.load(model)
     own = {Path(str(args.project.resolve()) + suffix) for suffix in ("", "-wal", "-shm", "-journal")}
     records = input_records(args.input, args.max_chars, skip=own)  # not the project file, inside an input directory
     with Project(args.project, create=True) as project:
         report = import_records(
-            project, records, tagger, model_name=None if tagger is None else args.model, overlap=args.overlap
+            project, records, tagger, model_name=None if tagger is None else model, overlap=args.overlap
         )
         counts = project.counts()
     for rid, reason in report.errors:
@@ -176,5 +190,7 @@ def run_serve(args) -> int:
     Project(args.project, create=True).close()  # a clear error now rather than in the page
     host = f"[{args.host}]" if ":" in args.host else args.host
     login = "; annotators log in with the password" if serving.PASSWORD_ENV in env else ""
-    print(f"annotating {args.project} at http://{host}:{args.port}{login}", file=sys.stderr)
+    named = serving.reviewers(env)
+    review = f"; reviewers: {', '.join(named)}" if named else ""
+    print(f"annotating {args.project} at http://{host}:{args.port}{login}{review}", file=sys.stderr)
     return serving.run(cmd, env)

@@ -3,6 +3,8 @@ the model), export (JSONL, CoNLL, BRAT) and the model's scores on the accepted d
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import streamlit as st
 
 from opinion_tagger.annotation.page.display import flash, plain
@@ -37,7 +39,7 @@ def import_section(project: Project, model: str) -> None:
                 accept_multiple_files="directory",
                 key="folder",
             )
-            pre = st.checkbox(f"Pre-annotate with the model ({model})", value=True)
+            pre = st.checkbox(f"Pre-annotate with the model ({plain(Path(model).name)})", value=True)
             overlap = st.number_input(
                 "Annotators per document (2 or more: each annotates a copy of their own, "
                 "then a reviewer makes the final version; 1: one shared version)",
@@ -68,7 +70,9 @@ def import_section(project: Project, model: str) -> None:
             flash(f"Not imported: cannot load the model: {plain(exc)}", "error")
             st.rerun()
         with st.spinner("Importing..."):
-            report = import_records(project, records, tagger, model_name=model if pre else None, overlap=int(overlap))
+            report = import_records(
+                project, records, tagger, model_name=Path(model).name if pre else None, overlap=int(overlap)
+            )
         flash(plain(report.summary()), "success" if report.imported else "info")
         for rid, reason in report.errors:
             flash(f"Not imported: {plain(rid)}: {plain(reason)}", "warning")
@@ -116,7 +120,7 @@ def export_section(project: Project) -> None:
 
 def scores_section(project: Project, model: str) -> None:
     with st.expander("Model scores on the accepted documents", key="exp_scores"):
-        if st.button(f"Score {model} on the accepted documents", key="score"):
+        if st.button(f"Score {plain(Path(model).name)} on the accepted documents", key="score"):
             from opinion_tagger.annotation.accepted import accepted_documents
             from opinion_tagger.evaluation.scoring import evaluate_tagger
 

@@ -10,7 +10,9 @@ import streamlit as st
 
 from opinion_tagger.annotation.page.display import plain
 from opinion_tagger.annotation.page.resources import open_project
+from opinion_tagger.annotation.serving import MODELS_ENV
 from opinion_tagger.annotation.store import Project
+from opinion_tagger.paths import DEFAULT_NAME, model_choices
 
 MAX_HITS = 20  # search results listed
 
@@ -36,6 +38,16 @@ def choose_project() -> Path | None:
                 st.session_state["pending_project"] = path.name
                 st.rerun()
     return root / choice if choice else None
+
+
+def choose_model() -> str:
+    """The model that pre-annotates imports and is scored: a bundled model (the default one first) or a
+    bundle of the server's models directory (``annotate serve --models``)."""
+    choices = model_choices(os.environ.get(MODELS_ENV))
+    if not choices:
+        st.sidebar.caption("No model installed: imports are tokenised only (`opinion-tagger download`).")
+        return DEFAULT_NAME
+    return st.sidebar.selectbox("Model (pre-annotation, scores)", list(choices), format_func=choices.get, key="model")
 
 
 def search_section(project: Project) -> None:
