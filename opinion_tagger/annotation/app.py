@@ -22,7 +22,7 @@ import os
 import streamlit as st
 
 from opinion_tagger.annotation.page.annotate_view import annotate_view
-from opinion_tagger.annotation.page.display import plain, show_flash
+from opinion_tagger.annotation.page.display import page_style, plain, show_flash
 from opinion_tagger.annotation.page.login import annotator_name, choose_name, logged_in
 from opinion_tagger.annotation.page.project_data import export_section, import_section, scores_section
 from opinion_tagger.annotation.page.resources import open_project
@@ -86,6 +86,7 @@ def page() -> None:
 
 def main() -> None:
     st.set_page_config(page_title="opinion-tagger annotator", layout="wide")
+    page_style()
     try:
         page()
     except TaggerError as exc:

@@ -101,8 +101,11 @@ def annotate_view(project: Project, annotator: str, threshold: float, model: str
         mine = " · your copy" if d.layer else ""
         return f"{ids.index(i) + 1}. {d.name} — {STATUS_MARK[d.status]} ({counted(d.spans, 'span')}{mine})"
 
-    cols = st.columns([5, 1, 1.2, 1.1, 1])
-    doc_id = cols[0].selectbox("Document", ids, key=key, format_func=label)
+    # the list and the buttons in one row that wraps: each button as wide as its text (never cut short), the
+    # list taking the rest of the row, at least 20rem (display.PAGE_CSS; else the buttons go on a row of their own)
+    bar = st.container(horizontal=True, vertical_alignment="bottom", gap="small", key="doc_bar")
+    with bar.container(width="stretch", key="doc_list"):
+        doc_id = st.selectbox("Document", ids, key=key, format_func=label)
     st.session_state["doc_id"] = doc_id
     layer = by_id[doc_id].layer  # their copy is made at their first change (apply_event)
     doc = project.document(doc_id, layer, preview=True)
@@ -110,17 +113,14 @@ def annotate_view(project: Project, annotator: str, threshold: float, model: str
     # recorded it, and then the version read in this run is taken
     shown = st.session_state.get("shown", {}).get((doc_id, layer), doc.version)
     act = lambda op: handle(project, {"op": op, "doc": doc_id, "version": shown}, annotator, layer, annotator)
-    for col, (label_, op, kind) in zip(
-        cols[1:],
-        (
-            ("Next (n)", "next", "secondary"),
-            ("Accept (a)", "accept", "primary"),
-            ("Reject (r)", "reject", "secondary"),
-            ("Undo (u)", "undo", "secondary"),
-        ),
+    buttons = bar.container(horizontal=True, width="content", gap="small", key="doc_buttons")  # they wrap as one
+    for label_, op, kind in (
+        ("Next (n)", "next", "secondary"),
+        ("Accept (a)", "accept", "primary"),
+        ("Reject (r)", "reject", "secondary"),
+        ("Undo (u)", "undo", "secondary"),
     ):
-        col.write("")
-        if col.button(label_, key=op, type=kind):
+        if buttons.button(label_, key=op, type=kind, width="content"):
             act(op)
             st.rerun()
 

@@ -11,6 +11,16 @@ STATUS_MARK = {"todo": "○ to do", "in_progress": "◐ in progress", "done": "�
 NONE_SHOWN = "—"  # in tables, for no annotator or time
 
 
+# the page's own rules: the document list beside the buttons keeps room for its label (else the buttons wrap)
+PAGE_CSS = (
+    "<style>.st-key-doc_bar > div:has(> .st-key-doc_list) { flex: 1 1 20rem; min-width: min(100%, 20rem); }</style>"
+)
+
+
+def page_style() -> None:
+    st.html(PAGE_CSS)
+
+
 def plain(text: object) -> str:
     """User text shown through Streamlit's markdown, with markdown and HTML characters escaped."""
     return re.sub(r"([\\`*_{}\[\]()#+\-.!|<>~$&])", r"\\\1", str(text))

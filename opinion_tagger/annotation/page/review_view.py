@@ -102,10 +102,10 @@ def review_view(project: Project, reviewer: str, threshold: float) -> None:
             )
             if tick:
                 keep.append(cand.key)
-        b = st.columns(3)
-        merged = b[0].form_submit_button("Merge the ticked spans", type="primary")
-        took_a = b[1].form_submit_button(f"Accept {first}'s version")
-        took_b = b[2].form_submit_button(f"Accept {second}'s version")
+        b = st.container(horizontal=True, gap="small")  # buttons as wide as their text, wrapping
+        merged = b.form_submit_button("Merge the ticked spans", type="primary", width="content")
+        took_a = b.form_submit_button(f"Accept {first}'s version", width="content")
+        took_b = b.form_submit_button(f"Accept {second}'s version", width="content")
     if merged or took_a or took_b:
         # the final version as this tab showed it: a review on a version changed since is refused
         version = st.session_state.get("shown", {}).get((doc_id, FINAL), final.version)
@@ -128,11 +128,11 @@ def review_view(project: Project, reviewer: str, threshold: float) -> None:
     # the version this tab last showed; a run cut short by a click (Streamlit stops it for the next) never
     # recorded it, and then the version read in this run is taken, as for a merge above
     shown = st.session_state.get("shown", {}).get((doc_id, FINAL), final.version)
-    b = st.columns([1, 1, 4])
-    if b[0].button("Undo (u)", key="review_undo"):
+    b = st.container(horizontal=True, gap="small")
+    if b.button("Undo (u)", key="review_undo", width="content"):
         review_event(project, {"op": "undo", "doc": doc_id, "version": shown}, reviewer)
         st.rerun()
-    if b[1].button("Reject (r)", key="review_reject"):
+    if b.button("Reject (r)", key="review_reject", width="content"):
         review_event(project, {"op": "reject", "doc": doc_id, "version": shown}, reviewer)
         st.rerun()
     span_editor(
