@@ -45,6 +45,7 @@ def test_the_default_command_listens_on_loopback_without_a_deploy_button(tmp_pat
     assert _option(cmd, "--server.maxUploadSize") == "50"
     assert _option(cmd, "--client.toolbarMode") == "minimal"
     assert _option(cmd, "--server.port") == "8501"
+    assert _option(cmd, "--server.fileWatcherType") == "none" and _option(cmd, "--runner.postScriptGC") == "false"
     assert env["OPINION_TAGGER_PROJECT"] == str((tmp_path / "p.sqlite").resolve()) and env["PATH"] == "/bin"
     assert "OPINION_TAGGER_PASSWORD" not in env and "OPINION_TAGGER_ANNOTATOR" not in env
 

@@ -133,6 +133,13 @@ def streamlit_command(port: int, host: str, app: Path = APP, verbose: bool = Fal
         "minimal",
         "--browser.gatherUsageStats",
         "false",
+        # a served page's code does not change: no file watcher (which read every module's path after each
+        # run of each session's page) and no full garbage collection after each run; with ten annotators
+        # at once the two took half the server's CPU (experiments/benchmarks/bench_annotation.py --annotators)
+        "--server.fileWatcherType",
+        "none",
+        "--runner.postScriptGC",
+        "false",
         *quiet,
     ]
 
