@@ -71,10 +71,19 @@ def test_progress_status_and_next_unfinished(monkeypatch, project_path):
     assert any("nothing to undo" in w.value for w in at.warning)
 
 
+def _top(at):
+    """The page's top-level elements in order, the work area's among them (a fragment: a block of its own)."""
+    for node in at.main.children.values():
+        if getattr(node, "type", "") == "flex_container" and not str(getattr(node.proto, "id", "")):
+            yield from node.children.values()
+        else:
+            yield node
+
+
 def _layout(at) -> list[str]:
     """The page's top-level elements in order; the messages' slot as "messages HEIGHT"."""
     out = []
-    for node in at.main.children.values():
+    for node in _top(at):
         proto = getattr(node, "proto", None)
         if str(getattr(proto, "id", "")).endswith("-messages"):
             out.append(f"messages {proto.height_config.pixel_height}")
@@ -84,7 +93,7 @@ def _layout(at) -> list[str]:
 
 
 def _messages(at) -> list[str]:
-    slot = next(n for n in at.main.children.values() if str(getattr(n.proto, "id", "")).endswith("-messages"))
+    slot = next(n for n in _top(at) if str(getattr(n.proto, "id", "")).endswith("-messages"))
     return [str(e.value) for e in slot.children.values()]
 
 
@@ -106,10 +115,13 @@ def test_document_and_span_lists_show_a_dash_not_none(monkeypatch, project_path)
     with Project(project_path) as p:
         p.add_span(2, 0, "DSE", 1, 2, None)
     at = _app(monkeypatch, project_path)
-    docs = at.dataframe[0].value
+    assert not [d for d in at.dataframe if "document" in d.value.columns]  # drawn only while open
+    at.session_state["exp_docs"] = True  # the All documents expander opened
+    at.run()
+    docs = next(d.value for d in at.dataframe if "document" in d.value.columns)
     assert list(docs["annotator"]) == ["someone", "—", "—"]
     assert not docs.isna().any().any() and "None" not in docs.astype(str).to_numpy()
-    spans = at.dataframe[1].value
+    spans = next(d.value for d in at.dataframe if "confidence" in d.value.columns)  # Spans of this document
     assert list(spans["annotator"]) == ["—"] and not spans[["annotator", "at"]].isna().any().any()
 
 

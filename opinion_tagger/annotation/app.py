@@ -22,7 +22,7 @@ import os
 import streamlit as st
 
 from opinion_tagger.annotation.page.annotate_view import annotate_view
-from opinion_tagger.annotation.page.display import page_style, plain, show_flash
+from opinion_tagger.annotation.page.display import message_slot, page_style, plain
 from opinion_tagger.annotation.page.login import annotator_name, choose_name, logged_in
 from opinion_tagger.annotation.page.project_data import export_section, import_section, scores_section
 from opinion_tagger.annotation.page.resources import open_project
@@ -35,7 +35,6 @@ from opinion_tagger.errors import TaggerError
 log = logging.getLogger("opinion_tagger")
 ORDER_LABELS = {"file": "File order", "uncertainty": "Least confident first"}
 MODE_LABELS = {"annotate": "Annotate", "review": "Review"}
-MESSAGE_SLOT_PX = 76  # the messages' place above the text: one message high, more scroll in it
 
 
 def page() -> None:
@@ -70,13 +69,11 @@ def page() -> None:
     st.sidebar.caption(f"**n**, **a** and **r** go to the next unfinished document by {ORDER_RULES[order]}.")
     search_section(project)
     st.title(f"{'Reviewing' if mode == 'review' else 'Annotating'} {plain(path.stem)}")
-    # always there and always as high, so the text below never moves (nor loses its state)
-    with st.container(height=MESSAGE_SLOT_PX, border=False, key="messages"):
-        show_flash()
     if mode == "review":
+        message_slot()
         review_view(project, annotator, threshold)
     else:
-        annotate_view(project, annotator, threshold, model, order)
+        annotate_view(project, annotator, threshold, order)  # (its messages are in its work area)
     if team and mode == "annotate":  # (the review view has it under the copies)
         agreement_section(project)
     import_section(project, model)

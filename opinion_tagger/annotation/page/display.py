@@ -35,6 +35,16 @@ def show_flash() -> None:
         getattr(st, level)(message)
 
 
+MESSAGE_SLOT_PX = 76  # the messages' place above the text: one message high, more scroll in it
+
+
+def message_slot() -> None:
+    """The messages kept for this run, in a place always there and always as high, so the text below never
+    moves (nor loses its state)."""
+    with st.container(height=MESSAGE_SLOT_PX, border=False, key="messages"):
+        show_flash()
+
+
 def progress_bar(statuses: list[str], label: str = "done") -> None:
     counts = {s: statuses.count(s) for s in ("todo", "in_progress", "done", "rejected")}
     total = len(statuses)
