@@ -133,8 +133,16 @@ def test_brat_names_stay_unique_and_inside_the_directory(tmp_path):
 
 
 def test_counts_are_singular_for_one():
+    from opinion_tagger.errors import Problems
+
     assert counted(1, "record") == "1 record" and counted(0, "error") == "0 errors"
     assert counted(2, "copy", "copies") == "2 copies"
+    problems = Problems()
+    for kind in ("binary document", "malformed line", "malformed line", "offset outside text", "not utf-8"):
+        problems.add(kind, f"a {kind}")
+    assert problems.summary() == "1 binary document, 2 malformed lines, 1 not utf-8, 1 offset outside text"
+    problems.add("offset outside text", "another")
+    assert problems.summary().endswith("2 offsets outside text")  # the corpus commands' summaries
 
 
 def test_summaries_count_in_the_right_number(tmp_path, capsys):
