@@ -86,6 +86,10 @@ def test_export_writes_the_accepted_documents_to_standard_output_by_default(proj
     assert main(["annotate", "export", str(project), "--format", "brat"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "--format brat" in err and "--out DIRECTORY" in err and "Traceback" not in err
+    for out, fmt, why in ((tmp_path, "jsonl", "is a directory"), (project, "brat", "not a directory")):
+        assert main(["annotate", "export", str(project), "--format", fmt, "--out", str(out)]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and f"--out {out}" in err and why in err and "Traceback" not in err
     with pytest.raises(SystemExit):
         main(["annotate", "export", "--help"])
     assert "Writes the accepted documents only" in " ".join(capsys.readouterr().out.split())

@@ -154,6 +154,10 @@ def run_export(args) -> int:
         statuses = tuple(dict.fromkeys((*(statuses or DEFAULT_STATUSES), "rejected")))
     if args.out is None and args.format == "brat":
         raise TaggerError("--format brat writes .txt/.ann files: give --out DIRECTORY")
+    if args.out is not None and args.format == "brat" and args.out.exists() and not args.out.is_dir():
+        raise TaggerError(f"--out {args.out}: exists and is not a directory (--format brat writes a directory)")
+    if args.out is not None and args.format != "brat" and args.out.is_dir():
+        raise TaggerError(f"--out {args.out}: is a directory; give a file name (a directory only with --format brat)")
     with Project(args.project) as project:
         if args.out is None:
             n = export_stream(project, args.format, sys.stdout, statuses)
