@@ -6,6 +6,8 @@ import logging
 from collections import Counter
 from dataclasses import dataclass, field
 
+from opinion_tagger.wording import counted
+
 log = logging.getLogger("opinion_tagger")
 
 
@@ -55,9 +57,20 @@ class Problems:
         return sum(1 for _, _, skipped in self.messages if skipped)
 
     def summary(self) -> str:
+        """``1 binary document, 2 malformed lines``: each kind counted, in the plural but for one."""
         if not self.messages:
             return "no problems"
-        return ", ".join(f"{n} {kind}" for kind, n in sorted(self.counts.items()))
+        return ", ".join(counted(n, kind, PLURAL_KINDS.get(kind, kind)) for kind, n in sorted(self.counts.items()))
+
+
+# the plural of each kind of problem the corpus readers record that has one (the others read alike for any count)
+PLURAL_KINDS = {
+    "binary document": "binary documents",
+    "empty sentence": "empty sentences",
+    "malformed line": "malformed lines",
+    "missing document": "missing documents",
+    "offset outside text": "offsets outside text",
+}
 
 
 class InvalidText(TaggerError, ValueError):

@@ -40,6 +40,28 @@ def bundled_models() -> list[str]:
     return sorted(p.name for p in BUNDLED.iterdir() if (p / "meta.json").is_file()) if BUNDLED.is_dir() else []
 
 
+def bundles_in(directory: str | Path) -> list[Path]:
+    """The model bundles in ``directory`` (its subdirectories with a ``meta.json``), in name order; none when
+    it is not a directory."""
+    root = Path(directory)
+    if not root.is_dir():
+        return []
+    return sorted((p for p in root.iterdir() if (p / "meta.json").is_file()), key=lambda p: p.name)
+
+
+def model_choices(models_dir: str | Path | None = None) -> dict[str, str]:
+    """The models to choose from (the annotator page's model box): ``{value: label}``, every bundled model by
+    its name (the default first), then the bundles in ``models_dir`` (if given) by their path, labelled
+    with their name and directory."""
+    names = bundled_models()
+    choices = {
+        n: n + (" (default)" if n == DEFAULT_NAME else "") for n in sorted(names, key=lambda n: n != DEFAULT_NAME)
+    }
+    for bundle in bundles_in(models_dir) if models_dir else []:
+        choices[str(bundle)] = f"{bundle.name} ({bundle.parent.name}/)"
+    return choices
+
+
 def default_model() -> Path:
     """The model taken when none is named: the bundled ``accurate`` model (``$OPINION_TAGGER_MODEL``
     overrides it)."""

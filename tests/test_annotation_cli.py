@@ -62,9 +62,37 @@ def test_import_stats_export(project, tmp_path, capsys):
     [rec] = [json.loads(line) for line in (tmp_path / "o.jsonl").read_text().splitlines()]
     assert rec["status"] == "done" and rec["spans"][0]["text"] == "said" and rec["spans"][0]["source"] == "human"
     assert main(["annotate", "export", str(project), "--format", "brat", "--out", str(tmp_path / "b")]) == 0
-    assert len(list((tmp_path / "b").glob("*.ann"))) == 12
+    assert len(list((tmp_path / "b").glob("*.ann"))) == 1  # the accepted document alone, by default
+    every = ["--status", "todo", "--status", "done"]
+    assert main(["annotate", "export", str(project), "--format", "brat", "--out", str(tmp_path / "c"), *every]) == 0
+    assert len(list((tmp_path / "c").glob("*.ann"))) == 12
     assert main(["annotate", "stats", str(tmp_path / "none.sqlite")]) == 2
     assert "no such project file" in capsys.readouterr().err
+
+
+def test_export_writes_the_accepted_documents_to_standard_output_by_default(project, tmp_path, capsys):
+    with Project(project) as p:
+        first, second = p.documents()[:2]
+        p.set_status(first.id, 0, "done", "tester")
+        p.set_status(second.id, 0, "rejected", "tester")
+    capsys.readouterr()
+    assert main(["annotate", "export", str(project)]) == 0
+    out, err = capsys.readouterr()
+    assert [(r["id"], r["status"]) for r in map(json.loads, out.splitlines())] == [("doc0", "done")]
+    assert err == "wrote 1 document to standard output\n"
+    assert main(["annotate", "export", str(project), "--format", "conll", "--include-rejected"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("# id = ") == 2 and "# status = done" in out and "# status = rejected" in out
+    assert main(["annotate", "export", str(project), "--format", "brat"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--format brat" in err and "--out DIRECTORY" in err and "Traceback" not in err
+    for out, fmt, why in ((tmp_path, "jsonl", "is a directory"), (project, "brat", "not a directory")):
+        assert main(["annotate", "export", str(project), "--format", fmt, "--out", str(out)]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and f"--out {out}" in err and why in err and "Traceback" not in err
+    with pytest.raises(SystemExit):
+        main(["annotate", "export", "--help"])
+    assert "Writes the accepted documents only" in " ".join(capsys.readouterr().out.split())
 
 
 def test_import_pre_annotates_with_the_bundled_model(tmp_path, capsys):
@@ -72,7 +100,8 @@ def test_import_pre_annotates_with_the_bundled_model(tmp_path, capsys):
     assert main(["annotate", "import", str(tmp_path / "p.sqlite"), str(tmp_path / "a.txt")]) == 0
     with Project(tmp_path / "p.sqlite") as p:
         doc = p.document(p.documents()[0].id)
-    assert doc.model == "fast" and doc.spans and all(s.source == "model" and 0 < s.score <= 1 for s in doc.spans)
+    assert doc.model == "accurate"  # the default model, as tag's
+    assert doc.spans and all(s.source == "model" and 0 < s.score <= 1 for s in doc.spans)
     capsys.readouterr()  # the project file lies in the directory imported next: it is not read as a document
     assert main(["annotate", "import", str(tmp_path / "p.sqlite"), str(tmp_path)]) == 0
     assert "imported 0 documents, 1 already in the project, 0 errors" in capsys.readouterr().err
@@ -171,14 +200,15 @@ def test_import_ids_are_relative_to_the_directory_given(tmp_path, capsys, monkey
     capsys.readouterr()
     assert main(["annotate", "import", str(project), "docs", "--model", "none"]) == 0
     assert "imported 0 documents, 3 already in the project" in capsys.readouterr().err
-    assert main(["annotate", "export", str(project), "--format", "brat", "--out", str(tmp_path / "b")]) == 0
+    brat = ["--format", "brat", "--out", str(tmp_path / "b"), "--status", "todo"]
+    assert main(["annotate", "export", str(project), *brat]) == 0
     assert sorted(f.name for f in (tmp_path / "b").iterdir()) == [
-        "a.txt.ann",
-        "a.txt.txt",
-        "alone.txt.ann",
-        "alone.txt.txt",
-        "sub_b.txt.ann",
-        "sub_b.txt.txt",
+        "a.ann",
+        "a.txt",
+        "alone.ann",
+        "alone.txt",
+        "sub_b.ann",
+        "sub_b.txt",
         "sub_c.jsonl_1.ann",
         "sub_c.jsonl_1.txt",
     ]

@@ -11,7 +11,7 @@ import pytest
 from opinion_tagger.annotation.accepted import accepted_documents
 from opinion_tagger.annotation.agreement import agreement, cohen_kappa
 from opinion_tagger.annotation.editor import apply_event
-from opinion_tagger.annotation.exporting import export, record, stats
+from opinion_tagger.annotation.exporting import UNREJECTED, export, record, stats
 from opinion_tagger.annotation.review import accept_copy, candidates, merge, reviewable
 from opinion_tagger.annotation.store import (
     SCHEMA_VERSION,
@@ -163,9 +163,12 @@ def test_review_accepts_or_merges_into_the_final_version_with_provenance(tmp_pat
             (("ESE", 4, 5), "awful", ["ben"]),
             (("DSE", 7, 8), "left", ["ben"]),
         ]
-        with pytest.raises(ProjectError, match="two ESE spans overlap"):
+        # a refusal names the words, as the reviewer sees them, not token numbers
+        with pytest.raises(
+            ProjectError, match="^two ESE spans overlap \\(“was awful” and “awful”\\): keep one of them$"
+        ):
             merge(p, 1, 0, [("DSE", 1, 2), ("ESE", 3, 5), ("ESE", 4, 5)], ["ann", "ben"], "rev")
-        with pytest.raises(ProjectError, match="no copy has"):
+        with pytest.raises(ProjectError, match="^no copy has the DSE span “Ann”$"):
             merge(p, 1, 0, [("DSE", 0, 1)], ["ann", "ben"], "rev")
         assert p.document(1).version == 0 and p.document(1).status == "todo"  # nothing saved
         v = merge(p, 1, 0, [("DSE", 1, 2), ("ESE", 3, 5), ("DSE", 7, 8)], ["ann", "ben"], "rev")
@@ -207,7 +210,7 @@ def test_review_accepts_or_merges_into_the_final_version_with_provenance(tmp_pat
         p.db.execute("INSERT INTO copies (doc_id, owner, created, updated) VALUES (1, 'cy', 't', 't')")  # made before
         assert [d.name for d in p.work_list("cy")] == ["t2", "s3"]
         assert [(d.name, d.status) for d in p.work_list("ann")][0] == ("t1", "done")  # a finished copy stays listed
-        assert export(p, "jsonl", tmp_path / "out.jsonl") == 3
+        assert export(p, "jsonl", tmp_path / "out.jsonl", UNREJECTED) == 3
         assert export(p, "conll", tmp_path / "out.conll", ("done",)) == 1
         assert export(p, "brat", tmp_path / "brat", ("done",)) == 1
     recs = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text().splitlines()]

@@ -45,6 +45,7 @@ def test_the_default_command_listens_on_loopback_without_a_deploy_button(tmp_pat
     assert _option(cmd, "--server.maxUploadSize") == "50"
     assert _option(cmd, "--client.toolbarMode") == "minimal"
     assert _option(cmd, "--server.port") == "8501"
+    assert _option(cmd, "--server.fileWatcherType") == "none" and _option(cmd, "--runner.postScriptGC") == "false"
     assert env["OPINION_TAGGER_PROJECT"] == str((tmp_path / "p.sqlite").resolve()) and env["PATH"] == "/bin"
     assert "OPINION_TAGGER_PASSWORD" not in env and "OPINION_TAGGER_ANNOTATOR" not in env
 
@@ -89,6 +90,40 @@ def test_annotator_fixes_the_name_on_a_loopback_server(tmp_path, capsys, monkeyp
     monkeypatch.setenv("OPINION_TAGGER_PASSWORD", "pw")  # with a login, each annotator gives a name there
     assert main(["annotate", "serve", str(tmp_path / "p.sqlite"), "--annotator", "ana"]) == 2
     _one_line_error(capsys, "--annotator", "login")
+
+
+def test_reviewers_reach_the_page_through_its_environment(tmp_path, capsys):
+    import json
+
+    from opinion_tagger.annotation import serving
+
+    _, env = _plan(tmp_path, "--reviewers", "rita, Ana López,rita", environ={"OPINION_TAGGER_REVIEWERS": '["x"]'})
+    assert json.loads(env["OPINION_TAGGER_REVIEWERS"]) == ["rita", "Ana López"]
+    assert serving.reviewers(env) == ["rita", "Ana López"]
+    _, env = _plan(tmp_path, environ={"OPINION_TAGGER_REVIEWERS": '["x"]'})  # not the caller's: everyone reviews
+    assert "OPINION_TAGGER_REVIEWERS" not in env and serving.reviewers(env) is None
+    for bad, why in ((" , ", "give the reviewers' names"), ("rita,a\tb", "control characters"), ("x" * 65, "64")):
+        assert main(["annotate", "serve", str(tmp_path / "p.sqlite"), "--reviewers", bad]) == 2
+        _one_line_error(capsys, "--reviewers", why)
+    assert not (tmp_path / "p.sqlite").exists()
+
+
+def test_a_models_directory_reaches_the_page(tmp_path, capsys):
+    (tmp_path / "models").mkdir()
+    _, env = _plan(tmp_path, "--models", str(tmp_path / "models"))
+    assert env["OPINION_TAGGER_MODELS"] == str((tmp_path / "models").resolve())
+    assert main(["annotate", "serve", str(tmp_path / "p.sqlite"), "--models", str(tmp_path / "none")]) == 2
+    _one_line_error(capsys, f"--models {tmp_path / 'none'}", "not a directory")
+
+
+def test_streamlits_own_messages_only_with_verbose(tmp_path):
+    quiet, _ = _plan(tmp_path)
+    assert _option(quiet, "--logger.level") == "error" and _option(quiet, "--logger.hideWelcomeMessage") == "true"
+    from opinion_tagger.annotation import serving
+
+    args = build_parser().parse_args(["-v", "annotate", "serve", str(tmp_path / "p.sqlite")])
+    loud, _ = serving.plan(args, {})
+    assert "--logger.level" not in loud and "--logger.hideWelcomeMessage" not in loud
 
 
 # --------------------------------------------------------------------------- the real server
@@ -215,6 +250,35 @@ def test_a_stopped_parent_stops_its_server(serve, signum):
     assert _stops(port, kids), "the server still answers (or its process lives) after the parent was stopped"
     assert proc.wait(timeout=15) in (0, 128 + signum)  # Streamlit stops cleanly on SIGTERM and SIGINT
     assert _children(proc.pid) == []
+
+
+@needs_linux
+@pytest.mark.slow
+def test_a_server_beyond_loopback_keeps_streamlits_messages_off_standard_error(tmp_path):
+    """Serving on every interface, Streamlit looks for this machine's external address and, where it finds
+    none, warns "Did not auto detect external IP" on standard error; without -v only serve's own line is there."""
+    port = _free_port()
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    env["OPINION_TAGGER_PASSWORD"] = "correct horse"
+    cmd = [sys.executable, "-m", "opinion_tagger", "annotate", "serve", str(tmp_path / "p.sqlite")]
+    with open(tmp_path / "err", "wb") as err, open(tmp_path / "out", "wb") as out:
+        proc = subprocess.Popen([*cmd, "--host", "0.0.0.0", "--port", str(port)], stdout=out, stderr=err, env=env)
+    try:
+        deadline = time.monotonic() + 120
+        while not _answers(port):
+            assert proc.poll() is None and time.monotonic() < deadline, (tmp_path / "err").read_text()
+            time.sleep(0.3)
+        time.sleep(4)  # the external address is looked for (1 s per try) after the server starts
+    finally:
+        kids = _children(proc.pid)
+        proc.terminate()
+        proc.wait(timeout=30)
+        for kid in kids:
+            if _alive(kid):
+                os.kill(kid, signal.SIGKILL)
+    line = f"annotating {tmp_path / 'p.sqlite'} at http://0.0.0.0:{port}; annotators log in with the password\n"
+    assert (tmp_path / "err").read_text() == line
+    assert "You can now view" not in (tmp_path / "out").read_text()  # nor Streamlit's banner: serve's line has it
 
 
 @needs_linux

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from opinion_tagger.annotation.exporting import export, record, stats, tagged
+from opinion_tagger.annotation.exporting import UNREJECTED, export, record, stats, tagged
 from opinion_tagger.annotation.importing import import_records
 from opinion_tagger.annotation.store import ConflictError, Project, ProjectError, StoredSpan, StoredToken
 from opinion_tagger.tagging.inputs import Record
@@ -197,13 +197,13 @@ def test_exports_strict_iob2_and_provenance(project, tmp_path):
         ("ESE", "was awful", "human", 1.0),
     ]
     assert rec["spans"][1]["annotator"] == "ann"
-    n = export(project, "jsonl", tmp_path / "out.jsonl")
+    n = export(project, "jsonl", tmp_path / "out.jsonl", UNREJECTED)
     assert n == 1 and json.loads((tmp_path / "out.jsonl").read_text())["spans"] == rec["spans"]
-    export(project, "conll", tmp_path / "out.conll")
+    export(project, "conll", tmp_path / "out.conll", UNREJECTED)
     lines = (tmp_path / "out.conll").read_text().splitlines()
     assert lines[:3] == ["# id = d1", "# status = in_progress", "# text = Ann said it was awful."]
     assert lines[6] == "was\t12\t15\tO\tB-ESE"
-    export(project, "brat", tmp_path / "brat")
+    export(project, "brat", tmp_path / "brat", UNREJECTED)
     assert (tmp_path / "brat" / "d1.ann").read_text().splitlines() == [
         "T1\tDSE 4 8\tsaid",
         "T2\tESE 12 21\twas awful",

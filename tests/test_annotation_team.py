@@ -8,7 +8,7 @@ import pytest
 
 from opinion_tagger.annotation.accepted import accepted_documents
 from opinion_tagger.annotation.editor import apply_event
-from opinion_tagger.annotation.exporting import export, record, stats
+from opinion_tagger.annotation.exporting import UNREJECTED, export, record, stats
 from opinion_tagger.annotation.store import (
     SCHEMA_VERSION,
     Project,
@@ -196,7 +196,7 @@ def test_a_rejected_document_is_out_of_training_exports_and_the_queue(tmp_path, 
         assert p.counts() == {"todo": 1, "in_progress": 0, "done": 1, "rejected": 1}
         assert p.queue() == [3] and p.next_unfinished(after=3) == 3  # rejected is not unfinished
         assert stats(p)["status"]["rejected"] == 1
-        assert export(p, "jsonl", tmp_path / "all.jsonl") == 2
+        assert export(p, "jsonl", tmp_path / "all.jsonl", UNREJECTED) == 2
         assert export(p, "jsonl", tmp_path / "r.jsonl", ("rejected",)) == 1
         p.undo(2, 1, "ann")  # a rejection can be undone
         assert p.document(2).status == "todo"
@@ -205,6 +205,9 @@ def test_a_rejected_document_is_out_of_training_exports_and_the_queue(tmp_path, 
     names = lambda f: [json.loads(line)["id"] for line in f.read_text().splitlines()]
     assert names(tmp_path / "all.jsonl") == ["a", "c"] and names(tmp_path / "r.jsonl") == ["b"]
     assert main(["annotate", "export", str(path), "--out", str(tmp_path / "x.jsonl"), "--include-rejected"]) == 0
+    assert names(tmp_path / "x.jsonl") == ["a", "b"]  # the default (accepted) and the rejected
+    every = ["--status", "todo", "--status", "in_progress", "--status", "done", "--include-rejected"]
+    assert main(["annotate", "export", str(path), "--out", str(tmp_path / "x.jsonl"), *every]) == 0
     assert names(tmp_path / "x.jsonl") == ["a", "b", "c"]
     assert (
         main(
@@ -305,7 +308,7 @@ def test_span_attributes_are_stored_undone_and_exported(tmp_path):
             {},
             {"intensity": "high", "polarity": "negative"},
         ]
-        export(p, "brat", tmp_path / "brat")
+        export(p, "brat", tmp_path / "brat", UNREJECTED)
         ann = (tmp_path / "brat" / "a.ann").read_text().splitlines()
         assert [line for line in ann if line.startswith("A")] == [
             "A1\tPolarity T1 both",

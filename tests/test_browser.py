@@ -229,7 +229,7 @@ def test_annotate_in_chromium(server, tmp_path):
         shot("06-exported")
         records = [json.loads(line) for line in Path(dl.value.path()).read_text(encoding="utf-8").splitlines()]
         browser.close()
-    assert [(r["id"], r["status"]) for r in records] == [("bridge", "done"), ("rain", "todo")]
+    assert [(r["id"], r["status"]) for r in records] == [("bridge", "done")]  # the accepted documents, by default
     spans = [(s["type"], s["text"], s["source"]) for s in records[0]["spans"]]
     assert ("ESE", "bridge", "human") in spans and ("DSE", "new", "human") in spans
     assert ("ESE", "new", "human") not in spans
@@ -372,7 +372,7 @@ def test_a_team_in_chromium(server, tmp_path):
         # 1. ann: ESE "triumph" in her copy of harbour, accepted; market: her copy rejected
         ann = session("ann")
         expect(word(ann, "harbour")).to_be_visible(timeout=60_000)
-        expect(ann.get_by_role("combobox", name="Document")).to_have_value("1. harbour — ○ to do (1 spans · your copy)")
+        expect(ann.get_by_role("combobox", name="Document")).to_have_value("1. harbour — ○ to do (1 span · your copy)")
         word(ann, "triumph").click()
         ann.keyboard.press("e")
         expect(ann.get_by_text("Saved ESE “triumph”.")).to_be_visible(timeout=30_000)
@@ -430,19 +430,20 @@ def test_a_team_in_chromium(server, tmp_path):
         rita.get_by_text("ESE “costly mistake” — ben").click()  # tick it: the final version keeps it
         rita.get_by_role("button", name="Merge the ticked spans").click()
         expect(rita.get_by_text("Merged 3 spans into the final version.")).to_be_visible(timeout=30_000)
-        expect(rita.get_by_text("Final version: merged by rita (copies of ann, ben)")).to_be_visible()
-        rita.get_by_role("combobox", name="Document to review").click()
-        rita.keyboard.type("market")
-        rita.keyboard.press("Enter")
-        expect(rita.get_by_role("combobox", name="Document to review")).to_have_value(
-            "market — ○ to review (ann: rejected, ben: rejected)", timeout=30_000
-        )
+        # the review goes on to the next document awaiting review by itself; the list shows harbour reviewed
+        box = rita.get_by_role("combobox", name="Document to review")
+        expect(box).to_have_value("market — ○ to review (ann: rejected, ben: rejected)", timeout=30_000)
+        box.click()
+        expect(rita.get_by_role("option", name="harbour — ● reviewed (ann: accepted, ben: accepted)")).to_be_visible()
+        rita.keyboard.press("Escape")
         reject = rita.get_by_role("button", name="Reject (r)")
         # while the page reruns for the new document, harbour's button can still be shown beside market's
         expect(reject).to_have_count(1, timeout=30_000)
         reject.click()
         expect(rita.get_by_text("1 of 2 reviewed")).to_be_visible(timeout=30_000)
         expect(rita.get_by_text("1 rejected")).to_be_visible()
+        expect(rita.get_by_text("Every document ready for review is reviewed.")).to_be_visible()
+        expect(box).to_have_value("market — ✕ rejected (ann: rejected, ben: rejected)")
         # 4. the export has harbour's merged version with its provenance; market, rejected, is left out
         rita.get_by_text("Export", exact=True).click()
         jsonl = rita.get_by_role("button", name="JSONL")
@@ -475,3 +476,63 @@ def test_a_team_in_chromium(server, tmp_path):
             ("ben", "rejected"),
         ]
         assert project.document(2).status == "rejected"
+
+
+# a button whose text does not fit: the button or an element inside it scrolls (its text is cut with "…")
+CUT_SHORT = """buttons => buttons
+    .filter(b => b.offsetParent !== null && b.innerText.trim())  // shown, with text (not an icon alone)
+    .filter(b => [b, ...b.querySelectorAll("*")].some(e => e.scrollWidth > e.clientWidth + 0.5))
+    .map(b => b.innerText.trim())"""
+# the words and the gaps between them as the editor draws them, in order (a line break as "\\n")
+DRAWN = """text => [...text.querySelectorAll(".ot-word, .ot-gap, br")]
+    .map(e => e.tagName === "BR" ? "\\n" : e.textContent).join("")"""
+WORD_BOXES = """words => words.map(w => {
+    const r = w.getBoundingClientRect();
+    return [w.textContent, r.left, r.right, r.top];
+})"""
+SPACING = "They said it was a waste of money. I'd say so,\nand it's true."  # invented
+
+
+def test_the_page_fits_common_widths_and_draws_the_texts_own_spacing(server, tmp_path):
+    """At 1024, 1280 and 1920 px no button of the annotator's view or of the reviewer's has its text cut short,
+    and the editor draws the text's own spacing: nothing before "." or inside "I'd" (spaCy's two tokens), one
+    space after a word whose span's chip is wider than the word."""
+    _need_chromium()
+    from playwright.sync_api import expect, sync_playwright
+
+    from opinion_tagger.annotation.importing import import_records
+    from opinion_tagger.annotation.store import Project
+    from opinion_tagger.tagging.inputs import Record
+    from opinion_tagger.tagging.tagger import OpinionTagger
+
+    with Project(tmp_path / "study.sqlite", create=True) as project:  # the server's project, before the page opens
+        import_records(project, [Record("spacing", SPACING)], OpinionTagger(_SaidIsADse()), model_name="marker")
+        import_records(project, [Record(*TEAM_DOCS[0])], OpinionTagger(_SaidIsADse()), model_name="marker", overlap=2)
+        for who in ("ann", "ben"):  # a document awaiting review
+            project.claim(2, who)
+            project.set_status(2, 0, "done", who, layer=who)
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as p:
+        browser = _launch(p)
+        for width in (1024, 1280, 1920):
+            page = browser.new_page(viewport={"width": width, "height": 900})
+            page.goto(server, wait_until="domcontentloaded")
+            _choose_name(page, "rita")
+            expect(page.locator(".ot-word").first).to_be_visible(timeout=120_000)
+            expect(page.get_by_role("button", name="Undo (u)")).to_be_visible()
+            page.wait_for_timeout(500)  # laid out
+            page.screenshot(path=str(ARTIFACTS / f"30-annotate-{width}.png"), full_page=True)
+            assert page.locator("button").evaluate_all(CUT_SHORT) == [], f"annotate view at {width} px"
+            assert page.locator(".ot-text").evaluate(DRAWN) == SPACING
+            boxes = page.locator(".ot-word").evaluate_all(WORD_BOXES)
+            gap = {(a[0], b[0]): b[1] - a[2] for a, b in zip(boxes, boxes[1:]) if a[3] == b[3]}
+            assert abs(gap[("money", ".")]) < 0.5 and abs(gap[("I", "'d")]) < 0.5 and abs(gap[("so", ",")]) < 0.5
+            assert 2 < gap[("waste", "of")] < 10 and 2 < gap[("said", "it")] < 10  # one space, a chip or not
+            page.locator("[data-testid='stSidebar']").get_by_text("Review", exact=True).click()
+            expect(page.get_by_role("button", name="Merge the ticked spans")).to_be_visible(timeout=30_000)
+            expect(page.get_by_role("button", name="Reject (r)")).to_be_visible()
+            page.wait_for_timeout(500)
+            page.screenshot(path=str(ARTIFACTS / f"31-review-{width}.png"), full_page=True)
+            assert page.locator("button").evaluate_all(CUT_SHORT) == [], f"review view at {width} px"
+            page.close()
+        browser.close()

@@ -56,7 +56,7 @@ def test_binary_documents_are_skipped_with_a_reason(sample_mpqa, capsys):
 
     assert main(["corpus", "stats", "--mpqa", str(sample_mpqa)]) == 0
     out = capsys.readouterr().out
-    assert "problems   2 binary document" in out and "-v" in out
+    assert "problems   2 binary documents" in out and "-v" in out
 
 
 def test_summary_without_problems_does_not_point_to_v(sample_mpqa, capsys):

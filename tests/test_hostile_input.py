@@ -177,7 +177,7 @@ def test_cli_surrogate_record_loses_nothing(tmp_path, capsys):
     assert [x["id"] for x in lines] == ["a", "x", "b"]
     assert lines[1] == {"id": "x", "error": "not valid Unicode: lone surrogate U+D800 at character 0"}
     err = capsys.readouterr().err
-    assert "tagged 2 records, 1 errors" in err and "Traceback" not in err
+    assert "tagged 2 records, 1 error" in err and "Traceback" not in err
 
 
 _tmp = Path(tempfile.mkdtemp(prefix="hostile-"))

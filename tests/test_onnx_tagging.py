@@ -80,7 +80,7 @@ def test_tagging_works_where_tensorflow_cannot_be_imported(name):
     )
     assert proc.returncode == 0, proc.stderr
     # quiet by default: no TensorFlow, absl, CUDA or ONNX Runtime lines, only the summary
-    assert proc.stderr == "tagged 1 records, 0 errors\nheavy modules loaded: []\n"
+    assert proc.stderr == "tagged 1 record, 0 errors\nheavy modules loaded: []\n"
     doc = json.loads(proc.stdout)
     assert doc["text"] == TEXT and any(s["type"] == "DSE" and s["text"] == "said" for s in doc["spans"])
     if name != "fast":  # the README's example: both ESEs whole
@@ -91,7 +91,7 @@ def test_the_default_command_is_quiet_on_standard_error(tmp_path):
     proc = subprocess.run(
         [sys.executable, "-m", "opinion_tagger", "tag", TEXT], capture_output=True, text=True, cwd=ROOT
     )
-    assert proc.returncode == 0 and proc.stderr == "tagged 1 records, 0 errors\n", proc.stderr
+    assert proc.returncode == 0 and proc.stderr == "tagged 1 record, 0 errors\n", proc.stderr
 
 
 def test_worker_processes_write_the_single_process_output(tmp_path):

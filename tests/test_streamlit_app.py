@@ -11,6 +11,7 @@ from opinion_tagger.annotation.editor import apply_event, editor_data
 from opinion_tagger.annotation.importing import import_records
 from opinion_tagger.annotation.page.login import CHOSEN
 from opinion_tagger.annotation.store import ConflictError, Project, ProjectError
+from opinion_tagger.paths import DEFAULT_NAME, bundled_models
 from opinion_tagger.tagging.inputs import Record
 
 pytestmark = pytest.mark.usefixtures("no_login")  # tests/conftest.py
@@ -70,10 +71,19 @@ def test_progress_status_and_next_unfinished(monkeypatch, project_path):
     assert any("nothing to undo" in w.value for w in at.warning)
 
 
+def _top(at):
+    """The page's top-level elements in order, the work area's among them (a fragment: a block of its own)."""
+    for node in at.main.children.values():
+        if getattr(node, "type", "") == "flex_container" and not str(getattr(node.proto, "id", "")):
+            yield from node.children.values()
+        else:
+            yield node
+
+
 def _layout(at) -> list[str]:
     """The page's top-level elements in order; the messages' slot as "messages HEIGHT"."""
     out = []
-    for node in at.main.children.values():
+    for node in _top(at):
         proto = getattr(node, "proto", None)
         if str(getattr(proto, "id", "")).endswith("-messages"):
             out.append(f"messages {proto.height_config.pixel_height}")
@@ -83,7 +93,7 @@ def _layout(at) -> list[str]:
 
 
 def _messages(at) -> list[str]:
-    slot = next(n for n in at.main.children.values() if str(getattr(n.proto, "id", "")).endswith("-messages"))
+    slot = next(n for n in _top(at) if str(getattr(n.proto, "id", "")).endswith("-messages"))
     return [str(e.value) for e in slot.children.values()]
 
 
@@ -105,10 +115,13 @@ def test_document_and_span_lists_show_a_dash_not_none(monkeypatch, project_path)
     with Project(project_path) as p:
         p.add_span(2, 0, "DSE", 1, 2, None)
     at = _app(monkeypatch, project_path)
-    docs = at.dataframe[0].value
+    assert not [d for d in at.dataframe if "document" in d.value.columns]  # drawn only while open
+    at.session_state["exp_docs"] = True  # the All documents expander opened
+    at.run()
+    docs = next(d.value for d in at.dataframe if "document" in d.value.columns)
     assert list(docs["annotator"]) == ["someone", "—", "—"]
     assert not docs.isna().any().any() and "None" not in docs.astype(str).to_numpy()
-    spans = at.dataframe[1].value
+    spans = next(d.value for d in at.dataframe if "confidence" in d.value.columns)  # Spans of this document
     assert list(spans["annotator"]) == ["—"] and not spans[["annotator", "at"]].isna().any().any()
 
 
@@ -160,13 +173,23 @@ def test_import_bad_uploads_are_messages(monkeypatch, project_path):
 
 
 def test_export_and_scores(monkeypatch, project_path):
+    models = project_path.parent / "models"  # annotate serve --models: a directory of bundles
+    (models / "broken").mkdir(parents=True)
+    (models / "broken" / "meta.json").write_text("{}", encoding="utf-8")
+    (models / "not-a-bundle").mkdir()
+    monkeypatch.setenv("OPINION_TAGGER_MODELS", str(models))
     at = _app(monkeypatch, project_path)
-    at.sidebar.text_input(key="model").input("no/such/model").run()
-    _button(at, "Score no/such/model on the accepted documents").click().run()
-    assert not at.exception and any("model bundle not found" in i.value.replace("\\", "") for i in at.info)
-    at.sidebar.text_input(key="model").input("default").run()
+    box = at.sidebar.selectbox(key="model")  # every bundled model, the default first, then the directory's
+    assert box.value == DEFAULT_NAME == "accurate"
+    assert box.options == [f"{DEFAULT_NAME} (default)", *(n for n in bundled_models() if n != DEFAULT_NAME)] + [
+        "broken (models/)"
+    ]
+    box.set_value(str(models / "broken")).run()
+    _button(at, "Score broken on the accepted documents").click().run()
+    assert not at.exception and any("broken" in i.value.replace("\\", "") for i in at.info)
+    at.sidebar.selectbox(key="model").set_value(DEFAULT_NAME).run()
     assert [d.proto.label for d in at.get("download_button")] == ["JSONL", "CoNLL (IOB2)", "BRAT standoff (zip)"]
-    _button(at, "Score default on the accepted documents").click().run()
+    _button(at, "Score accurate on the accepted documents").click().run()
     assert not at.exception
     table = at.dataframe[-1].value
     assert set(table["type"]) == {"DSE", "ESE"} and len(table) == 6

@@ -40,6 +40,11 @@ def _button(at, label):
     return next(b for b in [*at.button, *at.sidebar.button] if b.label == label)
 
 
+def _review_box(at):
+    """The list of documents to review (its key changes with the labels: found by its label)."""
+    return next(s for s in at.selectbox if s.label == "Document to review")
+
+
 def _submit(at, label):
     return next(b for b in at.get("button") if b.proto.label == label)
 
@@ -106,7 +111,7 @@ def test_review_side_by_side_merge_agreement_and_reject(monkeypatch, project_pat
     at.sidebar.radio(key="mode").set_value("review").run()
     assert not at.exception
     assert at.title[0].value.startswith("Reviewing")
-    assert at.selectbox(key="review_doc").value == 1
+    assert _review_box(at).value == 1
     assert [m.value for m in at.markdown if m.value.startswith("**ann**") or m.value.startswith("**ben**")] == [
         "**ann** · ● done · 2 spans",
         "**ben** · ● done · 2 spans",
@@ -125,7 +130,15 @@ def test_review_side_by_side_merge_agreement_and_reject(monkeypatch, project_pat
     assert list(table["binary F1"]) == ["100.0", "100.0"] and list(table["proportional F1"]) == ["100.0", "80.0"]
     # ESE kappa over the 18 tokens of t0 and t1: 17 alike; ann 2 in an ESE, ben 3: p_e = (2*3 + 16*15) / 18^2
     assert list(table["kappa"]) == ["1.000", f"{(17 / 18 - 246 / 324) / (1 - 246 / 324):.3f}"] == ["1.000", "0.769"]
-    next(c for c in at.checkbox if c.key and c.key.startswith("keep_") and "a complete" in c.label).check()
+    keep = lambda words: next(c for c in at.checkbox if c.key and c.key.startswith("keep_") and words in c.label)
+    keep("a complete").check()
+    keep("“complete disaster” — ann").check()  # ann's ESE too: two overlapping ESE spans, refused naming their words
+    _submit(at, "Merge the ticked spans").click().run()
+    assert not at.exception
+    refused = [w.value.replace("\\", "") for w in at.warning]
+    assert any("two ESE spans overlap (“a complete disaster” and “complete disaster”)" in w for w in refused), refused
+    assert _review_box(at).value == 1  # nothing saved: still on t0
+    keep("“complete disaster” — ann").uncheck()
     _submit(at, "Merge the ticked spans").click().run()
     assert not at.exception and any("Merged 2 spans" in s.value for s in at.success)
     with Project(project_path) as p:
@@ -135,16 +148,19 @@ def test_review_side_by_side_merge_agreement_and_reject(monkeypatch, project_pat
             ("DSE", 1, 2, ["ann", "ben"]),
             ("ESE", 6, 9, ["ben"]),
         ]
-    assert "Final version: merged by rev" in at.caption[0].value.replace("\\", "") or any(
-        "Final version: merged by rev" in c.value.replace("\\", "") for c in at.caption
-    )
-    # the next to review is t1; the reviewer rejects it
-    at.selectbox(key="review_doc").set_value(2).run()
-    _button(at, "Reject (r)").click().run()
+    # the review went on to the next document awaiting review, t1, and the list shows t0 reviewed
+    assert _review_box(at).value == 2
+    assert _review_box(at).options == [
+        "t0 — ● reviewed (ann: accepted, ben: accepted)",
+        "t1 — ○ to review (ann: accepted, ben: accepted)",
+    ]
+    _button(at, "Reject (r)").click().run()  # the reviewer rejects t1
     assert not at.exception
     with Project(project_path) as p:
         assert p.document(2).status == "rejected" and p.counts()["rejected"] == 1
     assert "1 of 2 reviewed** · 0 in progress · 0 to do · 1 rejected" in at.main.get("progress")[0].proto.text
+    assert _review_box(at).options[1] == "t1 — ✕ rejected (ann: accepted, ben: accepted)"
+    assert any("Every document ready for review is reviewed." in i.value for i in at.info)
 
 
 def test_review_accept_one_annotators_version(monkeypatch, project_path):
@@ -156,7 +172,7 @@ def test_review_accept_one_annotators_version(monkeypatch, project_path):
         p.set_status(1, 0, "rejected", "ann", layer="ann")  # ann thought it not worth annotating
     at = _app(monkeypatch, project_path, "rev")
     at.sidebar.radio(key="mode").set_value("review").run()
-    assert "ann: rejected" in at.selectbox(key="review_doc").options[0]
+    assert "ann: rejected" in _review_box(at).options[0]
     _submit(at, "Accept ben's version").click().run()
     assert not at.exception
     with Project(project_path) as p:
@@ -165,6 +181,18 @@ def test_review_accept_one_annotators_version(monkeypatch, project_path):
     _button(at, "Undo (u)").click().run()  # the review undone
     with Project(project_path) as p:
         assert p.document(1).review is None and p.document(1).status == "todo"
+
+
+def test_only_the_reviewers_named_see_the_review(monkeypatch, project_path):
+    monkeypatch.setenv("OPINION_TAGGER_REVIEWERS", json.dumps(["rita"]))  # annotate serve --reviewers rita
+    ann = _app(monkeypatch, project_path, "ann")
+    assert [r.key for r in ann.sidebar.radio] == ["order"] and ann.title[0].value.startswith("Annotating")
+    rita = _app(monkeypatch, project_path, "rita")
+    assert [r.key for r in rita.sidebar.radio] == ["mode", "order"]
+    rita.sidebar.radio(key="mode").set_value("review").run()
+    assert not rita.exception and rita.title[0].value.startswith("Reviewing")
+    monkeypatch.delenv("OPINION_TAGGER_REVIEWERS")  # without the option everyone may review
+    assert [r.key for r in _app(monkeypatch, project_path, "ann").sidebar.radio] == ["mode", "order"]
 
 
 def test_import_with_an_overlap_in_the_page(monkeypatch, tmp_path):

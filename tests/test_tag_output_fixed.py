@@ -42,5 +42,5 @@ def test_tag_output_is_byte_identical(fmt, tmp_path):
         cwd=tmp_path,
     )
     assert proc.returncode == 1, proc.stderr  # record "d" is blank: an error record, exit status 1
-    assert proc.stderr == "opinion-tagger: d: empty text\ntagged 4 records, 1 errors\n"
+    assert proc.stderr == "opinion-tagger: d: empty text\ntagged 4 records, 1 error\n"
     assert out.read_bytes() == (FIXTURES / f"fast.{fmt}").read_bytes()

@@ -26,11 +26,18 @@ The issue's targets (issue 34): a 1,000-document project opens and shows a docum
 2 s, a key press is saved within 0.5 s; each is printed with the figure that answers it.
 
     python -m experiments.benchmarks.bench_annotation [--docs 1000] [--repeats 7] [--saves 200] [--browser]
+
+With ``--annotators N`` it measures instead a team at once: N annotators' sessions on a served project of
+``--docs`` documents for ``--minutes``, saving edits, accepts and undos; the time from an edit sent to its
+"saved" message, and the project file checked against every acknowledged edit (``team_sessions``):
+
+    python -m experiments.benchmarks.bench_annotation --annotators 10 --minutes 2 --json
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import random
 import sqlite3
@@ -125,8 +132,33 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=7)
     ap.add_argument("--saves", type=int, default=200)
     ap.add_argument("--browser", action="store_true", help="also time the page in Chromium")
+    ap.add_argument(
+        "--annotators",
+        type=int,
+        help="instead: this many annotators at once on a served project of --docs documents "
+        "(experiments/benchmarks/team_sessions.py)",
+    )
+    ap.add_argument("--minutes", type=float, default=2.0, help="with --annotators: how long they work")
+    ap.add_argument("--json", action="store_true", help="with --annotators: the figures as JSON on the last line")
     args = ap.parse_args()
     rng = random.Random(0)
+    if args.annotators:
+        from experiments.benchmarks.team_sessions import team_bench
+
+        result = team_bench(args.annotators, args.minutes, args.docs, [invented_text(rng) for _ in range(args.docs)])
+        print(
+            f"{result['annotators']} annotators for {result['minutes']} min on {result['documents']} documents: "
+            f"{result['edits']} edits saved ({result['adds']} spans, {result['undos']} undos, {result['accepts']} "
+            f"accepts), {result['refused']} refused, {result['unanswered']} unanswered; save time median "
+            f"{result['median_save_s']} s, p95 {result['p95_save_s']} s, max {result['max_save_s']} s; "
+            f"{result['lost']} lost of the edits on {result['documents_checked']} documents checked; "
+            f"{result['cpu']}, {result['cores']} cores, load {result['load_before']} before"
+        )
+        for error in result["session_errors"]:
+            print(f"a session stopped: {error}")
+        if args.json:
+            print(json.dumps(result))
+        return
     with tempfile.TemporaryDirectory() as tmp:
         path, small = Path(tmp) / "bench.sqlite", Path(tmp) / "small.sqlite"
         records = [Record(f"doc{k:04d}", invented_text(rng)) for k in range(args.docs)]

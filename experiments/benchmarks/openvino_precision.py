@@ -20,8 +20,8 @@ import time
 from pathlib import Path
 
 import numpy as np
-from experiments.benchmarks.quantization import self_contained
 
+from experiments.benchmarks.quantization import self_contained
 from opinion_tagger.corpus.sources import load_documents, select
 from opinion_tagger.corpus.split import load_split
 from opinion_tagger.evaluation.scoring import evaluate_tagger

@@ -18,6 +18,7 @@ from itertools import combinations
 
 from opinion_tagger.annotation.store import Document, Project
 from opinion_tagger.evaluation.metrics import overlap_scores
+from opinion_tagger.wording import counted
 
 
 def cohen_kappa(a: Sequence[Hashable], b: Sequence[Hashable]) -> float | None:
@@ -104,8 +105,8 @@ def agreement_lines(stats: dict) -> list[str]:
         return []
     lines = [
         (
-            f"team: {team['documents']} documents with an overlap, {team['awaiting_review']} awaiting review, "
-            f"{team['reviewed']} reviewed"
+            f"team: {counted(team['documents'], 'document')} with an overlap, "
+            f"{team['awaiting_review']} awaiting review, {team['reviewed']} reviewed"
         )
     ]
     for name, by in sorted(stats.get("copies", {}).items()):

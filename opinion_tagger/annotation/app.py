@@ -9,7 +9,9 @@ Run: ``opinion-tagger annotate serve PROJECT`` (this project), or
 
 With ``$OPINION_TAGGER_PASSWORD`` set, a session sees nothing of the projects until it
 has logged in with that password and a name, the annotator recorded with its changes;
-``$OPINION_TAGGER_ANNOTATOR`` fixes the annotator of a server without a login.
+``$OPINION_TAGGER_ANNOTATOR`` fixes the annotator of a server without a login;
+``$OPINION_TAGGER_REVIEWERS`` (``annotate serve --reviewers``) names those who see the Review view
+(unset: everyone); ``$OPINION_TAGGER_MODELS`` (``--models``) a directory of bundles the model box lists.
 """
 
 from __future__ import annotations
@@ -20,20 +22,19 @@ import os
 import streamlit as st
 
 from opinion_tagger.annotation.page.annotate_view import annotate_view
-from opinion_tagger.annotation.page.display import plain, show_flash
+from opinion_tagger.annotation.page.display import message_slot, page_style, plain
 from opinion_tagger.annotation.page.login import annotator_name, choose_name, logged_in
 from opinion_tagger.annotation.page.project_data import export_section, import_section, scores_section
 from opinion_tagger.annotation.page.resources import open_project
 from opinion_tagger.annotation.page.review_view import agreement_section, review_view
-from opinion_tagger.annotation.page.sidebar import choose_project, search_section
-from opinion_tagger.annotation.serving import PASSWORD_ENV
+from opinion_tagger.annotation.page.sidebar import choose_model, choose_project, search_section
+from opinion_tagger.annotation.serving import PASSWORD_ENV, reviewers
 from opinion_tagger.annotation.store import ORDER_RULES, ORDERS
 from opinion_tagger.errors import TaggerError
 
 log = logging.getLogger("opinion_tagger")
 ORDER_LABELS = {"file": "File order", "uncertainty": "Least confident first"}
 MODE_LABELS = {"annotate": "Annotate", "review": "Review"}
-MESSAGE_SLOT_PX = 76  # the messages' place above the text: one message high, more scroll in it
 
 
 def page() -> None:
@@ -43,9 +44,6 @@ def page() -> None:
     path = choose_project()
     annotator = annotator_name()
     threshold = st.sidebar.slider("Flag model spans below this confidence", 0.0, 1.0, 0.6, 0.05, key="threshold")
-    model = st.sidebar.text_input(
-        "Model (a bundled model: fast, accurate; or a bundle directory)", value="fast", key="model"
-    )
     st.sidebar.caption(
         "Keys: select words, then **d** DSE, **e** ESE; click a span, then **d**/**e** relabel, "
         "**x** delete, **shift/alt+←/→** resize, **i**/**p** intensity/polarity; "
@@ -59,23 +57,23 @@ def page() -> None:
     if annotator is None:
         choose_name(project)
         return
+    model = choose_model()
     team = project.has_overlap()
+    allowed = reviewers()  # None: everyone may review
     mode = (
         st.sidebar.radio("Work", ("annotate", "review"), format_func=MODE_LABELS.get, key="mode", horizontal=True)
-        if team
+        if team and (allowed is None or annotator in allowed)
         else "annotate"
     )
     order = st.sidebar.radio("Next unfinished document", ORDERS, format_func=ORDER_LABELS.get, key="order")
     st.sidebar.caption(f"**n**, **a** and **r** go to the next unfinished document by {ORDER_RULES[order]}.")
     search_section(project)
     st.title(f"{'Reviewing' if mode == 'review' else 'Annotating'} {plain(path.stem)}")
-    # always there and always as high, so the text below never moves (nor loses its state)
-    with st.container(height=MESSAGE_SLOT_PX, border=False, key="messages"):
-        show_flash()
     if mode == "review":
+        message_slot()
         review_view(project, annotator, threshold)
     else:
-        annotate_view(project, annotator, threshold, model, order)
+        annotate_view(project, annotator, threshold, order)  # (its messages are in its work area)
     if team and mode == "annotate":  # (the review view has it under the copies)
         agreement_section(project)
     import_section(project, model)
@@ -85,6 +83,7 @@ def page() -> None:
 
 def main() -> None:
     st.set_page_config(page_title="opinion-tagger annotator", layout="wide")
+    page_style()
     try:
         page()
     except TaggerError as exc:

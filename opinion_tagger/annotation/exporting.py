@@ -7,7 +7,9 @@ where each span is ``{"type", "start", "end", "text", "score", "source"}`` plus
 ``"annotator"`` and ``"at"`` for a human span (``score`` is the model's
 confidence, 1.0 for a human span), and MPQA's ``"intensity"`` and ``"polarity"``
 where set.  BRAT writes those as attributes (``A1<TAB>Intensity T3 high``).
-Rejected documents are left out unless their status is asked for.
+By default an export is of the accepted documents alone (``DEFAULT_STATUSES``: status ``done``; for
+a document several annotators annotated, that is its reviewed final version); other statuses
+are written when asked for.
 
 Every export is of the documents' final versions: for a document several annotators
 annotated, the reviewed one.  Its record adds ``"review": {"reviewer", "at", "method",
@@ -21,6 +23,7 @@ import json
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TextIO
 
 from opinion_tagger.annotation.store import STATUSES, Document, Project
 from opinion_tagger.tagging.documents import TaggedDocument, TaggedSentence, TaggedSpan, TaggedToken
@@ -126,18 +129,19 @@ class ProjectWriter(Writer):
             review = f"# review = {review}\n" if review else ""
             self._out().write(f"{lines[0]}\n# status = {doc.status}\n{review}{lines[1]}\n")
         else:
-            name = self._safe_name(doc.name)
+            name = self._file_name(doc.name)
             (self._dir() / f"{name}.txt").write_text(doc.text, encoding="utf-8")
             (self._dir() / f"{name}.ann").write_text(
                 brat_ann(tagged(doc, self.types)) + brat_attributes(doc) + brat_notes(doc), encoding="utf-8"
             )
 
 
-DEFAULT_STATUSES = ("todo", "in_progress", "done")  # every status but rejected
+DEFAULT_STATUSES = ("done",)  # the accepted documents: a team's, reviewed (the final version is done by a review)
+UNREJECTED = ("todo", "in_progress", "done")  # all the work but the rejected documents
 
 
 def iter_documents(project: Project, statuses: tuple[str, ...] | None = None) -> Iterator[Document]:
-    """The documents with ``statuses``; by default every document but the rejected ones."""
+    """The documents with ``statuses``; by default the accepted ones (``DEFAULT_STATUSES``)."""
     statuses = DEFAULT_STATUSES if statuses is None else statuses
     for info in project.documents():
         if info.status in statuses:
@@ -145,7 +149,7 @@ def iter_documents(project: Project, statuses: tuple[str, ...] | None = None) ->
 
 
 def export(project: Project, fmt: str, out: Path, statuses: tuple[str, ...] | None = None) -> int:
-    """Write the project's documents (those with ``statuses``, default all but the rejected) to ``out`` (a file, or a
+    """Write the project's documents (those with ``statuses``, default the accepted ones) to ``out`` (a file, or a
     directory for BRAT), atomically for a file.  Returns the number of documents."""
     import os
 
@@ -170,14 +174,25 @@ def export(project: Project, fmt: str, out: Path, statuses: tuple[str, ...] | No
     return n
 
 
+def export_stream(project: Project, fmt: str, stream: TextIO, statuses: tuple[str, ...] | None = None) -> int:
+    """Write the project's documents (as ``export``) as JSONL or CoNLL to ``stream``; the number of documents."""
+    if fmt == "brat":
+        raise ValueError("BRAT is written to a directory")
+    w = ProjectWriter(fmt, project.types, stream=stream)
+    n = 0
+    for doc in iter_documents(project, statuses):
+        w.stored(doc)
+        n += 1
+    stream.flush()
+    return n
+
+
 def export_text(project: Project, fmt: str, statuses: tuple[str, ...] | None = None) -> str:
     """JSONL or CoNLL of the project as one string (the page's downloads)."""
     import io
 
     buf = io.StringIO()
-    w = ProjectWriter(fmt, project.types, stream=buf)
-    for doc in iter_documents(project, statuses):
-        w.stored(doc)
+    export_stream(project, fmt, buf, statuses)
     return buf.getvalue()
 
 

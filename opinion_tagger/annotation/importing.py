@@ -16,6 +16,7 @@ from opinion_tagger.tagging.documents import TaggedDocument
 from opinion_tagger.tagging.inputs import MAX_CHARS, Record, directory_files, read_records
 from opinion_tagger.tagging.inputs import _file_records as file_records
 from opinion_tagger.tagging.tagger import OpinionTagger, tokenised
+from opinion_tagger.wording import counted
 
 
 @dataclass
@@ -26,7 +27,8 @@ class ImportReport:
 
     def summary(self) -> str:
         return (
-            f"imported {self.imported} documents, {self.duplicates} already in the project, {len(self.errors)} errors"
+            f"imported {counted(self.imported, 'document')}, {self.duplicates} already in the project, "
+            f"{counted(len(self.errors), 'error')}"
         )
 
 

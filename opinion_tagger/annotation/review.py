@@ -41,6 +41,14 @@ def reviewable(project: Project) -> list[tuple[int, str, str, list[tuple[str, st
     return out
 
 
+def next_to_review(project: Project, after: int | None = None) -> int | None:
+    """The first document awaiting review (``reviewable``, not yet reviewed or rejected) after ``after`` in
+    import order, wrapping round; None when none awaits review."""
+    waiting = [doc_id for doc_id, _, status, _ in reviewable(project) if status not in FINISHED]
+    later = [doc_id for doc_id in waiting if after is None or doc_id > after]
+    return (later or waiting)[0] if waiting else None
+
+
 def copies_of(project: Project, doc_id: int, annotators: Sequence[str]) -> list[Document]:
     if len(annotators) < 1 or len(set(annotators)) != len(annotators) or FINAL in annotators:
         raise ProjectError("compare the copies of different annotators")
@@ -89,5 +97,12 @@ def merge(
     cands = candidates(project, doc_id, annotators)
     unknown = keep - {c.key for c in cands}
     if unknown:
-        raise ProjectError(f"no copy has the span {min(unknown)}")
+        typ, start, end = min(unknown)
+        doc = project.document(doc_id)
+        words = (
+            f"“{' '.join(doc.text[doc.tokens[start].start : doc.tokens[end - 1].end].split())}”"
+            if 0 <= start < end <= len(doc.tokens)
+            else f"over tokens {start}..{end}"
+        )
+        raise ProjectError(f"no copy has the {typ} span {words}")
     return project.review(doc_id, version, _final(c for c in cands if c.key in keep), reviewer, "merged", annotators)

@@ -5,11 +5,18 @@ The page listens on loopback (127.0.0.1) unless ``--host`` names another address
 annotators log in with a password set outside the command line (``OPINION_TAGGER_PASSWORD``
 or ``--password-file``), which reaches the page through its environment, never its
 arguments.  Streamlit's XSRF protection stays on and uploads are limited in size.
+
+The other serve options travel to the page through its environment too: the annotator fixed by
+``--annotator`` (``OPINION_TAGGER_ANNOTATOR``), the reviewers named by ``--reviewers``
+(``OPINION_TAGGER_REVIEWERS``, a JSON list; unset: everyone may review) and the directory of
+model bundles of ``--models`` (``OPINION_TAGGER_MODELS``).  Streamlit's own messages (its welcome
+banner, warnings such as "Did not auto detect external IP") are left out unless ``-v`` is given.
 """
 
 from __future__ import annotations
 
 import ipaddress
+import json
 import os
 import re
 import signal
@@ -24,6 +31,8 @@ APP = Path(__file__).resolve().parent / "app.py"
 PROJECT_ENV = "OPINION_TAGGER_PROJECT"
 PASSWORD_ENV = "OPINION_TAGGER_PASSWORD"
 ANNOTATOR_ENV = "OPINION_TAGGER_ANNOTATOR"
+REVIEWERS_ENV = "OPINION_TAGGER_REVIEWERS"
+MODELS_ENV = "OPINION_TAGGER_MODELS"
 MAX_UPLOAD_MB = 50
 FORWARDED = ("SIGTERM", "SIGINT", "SIGHUP")  # passed on to the server; a second one kills it
 _NAME = re.compile(r"[^\x00-\x1f\x7f-\x9f]{1,64}")
@@ -36,6 +45,33 @@ def annotator_problem(name: str) -> str | None:
     if not _NAME.fullmatch(name.strip()):
         return "a name is 1 to 64 characters, without control characters"
     return None
+
+
+def parse_reviewers(text: str) -> list[str]:
+    """``--reviewers``' names (comma-separated, each an annotator's name), in order, once each; a TaggerError
+    naming the option when one is not a name or none is given."""
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    if not names:
+        raise TaggerError(f"--reviewers {text!r}: give the reviewers' names, separated by commas")
+    for name in names:
+        problem = annotator_problem(name)
+        if problem:
+            raise TaggerError(f"--reviewers: {name[:70]!r}: {problem}")
+    return list(dict.fromkeys(names))
+
+
+def reviewers(environ=None) -> list[str] | None:
+    """The annotators who may review (``--reviewers``, through the page's environment); None: everyone."""
+    text = (os.environ if environ is None else environ).get(REVIEWERS_ENV)
+    if not text:
+        return None
+    try:
+        names = json.loads(text)
+    except ValueError:
+        names = None
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        raise TaggerError(f"${REVIEWERS_ENV}: a JSON list of names is expected (annotate serve --reviewers writes it)")
+    return names
 
 
 def is_loopback(host: str) -> bool:
@@ -74,7 +110,9 @@ def password_for(host: str, password_file: Path | None, environ) -> str | None:
     return password
 
 
-def streamlit_command(port: int, host: str, app: Path = APP) -> list[str]:
+def streamlit_command(port: int, host: str, app: Path = APP, verbose: bool = False) -> list[str]:
+    """Streamlit's command line for the page; Streamlit's own messages only when ``verbose`` (-v)."""
+    quiet = [] if verbose else ["--logger.level", "error", "--logger.hideWelcomeMessage", "true"]
     return [
         sys.executable,
         "-m",
@@ -95,6 +133,14 @@ def streamlit_command(port: int, host: str, app: Path = APP) -> list[str]:
         "minimal",
         "--browser.gatherUsageStats",
         "false",
+        # a served page's code does not change: no file watcher (which read every module's path after each
+        # run of each session's page) and no full garbage collection after each run; with ten annotators
+        # at once the two took half the server's CPU (experiments/benchmarks/bench_annotation.py --annotators)
+        "--server.fileWatcherType",
+        "none",
+        "--runner.postScriptGC",
+        "false",
+        *quiet,
     ]
 
 
@@ -102,7 +148,7 @@ def plan(args, environ) -> tuple[list[str], dict[str, str]]:
     """The server's command line and environment for ``annotate serve`` ``args``; a TaggerError
     (one line naming the option) when they are not allowed."""
     password = password_for(args.host, args.password_file, environ)
-    env = {k: v for k, v in environ.items() if k not in (PASSWORD_ENV, ANNOTATOR_ENV)}
+    env = {k: v for k, v in environ.items() if k not in (PASSWORD_ENV, ANNOTATOR_ENV, REVIEWERS_ENV, MODELS_ENV)}
     env[PROJECT_ENV] = str(args.project.resolve())
     if password is not None:
         env[PASSWORD_ENV] = password
@@ -116,7 +162,13 @@ def plan(args, environ) -> tuple[list[str], dict[str, str]]:
         if problem:
             raise TaggerError(f"--annotator {args.annotator!r}: {problem}")
         env[ANNOTATOR_ENV] = args.annotator.strip()
-    return streamlit_command(args.port, args.host), env
+    if getattr(args, "reviewers", None) is not None:
+        env[REVIEWERS_ENV] = json.dumps(parse_reviewers(args.reviewers), ensure_ascii=False)
+    if getattr(args, "models", None) is not None:
+        if not args.models.is_dir():
+            raise TaggerError(f"--models {args.models}: not a directory (a directory of model bundles is expected)")
+        env[MODELS_ENV] = str(args.models.resolve())
+    return streamlit_command(args.port, args.host, verbose=bool(getattr(args, "verbose", False))), env
 
 
 # --------------------------------------------------------------------------- the child

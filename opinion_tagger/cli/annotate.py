@@ -10,11 +10,21 @@ from pathlib import Path
 
 from opinion_tagger.annotation import serving
 from opinion_tagger.annotation.agreement import agreement_lines
-from opinion_tagger.annotation.exporting import DEFAULT_STATUSES, EXPORT_FORMATS, export, stats
+from opinion_tagger.annotation.exporting import DEFAULT_STATUSES, EXPORT_FORMATS, export, export_stream, stats
 from opinion_tagger.annotation.importing import import_records, input_records
 from opinion_tagger.annotation.store import STATUSES, Project
 from opinion_tagger.cli.common import BUNDLED_NAMES
+from opinion_tagger.errors import TaggerError
+from opinion_tagger.paths import DEFAULT_NAME
 from opinion_tagger.tagging.inputs import MAX_CHARS
+from opinion_tagger.wording import counted
+
+EXPORT_RULE = (
+    "Writes the accepted documents only (status done; for a document annotated by several annotators, its "
+    "final version as the reviewer made it), each with its status and provenance; --status and "
+    "--include-rejected choose other statuses (--status todo --status in_progress --status done: all the "
+    "work so far)."
+)
 
 
 def add_parser(sub) -> None:
@@ -31,10 +41,10 @@ def add_parser(sub) -> None:
     )
     p.add_argument(
         "--model",
-        default="fast",
+        default=None,
         metavar="NAME|PATH|none",
         help=f"pre-annotate with this bundle or bundled model ({BUNDLED_NAMES}); none: tokens only "
-        "(default: %(default)s)",
+        f"(default: {DEFAULT_NAME}, as for tag)",
     )
     p.add_argument("--max-chars", type=int, default=MAX_CHARS, help="longer records are refused (default: %(default)s)")
     p.add_argument(
@@ -46,15 +56,21 @@ def add_parser(sub) -> None:
         "their own, then a reviewer makes the final version (default: one shared version)",
     )
     p.set_defaults(func=run_import)
-    p = asub.add_parser("export", help="write a project's documents with their spans and provenance")
+    p = asub.add_parser(
+        "export",
+        help="write a project's accepted documents with their spans and provenance",
+        description=EXPORT_RULE,
+    )
     p.add_argument("project", type=Path)
     p.add_argument("--format", choices=EXPORT_FORMATS, default="jsonl", help="(default: %(default)s)")
-    p.add_argument("--out", type=Path, required=True, help="output file (a directory for brat)")
+    p.add_argument(
+        "--out", type=Path, help="output file (a directory for brat); default: standard output (jsonl, conll)"
+    )
     p.add_argument(
         "--status",
         action="append",
         choices=STATUSES,
-        help="only documents with this status; repeatable (default: all but rejected)",
+        help="documents with this status; repeatable (default: done, the accepted documents)",
     )
     p.add_argument(
         "--include-rejected",
@@ -87,6 +103,19 @@ def add_parser(sub) -> None:
         metavar="NAME",
         help="the annotator recorded with every change (a server without a password login)",
     )
+    p.add_argument(
+        "--reviewers",
+        metavar="NAMES",
+        help="the annotators who may review (comma-separated names): only they see the Review view "
+        "(default: everyone may review)",
+    )
+    p.add_argument(
+        "--models",
+        type=Path,
+        metavar="DIR",
+        help="a directory of model bundles (e.g. trained with --out DIR/NAME): the page's model box lists them "
+        f"beside the bundled models ({BUNDLED_NAMES})",
+    )
     p.set_defaults(func=run_serve)
 
 
@@ -104,12 +133,13 @@ def _overlap(text: str) -> int:
 def run_import(args) -> int:
     from opinion_tagger.tagging.tagger import OpinionTagger
 
-    tagger = None if args.model == "none" else OpinionTagger.load(args.model)
+    model = args.model or DEFAULT_NAME
+    tagger = None if model == "none" else OpinionTagger.load(model)
     own = {Path(str(args.project.resolve()) + suffix) for suffix in ("", "-wal", "-shm", "-journal")}
     records = input_records(args.input, args.max_chars, skip=own)  # not the project file, inside an input directory
     with Project(args.project, create=True) as project:
         report = import_records(
-            project, records, tagger, model_name=None if tagger is None else args.model, overlap=args.overlap
+            project, records, tagger, model_name=None if tagger is None else model, overlap=args.overlap
         )
         counts = project.counts()
     for rid, reason in report.errors:
@@ -119,13 +149,21 @@ def run_import(args) -> int:
 
 
 def run_export(args) -> int:
-
     statuses = tuple(args.status) if args.status else None
     if args.include_rejected:
         statuses = tuple(dict.fromkeys((*(statuses or DEFAULT_STATUSES), "rejected")))
+    if args.out is None and args.format == "brat":
+        raise TaggerError("--format brat writes .txt/.ann files: give --out DIRECTORY")
+    if args.out is not None and args.format == "brat" and args.out.exists() and not args.out.is_dir():
+        raise TaggerError(f"--out {args.out}: exists and is not a directory (--format brat writes a directory)")
+    if args.out is not None and args.format != "brat" and args.out.is_dir():
+        raise TaggerError(f"--out {args.out}: is a directory; give a file name (a directory only with --format brat)")
     with Project(args.project) as project:
-        n = export(project, args.format, args.out, statuses)
-    print(f"wrote {n} documents to {args.out}", file=sys.stderr)
+        if args.out is None:
+            n = export_stream(project, args.format, sys.stdout, statuses)
+        else:
+            n = export(project, args.format, args.out, statuses)
+    print(f"wrote {counted(n, 'document')} to {args.out or 'standard output'}", file=sys.stderr)
     return 0
 
 
@@ -138,7 +176,7 @@ def run_stats(args) -> int:
     else:
         print(
             f"{s['project']}: {s['progress']} ({s['status']['in_progress']} in progress, "
-            f"{s['status']['todo']} to do, {s['status']['rejected']} rejected), {s['tokens']} tokens"
+            f"{s['status']['todo']} to do, {s['status']['rejected']} rejected), {counted(s['tokens'], 'token')}"
         )
         for typ, by in s["spans"].items():
             print(f"{typ} spans  {by['model']} from the model, {by['human']} by hand")
@@ -156,5 +194,7 @@ def run_serve(args) -> int:
     Project(args.project, create=True).close()  # a clear error now rather than in the page
     host = f"[{args.host}]" if ":" in args.host else args.host
     login = "; annotators log in with the password" if serving.PASSWORD_ENV in env else ""
-    print(f"annotating {args.project} at http://{host}:{args.port}{login}", file=sys.stderr)
+    named = serving.reviewers(env)
+    review = f"; reviewers: {', '.join(named)}" if named else ""
+    print(f"annotating {args.project} at http://{host}:{args.port}{login}{review}", file=sys.stderr)
     return serving.run(cmd, env)

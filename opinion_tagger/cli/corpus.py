@@ -16,6 +16,7 @@ from opinion_tagger.corpus.mpqa import SUBSETS, MPQACorpus
 from opinion_tagger.corpus.reference import read_reference
 from opinion_tagger.paths import default_mpqa, default_reference
 from opinion_tagger.sentences import TYPES
+from opinion_tagger.wording import counted
 
 
 def add_parser(sub) -> None:
@@ -112,7 +113,7 @@ def run_convert(args) -> int:
     with open(args.out, "w", encoding="utf-8") as fh:
         n = write_conll(mpqa_sentences(corpus, _rules(args)), fh)
     print(
-        f"wrote {n} sentences to {args.out} in {time.perf_counter() - t0:.1f}s; "
+        f"wrote {counted(n, 'sentence')} to {args.out} in {time.perf_counter() - t0:.1f}s; "
         f"problems: {problems_line(corpus.problems)}",
         file=sys.stderr,
     )

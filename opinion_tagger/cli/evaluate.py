@@ -16,6 +16,7 @@ from opinion_tagger.cli.common import (
 )
 from opinion_tagger.errors import Problems, TaggerError
 from opinion_tagger.paths import default_mpqa, default_reference, resolve_model
+from opinion_tagger.wording import counted
 
 
 def add_parser(sub) -> None:
@@ -78,7 +79,7 @@ def run(args) -> int:
     if args.json:
         print(json.dumps(report))
     else:
-        print(f"{args.model} on {where} ({len(sentences)} sentences, {source} data)")
+        print(f"{args.model} on {where} ({counted(len(sentences), 'sentence')}, {source} data)")
         print(f"{'type':5} {'metric':13} {'P':>7} {'R':>7} {'F1':>7}")
         for t, r in report.items():
             for m in ("binary", "proportional", "exact"):

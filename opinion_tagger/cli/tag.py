@@ -10,7 +10,8 @@ from opinion_tagger.cli.common import BUNDLED_NAMES, add_backend_arg, positive_i
 from opinion_tagger.errors import TaggerError
 from opinion_tagger.paths import DEFAULT_NAME
 from opinion_tagger.tagging.formats import FORMATS, Writer
-from opinion_tagger.tagging.inputs import INPUT_FORMATS, MAX_CHARS, read_records
+from opinion_tagger.tagging.inputs import INPUT_FORMATS, MAX_CHARS, input_prefixes, read_records
+from opinion_tagger.wording import counted
 
 
 def add_parser(sub) -> None:
@@ -131,7 +132,7 @@ def run_local(args) -> int:
         raise TaggerError("nothing to tag: give TEXT arguments or --input FILE|DIR|-")
     workers = args.workers or (default_workers(args.model) if args.input else 1)
     out_fh, directory = _tag_output(args)
-    writer = Writer(args.format, out_fh, directory)
+    writer = Writer(args.format, out_fh, directory, prefixes=input_prefixes(args.input or ()))
     counts = {"tagged": 0, "errors": 0}
     bar = tqdm(unit="doc", disable=not sys.stderr.isatty() or args.quiet, desc="tagging")
 
@@ -164,7 +165,7 @@ def run_local(args) -> int:
         writer.close()
         if out_fh is not None and out_fh is not sys.stdout:
             out_fh.close()
-    print(f"tagged {counts['tagged']} records, {counts['errors']} errors", file=sys.stderr)
+    print(f"tagged {counted(counts['tagged'], 'record')}, {counted(counts['errors'], 'error')}", file=sys.stderr)
     return 1 if counts["errors"] else 0
 
 
@@ -194,8 +195,8 @@ def run_ray(args) -> int:
     for rid, reason in totals["error_records"]:
         print(f"opinion-tagger: {rid}: {reason}", file=sys.stderr)
     print(
-        f"tagged {totals['records'] - totals['errors']} records, {totals['errors']} errors, "
-        f"{totals['tokens']} tokens in {totals['partitions']} partitions "
+        f"tagged {counted(totals['records'] - totals['errors'], 'record')}, {counted(totals['errors'], 'error')}, "
+        f"{counted(totals['tokens'], 'token')} in {counted(totals['partitions'], 'partition')} "
         f"({totals['skipped']} finished before) in {args.out}",
         file=sys.stderr,
     )

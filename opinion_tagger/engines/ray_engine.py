@@ -29,6 +29,7 @@ from opinion_tagger.engines.partitions import OUTPUT_FORMATS, finished, prepare,
 from opinion_tagger.errors import TaggerError
 from opinion_tagger.extras import require
 from opinion_tagger.tagging.inputs import MAX_CHARS
+from opinion_tagger.wording import counted
 
 
 class PartitionTagger:
@@ -219,8 +220,8 @@ def tag_with_ray(
             bar.set_postfix(records=totals["records"], errors=totals["errors"])
             if progress and bar.disable:
                 print(
-                    f"partition {s['index']} done ({n_done} of {len(parts)}): {s['records']} records, "
-                    f"{s['errors']} errors, {s['tokens']} tokens in {s['seconds']:.1f}s",
+                    f"partition {s['index']} done ({n_done} of {len(parts)}): {counted(s['records'], 'record')}, "
+                    f"{counted(s['errors'], 'error')}, {counted(s['tokens'], 'token')} in {s['seconds']:.1f}s",
                     file=sys.stderr,
                 )
     except ray.exceptions.RayError as exc:

@@ -59,6 +59,7 @@ class TaggedDocument:
     spans: list[TaggedSpan] = field(default_factory=list)
     types: tuple[str, ...] = ("DSE", "ESE")
     error: str | None = None  # why the record was not tagged
+    html: bool = False  # text is HTML source, tagged on what it shows (html_input); not in the JSONL record
 
     def to_dict(self) -> dict[str, Any]:
         """The JSONL record: id, text, sentences with tokens (one tag per type), spans;

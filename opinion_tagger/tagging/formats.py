@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import html
 import re
+from bisect import bisect_left, bisect_right
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
 import orjson
 
-from opinion_tagger.tagging.documents import TaggedDocument
+from opinion_tagger.tagging.documents import TaggedDocument, TaggedSpan
 
 FORMATS = ("jsonl", "conll", "brat", "html")
 COLORS = {"DSE": "#ffd36b", "ESE": "#9fd3ff"}
@@ -51,15 +53,34 @@ def _mark_class(typ: str) -> str:
     return typ.lower() if typ in COLORS else "other"
 
 
+def shown(doc: TaggedDocument) -> tuple[str, list[TaggedSpan]]:
+    """The text a reader sees and the spans over it: for a document tagged from HTML (``doc.html``) the
+    visible text (``html_input.visible_text``) and each span mapped from its source range to the visible
+    characters that come from inside it; else the text and spans as they are."""
+    if not doc.html:
+        return doc.text, doc.spans
+    from opinion_tagger.tagging.html_input import visible_text
+
+    vis = visible_text(doc.text)
+    spans = []
+    for sp in doc.spans:
+        a, b = bisect_left(vis.starts, sp.start), bisect_right(vis.ends, sp.end)
+        if a < b:
+            spans.append(TaggedSpan(sp.type, a, b, vis.text[a:b], sp.score))
+    return vis.text, spans
+
+
 def render_html(doc: TaggedDocument) -> str:
-    """One document's text with spans marked (``<mark>``), every character escaped.
+    """One document's text with spans marked (``<mark>``), every character escaped; a document tagged
+    from HTML shows its visible text (``shown``), not its source.
     A DSE is a background highlight and an ESE an underline, so text in both shows both;
     the marks nest (DSE outside); a mark's title gives type and score."""
-    events = sorted({p for sp in doc.spans for p in (sp.start, sp.end)} | {0, len(doc.text)})
+    text, spans = shown(doc)
+    events = sorted({p for sp in spans for p in (sp.start, sp.end)} | {0, len(text)})
     parts = []
     for a, b in zip(events, events[1:]):
-        covering = [sp for sp in doc.spans if sp.start <= a and b <= sp.end]
-        piece = html.escape(doc.text[a:b]).replace("\n", "<br>")
+        covering = [sp for sp in spans if sp.start <= a and b <= sp.end]
+        piece = html.escape(text[a:b]).replace("\n", "<br>")
         for sp in sorted(covering, key=lambda s: (s.type == "DSE", s.type)):  # innermost first, DSE last
             title = html.escape(f"{sp.type} {sp.score:.2f}")
             piece = f'<mark class="{_mark_class(sp.type)}" title="{title}">{piece}</mark>'
@@ -76,6 +97,30 @@ def record_text(doc: TaggedDocument, fmt: str) -> str | None:
     if fmt == "conll":
         return f"# id = {doc.id}\n# error = {doc.error}\n\n" if doc.error is not None else conll_lines(doc) + "\n"
     return None
+
+
+TEXT_SUFFIXES = (".txt", ".text", ".html", ".htm")  # a text file's suffix: not repeated in its BRAT files' names
+
+
+def file_stem(rid: str, prefixes: Sequence[str] = ()) -> str:
+    """The stem of a record's BRAT files (``STEM.txt``, ``STEM.ann``), made from its id: the longest of
+    ``prefixes`` it starts with left out (the directories its input was read from: ``docs/sub/a.txt``
+    read from ``docs`` is ``sub/a.txt``), a path that would still name a place on this machine (absolute,
+    or climbing with ``..``) cut to its last part, a text file's suffix dropped (``a.txt`` is ``a``), and
+    every character but ASCII letters, digits, ``.``, ``_`` and ``-`` made ``_`` (``sub_a``): never a path
+    out of the output directory, never empty."""
+    for prefix in sorted(prefixes, key=len, reverse=True):
+        if prefix and rid.startswith(prefix):
+            rid = rid[len(prefix) :]
+            break
+    parts = [p for p in re.split(r"[\\/]+", rid) if p]
+    if rid.startswith(("/", "\\", "~")) or re.match(r"[A-Za-z]:", rid) or ".." in parts:
+        parts = parts[-1:]
+    if parts:
+        last = parts[-1]
+        suffix = next((x for x in TEXT_SUFFIXES if last.lower().endswith(x) and len(last) > len(x)), "")
+        parts[-1] = last[: len(last) - len(suffix)]
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", "_".join(parts)).strip("._")[:100] or "doc"  # names stay short
 
 
 HTML_HEAD = """<!DOCTYPE html>
@@ -99,11 +144,15 @@ mark.other {{ outline: 1px dashed #888; }}
 class Writer:
     """Writes documents and error records in one format to a stream or directory (BRAT)."""
 
-    def __init__(self, fmt: str, stream: TextIO | None = None, directory: Path | None = None):
+    def __init__(
+        self, fmt: str, stream: TextIO | None = None, directory: Path | None = None, prefixes: Sequence[str] = ()
+    ):
+        """``prefixes``: where the inputs were read from, left out of BRAT's file names (``file_stem``)."""
         if fmt not in FORMATS:
             raise ValueError(f"unknown format {fmt!r}")
         self.fmt, self.stream, self.directory = fmt, stream, directory
-        self.names: set[str] = set()
+        self.prefixes = tuple(prefixes)
+        self.files: set[str] = set()  # the BRAT files written, lower case
         if fmt == "html":
             self._out().write(HTML_HEAD)
 
@@ -119,13 +168,15 @@ class Writer:
             raise ValueError(f"the {self.fmt} format is written to a directory, and none was given")
         return self.directory
 
-    def _safe_name(self, rid: str) -> str:
-        base = re.sub(r"[^A-Za-z0-9._-]+", "_", rid).strip("._")[:100] or "doc"  # file names stay short
+    def _file_name(self, rid: str, suffixes: tuple[str, ...] = (".txt", ".ann")) -> str:
+        """The stem of a record's files (``file_stem``), made unique among the files this writer wrote
+        (``a``, ``a_2``, ...; compared without case, as some file systems do)."""
+        base = file_stem(rid, self.prefixes)
         name, k = base, 1
-        while name in self.names:
+        while any(f"{name}{suffix}".lower() in self.files for suffix in suffixes):
             k += 1
             name = f"{base}_{k}"
-        self.names.add(name)
+        self.files.update(f"{name}{suffix}".lower() for suffix in suffixes)
         return name
 
     def document(self, doc: TaggedDocument) -> None:
@@ -136,7 +187,7 @@ class Writer:
         elif doc.error is not None:
             self.error(doc.id, doc.error)
         elif self.fmt == "brat":
-            name = self._safe_name(doc.id)
+            name = self._file_name(doc.id)
             (self._dir() / f"{name}.txt").write_text(doc.text, encoding="utf-8")
             (self._dir() / f"{name}.ann").write_text(brat_ann(doc), encoding="utf-8")
         else:
@@ -151,7 +202,8 @@ class Writer:
         if text is not None:
             self._out().write(text)
         elif self.fmt == "brat":
-            (self._dir() / f"{self._safe_name(rid)}.error.txt").write_text(reason + "\n", encoding="utf-8")
+            name = self._file_name(rid, (".error.txt",))
+            (self._dir() / f"{name}.error.txt").write_text(reason + "\n", encoding="utf-8")
         else:
             self._out().write(
                 f'<div class="doc error"><h2>{html.escape(rid)}</h2><p>error: {html.escape(reason)}</p></div>\n'

@@ -311,7 +311,7 @@ def _merge(p: _Pending, types: tuple[str, ...]):
     """An HTML record's document: its blocks' documents, offsets mapped to the source."""
     rec, vis = p.record, p.visible
     assert vis is not None and rec.text is not None  # tag_records merges the records it found visible text in
-    doc = TaggedDocument(rec.id, rec.text, types=types)
+    doc = TaggedDocument(rec.id, rec.text, types=types, html=True)
     for (a, _), part in zip(vis.blocks, p.docs):
         if part.error is not None and part.error.startswith("empty text"):
             continue  # e.g. a block of zero-width spaces

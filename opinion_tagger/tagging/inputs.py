@@ -30,6 +30,7 @@ The rules (stated in docs/tagging.md):
 from __future__ import annotations
 
 import json
+import os
 import re
 import sys
 import unicodedata
@@ -293,6 +294,21 @@ def read_records(
             yield from _marked(_file_records(path, max_chars), is_html(path.name, input_format))
         else:
             yield Record(str(path), error="no such file or directory")
+
+
+def input_prefixes(inputs: Iterable[str]) -> list[str]:
+    """What the ids of the records read from ``inputs`` start with before a file's own name: a directory
+    given (``docs/`` of ``docs/sub/a.txt``), or the directory of a file given alone (``/tmp/x/in/`` of
+    ``/tmp/x/in/a.txt``); none for standard input or a file of the working directory."""
+    out = []
+    for spec in inputs:
+        if spec == "-":
+            continue
+        path = Path(spec)
+        base = str(path if path.is_dir() else path.parent)
+        if base != ".":
+            out.append(base.rstrip("/" + os.sep) + os.sep)
+    return out
 
 
 def directory_files(path: Path) -> list[Path]:

@@ -33,7 +33,6 @@ from opinion_tagger.runtime.batching import batches, encode_tags, encode_words, 
 from opinion_tagger.runtime.vocabulary import Vocabulary
 from opinion_tagger.sentences import Sentence
 from opinion_tagger.storage import atomic_copy, atomic_path, atomic_write_text, remove_tree
-from opinion_tagger.training.distillation import with_teacher
 from opinion_tagger.training.checkpoints import (
     KEEP_CHECKPOINTS,
     announce,
@@ -45,6 +44,7 @@ from opinion_tagger.training.checkpoints import (
     refuse_existing,
     seal_checkpoint,
 )
+from opinion_tagger.training.distillation import with_teacher
 from opinion_tagger.training.models import bundle_start, fresh_model, save_trained, set_seeds
 from opinion_tagger.training.progress import EpochProgress, epoch_line, say
 from opinion_tagger.training.stopping import dev_score, judge, out_of_patience

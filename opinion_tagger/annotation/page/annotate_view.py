@@ -7,8 +7,9 @@ import streamlit as st
 
 from opinion_tagger.annotation.editor import editor_data, span_editor
 from opinion_tagger.annotation.page.actions import handle
-from opinion_tagger.annotation.page.display import NONE_SHOWN, STATUS_MARK, plain, progress_bar
+from opinion_tagger.annotation.page.display import NONE_SHOWN, STATUS_MARK, message_slot, plain, progress_bar
 from opinion_tagger.annotation.store import FINAL, INTENSITIES, POLARITIES, Project
+from opinion_tagger.wording import counted
 
 
 def attributes_form(project: Project, doc, annotator: str, layer: str = FINAL) -> None:
@@ -68,10 +69,58 @@ def spans_table(project: Project, doc, annotator: str, threshold: float, layer: 
     attributes_form(project, doc, annotator, layer)
 
 
-def annotate_view(project: Project, annotator: str, threshold: float, model: str, order: str) -> None:
+FULL_RUN = "_full_run"  # set by a run of the whole page, taken by the work area: unset in a run of the area alone
+LISTED = "_listed_statuses"  # the statuses the whole page last showed
+
+
+def annotate_view(project: Project, annotator: str, threshold: float, order: str) -> None:
     """The documents this annotator works on (``Project.work_list``): shared documents, and their own
-    copies of documents with an overlap (made when first opened)."""
+    copies of documents with an overlap (made when first opened).  An edit runs the work area alone
+    (``work_area``), not the whole page."""
+    st.session_state[FULL_RUN] = True
+    work_area(project, annotator, threshold, order)
+
+
+def documents_table(docs) -> None:
+    """Every document of the annotator's list with its status, span count, last annotator and time; drawn only
+    while its expander is open (a table of every document is most of a run's work on a large project)."""
+    box = st.expander("All documents", key="exp_docs", on_change="rerun")
+    if not box.open:
+        return
+    with box:
+        st.dataframe(
+            [
+                {
+                    "#": k + 1,
+                    "document": d.name,
+                    "status": STATUS_MARK[d.status],
+                    "spans": d.spans,
+                    "annotator": d.annotator or NONE_SHOWN,
+                    "updated": d.updated or NONE_SHOWN,
+                }
+                for k, d in enumerate(docs)
+            ],
+            hide_index=True,
+            width="stretch",
+        )
+
+
+@st.fragment
+def work_area(project: Project, annotator: str, threshold: float, order: str) -> None:
+    """The messages, the progress bar, the document list with its buttons, the span editor, the document's
+    spans and the list of all documents: a fragment, so that an edit (a key in the editor, a button) runs
+    this part of the page alone, a fraction of the whole page's work on a 1,000-document project
+    (experiments/benchmarks/bench_annotation.py --annotators).  In a project with an overlap, when a
+    document's status has changed since the whole page last ran (accepted, rejected, undone; or by someone
+    else), the whole page runs again, for the agreement between annotators below it."""
+    full = st.session_state.pop(FULL_RUN, False)
     docs = project.work_list(annotator)
+    statuses = tuple((d.id, d.status) for d in docs)
+    if full:
+        st.session_state[LISTED] = statuses
+    elif st.session_state.get(LISTED) != statuses and project.has_overlap():
+        st.rerun(scope="app")
+    message_slot()
     progress_bar([d.status for d in docs])
     if not docs:
         st.info(
@@ -82,6 +131,7 @@ def annotate_view(project: Project, annotator: str, threshold: float, model: str
         return
     ids = [d.id for d in docs]
     by_id = {d.id: d for d in docs}
+    place = {i: k + 1 for k, i in enumerate(ids)}
     # the list's labels show status and span counts: a new widget whenever they change
     key = f"doc_pick_{sum(d.version for d in docs) + len(docs)}"
     if "pending_doc" in st.session_state:  # go to another document (next, accept, a search result)
@@ -98,10 +148,13 @@ def annotate_view(project: Project, annotator: str, threshold: float, model: str
     def label(i: int) -> str:
         d = by_id[i]
         mine = " · your copy" if d.layer else ""
-        return f"{ids.index(i) + 1}. {d.name} — {STATUS_MARK[d.status]} ({d.spans} spans{mine})"
+        return f"{place[i]}. {d.name} — {STATUS_MARK[d.status]} ({counted(d.spans, 'span')}{mine})"
 
-    cols = st.columns([5, 1, 1.2, 1.1, 1])
-    doc_id = cols[0].selectbox("Document", ids, key=key, format_func=label)
+    # the list and the buttons in one row that wraps: each button as wide as its text (never cut short), the
+    # list taking the rest of the row, at least 20rem (display.PAGE_CSS; else the buttons go on a row of their own)
+    bar = st.container(horizontal=True, vertical_alignment="bottom", gap="small", key="doc_bar")
+    with bar.container(width="stretch", key="doc_list"):
+        doc_id = st.selectbox("Document", ids, key=key, format_func=label)
     st.session_state["doc_id"] = doc_id
     layer = by_id[doc_id].layer  # their copy is made at their first change (apply_event)
     doc = project.document(doc_id, layer, preview=True)
@@ -109,19 +162,16 @@ def annotate_view(project: Project, annotator: str, threshold: float, model: str
     # recorded it, and then the version read in this run is taken
     shown = st.session_state.get("shown", {}).get((doc_id, layer), doc.version)
     act = lambda op: handle(project, {"op": op, "doc": doc_id, "version": shown}, annotator, layer, annotator)
-    for col, (label_, op, kind) in zip(
-        cols[1:],
-        (
-            ("Next (n)", "next", "secondary"),
-            ("Accept (a)", "accept", "primary"),
-            ("Reject (r)", "reject", "secondary"),
-            ("Undo (u)", "undo", "secondary"),
-        ),
+    buttons = bar.container(horizontal=True, width="content", gap="small", key="doc_buttons")  # they wrap as one
+    for label_, op, kind in (
+        ("Next (n)", "next", "secondary"),
+        ("Accept (a)", "accept", "primary"),
+        ("Reject (r)", "reject", "secondary"),
+        ("Undo (u)", "undo", "secondary"),
     ):
-        col.write("")
-        if col.button(label_, key=op, type=kind):
+        if buttons.button(label_, key=op, type=kind, width="content"):
             act(op)
-            st.rerun()
+            st.rerun(scope="app" if full else "fragment")
 
     st.caption(
         f"{STATUS_MARK[doc.status]} · version {doc.version}"
@@ -135,22 +185,6 @@ def annotate_view(project: Project, annotator: str, threshold: float, model: str
         on_event=lambda event: handle(project, event, annotator, layer, annotator),
     )
     st.session_state.setdefault("shown", {})[(doc_id, layer)] = doc.version
-
-    with st.expander("All documents", key="exp_docs"):
-        st.dataframe(
-            [
-                {
-                    "#": k + 1,
-                    "document": d.name,
-                    "status": STATUS_MARK[d.status],
-                    "spans": d.spans,
-                    "annotator": d.annotator or NONE_SHOWN,
-                    "updated": d.updated or NONE_SHOWN,
-                }
-                for k, d in enumerate(docs)
-            ],
-            hide_index=True,
-            width="stretch",
-        )
     with st.expander("Spans of this document", key="exp_spans"):
         spans_table(project, doc, annotator, threshold, layer)
+    documents_table(docs)

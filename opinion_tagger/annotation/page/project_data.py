@@ -3,14 +3,21 @@ the model), export (JSONL, CoNLL, BRAT) and the model's scores on the accepted d
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import streamlit as st
 
 from opinion_tagger.annotation.page.display import flash, plain
 from opinion_tagger.annotation.page.resources import load_tagger
 from opinion_tagger.annotation.store import Project
 from opinion_tagger.errors import TaggerError
+from opinion_tagger.wording import counted
 
 MAX_UPLOAD_BYTES = 50 * 1024 * 1024
+EXPORT_HELP = (
+    "Ticked (as `annotate export`): the accepted documents, for a document several annotators annotated its "
+    "reviewed final version. Unticked: every document but the rejected ones, each with its status."
+)
 
 
 def import_section(project: Project, model: str) -> None:
@@ -32,7 +39,7 @@ def import_section(project: Project, model: str) -> None:
                 accept_multiple_files="directory",
                 key="folder",
             )
-            pre = st.checkbox(f"Pre-annotate with the model ({model})", value=True)
+            pre = st.checkbox(f"Pre-annotate with the model ({plain(Path(model).name)})", value=True)
             overlap = st.number_input(
                 "Annotators per document (2 or more: each annotates a copy of their own, "
                 "then a reviewer makes the final version; 1: one shared version)",
@@ -63,7 +70,9 @@ def import_section(project: Project, model: str) -> None:
             flash(f"Not imported: cannot load the model: {plain(exc)}", "error")
             st.rerun()
         with st.spinner("Importing..."):
-            report = import_records(project, records, tagger, model_name=model if pre else None, overlap=int(overlap))
+            report = import_records(
+                project, records, tagger, model_name=Path(model).name if pre else None, overlap=int(overlap)
+            )
         flash(plain(report.summary()), "success" if report.imported else "info")
         for rid, reason in report.errors:
             flash(f"Not imported: {plain(rid)}: {plain(reason)}", "warning")
@@ -71,12 +80,14 @@ def import_section(project: Project, model: str) -> None:
 
 
 def export_section(project: Project) -> None:
-    from opinion_tagger.annotation.exporting import export_brat_zip, export_text
+    from opinion_tagger.annotation.exporting import DEFAULT_STATUSES, UNREJECTED, export_brat_zip, export_text
 
     with st.expander("Export", key="exp_export"):
-        only_done = st.checkbox("Accepted documents only", value=False, key="export_done")
+        only_done = st.checkbox(
+            "Accepted documents only (a team's: reviewed)", value=True, key="export_done", help=EXPORT_HELP
+        )
         rejected = st.checkbox("Include rejected documents", value=False, key="export_rejected")
-        statuses = ("done",) if only_done else ("todo", "in_progress", "done")
+        statuses = DEFAULT_STATUSES if only_done else UNREJECTED
         if rejected:
             statuses = (*statuses, "rejected")
         stem = project.path.stem
@@ -109,7 +120,7 @@ def export_section(project: Project) -> None:
 
 def scores_section(project: Project, model: str) -> None:
     with st.expander("Model scores on the accepted documents", key="exp_scores"):
-        if st.button(f"Score {model} on the accepted documents", key="score"):
+        if st.button(f"Score {plain(Path(model).name)} on the accepted documents", key="score"):
             from opinion_tagger.annotation.accepted import accepted_documents
             from opinion_tagger.evaluation.scoring import evaluate_tagger
 
@@ -121,7 +132,7 @@ def scores_section(project: Project, model: str) -> None:
                 return
             sentences = [s for sents in docs.values() for s in sents]
             report = evaluate_tagger(tagger.tagger, sentences)
-            st.caption(f"{len(docs)} documents, {len(sentences)} sentences; percentages")
+            st.caption(f"{counted(len(docs), 'document')}, {counted(len(sentences), 'sentence')}; percentages")
             st.dataframe(
                 [
                     {

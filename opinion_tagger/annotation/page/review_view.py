@@ -3,14 +3,18 @@ into the final version, the final version in the editor; the agreement between a
 
 from __future__ import annotations
 
+import hashlib
+
 import streamlit as st
 
 from opinion_tagger.annotation.editor import editor_data, span_editor
 from opinion_tagger.annotation.page.actions import handle
 from opinion_tagger.annotation.page.display import NONE_SHOWN, STATUS_MARK, flash, plain, progress_bar
 from opinion_tagger.annotation.store import FINAL, ConflictError, Project, ProjectError
+from opinion_tagger.wording import counted
 
 COPY_MARK = {"todo": "to do", "in_progress": "in progress", "done": "accepted", "rejected": "rejected"}
+REVIEW_MARK = {"done": "● reviewed", "rejected": "✕ rejected"}  # the final version's status; else to review
 
 
 def _copy_html(doc) -> str:
@@ -36,6 +40,7 @@ def review_view(project: Project, reviewer: str, threshold: float) -> None:
         accept_copy,
         candidates,
         merge,
+        next_to_review,
         reviewable,
     )
 
@@ -48,17 +53,25 @@ def review_view(project: Project, reviewer: str, threshold: float) -> None:
         )
         return
     by_id = {r[0]: r for r in ready}
-    if st.session_state.get("pending_doc") in by_id:  # a search result
-        st.session_state["review_doc"] = st.session_state.pop("pending_doc")
-    if st.session_state.get("review_doc") not in by_id:
-        st.session_state["review_doc"] = next((r[0] for r in ready if r[2] not in FINISHED), ready[0][0])
 
     def label(i: int) -> str:
         _, name, status, copies = by_id[i]
         made = ", ".join(f"{a}: {COPY_MARK[s]}" for a, s in copies)
-        return f"{name} — {'● reviewed' if status in FINISHED else '○ to review'} ({made})"
+        return f"{name} — {REVIEW_MARK.get(status, '○ to review')} ({made})"
 
-    doc_id = st.selectbox("Document to review", list(by_id), key="review_doc", format_func=label)
+    labels = {i: label(i) for i in by_id}
+    # the list's labels show each document's status: a new widget whenever one changes (a widget keeps the
+    # label it last showed as its value, which would name no document once the label changed)
+    key = "review_pick_" + hashlib.sha1("\n".join(labels.values()).encode()).hexdigest()[:16]
+    for wanted in (st.session_state.pop("pending_review", None), st.session_state.pop("pending_doc", None)):
+        if wanted in by_id:  # the next to review after a review, or a search result
+            st.session_state["review_doc"] = st.session_state[key] = wanted
+    if st.session_state.get("review_doc") not in by_id:
+        st.session_state["review_doc"] = next_to_review(project) or ready[0][0]
+    if st.session_state.get(key) not in by_id:
+        st.session_state[key] = st.session_state["review_doc"]
+    doc_id = st.selectbox("Document to review", list(by_id), key=key, format_func=labels.get)
+    st.session_state["review_doc"] = doc_id
     finished = [a for a, s in by_id[doc_id][3] if s in FINISHED]
     c = st.columns(2)
     first = c[0].selectbox("Left", finished, index=0, key=f"review_a_{doc_id}")
@@ -67,7 +80,7 @@ def review_view(project: Project, reviewer: str, threshold: float) -> None:
     final = project.document(doc_id)
     for col, name in zip(st.columns(2), pair):
         copy = project.document(doc_id, name)
-        col.markdown(f"**{plain(name)}** · {STATUS_MARK[copy.status]} · {len(copy.spans)} spans")
+        col.markdown(f"**{plain(name)}** · {STATUS_MARK[copy.status]} · {counted(len(copy.spans), 'span')}")
         col.html(_copy_html(copy))
     if final.review:
         r = final.review
@@ -89,21 +102,22 @@ def review_view(project: Project, reviewer: str, threshold: float) -> None:
             )
             if tick:
                 keep.append(cand.key)
-        b = st.columns(3)
-        merged = b[0].form_submit_button("Merge the ticked spans", type="primary")
-        took_a = b[1].form_submit_button(f"Accept {first}'s version")
-        took_b = b[2].form_submit_button(f"Accept {second}'s version")
+        b = st.container(horizontal=True, gap="small")  # buttons as wide as their text, wrapping
+        merged = b.form_submit_button("Merge the ticked spans", type="primary", width="content")
+        took_a = b.form_submit_button(f"Accept {first}'s version", width="content")
+        took_b = b.form_submit_button(f"Accept {second}'s version", width="content")
     if merged or took_a or took_b:
         # the final version as this tab showed it: a review on a version changed since is refused
         version = st.session_state.get("shown", {}).get((doc_id, FINAL), final.version)
         try:
             if merged:
                 merge(project, doc_id, version, keep, pair, reviewer)
-                flash(f"Merged {len(keep)} spans into the final version.")
+                flash(f"Merged {counted(len(keep), 'span')} into the final version.")
             else:
                 chosen = first if took_a else second
                 accept_copy(project, doc_id, version, chosen, pair, reviewer)
                 flash(plain(f"The final version is {chosen}'s."))
+            go_on(project, doc_id)
         except ConflictError as exc:
             flash(plain(f"Not saved: {exc}."), "warning")
         except ProjectError as exc:
@@ -114,19 +128,47 @@ def review_view(project: Project, reviewer: str, threshold: float) -> None:
     # the version this tab last showed; a run cut short by a click (Streamlit stops it for the next) never
     # recorded it, and then the version read in this run is taken, as for a merge above
     shown = st.session_state.get("shown", {}).get((doc_id, FINAL), final.version)
-    b = st.columns([1, 1, 4])
-    if b[0].button("Undo (u)", key="review_undo"):
-        handle(project, {"op": "undo", "doc": doc_id, "version": shown}, reviewer)
+    b = st.container(horizontal=True, gap="small")
+    if b.button("Undo (u)", key="review_undo", width="content"):
+        review_event(project, {"op": "undo", "doc": doc_id, "version": shown}, reviewer)
         st.rerun()
-    if b[1].button("Reject (r)", key="review_reject"):
-        handle(project, {"op": "reject", "doc": doc_id, "version": shown}, reviewer)
+    if b.button("Reject (r)", key="review_reject", width="content"):
+        review_event(project, {"op": "reject", "doc": doc_id, "version": shown}, reviewer)
         st.rerun()
     span_editor(
         editor_data(final, project.types, threshold),
         key="editor",
-        on_event=lambda event: handle(project, event, reviewer),
+        on_event=lambda event: review_event(project, event, reviewer),
     )
     st.session_state.setdefault("shown", {})[(doc_id, FINAL)] = final.version
+
+
+def go_on(project: Project, doc_id: int) -> None:
+    """After a review of ``doc_id`` (merged, a version accepted, rejected): on to the next document awaiting
+    review, or a message when none is left."""
+    from opinion_tagger.annotation.review import next_to_review
+
+    nxt = next_to_review(project, after=doc_id)
+    if nxt is None:
+        flash("Every document ready for review is reviewed.", "info")
+    else:
+        st.session_state["pending_review"] = nxt
+
+
+def review_event(project: Project, event: dict, reviewer: str) -> None:
+    """An edit of the final version (the editor's keys, the buttons): saved as the annotator view saves one;
+    accepting or rejecting the document, or "next", goes on to the next document awaiting review."""
+    from opinion_tagger.annotation.review import FINISHED, next_to_review
+
+    handle(project, event, reviewer)
+    st.session_state.pop("pending_doc", None)  # the next unfinished document overall: not the review's next
+    op, doc_id = (event.get("op"), event.get("doc")) if isinstance(event, dict) else (None, None)
+    if not isinstance(doc_id, int) or isinstance(doc_id, bool):
+        return
+    if op == "next":
+        st.session_state["pending_review"] = next_to_review(project, after=doc_id)
+    elif op in ("accept", "reject") and project.document(doc_id).status in FINISHED:
+        go_on(project, doc_id)
 
 
 @st.cache_data(show_spinner=False, max_entries=8)

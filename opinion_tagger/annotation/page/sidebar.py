@@ -10,7 +10,9 @@ import streamlit as st
 
 from opinion_tagger.annotation.page.display import plain
 from opinion_tagger.annotation.page.resources import open_project
+from opinion_tagger.annotation.serving import MODELS_ENV
 from opinion_tagger.annotation.store import Project
+from opinion_tagger.paths import DEFAULT_NAME, model_choices
 
 MAX_HITS = 20  # search results listed
 
@@ -38,6 +40,16 @@ def choose_project() -> Path | None:
     return root / choice if choice else None
 
 
+def choose_model() -> str:
+    """The model that pre-annotates imports and is scored: a bundled model (the default one first) or a
+    bundle of the server's models directory (``annotate serve --models``)."""
+    choices = model_choices(os.environ.get(MODELS_ENV))
+    if not choices:
+        st.sidebar.caption("No model installed: imports are tokenised only (`opinion-tagger download`).")
+        return DEFAULT_NAME
+    return st.sidebar.selectbox("Model (pre-annotation, scores)", list(choices), format_func=choices.get, key="model")
+
+
 def search_section(project: Project) -> None:
     """Find documents by their text (case-insensitive substring); a result's button opens it."""
     query = st.sidebar.text_input("Find documents by their text", key="search", max_chars=200)
@@ -47,7 +59,9 @@ def search_section(project: Project) -> None:
     if not hits:
         st.sidebar.caption("No document contains it.")
         return
-    st.sidebar.caption(f"{len(hits[:MAX_HITS])}{'+' if len(hits) > MAX_HITS else ''} documents contain it:")
+    n, more = len(hits[:MAX_HITS]), len(hits) > MAX_HITS
+    verb = "document contains" if n == 1 and not more else "documents contain"
+    st.sidebar.caption(f"{n}{'+' if more else ''} {verb} it:")
     for doc_id, name, snippet in hits[:MAX_HITS]:
         if st.sidebar.button(plain(name), key=f"hit_{doc_id}"):
             st.session_state["pending_doc"] = doc_id

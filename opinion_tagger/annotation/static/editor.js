@@ -85,7 +85,11 @@ export default function (component) {
   data.spans.forEach((s) => {
     for (let i = s.start; i < s.end; i++) spanAt[s.type][i] = s;
   });
+  // the text's own spacing: between two tokens exactly what the text has between them (a space, a line
+  // break, or nothing: "money." and "I'd" stay together), and tokens with nothing between them in one
+  // unbreakable group, so a line never breaks inside a word
   let pos = 0;
+  let group = null;
   data.tokens.forEach((tok, i) => {
     const gap = data.text.slice(pos, tok.start);
     if (gap) {
@@ -94,6 +98,10 @@ export default function (component) {
         if (k > 0) text.appendChild(document.createElement("br"));
         if (p) text.appendChild(el("span", "ot-gap", p));
       });
+    }
+    if (gap || !group) {
+      group = el("span", "ot-group");
+      text.appendChild(group);
     }
     pos = tok.end;
     const t = el("span", "ot-tok");
@@ -152,11 +160,38 @@ export default function (component) {
         paint();
       }
     });
-    text.appendChild(t);
+    group.appendChild(t);
     tokEls.push(t);
   });
   const stopDrag = () => (state.dragging = false);
   document.addEventListener("mouseup", stopDrag);
+
+  // A chip lies over its lane after its span's first word, so the word keeps its own width and the text its
+  // own spacing.  A chip that would run into the next chip of its lane, or out of the text box, makes its word
+  // as wide as itself instead (the chips never cover each other).  Again whenever the box changes width.
+  function placeChips() {
+    tokEls.forEach((t) => (t.style.minWidth = ""));
+    const right = text.getBoundingClientRect().right - parseFloat(getComputedStyle(text).paddingRight || "0");
+    types.forEach((ty) => {
+      const chips = laneEls[ty].map((cell) => cell.querySelector(".ot-chip")).filter(Boolean);
+      chips.forEach((chip, k) => {
+        const a = chip.getBoundingClientRect();
+        const b = k + 1 < chips.length ? chips[k + 1].getBoundingClientRect() : null;
+        const meets = b && Math.abs(b.top - a.top) < 1 && a.right + 4 > b.left;
+        if (meets || a.right > right || a.width === 0) chip.closest(".ot-tok").style.minWidth = `${a.width}px`;
+      });
+    });
+  }
+  placeChips();
+  let lastWidth = text.clientWidth;
+  const resized = typeof ResizeObserver === "function"
+    ? new ResizeObserver(() => {
+        if (text.clientWidth === lastWidth) return; // (placing chips changes the height alone)
+        lastWidth = text.clientWidth;
+        placeChips();
+      })
+    : null;
+  if (resized) resized.observe(text);
 
   // keys go to the editor once the text is clicked, even if a text box had the focus
   function releaseFocus() {
@@ -264,6 +299,7 @@ export default function (component) {
   paint();
   if (held) held.keys.forEach(press); // the keys pressed while this document was on its way
   return () => {
+    if (resized) resized.disconnect();
     document.removeEventListener("keydown", onKey, true);
     document.removeEventListener("mouseup", stopDrag);
   };

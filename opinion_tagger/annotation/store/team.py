@@ -85,6 +85,20 @@ class Team(Edits):
             )
         return True
 
+    @staticmethod
+    def _words(db, doc_id: int, tok_start: int, tok_end: int) -> str:
+        """The document's text from token ``tok_start`` to the end of token ``tok_end - 1``, on one line."""
+        row = db.execute(
+            "SELECT d.text, MIN(t.start), MAX(t.end) FROM tokens t JOIN documents d ON d.id = t.doc_id "
+            "WHERE t.doc_id = ? AND t.position >= ? AND t.position < ?",
+            (doc_id, tok_start, tok_end),
+        ).fetchone()
+        return (
+            " ".join(row[0][row[1] : row[2]].split())
+            if row and row[1] is not None
+            else f"tokens {tok_start}..{tok_end}"
+        )
+
     def review(
         self,
         doc_id: int,
@@ -104,10 +118,8 @@ class Team(Edits):
                 self._check_span(db, doc_id, sp.type, sp.tok_start, sp.tok_end)
                 for a, b in by_type.get(sp.type, []):
                     if a < sp.tok_end and sp.tok_start < b:
-                        raise ProjectError(
-                            f"two {sp.type} spans overlap (tokens {a}..{b} and {sp.tok_start}.."
-                            f"{sp.tok_end}): keep one of them"
-                        )
+                        first, second = self._words(db, doc_id, a, b), self._words(db, doc_id, sp.tok_start, sp.tok_end)
+                        raise ProjectError(f"two {sp.type} spans overlap (“{first}” and “{second}”): keep one of them")
                 by_type.setdefault(sp.type, []).append((sp.tok_start, sp.tok_end))
             db.execute("DELETE FROM spans WHERE doc_id = ? AND owner = ''", (doc_id,))
             self._insert_spans(db, doc_id, spans)
