@@ -25,6 +25,8 @@ class Span:
 
 
 HOLDER_CLASSES = ("writer", "implicit", "none")  # a holder that is no token span of the sentence
+POLARITIES = ("neutral", "negative", "positive", "both")  # an opinion frame's values (opinion_tagger.corpus.frames)
+INTENSITIES = ("neutral", "low", "medium", "high", "extreme")
 
 
 @dataclass(frozen=True)

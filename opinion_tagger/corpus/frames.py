@@ -43,10 +43,8 @@ from opinion_tagger.corpus.auxiliary import document_tokens
 from opinion_tagger.corpus.labels import LabelRules, opinion_annotations, spans_from_bio, token_range
 from opinion_tagger.corpus.mpqa import Annotation, Document, MPQACorpus
 from opinion_tagger.errors import CorpusError
-from opinion_tagger.sentences import HOLDER_CLASSES, TYPES, Frame, Sentence, Span, Token
+from opinion_tagger.sentences import HOLDER_CLASSES, INTENSITIES, POLARITIES, TYPES, Frame, Sentence, Span, Token
 
-POLARITIES = ("neutral", "negative", "positive", "both")
-INTENSITIES = ("neutral", "low", "medium", "high", "extreme")
 WRITER, IMPLICIT, NO_HOLDER = HOLDER_CLASSES
 ANNOTATION_TYPES = {"DSE": "GATE_direct-subjective", "ESE": "GATE_expressive-subjectivity"}
 

@@ -31,3 +31,12 @@ def score_frames(
     if missing:
         raise ValueError(f"{missing} of {len(sentences)} gold sentences have no frames (read them: corpus.frames)")
     return frame_report([s.frames or [] for s in sentences], predicted, types, **options)
+
+
+def evaluate_frames(tagger, sentences: Sequence[Sentence]) -> dict:
+    """Frame scores of ``tagger`` (a ``SentenceTagger`` with frame heads) on gold ``sentences``: the frames of
+    the spans it tags, scored as its configuration reads the corpus (``frame_both``, ``frame_dse_intensity``)."""
+    preds = tagger.predict_frames([s.words for s in sentences])
+    frames = tagger.config.model.frames
+    predicted = [[f.frame for f in found] for _, found in preds]
+    return score_frames(sentences, predicted, tagger.types, both=frames.both, dse_intensity=frames.dse_intensity)

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from opinion_tagger.corpus.auxiliary import tag_auxiliary
+from opinion_tagger.corpus.frames import tag_frames
 from opinion_tagger.corpus.sources import SOURCES, corpus_words, load_documents, select
 from opinion_tagger.corpus.split import load_split
 from opinion_tagger.errors import Problems, TaggerError
@@ -46,12 +47,15 @@ def training_data(
     fold: int,
     problems: Problems | None = None,
     auxiliary: tuple[str, ...] = (),
+    frames: bool = False,
 ) -> TrainingData:
     """The training and dev sentences of ``fold`` of the paper's split in ``datasplit``, or for an annotation
     project its fixed division (every 10th accepted document is dev); with the ``auxiliary`` types' tags
-    (``opinion_tagger.corpus.auxiliary``) where asked."""
+    (``opinion_tagger.corpus.auxiliary``) and the spans' ``frames`` (``opinion_tagger.corpus.frames``) where
+    asked."""
     docs = load_data(source, path, problems)
     aux = tag_auxiliary(docs, auxiliary, source, path).to_dict() if auxiliary else None
+    frame_counts = tag_frames(docs, source, path).to_dict() if frames else None
     if source == "annotations":
         from opinion_tagger.annotation.accepted import train_dev
 
@@ -70,5 +74,6 @@ def training_data(
         **division,
         "sentences": {"train": len(train), "dev": len(dev)},
         **({"auxiliary": aux} if aux else {}),
+        **({"frames": frame_counts} if frame_counts else {}),
     }
     return TrainingData(train, dev, corpus_words(docs), record, where)
