@@ -10,7 +10,7 @@ spans with character offsets into the input and a confidence.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from opinion_tagger.corpus.labels import spans_from_bio
@@ -36,15 +36,48 @@ class TaggedSentence:
 
 
 @dataclass
+class SpanFrame:
+    """A tagged span's opinion frame, from a model with frame heads (docs/frames.md): its polarity and intensity
+    with their probabilities and, for a DSE, its holder: ``{"start", "end", "text"}`` (offsets into the
+    document), ``"writer"``, ``"implicit"``, or None (no holder in its sentence)."""
+
+    polarity: str
+    polarity_score: float
+    intensity: str
+    intensity_score: float
+    holder: dict | str | None = None
+    holder_score: float | None = None
+
+    def to_dict(self, holder: bool) -> dict:
+        """The span's JSONL fields (``holder``: with the holder's, a DSE's)."""
+        out = {k: getattr(self, k) for k in ("polarity", "polarity_score", "intensity", "intensity_score")}
+        return {**out, "holder": self.holder, "holder_score": self.holder_score} if holder else out
+
+    @classmethod
+    def from_dict(cls, data: dict) -> SpanFrame | None:
+        if "polarity" not in data:
+            return None
+        return cls(
+            data["polarity"],
+            data.get("polarity_score", 1.0),
+            data.get("intensity", ""),
+            data.get("intensity_score", 1.0),
+            data.get("holder"),
+            data.get("holder_score"),
+        )
+
+
+@dataclass
 class TaggedSpan:
     type: str
     start: int
     end: int
     text: str
     score: float
+    frame: SpanFrame | None = None  # from a model with frame heads
 
 
-SPAN_FIELDS = tuple(f.name for f in fields(TaggedSpan))
+SPAN_FIELDS = ("type", "start", "end", "text", "score")  # a span's JSONL fields (and its frame's, where it has one)
 BATCH_SIZE = 128  # sentences a batch of the network at most, by default (within the tagger's budgets)
 
 
@@ -56,6 +89,7 @@ class TaggedDocument:
     spans: list[TaggedSpan] = field(default_factory=list)
     types: tuple[str, ...] = ("DSE", "ESE")
     error: str | None = None  # why the record was not tagged (then text, sentences and spans are empty)
+    frames: bool = False  # tagged by a model with frame heads: its spans have frames
 
     def to_dict(self) -> dict:
         """The JSONL record: id, text, sentences with tokens (one tag per type), spans;
@@ -76,7 +110,7 @@ class TaggedDocument:
             "id": self.id,
             "text": self.text,
             "sentences": sentences,
-            "spans": [{f: getattr(sp, f) for f in SPAN_FIELDS} for sp in self.spans],  # asdict deep-copies: slow
+            "spans": [_span_dict(sp) for sp in self.spans],
         }
 
     @classmethod
@@ -95,15 +129,42 @@ class TaggedDocument:
             for s in data.get("sentences", [])
         ]
         doc = cls(str(data.get("id", "")), data["text"], sents, [], types)
-        doc.spans = [TaggedSpan(**sp) for sp in data.get("spans", [])] or spans_of(doc)
+        given = data.get("spans", [])
+        doc.spans = [TaggedSpan(**{f: sp[f] for f in SPAN_FIELDS}, frame=SpanFrame.from_dict(sp)) for sp in given]
+        doc.spans = doc.spans or spans_of(doc)
+        doc.frames = any(sp.frame is not None for sp in doc.spans)
         return doc
 
 
-def spans_of(doc: TaggedDocument, confidences: dict | None = None, tags: dict | None = None) -> list[TaggedSpan]:
+def _span_dict(sp: TaggedSpan) -> dict:
+    out = {f: getattr(sp, f) for f in SPAN_FIELDS}  # asdict deep-copies: slow
+    if sp.frame is not None:
+        out.update(sp.frame.to_dict(holder=sp.type == "DSE"))
+    return out
+
+
+def span_frame(doc: TaggedDocument, sent: TaggedSentence, frame) -> SpanFrame:
+    """A span's frame from the runtime's prediction (``opinion_tagger.runtime.frame_heads.FramePrediction``): a
+    holder's tokens become offsets into the document, ``none`` becomes None."""
+    holder = frame.holder
+    if isinstance(holder, tuple):
+        start, end = sent.tokens[holder[0]].start, sent.tokens[holder[1] - 1].end
+        holder = {"start": start, "end": end, "text": doc.text[start:end]}
+    elif holder == "none":
+        holder = None
+    score = None if frame.holder_score is None else round(float(frame.holder_score), 4)
+    pol, inten = round(float(frame.polarity_score), 4), round(float(frame.intensity_score), 4)
+    return SpanFrame(frame.polarity, pol, frame.intensity, inten, holder, score)
+
+
+def spans_of(
+    doc: TaggedDocument, confidences: dict | None = None, tags: dict | None = None, frames: dict | None = None
+) -> list[TaggedSpan]:
     """Spans decoded from the tokens' BIO tags (the paper's decoding), with the
     mean confidence of their tokens (1.0 where none is given, e.g. after a correction).
     ``confidences`` and ``tags`` (the tokens' tags, where the caller has them as lists):
-    by (sentence index, type)."""
+    by (sentence index, type); ``frames``: the runtime's frame of each span, by (sentence index, type, first
+    token, end token)."""
     out = []
     for k, sent in enumerate(doc.sentences):
         for typ in doc.types:
@@ -112,7 +173,10 @@ def spans_of(doc: TaggedDocument, confidences: dict | None = None, tags: dict | 
             for i, j, _ in spans_from_bio(seq):
                 start, end = sent.tokens[i].start, sent.tokens[j - 1].end
                 score = sum(conf[i:j]) / (j - i) if conf else 1.0
-                out.append(TaggedSpan(typ, start, end, doc.text[start:end], round(float(score), 4)))
+                span = TaggedSpan(typ, start, end, doc.text[start:end], round(float(score), 4))
+                if frames is not None and (k, typ, i, j) in frames:
+                    span.frame = span_frame(doc, sent, frames[(k, typ, i, j)])
+                out.append(span)
     out.sort(key=lambda s: (s.start, s.end, s.type))
     return out
 
@@ -142,20 +206,24 @@ def tokenised(records: list[tuple[str, str]], types: tuple[str, ...] = ("DSE", "
     return docs
 
 
-def with_predictions(docs: list[TaggedDocument], preds: list[dict]) -> list[TaggedDocument]:
+def with_predictions(docs: list[TaggedDocument], preds: list[dict], frames: list | None = None) -> list[TaggedDocument]:
     """``docs`` (from ``tokenised``) with their tokens' tags and their spans set from ``SentenceTagger.predict``'s
-    output for their sentences, in order."""
+    output for their sentences, in order; ``frames``: each sentence's frames (``predict_frames``), for a model
+    with frame heads."""
     k = 0
     for doc in docs:
-        conf, tagged = {}, {}
+        conf, tagged, found = {}, {}, {}
         for s_i, sent in enumerate(doc.sentences):
             for typ, (tags, scores) in preds[k].items():
                 for tok, tag in zip(sent.tokens, tags):
                     tok.tags[typ] = tag
                 conf[(s_i, typ)] = scores
                 tagged[(s_i, typ)] = tags
+            for f in frames[k] if frames is not None else ():
+                found[(s_i, f.type, f.start, f.end)] = f
             k += 1
-        doc.spans = spans_of(doc, conf, tagged)
+        doc.frames = frames is not None
+        doc.spans = spans_of(doc, conf, tagged, found if frames is not None else None)
     return docs
 
 
@@ -233,9 +301,11 @@ class OpinionTagger:
 
     def _tag_chunk(self, records: list[tuple[str, str]]) -> list[TaggedDocument]:
         docs = tokenised(records, self.types)
-        flat = [s.tokens for doc in docs for s in doc.sentences]
-        preds = self.tagger.predict([[t.text for t in toks] for toks in flat], batch_size=self.batch_size)
-        return with_predictions(docs, preds)
+        words = [[t.text for t in s.tokens] for doc in docs for s in doc.sentences]
+        if getattr(self.tagger, "heads", None) is not None:  # frame heads: polarity, intensity, holder too
+            both = self.tagger.predict_frames(words, batch_size=self.batch_size)
+            return with_predictions(docs, [p for p, _ in both], [f for _, f in both])
+        return with_predictions(docs, self.tagger.predict(words, batch_size=self.batch_size))
 
 
 class InvalidText(TaggerError, ValueError):
@@ -256,11 +326,11 @@ def _as_record(n: int, rec) -> Record:
 def apply_tags(doc: TaggedDocument, tags: list[dict[str, str]]) -> TaggedDocument:
     """A copy of ``doc`` with corrected tags, one ``{type: tag}`` per token in
     document order.  Spans are decoded again; a span the model also predicted
-    keeps its score, a span made or changed by hand gets score 1.0."""
+    keeps its score (and frame), a span made or changed by hand gets score 1.0 (and no frame)."""
     n_tokens = sum(len(s.tokens) for s in doc.sentences)
     if len(tags) != n_tokens:
         raise ValueError(f"{len(tags)} tag rows for {n_tokens} tokens")
-    new = TaggedDocument(doc.id, doc.text, types=doc.types)
+    new = TaggedDocument(doc.id, doc.text, types=doc.types, frames=doc.frames)
     it = iter(tags)
     for s in doc.sentences:
         toks = []
@@ -274,9 +344,10 @@ def apply_tags(doc: TaggedDocument, tags: list[dict[str, str]]) -> TaggedDocumen
                 fixed[ty] = tag
             toks.append(TaggedToken(t.text, t.start, t.end, fixed))
         new.sentences.append(TaggedSentence(s.start, s.end, toks))
-    old = {(sp.type, sp.start, sp.end): sp.score for sp in doc.spans}
-    new.spans = [
-        TaggedSpan(sp.type, sp.start, sp.end, sp.text, old.get((sp.type, sp.start, sp.end), 1.0))
-        for sp in spans_of(new)
-    ]
+    old = {(sp.type, sp.start, sp.end): sp for sp in doc.spans}
+    new.spans = []
+    for sp in spans_of(new):  # a span the model predicted keeps its score and frame
+        kept = old.get((sp.type, sp.start, sp.end))
+        new.spans.append(TaggedSpan(sp.type, sp.start, sp.end, sp.text, kept.score if kept else 1.0))
+        new.spans[-1].frame = kept.frame if kept else None
     return new
