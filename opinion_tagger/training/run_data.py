@@ -31,6 +31,19 @@ def load_data(source: str, path: str | Path, problems: Problems | None = None) -
     return load_documents(source, path, problems=problems)
 
 
+def add_training_labels(
+    docs: dict[str, list[Sentence]], source: str, path: str | Path, auxiliary: tuple[str, ...] = (), frames=False
+) -> dict:
+    """Add to ``docs`` the ``auxiliary`` types' tags (``opinion_tagger.corpus.auxiliary``) and, with ``frames``,
+    the spans' frames (``opinion_tagger.corpus.frames``); what each found, by name (``auxiliary``, ``frames``)."""
+    out = {}
+    if auxiliary:
+        out["auxiliary"] = tag_auxiliary(docs, auxiliary, source, path).to_dict()
+    if frames:
+        out["frames"] = tag_frames(docs, source, path).to_dict()
+    return out
+
+
 @dataclass
 class TrainingData:
     train: list[Sentence]
@@ -54,8 +67,7 @@ def training_data(
     (``opinion_tagger.corpus.auxiliary``) and the spans' ``frames`` (``opinion_tagger.corpus.frames``) where
     asked."""
     docs = load_data(source, path, problems)
-    aux = tag_auxiliary(docs, auxiliary, source, path).to_dict() if auxiliary else None
-    frame_counts = tag_frames(docs, source, path).to_dict() if frames else None
+    labels = add_training_labels(docs, source, path, auxiliary, frames)
     if source == "annotations":
         from opinion_tagger.annotation.accepted import train_dev
 
@@ -73,7 +85,6 @@ def training_data(
         "path": str(Path(path).resolve()),
         **division,
         "sentences": {"train": len(train), "dev": len(dev)},
-        **({"auxiliary": aux} if aux else {}),
-        **({"frames": frame_counts} if frame_counts else {}),
+        **labels,
     }
     return TrainingData(train, dev, corpus_words(docs), record, where)
