@@ -25,6 +25,7 @@ from opinion_tagger.cells import CELLS, Sizes, activation_fn
 from opinion_tagger.config import TaggerConfig
 from opinion_tagger.encoders import Encoder
 from opinion_tagger.model.crf import CRF
+from opinion_tagger.model.frame_heads import STATES, add_frame_heads  # (and registers the heads' layers for loading)
 from opinion_tagger.model.mpnet import MPNetEncoder  # noqa: F401  (registers the encoder's layers for loading)
 
 N_TAGS = 3  # O, B, I
@@ -264,8 +265,6 @@ def build_model(
                 N_TAGS, activation="softmax", name=t, **head, **_initializers(config, t, "kernel", "bias")
             )(x)
     if config.model.frames.enabled:  # the frame heads train on the states; the bundle's network outputs them
-        from opinion_tagger.model.frame_heads import STATES, add_frame_heads
-
         if auxiliary:
             spans, frames = add_frame_heads(config, x, ids, head)
             inputs = {**(inputs if isinstance(inputs, dict) else {"words": ids}), **spans}
