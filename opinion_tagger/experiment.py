@@ -240,11 +240,12 @@ def run_experiment(
     path = data_path(exp.data)
     if docs is None:
         docs = load_documents(exp.data["source"], path)
-    if exp.kind == "rnn" and exp.config().auxiliary_types:
-        from opinion_tagger.corpus.auxiliary import tag_auxiliary
+    if exp.kind == "rnn":  # the auxiliary types' tags and the spans' frames, where the configuration asks
+        from opinion_tagger.training.run_data import add_training_labels
 
-        counts = tag_auxiliary(docs, exp.config().auxiliary_types, exp.data["source"], path)
-        log.warning("%s: auxiliary tags %s", exp.name, counts.to_dict())
+        cfg = exp.config()
+        if labels := add_training_labels(docs, exp.data["source"], path, cfg.auxiliary_types, cfg.model.frames.enabled):
+            log.warning("%s: %s", exp.name, labels)
     extra = corpus_words(docs)
     group = together if exp.kind == "rnn" and trains_together(exp.config()) else 1
     written = []

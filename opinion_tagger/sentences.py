@@ -24,6 +24,31 @@ class Span:
     end: int
 
 
+HOLDER_CLASSES = ("writer", "implicit", "none")  # a holder that is no token span of the sentence
+POLARITIES = ("neutral", "negative", "positive", "both")  # an opinion frame's values (opinion_tagger.corpus.frames)
+INTENSITIES = ("neutral", "low", "medium", "high", "extreme")
+
+
+@dataclass(frozen=True)
+class Frame:
+    """The opinion frame of one tagged span (``opinion_tagger.corpus.frames``): its polarity and intensity and, for
+    the span's source, its holder.
+
+    ``start``/``end`` are token indices [start, end) of the span in its sentence (a span of ``Sentence.tags``).
+    ``holder``: a token span (i, j) of the sentence (the source's mention nearest the expression), ``"writer"``,
+    ``"implicit"``, ``"none"`` (the source has no mention in the sentence), or None: not known.  Every value is
+    None where the corpus gives none (or no annotation matches the span).
+    """
+
+    type: str
+    start: int
+    end: int
+    polarity: str | None = None
+    intensity: str | None = None
+    expression_intensity: str | None = None  # DSEs only
+    holder: tuple[int, int] | str | None = None
+
+
 @dataclass
 class Sentence:
     """A tokenised sentence with BIO tags per opinion type.
@@ -41,6 +66,7 @@ class Sentence:
     start: int = 0
     end: int = 0
     pos: list[str] | None = None  # part-of-speech tags, where the source has them
+    frames: list[Frame] | None = None  # one per span of ``tags``, where the frames were read (corpus.frames)
 
     @property
     def words(self) -> list[str]:

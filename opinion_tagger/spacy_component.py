@@ -7,6 +7,7 @@
     for span in doc.spans["opinions"]:
         print(span.label_, span.text)                   # DSE said / ESE as usual / ESE daylight robbery
     doc.spans["opinions"].attrs["scores"]               # a confidence per span, as spaCy's span categorizer keeps
+    doc.spans["opinions"].attrs["frames"]               # a model with frame heads: polarity, intensity, holder
 
 spaCy finds the factory through the package's ``spacy_factories`` entry point: nothing needs importing first.
 The component tags the ``Doc``'s own tokens (whitespace tokens left out), so a pipeline's tokenizer decides
@@ -109,10 +110,13 @@ class OpinionTaggerComponent:
 
         starts = [None if d.has_annotation("SENT_START") else self._sentence_starts(d) for d in docs]
         for doc, tagged in zip(docs, self.tagger.tag_docs(docs, starts)):
-            found = [(doc.char_span(s.start, s.end, label=s.type), s.score) for s in tagged.spans]
-            spans = [span for span, _ in found if span is not None]  # all: spans fall on token boundaries
-            scores = np.array([score for span, score in found if span is not None], dtype="float32")
-            doc.spans[self.spans_key] = SpanGroup(doc, name=self.spans_key, spans=spans, attrs={"scores": scores})
+            found = [(doc.char_span(s.start, s.end, label=s.type), s) for s in tagged.spans]
+            kept = [(span, s) for span, s in found if span is not None]  # all: spans fall on token boundaries
+            attrs: dict[str, Any] = {"scores": np.array([s.score for _, s in kept], dtype="float32")}
+            if tagged.frames:  # a model with frame heads: each span's polarity, intensity (a DSE's holder)
+                attrs["frames"] = [s.frame.to_dict(holder=s.type == "DSE") if s.frame else None for _, s in kept]
+            group = SpanGroup(doc, name=self.spans_key, spans=[span for span, _ in kept], attrs=attrs)
+            doc.spans[self.spans_key] = group
         return docs
 
     def _sentence_starts(self, doc: Doc) -> list[bool]:

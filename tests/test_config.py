@@ -29,7 +29,7 @@ def test_every_recorded_configuration_loads_and_migrates_without_loss():
 def test_the_nested_form_shows_the_blocks_and_its_version():
     d = TaggerConfig().to_dict()
     assert d["version"] == VERSION and list(d) == ["version", "task", "model", "training"]
-    assert list(d["model"]) == ["embeddings", "encoder", "recurrent", "head", "auxiliary"]
+    assert list(d["model"]) == ["embeddings", "encoder", "recurrent", "head", "auxiliary", "frames"]
     assert list(d["training"])[-5:] == ["optimizer", "schedule", "stopping", "distillation", "fast"]
     assert d["model"]["recurrent"]["cell"] == "elman" and d["training"]["optimizer"]["learning_rate"] == 0.001
     with pytest.raises(ValueError, match=r"unknown keys model\.recurrent\.cells"):

@@ -53,7 +53,9 @@ def run(args) -> int:
         require("fast", "trainer fast")
     problems = Problems()
     source, path = args.data
-    data = training_data(source, path, args.datasplit, args.fold, problems, config.auxiliary_types)
+    data = training_data(
+        source, path, args.datasplit, args.fold, problems, config.auxiliary_types, config.model.frames.enabled
+    )
     if problems.messages:
         print(f"data: {problems_line(problems)}", file=sys.stderr)
     r, enc = config.model.recurrent, config.model.encoder

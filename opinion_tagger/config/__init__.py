@@ -8,6 +8,7 @@
         recurrent               the bidirectional recurrent stack: cell, depth, size, dropout
         head                    softmax per token or a linear-chain CRF, per type
         auxiliary               heads for MPQA's other annotations, trained beside the types, not output
+        frames                  heads for each span's polarity and intensity and each DSE's holder
       training                  the trainer, seed, batches, epochs, precision, initialisation
         optimizer, schedule, stopping, distillation
         fast                    options only the fast (JAX) trainer implements
@@ -100,6 +101,11 @@ DIGEST_LATER = {
     "auxiliary": None,
     "auxiliary_weight": 0.5,
     "precision": "float32",
+    "frames": False,
+    "frame_weight": 0.5,
+    "frame_units": 64,
+    "frame_both": "keep",
+    "frame_dse_intensity": "intensity",
 }
 
 
@@ -232,6 +238,8 @@ class TaggerConfig:
             "auxiliary heads and distillation do not go together (a teacher tags no auxiliary type)",
         )
         check(m.auxiliary.weight > 0, f"auxiliary_weight must be positive, got {m.auxiliary.weight}")
+        check(not m.frames.enabled or t.trainer == "keras", "frame heads need trainer: keras")
+        check(m.frames.weight > 0 and m.frames.units > 0, "frame_weight and frame_units must be positive")
         if t.trainer == "keras":
             changed = sorted(k for k, v in FAST_ONLY.items() if flat[k] != v)
             check(not changed, f"{', '.join(changed)} need trainer: fast")

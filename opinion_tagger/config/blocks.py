@@ -1,6 +1,7 @@
 """The blocks of a configuration (``opinion_tagger.config.TaggerConfig``): the model's (embeddings, encoder,
-recurrent stack, head, auxiliary heads) and training's (optimizer, schedule, stopping, distillation, the fast
-trainer's options), each field with its flat name and its ``opinion-tagger train`` option."""
+recurrent stack, head, auxiliary heads, frame heads) and training's (optimizer, schedule, stopping,
+distillation, the fast trainer's options), each field with its flat name and its ``opinion-tagger train``
+option."""
 
 from __future__ import annotations
 
@@ -27,6 +28,8 @@ LR_SCHEDULES = ("constant", "cosine")
 TRAINERS = ("keras", "fast")
 INITS = ("keras", "uniform")
 PRECISIONS = ("float32", "mixed_bfloat16")
+FRAME_BOTH = ("keep", "neutral")
+DSE_INTENSITIES = ("intensity", "expression-intensity")
 
 
 def _field(default, help: str = "", name: str = "", recipe: bool = False, **option):
@@ -130,12 +133,41 @@ class Auxiliary:
 
 
 @dataclass
+class Frames:
+    """Opinion frames (docs/frames.md): heads on the recurrent states that give each span its polarity and
+    intensity (a softmax on the mean of its states) and each DSE its holder (a pointer over the sentence's
+    tokens, or writer, implicit, none), trained from the gold spans."""
+
+    enabled: bool = _field(
+        False,
+        "also predict each span's polarity and intensity and each DSE's holder (data: mpqa or reference)",
+        name="frames",
+        const=True,
+    )
+    weight: float = _field(0.5, "loss weight of each frame head", name="frame_weight")
+    units: int = _field(64, "units of the holder pointer's scoring layer", name="frame_units")
+    both: str = _field(
+        "keep",
+        "MPQA's polarity both: a class of its own (keep) or read as neutral",
+        name="frame_both",
+        choices=FRAME_BOTH,
+    )
+    dse_intensity: str = _field(
+        "intensity",
+        "what a DSE's intensity head learns: MPQA's intensity or its expression-intensity",
+        name="frame_dse_intensity",
+        choices=DSE_INTENSITIES,
+    )
+
+
+@dataclass
 class ModelConfig:
     embeddings: Embeddings = _block(Embeddings)
     encoder: EncoderBlock = _block(EncoderBlock)
     recurrent: Recurrent = _block(Recurrent)
     head: Head = _block(Head)
     auxiliary: Auxiliary = _block(Auxiliary)
+    frames: Frames = _block(Frames)
 
 
 @dataclass

@@ -1,4 +1,4 @@
-"""Corpus reading: raw MPQA 2.0, Irsoy & Cardie's reference files, the split,
+"""Corpus reading: raw MPQA 2.0, Irsoy & Cardie's reference files, the split, opinion frames (``frames``),
 and the project's converted format."""
 
 from opinion_tagger.corpus.convert import document_sentences, mpqa_sentences, read_conll, write_conll

@@ -78,7 +78,7 @@ def add_auxiliary_tags(
         doc = corpus.read(name)
         if doc is None:
             raise CorpusError(f"{name}: document not in the MPQA corpus at {corpus.root}")
-        tokens = _document_tokens(doc.text, doc.sentences, sentences, source)
+        tokens = document_tokens(doc.text, doc.sentences, sentences, source)
         if tokens is None:
             counts.unmatched_documents.append(name)
         spans = auxiliary_spans(doc.annotations, types)
@@ -93,7 +93,7 @@ def add_auxiliary_tags(
     return counts
 
 
-def _document_tokens(
+def document_tokens(
     text: str, spans: list[tuple[int, int]], sentences: list[Sentence], source: str
 ) -> list[list[Token]] | None:
     """Each sentence's tokens with document offsets; None when reference sentences and the document's

@@ -43,6 +43,13 @@ _INTENSITY = {"neutral": 0, "low": 1, "medium": 2, "high": 3, "extreme": 4}
 
 def opinion_spans(annotations: list[Annotation], text: str, rules: LabelRules = LabelRules()) -> list[Span]:
     """The DSE and ESE spans of a document's annotations (character offsets)."""
+    return [span for span, _ in opinion_annotations(annotations, text, rules)]
+
+
+def opinion_annotations(
+    annotations: list[Annotation], text: str, rules: LabelRules = LabelRules()
+) -> list[tuple[Span, Annotation]]:
+    """The DSE and ESE spans of a document's annotations (character offsets), each with its annotation."""
     if rules.dse_implicit not in IMPLICIT_CHOICES:
         raise ValueError(f"dse_implicit must be one of {IMPLICIT_CHOICES}, got {rules.dse_implicit!r}")
     spans = []
@@ -57,13 +64,13 @@ def opinion_spans(annotations: list[Annotation], text: str, rules: LabelRules = 
                 continue
             if "insubstantial" in a.attrs and not rules.dse_insubstantial:
                 continue
-            spans.append(Span("DSE", a.start, a.end))
+            spans.append((Span("DSE", a.start, a.end), a))
         elif a.type == "GATE_expressive-subjectivity":
             if rules.min_intensity:
                 level = _INTENSITY.get(a.attrs.get("intensity", "").strip().split("-")[0], 2)
                 if level < _INTENSITY[rules.min_intensity]:
                     continue
-            spans.append(Span("ESE", a.start, a.end))
+            spans.append((Span("ESE", a.start, a.end), a))
     return spans
 
 

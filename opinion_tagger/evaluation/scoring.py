@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from opinion_tagger.evaluation.frames import frame_report
 from opinion_tagger.evaluation.metrics import span_report
-from opinion_tagger.sentences import Sentence
+from opinion_tagger.sentences import Frame, Sentence
 
 
 def score_predictions(sentences: Sequence[Sentence], predicted: dict[str, list[list[str]]]) -> dict:
@@ -19,3 +20,23 @@ def score_predictions(sentences: Sequence[Sentence], predicted: dict[str, list[l
 def evaluate_tagger(tagger, sentences: Sequence[Sentence]) -> dict:
     """Scores of ``tagger`` (anything with ``predict_tags(list of word lists)``) on gold ``sentences``."""
     return score_predictions(sentences, tagger.predict_tags([s.words for s in sentences]))
+
+
+def score_frames(
+    sentences: Sequence[Sentence], predicted: Sequence[Sequence[Frame]], types: Sequence[str], **options
+) -> dict:
+    """Frame scores per type (``opinion_tagger.evaluation.frames.frame_report``, which takes ``options``) of
+    predicted frames, one list per sentence, against the sentences' gold frames (``corpus.frames``)."""
+    missing = sum(s.frames is None for s in sentences)
+    if missing:
+        raise ValueError(f"{missing} of {len(sentences)} gold sentences have no frames (read them: corpus.frames)")
+    return frame_report([s.frames or [] for s in sentences], predicted, types, **options)
+
+
+def evaluate_frames(tagger, sentences: Sequence[Sentence]) -> dict:
+    """Frame scores of ``tagger`` (a ``SentenceTagger`` with frame heads) on gold ``sentences``: the frames of
+    the spans it tags, scored as its configuration reads the corpus (``frame_both``, ``frame_dse_intensity``)."""
+    preds = tagger.predict_frames([s.words for s in sentences])
+    frames = tagger.config.model.frames
+    predicted = [[f.frame for f in found] for _, found in preds]
+    return score_frames(sentences, predicted, tagger.types, both=frames.both, dse_intensity=frames.dse_intensity)

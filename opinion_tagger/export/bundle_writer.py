@@ -24,23 +24,34 @@ from opinion_tagger.runtime.bundle import (
     ONNX,
     BundleWarning,
     bundle_files,
+    extra_files,
     load_bundle_files,
     network_file,
     network_name,
     onnx_supported,
     read_json,
 )
+from opinion_tagger.runtime.frame_heads import FRAMES_FILE
 from opinion_tagger.runtime.vocabulary import Vocabulary
 from opinion_tagger.runtime.word_table import GLOVE_ROWS
 from opinion_tagger.storage import atomic_path, atomic_write_text, fsync_dir, make_manifest
 
 
 def save_bundle(
-    path: str | Path, model, vocab: Vocabulary, config: TaggerConfig, meta: dict, onnx: bool = True
+    path: str | Path,
+    model,
+    vocab: Vocabulary,
+    config: TaggerConfig,
+    meta: dict,
+    onnx: bool = True,
+    frame_heads: dict[str, np.ndarray] | None = None,
 ) -> Path:
     """Write a bundle.  ``model`` should be uncompiled (no optimizer state).  ``onnx``: also export the
     network to ``model.onnx`` for tagging (on the TensorFlow back end; elsewhere ``add_onnx`` in a
-    TensorFlow process does it)."""
+    TensorFlow process does it).  ``frame_heads``: the weights of the frame heads of a configuration that has
+    them (``opinion_tagger.model.frame_heads.head_arrays``), written to ``frames.npz``."""
+    if config.model.frames.enabled and frame_heads is None:
+        raise BundleError(f"{path}: a network with frame heads needs their weights (frame_heads)")
     path = Path(path)
     path.mkdir(parents=True, exist_ok=True)
     (path / "meta.json").unlink(missing_ok=True)  # until the new one is written, the bundle is incomplete
@@ -55,12 +66,16 @@ def save_bundle(
             model.save(tmp)
     atomic_write_text(path / "config.json", json.dumps(config.to_dict(), indent=2) + "\n")
     vocab.save(path / "vocab.txt")
+    (path / FRAMES_FILE).unlink(missing_ok=True)
+    if frame_heads is not None and config.model.frames.enabled:
+        with atomic_path(path / FRAMES_FILE) as tmp, open(tmp, "wb") as fh:
+            np.savez(fh, **frame_heads)  # type: ignore[arg-type]  # numpy's stub: a key might be allow_pickle
     import keras
 
     import opinion_tagger
 
     meta = {k: v for k, v in meta.items() if k not in ("onnx", "manifest")}
-    names = bundle_files(net, hashed=True)
+    names = bundle_files(net, hashed=True) + extra_files(config)
     later = onnx and not onnx_supported(config) and keras.backend.backend() != "tensorflow"
     if onnx and not onnx_supported(config) and not later:
         from opinion_tagger.export.onnx_export import export_onnx
@@ -124,7 +139,7 @@ def add_onnx(path: str | Path) -> Path:
     meta["onnx"] = export_onnx(
         load_keras_model(path), config, vocab, path, delta=net == DELTA and _has_delta(path / DELTA)
     )
-    meta["manifest"] = make_manifest(path, bundle_files(net, hashed=True) + (ONNX,))
+    meta["manifest"] = make_manifest(path, bundle_files(net, hashed=True) + extra_files(config) + (ONNX,))
     atomic_write_text(path / "meta.json", json.dumps(meta, indent=2) + "\n")
     return path
 
@@ -133,9 +148,9 @@ def add_manifest(path: str | Path) -> Path:
     """Upgrade a bundle written without a manifest: check it, then rewrite meta.json with
     the manifest of its files (all other content kept)."""
     path = Path(path)
-    load_bundle_files(path, verify=False)
+    _, config, _ = load_bundle_files(path, verify=False)
     meta = read_json(path / "meta.json")
     extra = (ONNX,) if "onnx" in meta and (path / ONNX).is_file() else ()
-    meta["manifest"] = make_manifest(path, bundle_files(network_name(path), hashed=True) + extra)
+    meta["manifest"] = make_manifest(path, bundle_files(network_name(path), hashed=True) + extra_files(config) + extra)
     atomic_write_text(path / "meta.json", json.dumps(meta, indent=2) + "\n")
     return path

@@ -24,7 +24,8 @@ changed:
   the trained rows stored in the bundle's ``weights.npz`` (``opinion_tagger.model.weights.table_from_delta``).
 
 What the runtime needs to know (inputs, outputs, the externals, CRF transitions) is returned as a
-dict that ``save_bundle`` puts into meta.json under ``onnx``.
+dict that ``save_bundle`` puts into meta.json under ``onnx``.  A network with frame heads also outputs its
+recurrent states (``states``), on which the runtime runs the heads (``opinion_tagger.runtime.frame_heads``).
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from opinion_tagger.encoders import Encoder
 from opinion_tagger.errors import BundleError
 from opinion_tagger.runtime.base_weights import locate
 from opinion_tagger.runtime.bundle import config_digest
+from opinion_tagger.runtime.frame_heads import STATES
 from opinion_tagger.runtime.word_table import GLOVE_SOURCE
 
 OPSET = 17
@@ -201,7 +203,7 @@ def export_onnx(model, config: TaggerConfig, vocab, bundle: str | Path, delta: b
         traced = keras.Model(net.input, {"features": net.get_layer("input_dropout").output})
         outputs = ["features"]
     else:
-        traced, outputs = net, list(config.types)
+        traced, outputs = net, list(config.types) + ([STATES] if config.model.frames.enabled else [])
     trainable, fixed = traced.trainable_variables, traced.non_trainable_variables
     variables = trainable + fixed
     paths = [v.path for v in variables]
@@ -292,7 +294,7 @@ def export_onnx(model, config: TaggerConfig, vocab, bundle: str | Path, delta: b
         "file": ONNX_FILE,
         "opset": OPSET,
         "inputs": [i.name for i in kept_inputs],
-        "outputs": list(config.types),
+        "outputs": list(config.types) + ([STATES] if config.model.frames.enabled else []),
         "externals": externals,
         "crf": crf,
         "config_sha256": config_digest(config),

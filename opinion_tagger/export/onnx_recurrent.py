@@ -63,7 +63,7 @@ def _activation(cell, kind: str) -> list[str]:
 def recurrent_graph(net, config, features: str, words: str) -> tuple[list, list, list]:
     """The nodes, initializers and outputs that take ``features`` [B, T, D] (the traced part's output) and the
     word ids ``words`` [B, T] to one output per type: [B, T, 3] probabilities (softmax heads) or emission
-    scores (CRF heads)."""
+    scores (CRF heads); with frame heads, first the recurrent states ``states`` [B, T, 2H]."""
     from onnx import TensorProto, numpy_helper
     from onnx import helper as oh
 
@@ -112,6 +112,9 @@ def recurrent_graph(net, config, features: str, words: str) -> tuple[list, list,
         x = f"{p}x"
     nodes.append(oh.make_node("Transpose", [x], ["rnn/output"], perm=[1, 0, 2]))
     outputs = []
+    if config.model.frames.enabled:  # the states the frame heads read (opinion_tagger.runtime.frame_heads)
+        nodes.append(oh.make_node("Identity", ["rnn/output"], ["states"]))
+        outputs.append(oh.make_tensor_value_info("states", TensorProto.FLOAT, [None, None, None]))
     for t in config.types:
         dense = net.get_layer(f"{t}_emissions" if config.model.head.output == "crf" else t)
         kernel, bias = (np.asarray(v) for v in (dense.kernel, dense.bias))

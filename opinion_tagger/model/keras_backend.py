@@ -20,6 +20,7 @@ from opinion_tagger.extras import require
 from opinion_tagger.model.weights import read_weights
 from opinion_tagger.runtime.batching import bucket_length, network_inputs
 from opinion_tagger.runtime.bundle import DELTA, keras_config_json, network_name, read_config, read_vocab
+from opinion_tagger.runtime.frame_heads import STATES
 from opinion_tagger.runtime.sentence_tagger import SentenceTagger
 
 WORD_ALIGNED = ("words", "word_starts", "context")  # network inputs with one row per word
@@ -68,8 +69,14 @@ class KerasNetwork:
             spec = lambda a: tf.TensorSpec([None] * a.ndim, tf.as_dtype(a.dtype))
             sig = {k: spec(v) for k, v in inputs.items()} if isinstance(inputs, dict) else spec(inputs)
             self._fn = tf.function(lambda x: self.model(x, training=False), input_signature=[sig])
-        out = self._fn(inputs)
-        return {t: np.asarray(out[t])[..., :3] for t in self.config.types}
+        return self._outputs(self._fn(inputs), None)
+
+    def _outputs(self, out, n: int | None) -> dict[str, np.ndarray]:
+        """Per type [B, n, 3]; with frame heads, the states [B, n, D] too."""
+        kept = {t: np.asarray(out[t])[:, :n, :3] for t in self.config.types}
+        if self.config.model.frames.enabled:
+            kept[STATES] = np.asarray(out[STATES])[:, :n]
+        return kept
 
     def _forward_padded(self, inputs) -> dict[str, np.ndarray]:
         words = inputs["words"] if isinstance(inputs, dict) else inputs
@@ -85,8 +92,7 @@ class KerasNetwork:
                 if isinstance(inputs, dict)
                 else pad(inputs)
             )
-        out = self.model.predict_on_batch(inputs)
-        return {t: np.asarray(out[t])[:, :n, :3] for t in self.config.types}
+        return self._outputs(self.model.predict_on_batch(inputs), n)
 
     def crf_params(self, typ: str):
         crf = self.model.get_layer(typ)
@@ -101,9 +107,10 @@ class KerasNetwork:
         return network_inputs(ids, words, context=self.context_encoder.encode(words))
 
 
-def sentence_tagger(model, vocab, config: TaggerConfig, meta: dict | None = None) -> SentenceTagger:
-    """A ``SentenceTagger`` on a Keras model in memory (training's dev evaluation and the bundle it writes)."""
-    return SentenceTagger(KerasNetwork(model, config), vocab, config, meta)
+def sentence_tagger(model, vocab, config: TaggerConfig, meta: dict | None = None, heads=None) -> SentenceTagger:
+    """A ``SentenceTagger`` on a Keras model in memory (training's dev evaluation and the bundle it writes);
+    ``heads``: its frame heads (``opinion_tagger.runtime.frame_heads.FrameHeads``), where it has them."""
+    return SentenceTagger(KerasNetwork(model, config), vocab, config, meta, heads)
 
 
 def load(path: Path, config: TaggerConfig, vocab, meta: dict, threads: int | None = None) -> KerasNetwork:

@@ -25,6 +25,7 @@ from opinion_tagger.cells import CELLS, Sizes, activation_fn
 from opinion_tagger.config import TaggerConfig
 from opinion_tagger.encoders import Encoder
 from opinion_tagger.model.crf import CRF
+from opinion_tagger.model.frame_heads import STATES, add_frame_heads  # (and registers the heads' layers for loading)
 from opinion_tagger.model.mpnet import MPNetEncoder  # noqa: F401  (registers the encoder's layers for loading)
 
 N_TAGS = 3  # O, B, I
@@ -217,6 +218,8 @@ def build_model(
 ) -> keras.Model:
     """The uncompiled network: input ``words`` (int ids, 0 = padding), one output per type (``auxiliary``:
     and per auxiliary type of the configuration, the network training fits; bundles keep the types' heads).
+    With frame heads (``frames``: ``opinion_tagger.model.frame_heads``) the network training fits also takes
+    each type's gold spans and outputs their frames; the bundle's outputs the recurrent states (``states``).
     With frozen contextual features the input is a dict ``{"words", "context"}`` (context:
     [B, T, 384]); with a fine-tuned encoder ``{"words", "token_ids", "segment_ids",
     "padding_mask", "word_starts"}`` (``opinion_tagger.runtime.wordpieces.word_pieces``; MPNet: no
@@ -261,6 +264,13 @@ def build_model(
             outputs[t] = layers.Dense(
                 N_TAGS, activation="softmax", name=t, **head, **_initializers(config, t, "kernel", "bias")
             )(x)
+    if config.model.frames.enabled:  # the frame heads train on the states; the bundle's network outputs them
+        if auxiliary:
+            spans, frames = add_frame_heads(config, x, ids, head)
+            inputs = {**(inputs if isinstance(inputs, dict) else {"words": ids}), **spans}
+            outputs.update(frames)
+        else:
+            outputs[STATES] = x
     return keras.Model(
         inputs, outputs, name=f"{config.task}_{config.model.recurrent.cell}{config.model.recurrent.depth}"
     )
@@ -326,6 +336,11 @@ def compile_model(model: keras.Model, config: TaggerConfig, steps_per_epoch: int
             for t in config.trained_types
         }
     weights = {t: config.model.auxiliary.weight if t in config.auxiliary_types else 1.0 for t in losses}
+    if isinstance(model.input, dict) and any(k.endswith("_spans") for k in model.input):  # frame heads
+        from opinion_tagger.model.frame_heads import frame_losses
+
+        losses.update(frame_losses(config))
+        weights.update({name: config.model.frames.weight for name in frame_losses(config)})
     # jit_compile is TensorFlow's XLA switch; on the JAX backend "off" would mean op-by-op eager
     # execution, where each step traces and compiles the recurrent layers' and the CRF's scans again
     # (seconds a batch), so JAX always compiles.  TensorFlow's XLA cannot differentiate the CRF's scan
@@ -334,7 +349,7 @@ def compile_model(model: keras.Model, config: TaggerConfig, steps_per_epoch: int
     model.compile(
         optimizer=opt,
         loss=losses,
-        loss_weights=weights if config.auxiliary_types else None,
+        loss_weights=weights if config.auxiliary_types or config.model.frames.enabled else None,
         jit_compile=jax or (config.training.jit_compile and config.model.head.output != "crf"),
     )
 

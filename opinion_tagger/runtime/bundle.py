@@ -10,6 +10,8 @@
                   by ``opinion_tagger.export.onnx_export``): the weights training changed (an adapted kernel
                   as its LoRA factors where those are smaller), the others (the encoder's base weights,
                   frozen GloVe rows) supplied from their packages when it loads
+    frames.npz    with frame heads (configuration ``frames``): their weights, which the runtime runs in NumPy on the
+                  states the network outputs (``opinion_tagger.runtime.frame_heads``; NumPy arrays, no pickle)
     config.json   the TaggerConfig
     vocab.txt     the vocabulary, one word a line (index = line number)
     meta.json     format version, tag types, training record, scores, the ONNX graph's description
@@ -35,6 +37,7 @@ from pathlib import Path
 from opinion_tagger.config import DIGEST_LATER, TaggerConfig
 from opinion_tagger.encoders import ENCODERS
 from opinion_tagger.errors import BundleError
+from opinion_tagger.runtime.frame_heads import FRAMES_FILE, STATES
 from opinion_tagger.runtime.vocabulary import Vocabulary
 from opinion_tagger.storage import manifest_problem
 
@@ -54,6 +57,11 @@ def bundle_files(config_or_net: TaggerConfig | str, hashed: bool = False) -> tup
     net = config_or_net if isinstance(config_or_net, str) else network_file(config_or_net)
     names = HASHED if hashed else FILES
     return tuple(net if n == "model.keras" else n for n in names)
+
+
+def extra_files(config: TaggerConfig) -> tuple[str, ...]:
+    """The files a bundle of ``config`` has beside ``_files``: ``frames.npz``, the frame heads' weights."""
+    return (FRAMES_FILE,) if config.model.frames.enabled else ()
 
 
 def _cell_layers() -> dict[str, str]:
@@ -163,6 +171,13 @@ def load_bundle_files(path: str | Path, verify: bool = True):
         check_network(path, config, len(vocab))
     if hashed:  # an edit of config.json that the network check cannot see
         _check_manifest(path, meta, ("config.json",))
+    for name in extra_files(config):
+        if not (path / name).is_file():
+            raise BundleError(f"{path / name}: missing from the model bundle (config.json has frame heads)")
+        if hashed:
+            if name not in meta["manifest"]:
+                raise BundleError(f"{path / 'meta.json'}: field manifest must list {name}")
+            _check_manifest(path, meta, (name,))
     if "onnx" in meta:
         if not isinstance(meta["onnx"], dict):
             raise BundleError(f"{path / 'meta.json'}: field onnx must be an object")
@@ -215,6 +230,8 @@ def network_shape(file: Path) -> dict:
         if isinstance(outputs, dict)
         else [o[0] for o in ([outputs] if outputs and isinstance(outputs[0], str) else outputs)]
     )
+    frames = STATES in heads  # the recurrent states, output for the frame heads
+    heads = [h for h in heads if h != STATES]
     try:
         inner = rnns[0]["config"]["layer"] if rnns else None
         if (
@@ -237,6 +254,7 @@ def network_shape(file: Path) -> dict:
                 (name for name in ENCODERS if name in layers), next(iter(ENCODERS)) if "context" in layers else None
             ),
             "context_fine_tune": any(name in layers for name in ENCODERS),
+            "frames": frames,
             "embedding dim": embedding["dim"],
             "vocab_size": embedding["vocab_size"],
         }
@@ -257,6 +275,7 @@ def check_network(path: str | Path, config: TaggerConfig, vocab_size: int) -> No
         "contextual": config.model.encoder.name,
         "context_fine_tune": config.model.encoder.fine_tune,
         "embedding dim": config.word_dim,
+        "frames": config.model.frames.enabled,
     }
     fields = {"task types": "task", "hidden size": "hidden/budget", "embedding dim": "features/embedding_dim"}
     for key, want in expected.items():

@@ -13,7 +13,8 @@ not hold, which are supplied here when the session is created:
   (``opinion_tagger.runtime.word_table.table_from_delta``, checked by sha256).
 
 ``forward`` takes the same inputs as the Keras network (``opinion_tagger.runtime.batching.network_inputs``) and
-gives the same outputs: per type, [B, T, 3] softmax probabilities or CRF emission scores.
+gives the same outputs: per type, [B, T, 3] softmax probabilities or CRF emission scores (and with frame heads
+the recurrent states, ``states``).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import numpy as np
 from opinion_tagger.encoders import ENCODERS, Encoder
 from opinion_tagger.errors import BundleError, TaggerError
 from opinion_tagger.runtime.base_weights import locate
+from opinion_tagger.runtime.frame_heads import STATES
 from opinion_tagger.runtime.word_table import GLOVE_SOURCE, TABLE, table_from_delta
 
 
@@ -121,7 +123,10 @@ class OnnxNetwork:
         if not isinstance(inputs, dict):
             inputs = {"words": inputs}
         feed = {k: np.ascontiguousarray(inputs[k], dtype=np.int32) for k in self.inputs}
-        return {t: out[..., :3] for t, out in zip(self.outputs, self.session.run(self.outputs, feed))}
+        return {
+            t: out if t == STATES else out[..., :3]
+            for t, out in zip(self.outputs, self.session.run(self.outputs, feed))
+        }
 
     def crf_params(self, typ: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         crf = self.meta["crf"][typ]

@@ -3,7 +3,8 @@
 It batches sentences of similar lengths within a budget of words or wordpieces, makes the network's inputs,
 runs the network (any ``opinion_tagger.runtime.network.Network``: ONNX Runtime by default, the Keras back
 end as a plug-in) and decodes its outputs into BIO tags with a confidence per word (a CRF's Viterbi path and
-marginals, or a softmax's likeliest tags).
+marginals, or a softmax's likeliest tags); with frame heads, the frames of the spans it tagged
+(``predict_frames``: the heads in NumPy on the states the network outputs, ``opinion_tagger.runtime.frame_heads``).
 """
 
 from __future__ import annotations
@@ -15,10 +16,12 @@ from pathlib import Path
 import numpy as np
 
 from opinion_tagger.config import TaggerConfig
+from opinion_tagger.corpus.labels import spans_from_bio
 from opinion_tagger.errors import TaggerError
 from opinion_tagger.runtime.batching import budget_batches, decode_tag_rows, encode_words, network_inputs
 from opinion_tagger.runtime.bundle import load_bundle_files
 from opinion_tagger.runtime.decoding import marginals_batch, viterbi_batch
+from opinion_tagger.runtime.frame_heads import STATES, FrameHeads, FramePrediction
 from opinion_tagger.runtime.network import DEFAULT_BACKEND, Network, load_network
 from opinion_tagger.runtime.vocabulary import Vocabulary
 from opinion_tagger.runtime.wordpieces import WordPieces, word_pieces
@@ -36,8 +39,16 @@ class SentenceTagger:
     # with budgets of 512 or 1,024 words, 10.5 with batches of 128 sentences, 7.7 with batches of 32
     word_budget = 512
 
-    def __init__(self, network: Network, vocab: Vocabulary, config: TaggerConfig, meta: dict | None = None):
+    def __init__(
+        self,
+        network: Network,
+        vocab: Vocabulary,
+        config: TaggerConfig,
+        meta: dict | None = None,
+        heads: FrameHeads | None = None,
+    ):
         self.network, self.vocab, self.config, self.meta = network, vocab, config, meta or {}
+        self.heads = heads  # the frame heads of a model that has them (``predict_frames``)
         # the wordpieces of a fine-tuned encoder (made when first needed; training sets one that caches)
         self.pieces: WordPieces | None = None
 
@@ -52,7 +63,8 @@ class SentenceTagger:
         this process may use, or ``$OPINION_TAGGER_THREADS``)."""
         path = Path(path)
         vocab, config, meta = load_bundle_files(path)
-        return cls(load_network(path, config, vocab, meta, backend, threads), vocab, config, meta)
+        heads = FrameHeads.load(path, config) if config.model.frames.enabled else None
+        return cls(load_network(path, config, vocab, meta, backend, threads), vocab, config, meta, heads)
 
     def lift_budgets(self) -> None:
         """Batches of ``batch_size`` sentences whatever their length, the word and wordpiece budgets lifted: for
@@ -69,6 +81,26 @@ class SentenceTagger:
             decoded = {t: self._decode(out[t], lengths, t) for t in self.types}
             for row, i in enumerate(batch):
                 results[i] = {t: decoded[t][row] for t in self.types}
+        return results
+
+    def predict_frames(
+        self, sentences: Sequence[Sequence[str]], batch_size: int = 64
+    ) -> list[tuple[dict[str, tuple[list[str], list[float]]], list[FramePrediction]]]:
+        """``predict``'s result for each sentence, with the frames of its spans (each type's spans in order):
+        the frame heads run on the states of the spans just tagged."""
+        if self.heads is None:
+            raise TaggerError("this model has no frame heads (its configuration's frames are off)")
+        results: list[tuple] = [None] * len(sentences)  # type: ignore[list-item]
+        for batch, lengths, out in self._batches(sentences, batch_size):
+            decoded = {t: self._decode(out[t], lengths, t) for t in self.types}
+            for row, i in enumerate(batch):
+                tags = {t: decoded[t][row] for t in self.types}
+                frames = []
+                for t in self.types:
+                    spans = [(a, b) for a, b, _ in spans_from_bio(tags[t][0])]
+                    if spans:
+                        frames += self.heads.apply(out[STATES][row, : lengths[row]], spans, t)
+                results[i] = (tags, frames)
         return results
 
     def distributions(

@@ -4,7 +4,7 @@ input text and a confidence; their JSONL form (``to_dict`` / ``from_dict``); the
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import Any
 
 from opinion_tagger.corpus.labels import spans_from_bio
@@ -34,18 +34,53 @@ class TaggedSentence:
 
 
 @dataclass
+class SpanFrame:
+    """A tagged span's opinion frame, from a model with frame heads (docs/frames.md): its polarity and intensity
+    with their probabilities and, for a DSE, its holder: ``{"start", "end", "text"}`` (offsets into the
+    document), ``"writer"``, ``"implicit"``, or None (no holder in its sentence)."""
+
+    polarity: str
+    polarity_score: float
+    intensity: str
+    intensity_score: float
+    holder: dict[str, Any] | str | None = None
+    holder_score: float | None = None
+
+    def to_dict(self, holder: bool) -> dict[str, Any]:
+        """The span's JSONL fields (``holder``: with the holder's, a DSE's)."""
+        out = {k: getattr(self, k) for k in ("polarity", "polarity_score", "intensity", "intensity_score")}
+        return {**out, "holder": self.holder, "holder_score": self.holder_score} if holder else out
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> SpanFrame | None:
+        """The frame of a span's JSONL fields; None for a span without one."""
+        if "polarity" not in data:
+            return None
+        return cls(
+            data["polarity"],
+            data.get("polarity_score", 1.0),
+            data.get("intensity", ""),
+            data.get("intensity_score", 1.0),
+            data.get("holder"),
+            data.get("holder_score"),
+        )
+
+
+@dataclass
 class TaggedSpan:
     """An opinion expression: its type (``DSE`` or ``ESE``), its character offsets into the document's text
-    (``text[start:end]`` is ``text``) and its confidence, the mean of its words' tag probabilities."""
+    (``text[start:end]`` is ``text``), its confidence (the mean of its words' tag probabilities) and, from a
+    model with frame heads, its frame (polarity, intensity, a DSE's holder)."""
 
     type: str
     start: int
     end: int
     text: str
     score: float
+    frame: SpanFrame | None = None
 
 
-SPAN_FIELDS = tuple(f.name for f in fields(TaggedSpan))
+SPAN_FIELDS = ("type", "start", "end", "text", "score")  # a span's JSONL fields (and its frame's, where it has one)
 
 
 @dataclass
@@ -60,6 +95,7 @@ class TaggedDocument:
     types: tuple[str, ...] = ("DSE", "ESE")
     error: str | None = None  # why the record was not tagged
     html: bool = False  # text is HTML source, tagged on what it shows (html_input); not in the JSONL record
+    frames: bool = False  # tagged by a model with frame heads: its spans have frames
 
     def to_dict(self) -> dict[str, Any]:
         """The JSONL record: id, text, sentences with tokens (one tag per type), spans;
@@ -80,7 +116,7 @@ class TaggedDocument:
             "id": self.id,
             "text": self.text,
             "sentences": sentences,
-            "spans": [{f: getattr(sp, f) for f in SPAN_FIELDS} for sp in self.spans],  # asdict deep-copies: slow
+            "spans": [_span_dict(sp) for sp in self.spans],
         }
 
     @classmethod
@@ -100,17 +136,45 @@ class TaggedDocument:
             for s in data.get("sentences", [])
         ]
         doc = cls(str(data.get("id", "")), data["text"], sents, [], types)
-        doc.spans = [TaggedSpan(**sp) for sp in data.get("spans", [])] or spans_of(doc)
+        given = data.get("spans", [])
+        doc.spans = [TaggedSpan(**{f: sp[f] for f in SPAN_FIELDS}, frame=SpanFrame.from_dict(sp)) for sp in given]
+        doc.spans = doc.spans or spans_of(doc)
+        doc.frames = any(sp.frame is not None for sp in doc.spans)
         return doc
 
 
+def _span_dict(sp: TaggedSpan) -> dict[str, Any]:
+    out = {f: getattr(sp, f) for f in SPAN_FIELDS}  # asdict deep-copies: slow
+    if sp.frame is not None:
+        out.update(sp.frame.to_dict(holder=sp.type == "DSE"))
+    return out
+
+
+def span_frame(doc: TaggedDocument, sent: TaggedSentence, frame: Any) -> SpanFrame:
+    """A span's frame from the runtime's prediction (``opinion_tagger.runtime.frame_heads.FramePrediction``): a
+    holder's tokens become offsets into the document, ``none`` becomes None."""
+    holder = frame.holder
+    if isinstance(holder, tuple):
+        start, end = sent.tokens[holder[0]].start, sent.tokens[holder[1] - 1].end
+        holder = {"start": start, "end": end, "text": doc.text[start:end]}
+    elif holder == "none":
+        holder = None
+    score = None if frame.holder_score is None else round(float(frame.holder_score), 4)
+    pol, inten = round(float(frame.polarity_score), 4), round(float(frame.intensity_score), 4)
+    return SpanFrame(frame.polarity, pol, frame.intensity, inten, holder, score)
+
+
 def spans_of(
-    doc: TaggedDocument, confidences: BySentenceAndType | None = None, tags: BySentenceAndType | None = None
+    doc: TaggedDocument,
+    confidences: BySentenceAndType | None = None,
+    tags: BySentenceAndType | None = None,
+    frames: dict[tuple[int, str, int, int], Any] | None = None,
 ) -> list[TaggedSpan]:
     """Spans decoded from the tokens' BIO tags (the paper's decoding), with the
     mean confidence of their tokens (1.0 where none is given, e.g. after a correction).
     ``confidences`` and ``tags`` (the tokens' tags, where the caller has them as lists):
-    by (sentence index, type)."""
+    by (sentence index, type); ``frames``: the runtime's frame of each span, by (sentence index, type, first
+    token, end token)."""
     out = []
     for k, sent in enumerate(doc.sentences):
         for typ in doc.types:
@@ -119,7 +183,10 @@ def spans_of(
             for i, j, _ in spans_from_bio(seq):
                 start, end = sent.tokens[i].start, sent.tokens[j - 1].end
                 score = sum(conf[i:j]) / (j - i) if conf else 1.0
-                out.append(TaggedSpan(typ, start, end, doc.text[start:end], round(float(score), 4)))
+                span = TaggedSpan(typ, start, end, doc.text[start:end], round(float(score), 4))
+                if frames is not None and (k, typ, i, j) in frames:
+                    span.frame = span_frame(doc, sent, frames[(k, typ, i, j)])
+                out.append(span)
     out.sort(key=lambda s: (s.start, s.end, s.type))
     return out
 
@@ -127,11 +194,11 @@ def spans_of(
 def apply_tags(doc: TaggedDocument, tags: list[dict[str, str]]) -> TaggedDocument:
     """A copy of ``doc`` with corrected tags, one ``{type: tag}`` per token in
     document order.  Spans are decoded again; a span the model also predicted
-    keeps its score, a span made or changed by hand gets score 1.0."""
+    keeps its score (and frame), a span made or changed by hand gets score 1.0 (and no frame)."""
     n_tokens = sum(len(s.tokens) for s in doc.sentences)
     if len(tags) != n_tokens:
         raise ValueError(f"{len(tags)} tag rows for {n_tokens} tokens")
-    new = TaggedDocument(doc.id, doc.text, types=doc.types)
+    new = TaggedDocument(doc.id, doc.text, types=doc.types, frames=doc.frames)
     it = iter(tags)
     for s in doc.sentences:
         toks = []
@@ -145,9 +212,10 @@ def apply_tags(doc: TaggedDocument, tags: list[dict[str, str]]) -> TaggedDocumen
                 fixed[ty] = tag
             toks.append(TaggedToken(t.text, t.start, t.end, fixed))
         new.sentences.append(TaggedSentence(s.start, s.end, toks))
-    old = {(sp.type, sp.start, sp.end): sp.score for sp in doc.spans}
-    new.spans = [
-        TaggedSpan(sp.type, sp.start, sp.end, sp.text, old.get((sp.type, sp.start, sp.end), 1.0))
-        for sp in spans_of(new)
-    ]
+    old = {(sp.type, sp.start, sp.end): sp for sp in doc.spans}
+    new.spans = []
+    for sp in spans_of(new):  # a span the model predicted keeps its score and frame
+        kept = old.get((sp.type, sp.start, sp.end))
+        new.spans.append(TaggedSpan(sp.type, sp.start, sp.end, sp.text, kept.score if kept else 1.0))
+        new.spans[-1].frame = kept.frame if kept else None
     return new

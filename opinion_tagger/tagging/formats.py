@@ -15,36 +15,83 @@ from typing import TextIO
 
 import orjson
 
-from opinion_tagger.tagging.documents import TaggedDocument, TaggedSpan
+from opinion_tagger.tagging.documents import SpanFrame, TaggedDocument, TaggedSpan
 
 FORMATS = ("jsonl", "conll", "brat", "html")
 COLORS = {"DSE": "#ffd36b", "ESE": "#9fd3ff"}
 LINE_COLORS = {"DSE": "#b8860b", "ESE": "#1f6fd1"}  # underlines: darker, to be seen on a DSE's background
 
 
+def frame_text(frame: SpanFrame | None, holder: bool) -> str:
+    """A span's frame in one field: ``polarity/intensity``, and for a DSE ``/holder`` (``writer``,
+    ``implicit``, the holder's offsets ``start-end``, or ``_``: none); ``_`` without a frame."""
+    if frame is None:
+        return "_"
+    parts = [frame.polarity, frame.intensity]
+    if holder:
+        h = frame.holder
+        parts.append(f"{h['start']}-{h['end']}" if isinstance(h, dict) else h or "_")
+    return "/".join(parts)
+
+
 def conll_lines(doc: TaggedDocument) -> str:
-    """``# id``/``# text`` comments, then per sentence ``token start end DSE ESE`` lines."""
+    """``# id``/``# text`` comments, then per sentence ``token start end DSE ESE`` lines; from a model with
+    frame heads, a column per type after the tags: the frame of the span the token is in (``frame_text``)."""
     out = [f"# id = {doc.id}"]
+    if doc.frames:
+        out.append(f"# columns = token start end {' '.join(doc.types)} {' '.join(t + '-frame' for t in doc.types)}")
     for s in doc.sentences:
         out.append(f"# text = {doc.text[s.start : s.end].replace(chr(10), ' ').replace(chr(13), ' ')}")
+        inside: dict[tuple[str, int], str] = {}
+        if doc.frames:  # each token's frame, by type: the frame of the span that covers it
+            for sp in doc.spans:
+                if s.start <= sp.start < s.end:
+                    text = frame_text(sp.frame, sp.type == "DSE")
+                    inside.update({(sp.type, t.start): text for t in s.tokens if sp.start <= t.start < sp.end})
         for t in s.tokens:
-            out.append("\t".join([t.text, str(t.start), str(t.end), *(t.tags.get(ty, "O") for ty in doc.types)]))
+            row = [t.text, str(t.start), str(t.end), *(t.tags.get(ty, "O") for ty in doc.types)]
+            if doc.frames:
+                row += [inside.get((ty, t.start), "_") for ty in doc.types]
+            out.append("\t".join(row))
         out.append("")
     return "\n".join(out) + "\n"
 
 
+def _text_bound(n: int, typ: str, doc: TaggedDocument, start: int, end: int) -> str:
+    """``T<n>`` of a text span; one with a line break is written as fragments (``start end;start end``)."""
+    frags, pos = [], start
+    for part in re.split(r"(\n)", doc.text[start:end]):
+        if part and part != "\n":
+            frags.append(f"{pos} {pos + len(part)}")
+        pos += len(part)
+    return f"T{n}\t{typ} {';'.join(frags)}\t{doc.text[start:end].replace(chr(10), ' ')}"
+
+
 def brat_ann(doc: TaggedDocument) -> str:
     """BRAT standoff: ``T1<TAB>DSE 10 14<TAB>said``; offsets into the document text.
-    A span text with a line break is written as fragments (``start end;start end``)."""
-    lines = []
+    A span text with a line break is written as fragments (``start end;start end``).  A span's frame (a model
+    with frame heads) follows the spans: attributes ``A1<TAB>Polarity T1 negative`` and ``Intensity``; a DSE's
+    holder as a ``Holder`` attribute (``writer``, ``implicit``) or as a span of type ``HOLDER`` (after the
+    opinion spans, one per distinct holder) and a relation ``R1<TAB>Holder Arg1:T1 Arg2:T5``."""
+    lines = [_text_bound(n, sp.type, doc, sp.start, sp.end) for n, sp in enumerate(doc.spans, 1)]
+    attrs: list[str] = []
+    holders: dict[tuple[int, int], int] = {}
+    relations: list[str] = []
     for n, sp in enumerate(doc.spans, 1):
-        frags, pos = [], sp.start
-        for part in re.split(r"(\n)", doc.text[sp.start : sp.end]):
-            if part and part != "\n":
-                frags.append(f"{pos} {pos + len(part)}")
-            pos += len(part)
-        text = doc.text[sp.start : sp.end].replace("\n", " ")
-        lines.append(f"T{n}\t{sp.type} {';'.join(frags)}\t{text}")
+        if sp.frame is None:
+            continue
+        attrs.append(f"A{len(attrs) + 1}\tPolarity T{n} {sp.frame.polarity}")
+        attrs.append(f"A{len(attrs) + 1}\tIntensity T{n} {sp.frame.intensity}")
+        h = sp.frame.holder
+        if isinstance(h, str) and sp.type == "DSE":
+            attrs.append(f"A{len(attrs) + 1}\tHolder T{n} {h}")
+        elif isinstance(h, dict) and sp.type == "DSE":
+            key = (h["start"], h["end"])
+            if key not in holders:
+                holders[key] = len(doc.spans) + len(holders) + 1
+                lines.append(_text_bound(holders[key], "HOLDER", doc, *key))
+            relations.append(f"R{len(relations) + 1}\tHolder Arg1:T{n} Arg2:T{holders[key]}")
+    lines += attrs + relations
     return "\n".join(lines) + ("\n" if lines else "")
 
 
@@ -66,15 +113,33 @@ def shown(doc: TaggedDocument) -> tuple[str, list[TaggedSpan]]:
     for sp in doc.spans:
         a, b = bisect_left(vis.starts, sp.start), bisect_right(vis.ends, sp.end)
         if a < b:
-            spans.append(TaggedSpan(sp.type, a, b, vis.text[a:b], sp.score))
+            spans.append(TaggedSpan(sp.type, a, b, vis.text[a:b], sp.score, sp.frame))
     return vis.text, spans
+
+
+def _frame_title(sp: TaggedSpan) -> str:
+    """The frame's part of a mark's title: ``, negative 0.81, high 0.66, holder: Officials 0.90``."""
+    f = sp.frame
+    if f is None:
+        return ""
+    out = f", {f.polarity} {f.polarity_score:.2f}, {f.intensity} {f.intensity_score:.2f}"
+    if sp.type == "DSE":
+        h = f.holder
+        name = h["text"] if isinstance(h, dict) else h or "none"
+        out += f", holder: {name}" + (f" {f.holder_score:.2f}" if f.holder_score is not None else "")
+    return out
+
+
+def _frame_data(f: SpanFrame) -> str:
+    return f' data-polarity="{html.escape(f.polarity)}" data-intensity="{html.escape(f.intensity)}"'
 
 
 def render_html(doc: TaggedDocument) -> str:
     """One document's text with spans marked (``<mark>``), every character escaped; a document tagged
     from HTML shows its visible text (``shown``), not its source.
     A DSE is a background highlight and an ESE an underline, so text in both shows both;
-    the marks nest (DSE outside); a mark's title gives type and score."""
+    the marks nest (DSE outside); a mark's title gives type and score (and a frame's polarity, intensity and
+    holder, which ``data-polarity`` and ``data-intensity`` attributes also give)."""
     text, spans = shown(doc)
     events = sorted({p for sp in spans for p in (sp.start, sp.end)} | {0, len(text)})
     parts = []
@@ -82,8 +147,9 @@ def render_html(doc: TaggedDocument) -> str:
         covering = [sp for sp in spans if sp.start <= a and b <= sp.end]
         piece = html.escape(text[a:b]).replace("\n", "<br>")
         for sp in sorted(covering, key=lambda s: (s.type == "DSE", s.type)):  # innermost first, DSE last
-            title = html.escape(f"{sp.type} {sp.score:.2f}")
-            piece = f'<mark class="{_mark_class(sp.type)}" title="{title}">{piece}</mark>'
+            title = html.escape(f"{sp.type} {sp.score:.2f}{_frame_title(sp)}")
+            data = "" if sp.frame is None else _frame_data(sp.frame)
+            piece = f'<mark class="{_mark_class(sp.type)}"{data} title="{title}">{piece}</mark>'
         parts.append(piece)
     return "".join(parts)
 

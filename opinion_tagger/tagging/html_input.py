@@ -29,7 +29,7 @@ import re
 from array import array
 from collections import deque
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from html import unescape
 from html.parser import HTMLParser
 
@@ -322,7 +322,12 @@ def _merge(p: _Pending, types: tuple[str, ...]):
             doc.sentences.append(TaggedSentence(toks[0].start, toks[-1].end, toks))
         for sp in part.spans:
             start, end = vis.source_range(a + sp.start, a + sp.end)
-            doc.spans.append(TaggedSpan(sp.type, start, end, rec.text[start:end], sp.score))
+            doc.spans.append(TaggedSpan(sp.type, start, end, rec.text[start:end], sp.score, sp.frame))
+            h = sp.frame.holder if sp.frame is not None else None
+            if sp.frame is not None and isinstance(h, dict):  # the holder's offsets into the source too
+                hs, he = vis.source_range(a + h["start"], a + h["end"])
+                doc.spans[-1].frame = replace(sp.frame, holder={"start": hs, "end": he, "text": rec.text[hs:he]})
+        doc.frames = doc.frames or part.frames
     if not doc.sentences:
         return TaggedDocument(rec.id, "", types=types, error=NO_VISIBLE_TEXT)
     return doc

@@ -69,21 +69,28 @@ def tokenised(records: list[tuple[str, str]], types: tuple[str, ...] = ("DSE", "
     ]
 
 
-def with_predictions(docs: list[TaggedDocument], preds: list[dict[str, Any]]) -> list[TaggedDocument]:
+def with_predictions(
+    docs: list[TaggedDocument], preds: list[dict[str, Any]], frames: list[Any] | None = None
+) -> list[TaggedDocument]:
     """``docs`` (from ``tokenised``) with their tokens' tags and their spans set from ``SentenceTagger.predict``'s
-    output for their sentences, in order."""
+    output for their sentences, in order; ``frames``: each sentence's frames (``predict_frames``), for a model
+    with frame heads."""
     k = 0
     for doc in docs:
         conf: BySentenceAndType = {}
         tagged: BySentenceAndType = {}
+        found: dict[tuple[int, str, int, int], Any] = {}
         for s_i, sent in enumerate(doc.sentences):
             for typ, (tags, scores) in preds[k].items():
                 for tok, tag in zip(sent.tokens, tags):
                     tok.tags[typ] = tag
                 conf[(s_i, typ)] = scores
                 tagged[(s_i, typ)] = tags
+            for f in frames[k] if frames is not None else ():
+                found[(s_i, f.type, f.start, f.end)] = f
             k += 1
-        doc.spans = spans_of(doc, conf, tagged)
+        doc.frames = frames is not None
+        doc.spans = spans_of(doc, conf, tagged, found if frames is not None else None)
     return docs
 
 
@@ -171,9 +178,7 @@ class OpinionTagger:
             from_spacy(str(k), d.text, d, self.types, starts[k] if starts is not None else None)
             for k, d in enumerate(docs)
         ]
-        flat = [s.tokens for doc in tagged for s in doc.sentences]
-        preds = self.tagger.predict([[t.text for t in toks] for toks in flat], batch_size=self.batch_size)
-        return with_predictions(tagged, preds)
+        return self._predict(tagged)
 
     def _tag_plain(self, records: Iterable[Input], chunk: int) -> Iterator[TaggedDocument]:
         buf: list[Record] = []
@@ -206,7 +211,12 @@ class OpinionTagger:
             )
 
     def _tag_chunk(self, records: list[tuple[str, str]]) -> list[TaggedDocument]:
-        docs = tokenised(records, self.types)
-        flat = [s.tokens for doc in docs for s in doc.sentences]
-        preds = self.tagger.predict([[t.text for t in toks] for toks in flat], batch_size=self.batch_size)
-        return with_predictions(docs, preds)
+        return self._predict(tokenised(records, self.types))
+
+    def _predict(self, docs: list[TaggedDocument]) -> list[TaggedDocument]:
+        """``docs`` with their sentences' tags and spans (and frames, from a model with frame heads)."""
+        words = [[t.text for t in s.tokens] for doc in docs for s in doc.sentences]
+        if self.tagger.heads is not None:  # frame heads: polarity, intensity, holder too
+            both = self.tagger.predict_frames(words, batch_size=self.batch_size)
+            return with_predictions(docs, [p for p, _ in both], [f for _, f in both])
+        return with_predictions(docs, self.tagger.predict(words, batch_size=self.batch_size))

@@ -39,8 +39,9 @@ def bundle_start(init: str | Path, config: TaggerConfig):
     from opinion_tagger.model.keras_backend import load_keras_model
     from opinion_tagger.runtime.bundle import load_bundle_files
 
-    if config.auxiliary_types:
-        raise TaggerError(f"{init}: auxiliary heads train from scratch, not from a bundle, which has none")
+    if config.auxiliary_types or config.model.frames.enabled:
+        heads = "auxiliary heads" if config.auxiliary_types else "frame heads"
+        raise TaggerError(f"{init}: {heads} train from scratch, not from a bundle")
     if config.training.precision != "float32":
         raise TaggerError(
             f"{init}: training from a bundle is in float32 (precision {config.training.precision} trains from scratch)"
@@ -63,10 +64,11 @@ def save_trained(
     best_epoch: int,
     train_seconds: float,
     device: str,
+    dev: Sequence[Sentence] = (),
 ):
     """Write the bundle of a finished training run (the weights in ``model`` are the kept epoch's) and
-    return (SentenceTagger, meta); meta holds the run's record, history without dev reports, and its dev scores.
-    Both trainers end here."""
+    return (SentenceTagger, meta); meta holds the run's record, history without dev reports, and its dev scores
+    (with frame heads, the frames' on ``dev`` too: ``dev_frames``).  Both trainers end here."""
     from opinion_tagger.export.bundle_writer import save_bundle
     from opinion_tagger.model.keras_backend import sentence_tagger
     from opinion_tagger.model.network import build_model, count_parameters
@@ -87,5 +89,16 @@ def save_trained(
         },
         "scores": {"dev": best["dev"]},
     }
-    save_bundle(out_dir, clean, vocab, config, meta)
-    return sentence_tagger(clean, vocab, config, meta), meta
+    heads = None
+    if config.model.frames.enabled:  # the heads' weights go to frames.npz; the runtime runs them in NumPy
+        from opinion_tagger.model.frame_heads import head_arrays
+        from opinion_tagger.runtime.frame_heads import FrameHeads
+
+        heads = head_arrays(model, config)
+        if dev:
+            from opinion_tagger.evaluation.scoring import evaluate_frames
+
+            tagger = sentence_tagger(clean, vocab, config, heads=FrameHeads(heads, config))
+            meta["scores"]["dev_frames"] = evaluate_frames(tagger, dev)
+    save_bundle(out_dir, clean, vocab, config, meta, frame_heads=heads)
+    return sentence_tagger(clean, vocab, config, meta, FrameHeads(heads, config) if heads else None), meta

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from opinion_tagger.corpus.auxiliary import tag_auxiliary
+from opinion_tagger.corpus.frames import tag_frames
 from opinion_tagger.corpus.sources import SOURCES, corpus_words, load_documents, select
 from opinion_tagger.corpus.split import load_split
 from opinion_tagger.errors import Problems, TaggerError
@@ -30,6 +31,19 @@ def load_data(source: str, path: str | Path, problems: Problems | None = None) -
     return load_documents(source, path, problems=problems)
 
 
+def add_training_labels(
+    docs: dict[str, list[Sentence]], source: str, path: str | Path, auxiliary: tuple[str, ...] = (), frames=False
+) -> dict:
+    """Add to ``docs`` the ``auxiliary`` types' tags (``opinion_tagger.corpus.auxiliary``) and, with ``frames``,
+    the spans' frames (``opinion_tagger.corpus.frames``); what each found, by name (``auxiliary``, ``frames``)."""
+    out = {}
+    if auxiliary:
+        out["auxiliary"] = tag_auxiliary(docs, auxiliary, source, path).to_dict()
+    if frames:
+        out["frames"] = tag_frames(docs, source, path).to_dict()
+    return out
+
+
 @dataclass
 class TrainingData:
     train: list[Sentence]
@@ -46,12 +60,14 @@ def training_data(
     fold: int,
     problems: Problems | None = None,
     auxiliary: tuple[str, ...] = (),
+    frames: bool = False,
 ) -> TrainingData:
     """The training and dev sentences of ``fold`` of the paper's split in ``datasplit``, or for an annotation
     project its fixed division (every 10th accepted document is dev); with the ``auxiliary`` types' tags
-    (``opinion_tagger.corpus.auxiliary``) where asked."""
+    (``opinion_tagger.corpus.auxiliary``) and the spans' ``frames`` (``opinion_tagger.corpus.frames``) where
+    asked."""
     docs = load_data(source, path, problems)
-    aux = tag_auxiliary(docs, auxiliary, source, path).to_dict() if auxiliary else None
+    labels = add_training_labels(docs, source, path, auxiliary, frames)
     if source == "annotations":
         from opinion_tagger.annotation.accepted import train_dev
 
@@ -69,6 +85,6 @@ def training_data(
         "path": str(Path(path).resolve()),
         **division,
         "sentences": {"train": len(train), "dev": len(dev)},
-        **({"auxiliary": aux} if aux else {}),
+        **labels,
     }
     return TrainingData(train, dev, corpus_words(docs), record, where)

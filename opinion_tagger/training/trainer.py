@@ -114,15 +114,28 @@ def _batch_arrays(vocab, config, sentences, idx, pad_to, context=None, pieces=No
                 q[row, :n, :3] = soft[t][i][:n]
             q[..., 3] = tags
             y[t] = q
-    return network_inputs(x, words, [context[i] for i in idx] if context is not None else None, pieces), y, gold
+    inputs = network_inputs(x, words, [context[i] for i in idx] if context is not None else None, pieces)
+    if config.model.frames.enabled:  # the gold spans, and their frames as the frame heads' targets
+        from opinion_tagger.training.frame_data import frame_batch
+
+        spans, targets = frame_batch(config, sentences, idx, x.shape[0], x.shape[1])
+        inputs = {**(inputs if isinstance(inputs, dict) else {"words": inputs}), **spans}
+        y.update(targets)
+    return inputs, y, gold
 
 
-def o_weights(y: dict[str, np.ndarray], o_weight: float) -> dict[str, np.ndarray] | None:
+def o_weights(y: dict[str, np.ndarray], o_weight: float, tagged=None) -> dict[str, np.ndarray] | None:
     """Per-token loss weights for a batch's targets: ``o_weight`` where the gold tag is O (id 0), 1
-    elsewhere (padding is masked by the network); None when every weight would be 1."""
+    elsewhere (padding is masked by the network); None when every weight would be 1.  ``tagged``: the
+    targets that are tags (default: all); the others (the frame heads') weigh 1."""
     if o_weight == 1.0:
         return None
-    return {t: np.where(tags == 0, o_weight, 1.0).astype("float32") for t, tags in y.items()}
+    return {
+        t: np.where(tags == 0, o_weight, 1.0).astype("float32")
+        if tagged is None or t in tagged
+        else np.ones(tags.shape, "float32")
+        for t, tags in y.items()
+    }
 
 
 class Trainer:
@@ -308,7 +321,14 @@ class Trainer:
                 refuse_existing(self.ckpt)
             model, vocab, state = self._fresh(train, extra_words)
         lengths = [len(s) for s in train]
-        dev_tagger = sentence_tagger(model, vocab, cfg)
+        view = model
+        if cfg.model.frames.enabled:  # the dev tags come from the network without the heads' span inputs
+            from opinion_tagger.model.frame_heads import tagging_view
+            from opinion_tagger.training.frame_data import check_frames
+
+            check_frames(train)
+            view = tagging_view(model, cfg)
+        dev_tagger = sentence_tagger(view, vocab, cfg)
         context: Any = None
         pieces: Any = None
         if cfg.model.encoder.fine_tune:
@@ -333,7 +353,7 @@ class Trainer:
             bar = EpochProgress(batches(lengths, cfg.training.batch_size, rng), epoch, self.progress)
             for idx in bar:
                 x, y, gold = _batch_arrays(vocab, cfg, train, idx, cfg.training.batch_size, context, pieces, soft)
-                weights = o_weights(gold, cfg.training.o_weight)
+                weights = o_weights(gold, cfg.training.o_weight, cfg.trained_types)
                 loss = model.train_on_batch(x, y, sample_weight=weights, return_dict=True)["loss"]
                 losses.append(float(loss))
                 bar.set_postfix(loss=f"{np.mean(losses[-50:]):.4f}")
@@ -363,9 +383,9 @@ class Trainer:
             say(epoch_line(epoch, entry["loss"], seconds, score if dev else None), self.progress)
             if self.on_epoch:
                 self.on_epoch(entry)
-        return self._finish(model, vocab, state, record)
+        return self._finish(model, vocab, state, record, dev)
 
-    def _finish(self, model, vocab, state, record):
+    def _finish(self, model, vocab, state, record, dev=()):
         cfg = self.config
         if self._lora:
             from opinion_tagger.model.weights import read_weights
@@ -383,4 +403,5 @@ class Trainer:
             state["best_epoch"],
             state["train_seconds"],
             device_name(),
+            dev,
         )
