@@ -239,6 +239,10 @@ class TaggerConfig:
         )
         check(m.auxiliary.weight > 0, f"auxiliary_weight must be positive, got {m.auxiliary.weight}")
         check(not m.frames.enabled or t.trainer == "keras", "frame heads need trainer: keras")
+        check(
+            not m.frames.enabled or d.copies == 0,
+            "frame heads learn from gold frames, which noisy copies have not: distill_copies 0 with frames",
+        )
         check(m.frames.weight > 0 and m.frames.units > 0, "frame_weight and frame_units must be positive")
         if t.trainer == "keras":
             changed = sorted(k for k, v in FAST_ONLY.items() if flat[k] != v)
