@@ -32,6 +32,7 @@ __all__ = [
     "BundleError",
     "InvalidText",
     "OpinionTagger",
+    "SpanFrame",
     "TaggedDocument",
     "TaggedSentence",
     "TaggedSpan",
@@ -45,11 +46,12 @@ _os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 if TYPE_CHECKING:  # what a type checker sees; at run time each name is imported when first used
     from opinion_tagger.errors import BundleError, InvalidText, TaggerError
-    from opinion_tagger.tagging.documents import TaggedDocument, TaggedSentence, TaggedSpan, TaggedToken
+    from opinion_tagger.tagging.documents import SpanFrame, TaggedDocument, TaggedSentence, TaggedSpan, TaggedToken
     from opinion_tagger.tagging.tagger import OpinionTagger
 
 _WHERE = {
     "OpinionTagger": "opinion_tagger.tagging.tagger",
+    "SpanFrame": "opinion_tagger.tagging.documents",
     "TaggedDocument": "opinion_tagger.tagging.documents",
     "TaggedSentence": "opinion_tagger.tagging.documents",
     "TaggedSpan": "opinion_tagger.tagging.documents",

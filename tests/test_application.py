@@ -265,6 +265,7 @@ def test_top_level_import_is_light_and_exports_the_api():
             "BundleError",
             "InvalidText",
             "OpinionTagger",
+            "SpanFrame",
             "TaggedDocument",
             "TaggedSentence",
             "TaggedSpan",

@@ -7,8 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from opinion_tagger.tagging.formats import Writer, brat_ann, conll_lines, render_html
-from opinion_tagger.tagging.tagger import (
+from opinion_tagger.tagging.documents import (
     SpanFrame,
     TaggedDocument,
     TaggedSentence,
@@ -16,6 +15,7 @@ from opinion_tagger.tagging.tagger import (
     TaggedToken,
     apply_tags,
 )
+from opinion_tagger.tagging.formats import Writer, brat_ann, conll_lines, render_html
 
 TEXT = "Officials said the plan was awful."
 WORDS = [("Officials", 0, 9), ("said", 10, 14), ("the", 15, 18), ("plan", 19, 23), ("was", 24, 27)]
