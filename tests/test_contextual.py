@@ -78,10 +78,10 @@ def test_contextual_tagger_trains_and_reloads(sample_mpqa, tmp_path):
     )
     tagger, meta = train(cfg, sents, sents, tmp_path / "m", progress=False)
     words = [s.words for s in sents]
-    assert SentenceTagger.load(tmp_path / "m").predict(words) == tagger.predict(words)
+    assert SentenceTagger.load(tmp_path / "m", backend="keras").predict(words) == tagger.predict(words)
     assert not (tmp_path / "m" / "model.onnx").exists()  # frozen MiniLM vectors come from the Keras encoder
-    with pytest.raises(BundleError, match="cannot run in ONNX Runtime .*: use the keras backend"):
-        SentenceTagger.load(tmp_path / "m", backend="onnx")
+    with pytest.raises(BundleError, match="cannot run in ONNX Runtime .*: use --backend keras"):
+        SentenceTagger.load(tmp_path / "m")  # the default, ONNX Runtime: refused in one line, no silent Keras
 
 
 def test_encode_contextual_fills_the_shared_cache(sample_mpqa, tmp_path, capsys, monkeypatch):
@@ -118,7 +118,7 @@ grid: {{task: [dse, ese]}}
 def test_wordpiece_inputs_point_at_each_words_first_piece(encoder):
     from opinion_tagger.runtime.wordpieces import WordPieces
 
-    pieces = WordPieces(encoder.wordpieces.tokenizer)
+    pieces = WordPieces(tokenizer=encoder.wordpieces.tokenizer)
     sents = [["Officials", "said", "unbelievably"], ["No"]]
     inputs, spans = pieces.batch(sents, shape=(3, 4))  # one padding row, one padding word
     per_word = pieces.pieces(sents[0])
@@ -203,12 +203,13 @@ def test_lora_tuned_encoder_bundle_holds_only_what_training_changed(sample_mpqa,
     assert "transformer_layer_0/self_attention_layer/query/kernel" not in externals
     assert externals["transformer_layer_0/self_attention_layer/query/kernel/base"]["source"] == "minilm"
     assert (bundle / "model.onnx").stat().st_size < 1_000_000
-    assert_same_predictions(SentenceTagger.load(bundle).predict(words), tagger.predict(words))  # auto: ONNX Runtime
+    assert_same_predictions(SentenceTagger.load(bundle).predict(words), tagger.predict(words))  # ONNX Runtime
     # a weight file that does not fit the configuration is refused, naming the file
     cfg_file = bundle / "config.json"
     import json
 
-    other = {**json.loads(cfg_file.read_text()), "hidden": 9}
+    other = json.loads(cfg_file.read_text())
+    other["model"]["recurrent"]["hidden"] = 9
     cfg_file.write_text(json.dumps(other))
     with pytest.raises(BundleError, match="config.json"):  # the manifest sees the edit first
         SentenceTagger.load(bundle)
@@ -225,7 +226,7 @@ def test_lora_tuned_encoder_bundle_holds_only_what_training_changed(sample_mpqa,
     (bundle / "model.onnx").unlink()
     add_manifest(bundle)
     with pytest.raises(BundleError, match=r"weights.npz: weight .* has shape"):
-        SentenceTagger.load(bundle)
+        SentenceTagger.load(bundle, backend="keras")
 
 
 def test_lora_crf_run_resumed_after_a_kill_equals_the_uninterrupted_one(sample_mpqa, tmp_path):

@@ -216,7 +216,7 @@ class OpinionTagger:
     def _predict(self, docs: list[TaggedDocument]) -> list[TaggedDocument]:
         """``docs`` with their sentences' tags and spans (and frames, from a model with frame heads)."""
         words = [[t.text for t in s.tokens] for doc in docs for s in doc.sentences]
-        if self.tagger.heads is not None:  # frame heads: polarity, intensity, holder too
+        if getattr(self.tagger, "heads", None) is not None:  # frame heads: polarity, intensity, holder too
             both = self.tagger.predict_frames(words, batch_size=self.batch_size)
             return with_predictions(docs, [p for p, _ in both], [f for _, f in both])
         return with_predictions(docs, self.tagger.predict(words, batch_size=self.batch_size))
