@@ -365,3 +365,52 @@ def test_pre_annotation_stores_the_models_frames_as_the_models(tmp_path):
         report = import_records(p, [Record("bridge.txt", TEXT)], Tagger(), model_name="tiny")
         assert report.imported == 1
         assert frames_of(p.document(1)) == MODEL_FRAMES
+
+
+@pytest.mark.slow
+def test_a_frame_head_model_pre_annotates_and_training_learns_the_accepted_frames(tmp_path):
+    """A tiny network with frame heads (tests/test_frame_heads.py's, which learns its sentences' frames)
+    pre-annotates two of its sentences: the stored values are its frames, flagged as the model's with its
+    probabilities; accepted, they are the frame heads' data of ``train --data annotations --frames``."""
+    import json
+
+    from test_frame_heads import TINY, sentences
+
+    from opinion_tagger.annotation.importing import import_records
+    from opinion_tagger.cli import main
+    from opinion_tagger.config import TaggerConfig
+    from opinion_tagger.tagging.inputs import Record
+    from opinion_tagger.tagging.tagger import OpinionTagger
+    from opinion_tagger.training.run import train
+
+    bundle = tmp_path / "tiny"
+    train(TaggerConfig.of(**TINY, max_epochs=60), sentences(), [], bundle, progress=False)
+    tagger = OpinionTagger.load(bundle)
+    texts = [("officials.txt", "Officials said the plan was awful."), ("hate.txt", "We hate the plan.")]
+    expected = list(tagger.tag_many(texts, chunk=2))  # the model's own output, as JSONL gives it
+    path = tmp_path / "p.sqlite"
+    with Project(path, create=True) as p:
+        assert import_records(p, [Record(*t) for t in texts], tagger, model_name="tiny").imported == 2
+        first, second = p.document(1), p.document(2)
+        values = [f[:2] + tuple(v[:2] for v in f[2:]) for f in frames_of(first) + frames_of(second)]
+        assert values == [
+            ("DSE", "said", ("neutral", "model"), ("low", "model"), ((0, 1), "model")),
+            ("ESE", "awful", ("negative", "model"), ("high", "model"), (None, None)),
+            ("DSE", "hate", ("negative", "model"), ("high", "model"), ((0, 1), "model")),
+        ]
+        scores = [(s.polarity_score, s.intensity_score, s.holder_score) for s in first.spans + second.spans]
+        model = [sp.frame for doc in expected for sp in doc.spans]
+        assert scores == [(f.polarity_score, f.intensity_score, f.holder_score) for f in model]
+        assert all(0 < x <= 1 for row in scores for x in row if x is not None)
+        v = p.set_attributes(2, 0, second.spans[0].id, "ann", intensity="medium", polarity="negative")
+        p.set_status(2, v, "done", "ann")
+        p.set_status(1, 0, "done", "ann")
+    out = tmp_path / "m"
+    argv = ["train", "--data", "annotations", str(path), "--task", "joint", "--depth", "1", "--hidden", "8"]
+    argv += ["--features", "random", "--embedding-dim", "8", "--max-epochs", "1", "--no-jit", "--quiet"]
+    assert main([*argv, "--frames", "--frame-units", "4", "--out", str(out)]) == 0
+    frames = json.loads((out / "meta.json").read_text())["training"]["data"]["frames"]
+    assert (frames["spans"], frames["matched"]) == ({"DSE": 2, "ESE": 1}, {"DSE": 2, "ESE": 1})
+    assert frames["polarity"] == {"DSE": {"negative": 1, "neutral": 1}, "ESE": {"negative": 1}}
+    assert frames["intensity"] == {"DSE": {"low": 1, "medium": 1}, "ESE": {"high": 1}}
+    assert frames["holder"] == {"DSE": {"span": 2}, "ESE": {"unknown": 1}}
