@@ -105,6 +105,8 @@ def test_frames_round_trip_with_their_provenance_and_edits_make_them_a_persons(p
     with pytest.raises(ProjectError, match="only a DSE has a holder, not an ESE"):
         project.set_holder(1, v, ese, "ann", "writer")
     assert project.document(1).version == v
+    v = project.set_attributes(1, v, ese, "ann", intensity="high", polarity=None, holder=None)  # the form's "—"
+    assert frames_of(project.document(1))[1][4] == (None, None, None)
     # "agreed" relabelled as an ESE loses its holder (an ESE has none), its polarity and intensity stay
     v = project.change_span(1, v, agreed, "ann", typ="ESE")
     assert frames_of(project.document(1))[2] == (
@@ -115,7 +117,7 @@ def test_frames_round_trip_with_their_provenance_and_edits_make_them_a_persons(p
         (None, None, None),
     )
     # undo walks every step back, provenance included
-    for _ in range(8):
+    for _ in range(9):
         v = project.undo(1, v, "ann")
     assert frames_of(project.document(1)) == MODEL_FRAMES
     # reopened: the same

@@ -221,6 +221,8 @@ class Edits(Documents):
         return version + 1
 
     def _change_holder(self, db, doc_id: int, span_id: int, typ: str, holder: Holder) -> None:
+        if typ != "DSE" and holder is None:
+            return  # (a span that is no DSE has none)
         if typ != "DSE":
             raise ProjectError(f"only a DSE has a holder, not an {typ}" if typ == "ESE" else "only a DSE has a holder")
         if isinstance(holder, list | tuple):
