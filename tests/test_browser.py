@@ -243,6 +243,7 @@ class _EveryWordItsSpan:
     """A stand-in network: a low-confidence span of its own on each ``MARKED`` word."""
 
     types = ("DSE", "ESE")
+    heads = None  # no frame heads
 
     def predict(self, sentences, batch_size=64):
         return [
@@ -314,6 +315,7 @@ class _SaidIsADse:
     """A stand-in network: a DSE on "said" and "grumbled" (confidence 0.55), nothing else."""
 
     types = ("DSE", "ESE")
+    heads = None  # no frame heads
 
     def predict(self, sentences, batch_size=64):
         return [
@@ -536,3 +538,46 @@ def test_the_page_fits_common_widths_and_draws_the_texts_own_spacing(server, tmp
             assert page.locator("button").evaluate_all(CUT_SHORT) == [], f"review view at {width} px"
             page.close()
         browser.close()
+
+
+def test_a_holder_is_set_in_chromium(server, tmp_path):
+    """A DSE whose holder the model got wrong: clicked, its holder is outlined; the right words selected and h
+    pressed, they are its holder, a person's, in the project."""
+    _need_chromium()
+    from playwright.sync_api import expect, sync_playwright
+
+    from opinion_tagger.annotation.importing import stored_parts
+    from opinion_tagger.annotation.store import Project, StoredSpan
+    from opinion_tagger.tagging.tagger import tokenised
+
+    # invented sentence: "hated" is Tom's, the model says Maria's
+    (doc,) = tokenised([("bridge", "Maria said that Tom hated the new bridge.")])
+    tokens, _ = stored_parts(doc)
+    hated = StoredSpan(None, "DSE", 4, 5, "model", 0.8, holder="span", holder_start=0, holder_end=1)
+    hated.holder_source, hated.holder_score = "model", 0.6
+    with Project(tmp_path / "study.sqlite", create=True) as project:  # the server's project, before the page opens
+        project.add_documents([("bridge", doc.text, tokens, [hated], "marker")])
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as p:
+        browser = _launch(p)
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        page.goto(server, wait_until="domcontentloaded")
+        _choose_name(page, "maria")
+        tok = lambda word: page.locator(".ot-tok", has=page.locator(".ot-word", has_text=word))
+        tok("hated").locator(".ot-lane").nth(0).click()
+        expect(tok("Maria")).to_have_class("ot-tok holder", timeout=60_000)
+        expect(page.locator(".ot-info")).to_contain_text("holder “Maria” (model 0.60)")
+        tok("Tom").locator(".ot-word").click()
+        expect(page.locator(".ot-info")).to_contain_text("h to make them the holder of DSE “hated”")
+        page.keyboard.press("h")
+        expect(page.get_by_text("Holder saved: “Tom”.")).to_be_visible(timeout=30_000)
+        editor_at(page, 1)
+        expect(tok("Tom")).to_have_class("ot-tok holder")  # the DSE is still clicked: its new holder outlined
+        expect(tok("Maria")).to_have_class("ot-tok")
+        expect(page.locator(".ot-info")).to_contain_text("holder “Tom” ✎")
+        page.wait_for_timeout(300)
+        page.screenshot(path=str(ARTIFACTS / "40-holder.png"), full_page=True)
+        browser.close()
+    with Project(tmp_path / "study.sqlite") as project:
+        (span,) = project.document(1).spans
+        assert (span.holder_value, span.holder_source, span.holder_score) == ((3, 4), "human", None)

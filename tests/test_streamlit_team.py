@@ -110,7 +110,8 @@ def test_the_editor_keys_send_reject_and_attribute_edits(project_path):
     assert 'k === "r") return () => send({ op: "reject" })' in js and 'cycle("intensity", data.intensities)' in js
     with Project(project_path) as p:
         data = editor_data(p.document(2), p.types, 0.5)
-        assert data["intensities"] == ["low", "medium", "high", "extreme"]
+        assert data["intensities"] == ["low", "medium", "high", "extreme", "neutral"]
+        assert data["holders"] == ["writer", "implicit", "none"]
         assert data["polarities"] == ["positive", "negative", "neutral", "both"]
         span = data["spans"][0]
         assert (span["intensity"], span["polarity"]) == (None, None)

@@ -7,12 +7,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from opinion_tagger.annotation.frames import provenance
 from opinion_tagger.annotation.store import (
     FINAL,
+    HOLDERS,
     INTENSITIES,
     ORDERS,
     POLARITIES,
+    UNCHANGED,
     Document,
+    Holder,
     Project,
     ProjectError,
 )
@@ -20,7 +24,7 @@ from opinion_tagger.tagging.formats import COLORS, LINE_COLORS
 
 STATIC = Path(__file__).resolve().parent / "static"
 KEYS = {"d": "DSE", "e": "ESE", "1": "DSE", "2": "ESE"}  # label keys (see static/editor.js for the others)
-OPS = ("add", "delete", "change", "undo", "accept", "reject", "next", "attributes")
+OPS = ("add", "delete", "change", "undo", "accept", "reject", "next", "attributes", "holder")
 
 
 def editor_data(doc: Document, types: tuple[str, ...], threshold: float) -> dict:
@@ -37,6 +41,7 @@ def editor_data(doc: Document, types: tuple[str, ...], threshold: float) -> dict
         "keys": {k: t for k, t in KEYS.items() if t in types},
         "intensities": list(INTENSITIES),
         "polarities": list(POLARITIES),  # keys i and p cycle through them
+        "holders": list(HOLDERS),  # key h on a DSE cycles through them (with words selected: those words)
         "tokens": [{"start": t.start, "end": t.end} for t in doc.tokens],
         "spans": [
             {
@@ -50,6 +55,10 @@ def editor_data(doc: Document, types: tuple[str, ...], threshold: float) -> dict
                 "at": s.at,
                 "intensity": s.intensity,
                 "polarity": s.polarity,
+                # a holder of words: their token positions [start, end)
+                "holder": {"start": h[0], "end": h[1]} if isinstance(h := s.holder_value, tuple) else h,
+                # where each value came from: "model 0.81", "human", "" (not set)
+                "from": {name: provenance(s, name) for name in ("intensity", "polarity", "holder")},
                 "low": s.source == "model" and s.score is not None and s.score < threshold,
             }
             for s in doc.spans
@@ -69,6 +78,16 @@ def _int(event: dict, key: str) -> int:
     if not isinstance(value, int) or isinstance(value, bool):
         raise ProjectError(f"edit without a valid {key!r}")
     return value
+
+
+def _holder(value: object) -> Holder:
+    """A holder sent by the editor: ``writer``, ``implicit``, ``none``, None (not set), or words as their token
+    positions ``{"start", "end"}``."""
+    if isinstance(value, dict):
+        return _int(value, "start"), _int(value, "end")
+    if value is None or isinstance(value, str):
+        return value
+    raise ProjectError("a holder is writer, implicit, none, or the holder's words")
 
 
 def _in_new_copy(project: Project, event: dict, doc_id: int, layer: str) -> dict:
@@ -135,8 +154,17 @@ def apply_event(
         values = {k: event.get(k) for k in ("intensity", "polarity")}
         if any(v is not None and not isinstance(v, str) for v in values.values()):
             raise ProjectError("attributes must be names")
-        project.set_attributes(doc_id, version, _int(event, "span"), annotator, **values, layer=layer)
+        holder = _holder(event["holder"]) if "holder" in event else UNCHANGED
+        project.set_attributes(doc_id, version, _int(event, "span"), annotator, **values, layer=layer, holder=holder)
         return Outcome("Attributes saved.")
+    if op == "holder":
+        holder = _holder(event.get("holder"))
+        project.set_holder(doc_id, version, _int(event, "span"), annotator, holder, layer=layer)
+        if isinstance(holder, tuple):
+            doc = project.document(doc_id, layer)
+            words = doc.text[doc.tokens[holder[0]].start : doc.tokens[holder[1] - 1].end]
+            return Outcome(f"Holder saved: “{' '.join(words.split())}”.")
+        return Outcome("Holder saved: " + (holder or "not set") + ".")
     if op == "reject":
         project.set_status(doc_id, version, "rejected", annotator, layer=layer)
         return Outcome(

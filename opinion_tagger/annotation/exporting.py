@@ -5,8 +5,11 @@ BRAT standoff; and the project's statistics.
 JSONL record: ``{"id", "text", "sentences", "spans", "status", "annotator"}`` (``annotator``: who changed it last)
 where each span is ``{"type", "start", "end", "text", "score", "source"}`` plus
 ``"annotator"`` and ``"at"`` for a human span (``score`` is the model's
-confidence, 1.0 for a human span), and MPQA's ``"intensity"`` and ``"polarity"``
-where set.  BRAT writes those as attributes (``A1<TAB>Intensity T3 high``).
+confidence, 1.0 for a human span), and its frame where set: MPQA's ``"intensity"`` and ``"polarity"``
+and a DSE's ``"holder"`` (``{"start", "end", "text"}``, ``"writer"``, ``"implicit"``, or null: none), each
+with its ``_source`` (``model``, with its ``_score``, or ``human``; ``opinion_tagger.annotation.frames``).
+BRAT writes those as attributes (``A1<TAB>Intensity T3 high``), a holder of words as a ``HOLDER`` span
+and a ``Holder`` relation, and their sources in the span's note.
 By default an export is of the accepted documents alone (``DEFAULT_STATUSES``: status ``done``; for
 a document several annotators annotated, that is its reviewed final version); other statuses
 are written when asked for.
@@ -25,6 +28,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TextIO
 
+from opinion_tagger.annotation.frames import brat_lines, json_fields, sources
 from opinion_tagger.annotation.store import STATUSES, Document, Project
 from opinion_tagger.tagging.documents import TaggedDocument, TaggedSentence, TaggedSpan, TaggedToken
 from opinion_tagger.tagging.formats import Writer, brat_ann, conll_lines
@@ -63,9 +67,7 @@ def record(doc: Document, types: tuple[str, ...]) -> dict:
         out["source"] = sp.source
         if sp.source == "human":
             out["annotator"], out["at"] = sp.annotator, sp.at
-        for attr in ("intensity", "polarity"):
-            if getattr(sp, attr) is not None:
-                out[attr] = getattr(sp, attr)
+        out.update(json_fields(doc, sp))
         if sp.origin is not None:
             out["annotators"] = json.loads(sp.origin)
     rec["status"] = doc.status
@@ -93,21 +95,11 @@ def brat_notes(doc: Document) -> str:
             if sp.source == "model" and sp.score is not None
             else f"human {sp.annotator or ''} {sp.at or ''}".strip()
         )
+        if sources(sp):
+            note += f"; {sources(sp)}"
         if sp.origin is not None:
             note += f"; in the copies of {', '.join(json.loads(sp.origin)) or 'none'}"
         lines.append(f"#{n}\tAnnotatorNotes T{n}\t{note}")
-    return "\n".join(lines) + ("\n" if lines else "")
-
-
-def brat_attributes(doc: Document) -> str:
-    """BRAT attributes of the spans that have them: ``A1<TAB>Intensity T3 high``, ``A2<TAB>Polarity T3 negative``
-    (the ``T`` numbers are those of ``brat_ann``: spans in token order)."""
-    spans = sorted(doc.spans, key=lambda s: (s.tok_start, s.tok_end, s.type))
-    lines: list[str] = []
-    for n, sp in enumerate(spans, 1):
-        for name, value in (("Intensity", sp.intensity), ("Polarity", sp.polarity)):
-            if value is not None:
-                lines.append(f"A{len(lines) + 1}\t{name} T{n} {value}")
     return "\n".join(lines) + ("\n" if lines else "")
 
 
@@ -131,8 +123,9 @@ class ProjectWriter(Writer):
         else:
             name = self._file_name(doc.name)
             (self._dir() / f"{name}.txt").write_text(doc.text, encoding="utf-8")
+            td = tagged(doc, self.types)
             (self._dir() / f"{name}.ann").write_text(
-                brat_ann(tagged(doc, self.types)) + brat_attributes(doc) + brat_notes(doc), encoding="utf-8"
+                brat_ann(td) + brat_lines(doc, td) + brat_notes(doc), encoding="utf-8"
             )
 
 

@@ -1,5 +1,6 @@
 """Import documents into a project: tokenise them (spaCy, as for tagging) and,
-with a model, pre-annotate them with its spans and confidences.
+with a model, pre-annotate them with its spans and confidences (and, from a model with
+frame heads, their polarity, intensity and a DSE's holder, each flagged as the model's).
 
 Every input record is imported, reported as already in the project, or reported
 as an error with its reason; nothing is dropped silently.
@@ -11,7 +12,15 @@ from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from opinion_tagger.annotation.store import Project, StoredSpan, StoredToken
+from opinion_tagger.annotation.store import (
+    HOLDERS,
+    INTENSITIES,
+    POLARITIES,
+    SPAN_HOLDER,
+    Project,
+    StoredSpan,
+    StoredToken,
+)
 from opinion_tagger.tagging.documents import TaggedDocument
 from opinion_tagger.tagging.inputs import MAX_CHARS, Record, directory_files, read_records
 from opinion_tagger.tagging.inputs import _file_records as file_records
@@ -56,14 +65,31 @@ def input_records(
 
 
 def stored_parts(doc: TaggedDocument) -> tuple[list[StoredToken], list[StoredSpan]]:
-    """A tagged document's tokens and (model) spans over token positions."""
+    """A tagged document's tokens and (model) spans over token positions; from a model with frame heads, each
+    span's polarity and intensity and a DSE's holder, as the model's (with its probabilities)."""
     tokens = [
         StoredToken(k, s_i, t.start, t.end)
         for k, (s_i, t) in enumerate((s_i, t) for s_i, s in enumerate(doc.sentences) for t in s.tokens)
     ]
     first = {t.start: t.position for t in tokens}
     last = {t.end: t.position for t in tokens}
-    spans = [StoredSpan(None, sp.type, first[sp.start], last[sp.end] + 1, "model", sp.score) for sp in doc.spans]
+    spans = []
+    for sp in doc.spans:
+        span = StoredSpan(None, sp.type, first[sp.start], last[sp.end] + 1, "model", sp.score)
+        f = sp.frame
+        if f is not None:
+            if f.polarity in POLARITIES:
+                span.polarity, span.polarity_source, span.polarity_score = f.polarity, "model", f.polarity_score
+            if f.intensity in INTENSITIES:
+                span.intensity, span.intensity_source, span.intensity_score = f.intensity, "model", f.intensity_score
+            if sp.type == "DSE":  # the model's holder: its words, writer, implicit, or None: none in the sentence
+                h = f.holder
+                if isinstance(h, dict) and h.get("start") in first and h.get("end") in last:
+                    span.holder, span.holder_start, span.holder_end = SPAN_HOLDER, first[h["start"]], last[h["end"]] + 1
+                else:
+                    span.holder = h if h in HOLDERS else "none"
+                span.holder_source, span.holder_score = "model", f.holder_score
+        spans.append(span)
     return tokens, spans
 
 

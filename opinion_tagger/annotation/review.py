@@ -2,7 +2,8 @@
 INCEpTION's curation).  The reviewer sees two copies side by side and either accepts one
 annotator's spans or merges: keeps the spans ticked among all the copies' spans (by default
 those both annotators made).  Each span of the final version keeps its provenance (source,
-score or annotator and time, attributes) from the copy it came from, and ``origin`` lists the
+score or annotator and time, its frame: polarity, intensity, holder, each with its source) from
+the copy it came from (in a merge, the first of the annotators compared that has it), and ``origin`` lists the
 annotators whose copies had exactly that span; the document records the review (reviewer,
 time, method, annotators compared)."""
 
@@ -10,8 +11,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
+from opinion_tagger.annotation.frames import summary
 from opinion_tagger.annotation.store import FINAL, Document, Project, ProjectError, StoredSpan
 
 FINISHED = ("done", "rejected")
@@ -25,6 +27,14 @@ class Candidate:
     text: str
     by: list[str]
     span: StoredSpan  # as the first of ``by`` has it
+    frames: dict[str, str] = field(default_factory=dict)  # annotator -> the frame values of their span (summary)
+
+    def frame_text(self) -> str:
+        """``negative, high`` when the copies agree on the span's frame; ``ann: negative; ben: positive`` when
+        they differ ("no values" for a copy without); "" when no copy has a value."""
+        if len(set(self.frames.values())) <= 1:
+            return next(iter(self.frames.values()), "")
+        return "; ".join(f"{a}: {v or 'no values'}" for a, v in self.frames.items())
 
 
 def reviewable(project: Project) -> list[tuple[int, str, str, list[tuple[str, str]]]]:
@@ -56,7 +66,8 @@ def copies_of(project: Project, doc_id: int, annotators: Sequence[str]) -> list[
 
 
 def candidates(project: Project, doc_id: int, annotators: Sequence[str]) -> list[Candidate]:
-    """Every span of the annotators' copies, once per type and tokens, in token order."""
+    """Every span of the annotators' copies, once per type and tokens, in token order, with each copy's frame
+    values of it (the span kept, with its values, is the first annotator's)."""
     out: dict[tuple[str, int, int], Candidate] = {}
     for doc in copies_of(project, doc_id, annotators):
         for sp in doc.spans:
@@ -65,6 +76,7 @@ def candidates(project: Project, doc_id: int, annotators: Sequence[str]) -> list
             else:
                 a, b = doc.span_chars(sp)
                 out[sp.key] = Candidate(sp.key, doc.text[a:b], [doc.layer], sp)
+            out[sp.key].frames[doc.layer] = summary(doc, sp)
     return sorted(out.values(), key=lambda c: (c.key[1], c.key[2], c.key[0]))
 
 

@@ -35,11 +35,16 @@ def add_training_labels(
     docs: dict[str, list[Sentence]], source: str, path: str | Path, auxiliary: tuple[str, ...] = (), frames=False
 ) -> dict:
     """Add to ``docs`` the ``auxiliary`` types' tags (``opinion_tagger.corpus.auxiliary``) and, with ``frames``,
-    the spans' frames (``opinion_tagger.corpus.frames``); what each found, by name (``auxiliary``, ``frames``)."""
+    the spans' frames (``opinion_tagger.corpus.frames``; a project's accepted documents have theirs already); what
+    each found, by name (``auxiliary``, ``frames``)."""
     out = {}
     if auxiliary:
         out["auxiliary"] = tag_auxiliary(docs, auxiliary, source, path).to_dict()
-    if frames:
+    if frames and source == "annotations":  # a project's sentences carry their frames (accepted_documents)
+        from opinion_tagger.annotation.frames import frame_counts
+
+        out["frames"] = frame_counts(docs).to_dict()
+    elif frames:
         out["frames"] = tag_frames(docs, source, path).to_dict()
     return out
 

@@ -92,11 +92,16 @@ def review_view(project: Project, reviewer: str, threshold: float) -> None:
         )
     cands = candidates(project, doc_id, pair)
     with st.form(f"merge_{doc_id}_{first}_{second}", border=True):
-        st.markdown("**Spans of the two copies**: tick those the final version keeps (ticked: both made it)")
+        st.markdown(
+            "**Spans of the two copies**: tick those the final version keeps (ticked: both made it); a span's "
+            "polarity, intensity and holder are the left copy's where it has the span"
+        )
         keep = []
         for cand in cands:  # a checkbox per span (type and tokens), whatever the copies hold by now
+            frame = cand.frame_text()  # the copies' polarity, intensity and holder of it
             tick = st.checkbox(
-                f"{cand.key[0]} “{plain(cand.text)}” — {plain(', '.join(cand.by))}",
+                f"{cand.key[0]} “{plain(cand.text)}” — {plain(', '.join(cand.by))}"
+                + (f" · {plain(frame)}" if frame else ""),
                 value=len(cand.by) == len(pair),
                 key="keep_{}_{}_{}_{}".format(doc_id, *cand.key),
             )

@@ -7,9 +7,11 @@
 // textContent (never innerHTML), so user text is always escaped.
 //
 // Mouse: press on a word and drag (or click a word, shift+click another) to select words;
-// click a span's lane or chip to select the span.
+// click a span's lane or chip to select the span (a DSE's holder is then outlined in the text).
 // Keys: d / 1 DSE, e / 2 ESE (label the selected words or relabel the selected span);
 // x / Delete delete the span; shift+left/right move the span's end, alt+left/right its start;
+// i / p step the span's intensity / polarity; h on a DSE steps its holder (writer, implicit, none, not
+// set), or, with words selected after clicking a DSE, makes those words its holder;
 // u / ctrl+z undo; a accept the document; n next unfinished document; Escape clear.
 export default function (component) {
   const { data, parentElement, setTriggerValue } = component;
@@ -26,11 +28,13 @@ export default function (component) {
   const keys = data.keys; // {"d": "DSE", "e": "ESE", "1": "DSE", ...}
   // the selection survives a redraw of the same document (a rerun between selecting and a key)
   const kept = parentElement.__otSelection;
-  const state = kept && kept.doc === data.doc ? { ...kept, dragging: false }
-    : { doc: data.doc, anchor: null, focus: null, span: null, dragging: false };
+  // dse: the DSE last clicked, whose holder is shown and set (it stays while words are selected for its holder)
+  const state = kept && kept.doc === data.doc ? { dse: null, ...kept, dragging: false }
+    : { doc: data.doc, anchor: null, focus: null, span: null, dse: null, dragging: false };
   if (state.anchor !== null && (state.anchor >= data.tokens.length || state.focus >= data.tokens.length))
     state.anchor = state.focus = null;
   if (state.span !== null && !data.spans.some((s) => s.id === state.span)) state.span = null;
+  if (state.dse !== null && !data.spans.some((s) => s.id === state.dse && s.type === "DSE")) state.dse = null;
   // Keys pressed (and toolbar buttons clicked) while an edit is on its way (from send until the editor is drawn
   // again with the document the page returns) are held and replayed on that drawing: this drawing's version is
   // then out of date, and the page would refuse an edit made on it as stale.  If no drawing comes within
@@ -69,6 +73,9 @@ export default function (component) {
   const delButton = el("button", "ot-act", "Delete span (x)");
   delButton.addEventListener("click", () => press({ key: "x" }));
   bar.appendChild(delButton);
+  const holderButton = el("button", "ot-act", "Holder (h)");
+  holderButton.addEventListener("click", () => press({ key: "h" }));
+  bar.appendChild(holderButton);
   const info = el("span", "ot-info");
   bar.appendChild(info);
   root.appendChild(bar);
@@ -130,6 +137,7 @@ export default function (component) {
           releaseFocus();
           ev.stopPropagation();
           state.span = s.id;
+          state.dse = s.type === "DSE" ? s.id : null;
           state.anchor = state.focus = null;
           paint();
         });
@@ -150,7 +158,7 @@ export default function (component) {
       releaseFocus();
       if (ev.shiftKey && state.anchor !== null) state.focus = i;
       else state.anchor = state.focus = i;
-      state.span = null;
+      state.span = null; // (state.dse stays: the words may be its holder)
       state.dragging = true;
       paint();
     });
@@ -210,25 +218,50 @@ export default function (component) {
     const at = values.indexOf(sp[name]);
     const next = at + 1 < values.length ? values[at + 1] : null;
     send({ op: "attributes", span: sp.id, intensity: sp.intensity ?? null, polarity: sp.polarity ?? null, [name]: next });
-    parentElement.__otSelection = { doc: data.doc, anchor: null, focus: null, span: sp.id }; // press again to go on
+    parentElement.__otSelection = { doc: data.doc, anchor: null, focus: null, span: sp.id, dse: state.dse }; // press again
+  }
+  // a DSE's holder: the selected words, or (none selected) the next of writer, implicit, none, not set
+  function holder() {
+    const dse = state.dse !== null ? spanById(state.dse) : null;
+    if (!dse) return;
+    const sel = selected();
+    if (sel) send({ op: "holder", span: dse.id, holder: { start: sel[0], end: sel[1] } });
+    else {
+      const at = data.holders.indexOf(dse.holder);
+      send({ op: "holder", span: dse.id, holder: at + 1 < data.holders.length ? data.holders[at + 1] : null });
+    }
+    parentElement.__otSelection = { doc: data.doc, anchor: null, focus: null, span: dse.id, dse: dse.id };
+  }
+  // a value and where it came from: "high (model 0.62)", "high ✎" (a person's)
+  const valued = (sp, name, value) => `${value}${sp.from && sp.from[name] === "human" ? " ✎" : sp.from && sp.from[name] ? ` (${sp.from[name]})` : ""}`;
+  const wordsOf = (a, b) => data.text.slice(data.tokens[a].start, data.tokens[b - 1].end);
+  function holderText(sp) {
+    if (!sp || sp.holder === null || sp.holder === undefined) return "";
+    const h = typeof sp.holder === "object" ? `“${wordsOf(sp.holder.start, sp.holder.end)}”` : sp.holder;
+    return ` · holder ${valued(sp, "holder", h)}`;
   }
 
   function paint() {
-    parentElement.__otSelection = { doc: data.doc, anchor: state.anchor, focus: state.focus, span: state.span };
+    parentElement.__otSelection = { doc: data.doc, anchor: state.anchor, focus: state.focus, span: state.span, dse: state.dse };
     const sel = selected();
     tokEls.forEach((t, i) => t.classList.toggle("sel", !!sel && i >= sel[0] && i < sel[1]));
     types.forEach((ty) => laneEls[ty].forEach((c) => c.classList.toggle("picked", state.span !== null && c.dataset.span === String(state.span))));
     const sp = state.span !== null ? spanById(state.span) : null;
+    const dse = state.dse !== null ? spanById(state.dse) : null;
+    const h = dse && dse.holder && typeof dse.holder === "object" ? dse.holder : null; // its holder's words, outlined
+    tokEls.forEach((t, i) => t.classList.toggle("holder", !!h && i >= h.start && i < h.end));
     if (sp) {
-      const words = data.text.slice(data.tokens[sp.start].start, data.tokens[sp.end - 1].end);
-      info.textContent = `${sp.type} “${words}” — ${sp.source === "model" ? "model " + sp.score.toFixed(2) : "by " + (sp.annotator || "?")}`
-        + (sp.intensity ? ` · intensity ${sp.intensity}` : "") + (sp.polarity ? ` · polarity ${sp.polarity}` : "")
-        + " · d/e relabel · x delete · shift/alt+←/→ resize · i intensity · p polarity";
+      info.textContent = `${sp.type} “${wordsOf(sp.start, sp.end)}” — ${sp.source === "model" ? "model " + sp.score.toFixed(2) : "by " + (sp.annotator || "?")}`
+        + (sp.intensity ? ` · intensity ${valued(sp, "intensity", sp.intensity)}` : "")
+        + (sp.polarity ? ` · polarity ${valued(sp, "polarity", sp.polarity)}` : "") + holderText(sp)
+        + " · d/e relabel · x delete · shift/alt+←/→ resize · i intensity · p polarity"
+        + (sp.type === "DSE" ? " · h holder (or select its words, then h)" : "");
     } else if (sel) {
-      const words = data.text.slice(data.tokens[sel[0]].start, data.tokens[sel[1] - 1].end);
-      info.textContent = `“${words}” · press ${Object.keys(keys).filter((k) => isNaN(Number(k))).join(" or ")} to label`;
+      info.textContent = `“${wordsOf(sel[0], sel[1])}” · press ${Object.keys(keys).filter((k) => isNaN(Number(k))).join(" or ")} to label`
+        + (dse ? `, h to make them the holder of DSE “${wordsOf(dse.start, dse.end)}”` : "");
     } else info.textContent = "Select words with the mouse, or click a span.";
     delButton.disabled = !sp;
+    holderButton.disabled = !dse;
     labelButtons.forEach((b) => (b.disabled = !sp && !sel));
   }
 
@@ -266,10 +299,11 @@ export default function (component) {
     if (k === "r") return () => send({ op: "reject" });
     if (k === "i") return () => cycle("intensity", data.intensities);
     if (k === "p") return () => cycle("polarity", data.polarities);
+    if (k === "h") return holder;
     if (k === "n") return () => send({ op: "next" });
     if (ev.key === "Escape")
       return () => {
-        state.anchor = state.focus = state.span = null;
+        state.anchor = state.focus = state.span = state.dse = null;
         paint();
       };
     return null;

@@ -20,7 +20,7 @@ changes nothing.  Each change is one transaction (``BEGIN IMMEDIATE``).
 ``Project`` is built in layers, a module each: ``connection`` (the file, its lock and
 transactions), ``schema`` (the tables, and the migrations from older versions),
 ``records`` (documents, tokens, spans, statuses and errors as Python sees them),
-``documents`` (import, and reading a document), ``edits`` (span edits, status, undo),
+``documents`` (import, and reading a document), ``edits`` (span edits, attributes and holders, status, undo),
 ``team`` (annotators' copies and the review) and ``queries`` (work lists, the queue, search, history).
 """
 
@@ -28,12 +28,16 @@ from opinion_tagger.annotation.store.project import Project
 from opinion_tagger.annotation.store.queries import ORDER_RULES, ORDERS
 from opinion_tagger.annotation.store.records import (
     FINAL,
+    HOLDERS,
     INTENSITIES,
     POLARITIES,
+    SPAN_HOLDER,
     STATUSES,
+    UNCHANGED,
     ConflictError,
     Document,
     DocumentInfo,
+    Holder,
     ProjectError,
     StoredSpan,
     StoredToken,
@@ -42,15 +46,19 @@ from opinion_tagger.annotation.store.schema import SCHEMA_VERSION
 
 __all__ = [
     "FINAL",
+    "HOLDERS",
     "INTENSITIES",
     "ORDERS",
     "ORDER_RULES",
     "POLARITIES",
     "SCHEMA_VERSION",
+    "SPAN_HOLDER",
     "STATUSES",
+    "UNCHANGED",
     "ConflictError",
     "Document",
     "DocumentInfo",
+    "Holder",
     "Project",
     "ProjectError",
     "StoredSpan",

@@ -11,6 +11,7 @@ from opinion_tagger.annotation.store.connection import Connection
 from opinion_tagger.annotation.store.records import (
     FINAL,
     SPAN_COLUMNS,
+    SPAN_FIELDS,
     STATUSES,
     Document,
     DocumentInfo,
@@ -122,7 +123,7 @@ class Documents(Connection):
             ]
             doc.spans = self._spans(doc_id, layer)
             if doc.layer != layer:  # a preview: the spans a copy starts with
-                doc.spans = [s for s in doc.spans if s.source == "model"]
+                doc.spans = [s.model_part() for s in doc.spans if s.source == "model"]
         return doc
 
     def _spans(self, doc_id: int, layer: str = FINAL) -> list[StoredSpan]:
@@ -135,24 +136,8 @@ class Documents(Connection):
         ]
 
     def _insert_spans(self, db, doc_id: int, spans: Iterable[StoredSpan], layer: str = FINAL) -> None:
+        names = [f for f in SPAN_FIELDS if f != "id"]
         db.executemany(
-            "INSERT INTO spans (doc_id, owner, type, tok_start, tok_end, source, score, annotator, at, "
-            "intensity, polarity, origin) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [
-                (
-                    doc_id,
-                    layer,
-                    s.type,
-                    s.tok_start,
-                    s.tok_end,
-                    s.source,
-                    s.score,
-                    s.annotator,
-                    s.at,
-                    s.intensity,
-                    s.polarity,
-                    s.origin,
-                )
-                for s in spans
-            ],
+            f"INSERT INTO spans (doc_id, owner, {', '.join(names)}) VALUES (?, ?{', ?' * len(names)})",
+            [(doc_id, layer, *(getattr(s, f) for f in names)) for s in spans],
         )

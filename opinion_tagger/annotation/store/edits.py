@@ -11,13 +11,18 @@ from dataclasses import asdict
 from opinion_tagger.annotation.store.documents import Documents
 from opinion_tagger.annotation.store.records import (
     FINAL,
+    HOLDERS,
     INTENSITIES,
     POLARITIES,
+    SPAN_HOLDER,
     STATUSES,
+    UNCHANGED,
     ConflictError,
+    Holder,
     ProjectError,
     StoredSpan,
     now,
+    span_of,
 )
 
 
@@ -154,7 +159,8 @@ class Edits(Documents):
         tok_end: int | None = None,
         layer: str = FINAL,
     ) -> int:
-        """Relabel and/or resize a span; it becomes a human span (who and when)."""
+        """Relabel and/or resize a span; it becomes a human span (who and when).  Its frame values stay, with
+        their sources; relabelled as no DSE, it loses its holder."""
         with self._edit(doc_id, version, "change", annotator, layer=layer) as db:
             old_type, old_start, old_end = self._span_row(db, doc_id, span_id, layer)
             typ = typ or old_type
@@ -167,6 +173,8 @@ class Edits(Documents):
                 "annotator = ?, at = ? WHERE id = ?",
                 (typ, tok_start, tok_end, annotator, now(), span_id),
             )
+            if typ != "DSE":  # a holder is a DSE's
+                self._write_holder(db, span_id, None, None)
         return version + 1
 
     def set_attributes(
@@ -178,17 +186,73 @@ class Edits(Documents):
         intensity: str | None = None,
         polarity: str | None = None,
         layer: str = FINAL,
+        holder: Holder = UNCHANGED,
     ) -> int:
-        """Set a span's MPQA attributes (None: not set; both are written).  The span keeps its
-        source; the change is recorded (who, when) in the history and can be undone."""
+        """Set a span's MPQA attributes (None: not set; both are written) and, unless ``UNCHANGED``, a DSE's
+        holder (``set_holder``).  A value that changes becomes a person's (source ``human``, no score); one
+        that stays keeps its source (the model's stays the model's).  The span keeps its source; the change
+        is recorded (who, when) in the history and can be undone."""
         if intensity is not None and intensity not in INTENSITIES:
             raise ProjectError(f"unknown intensity {str(intensity)[:20]!r} (choose from {', '.join(INTENSITIES)})")
         if polarity is not None and polarity not in POLARITIES:
             raise ProjectError(f"unknown polarity {str(polarity)[:20]!r} (choose from {', '.join(POLARITIES)})")
         with self._edit(doc_id, version, "attributes", annotator, layer=layer) as db:
-            self._span_row(db, doc_id, span_id, layer)
-            db.execute("UPDATE spans SET intensity = ?, polarity = ? WHERE id = ?", (intensity, polarity, span_id))
+            typ, _, _ = self._span_row(db, doc_id, span_id, layer)
+            for name, value in (("intensity", intensity), ("polarity", polarity)):
+                db.execute(
+                    f"UPDATE spans SET {name}_source = CASE WHEN ? IS NULL THEN NULL WHEN {name} IS ? "
+                    f"THEN {name}_source ELSE 'human' END, {name}_score = CASE WHEN {name} IS ? "
+                    f"THEN {name}_score END, {name} = ? WHERE id = ?",
+                    (value, value, value, value, span_id),
+                )
+            if holder != UNCHANGED:
+                self._change_holder(db, doc_id, span_id, typ, holder)
         return version + 1
+
+    def set_holder(
+        self, doc_id: int, version: int, span_id: int, annotator: str | None, holder: Holder, layer: str = FINAL
+    ) -> int:
+        """Set a DSE's holder: ``writer``, ``implicit``, ``none`` (no holder in the document), a token span
+        ``(start, end)`` of the document (within one sentence), or None (not set).  It becomes a person's
+        (unless it is what it was); the change can be undone."""
+        with self._edit(doc_id, version, "holder", annotator, layer=layer) as db:
+            typ, _, _ = self._span_row(db, doc_id, span_id, layer)
+            self._change_holder(db, doc_id, span_id, typ, holder)
+        return version + 1
+
+    def _change_holder(self, db, doc_id: int, span_id: int, typ: str, holder: Holder) -> None:
+        if typ != "DSE" and holder is None:
+            return  # (a span that is no DSE has none)
+        if typ != "DSE":
+            raise ProjectError(f"only a DSE has a holder, not an {typ}" if typ == "ESE" else "only a DSE has a holder")
+        if isinstance(holder, list | tuple):
+            if len(holder) != 2 or not all(isinstance(k, int) and not isinstance(k, bool) for k in holder):
+                raise ProjectError("a holder's tokens are two positions, its first and its end")
+            try:
+                self._check_span(db, doc_id, typ, holder[0], holder[1])
+            except ProjectError as exc:
+                raise ProjectError(f"the holder: {exc}") from None
+            holder = (holder[0], holder[1])
+        elif holder is not None and holder not in HOLDERS:
+            raise ProjectError(
+                f"unknown holder {str(holder)[:20]!r} (choose from {', '.join(HOLDERS)}, or the holder's words)"
+            )
+        row = db.execute(
+            "SELECT holder, holder_start, holder_end, holder_source, holder_score FROM spans WHERE id = ?", (span_id,)
+        ).fetchone()
+        before = StoredSpan(None, typ, 0, 1, holder=row[0], holder_start=row[1], holder_end=row[2]).holder_value
+        if holder == before:
+            return  # what it was: its source stays
+        self._write_holder(db, span_id, holder, None if holder is None else "human")
+
+    @staticmethod
+    def _write_holder(db, span_id: int, holder: Holder, source: str | None, score: float | None = None) -> None:
+        kind, start, end = (SPAN_HOLDER, *holder) if isinstance(holder, tuple) else (holder, None, None)
+        db.execute(
+            "UPDATE spans SET holder = ?, holder_start = ?, holder_end = ?, holder_source = ?, holder_score = ? "
+            "WHERE id = ?",
+            (kind, start, end, source, score, span_id),
+        )
 
     def set_status(self, doc_id: int, version: int, status: str, annotator: str | None, layer: str = FINAL) -> int:
         """``done`` accepts the document (its spans, model or human, are the annotation);
@@ -214,29 +278,9 @@ class Edits(Documents):
         hist_id, before = row[0], json.loads(row[1])
         with self._edit(doc_id, version, "undo", annotator, status=before["status"], layer=layer) as db:
             db.execute("DELETE FROM spans WHERE doc_id = ? AND owner = ?", (doc_id, layer))
-            # restored spans get new ids (an old id may belong to a span made since, in another document);
-            # a change saved before version 2 has no intensity or polarity, before version 3 no origin: None
-            self._insert_spans(
-                db,
-                doc_id,
-                [
-                    StoredSpan(
-                        None,
-                        s["type"],
-                        s["tok_start"],
-                        s["tok_end"],
-                        s["source"],
-                        s["score"],
-                        s["annotator"],
-                        s["at"],
-                        s.get("intensity"),
-                        s.get("polarity"),
-                        s.get("origin"),
-                    )
-                    for s in before["spans"]
-                ],
-                layer,
-            )
+            # restored spans get new ids (an old id may belong to a span made since, in another document); a change
+            # saved before version 2 has no intensity or polarity, before 3 no origin, before 4 no frame sources
+            self._insert_spans(db, doc_id, [span_of(s) for s in before["spans"]], layer)
             if layer == FINAL:
                 db.execute("UPDATE documents SET review = ? WHERE id = ?", (before.get("review"), doc_id))
             db.execute("DELETE FROM history WHERE id = ?", (hist_id,))

@@ -3,8 +3,9 @@ layers they take, and the store's errors."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, replace
 from datetime import UTC, datetime
+from typing import Any
 
 from opinion_tagger.errors import TaggerError
 
@@ -12,8 +13,13 @@ FINAL = ""  # the layer of a document's final version (an annotator's copy: thei
 STATUSES = ("todo", "in_progress", "done", "rejected")
 UNFINISHED = ("todo", "in_progress")
 SOURCES = ("model", "human")
-INTENSITIES = ("low", "medium", "high", "extreme")
+INTENSITIES = ("low", "medium", "high", "extreme", "neutral")  # neutral: a model's class, rare in MPQA's intensity
 POLARITIES = ("positive", "negative", "neutral", "both")
+HOLDERS = ("writer", "implicit", "none")  # a DSE's holder that is no span of the document's tokens
+SPAN_HOLDER = "span"  # the stored kind of a holder that is a token span (``holder_start``, ``holder_end``)
+UNCHANGED = "unchanged"  # ``set_attributes``: leave the holder as it is
+# a holder as Python gives it: one of HOLDERS, a token span (start, end) of the document, or None (not set)
+Holder = str | tuple[int, int] | None
 
 
 class ProjectError(TaggerError):
@@ -49,13 +55,56 @@ class StoredSpan:
     intensity: str | None = None  # MPQA's attributes, optional: INTENSITIES, POLARITIES
     polarity: str | None = None
     origin: str | None = None  # a reviewed span: the annotators whose copies had it (JSON list)
+    # each frame value's provenance: "model" (with the model's probability) or "human"; None while not set
+    polarity_source: str | None = None
+    polarity_score: float | None = None
+    intensity_source: str | None = None
+    intensity_score: float | None = None
+    # a DSE's holder: a kind of HOLDERS, or SPAN_HOLDER with its tokens [holder_start, holder_end); None: not set
+    holder: str | None = None
+    holder_start: int | None = None
+    holder_end: int | None = None
+    holder_source: str | None = None
+    holder_score: float | None = None
 
     @property
     def key(self) -> tuple[str, int, int]:
         return self.type, self.tok_start, self.tok_end
 
+    @property
+    def holder_value(self) -> Holder:
+        """The holder: one of HOLDERS, a token span ``(start, end)``, or None (not set)."""
+        if self.holder == SPAN_HOLDER and self.holder_start is not None and self.holder_end is not None:
+            return self.holder_start, self.holder_end
+        return self.holder if self.holder in HOLDERS else None
 
-SPAN_COLUMNS = "id, type, tok_start, tok_end, source, score, annotator, at, intensity, polarity, origin"
+    def model_part(self) -> StoredSpan:
+        """The span as a model proposed it: a person's frame values left out (an annotator's copy starts so)."""
+        out = replace(self)
+        for name in FRAME_VALUES:
+            if getattr(out, f"{name}_source") != "model":
+                setattr(out, name, None)
+                setattr(out, f"{name}_source", None)
+                setattr(out, f"{name}_score", None)
+        if out.holder is None:
+            out.holder_start = out.holder_end = None
+        return out
+
+
+FRAME_VALUES = ("polarity", "intensity", "holder")  # each with its ``_source`` and ``_score``
+SPAN_FIELDS = tuple(f.name for f in fields(StoredSpan))
+SPAN_COLUMNS = ", ".join(SPAN_FIELDS)
+
+
+def span_of(stored: dict) -> StoredSpan:
+    """A span kept in the history (``asdict``), as new (no id).  A change saved before schema version 4 has no
+    provenance of its intensity and polarity: a person set them then."""
+    values: dict[str, Any] = {k: stored.get(k) for k in SPAN_FIELDS if k != "id"}
+    span = StoredSpan(id=None, **values)
+    for name in ("intensity", "polarity"):
+        if getattr(span, name) is not None and f"{name}_source" not in stored:
+            setattr(span, f"{name}_source", "human")
+    return span
 
 
 @dataclass

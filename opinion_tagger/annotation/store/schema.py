@@ -1,7 +1,7 @@
 """The store's tables, created in a new file, and the migrations that bring an older file
 forward in place, in one transaction, when it is opened.
 
-Schema (``SCHEMA_VERSION`` 3; see ``MIGRATIONS``)::
+Schema (``SCHEMA_VERSION`` 4; see ``MIGRATIONS``)::
 
     meta(key, value)                       schema_version, types (JSON list), created
     documents(id, name UNIQUE, text,       one row per imported document; ``version`` grows
@@ -18,10 +18,14 @@ Schema (``SCHEMA_VERSION`` 3; see ``MIGRATIONS``)::
     spans(id, doc_id, owner, type,         a DSE/ESE span over tokens [tok_start, tok_end)
           tok_start, tok_end, source,      of one sentence, in the document's final version
           score, annotator, at,            (owner '') or in an annotator's copy (owner: the
-          intensity, polarity, origin)     annotator); source 'model' (with its score) or
-                                           'human' (with who and when); MPQA's attributes,
-                                           each optional; origin: the annotators whose copies
-                                           had the span, for a span a review took (JSON list)
+          intensity, polarity, origin,     annotator); source 'model' (with its score) or
+          polarity_source, _score,         'human' (with who and when); MPQA's attributes,
+          intensity_source, _score,        each optional, each with its source ('model', with
+          holder, holder_start,            the model's probability, or 'human'); a DSE's holder:
+          holder_end, holder_source,       writer, implicit, none, or span (its tokens
+          holder_score)                    [holder_start, holder_end)), its source likewise;
+                                           origin: the annotators whose copies had the span,
+                                           for a span a review took (JSON list)
     history(id, doc_id, owner, version,    every change of a version (owner as for spans),
             action, annotator, at, before) with its spans and status before it (JSON):
                                            what undo restores
@@ -36,7 +40,34 @@ from pathlib import Path
 
 from opinion_tagger.annotation.store.records import ProjectError, now
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
+
+# the spans table (version 4: ``neutral`` intensity, the frame values' sources and scores, a DSE's holder)
+SPANS = """CREATE TABLE IF NOT EXISTS {name} (
+    id INTEGER PRIMARY KEY,
+    doc_id INTEGER NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+    type TEXT NOT NULL,
+    tok_start INTEGER NOT NULL,
+    tok_end INTEGER NOT NULL CHECK (tok_end > tok_start),
+    source TEXT NOT NULL CHECK (source IN ('model', 'human')),
+    score REAL,
+    annotator TEXT,
+    at TEXT,
+    intensity TEXT CHECK (intensity IN ('low', 'medium', 'high', 'extreme', 'neutral')),
+    polarity TEXT CHECK (polarity IN ('positive', 'negative', 'neutral', 'both')),
+    owner TEXT NOT NULL DEFAULT '',
+    origin TEXT,
+    polarity_source TEXT CHECK (polarity_source IN ('model', 'human')),
+    polarity_score REAL,
+    intensity_source TEXT CHECK (intensity_source IN ('model', 'human')),
+    intensity_score REAL,
+    holder TEXT CHECK (holder IN ('writer', 'implicit', 'none', 'span')),
+    holder_start INTEGER,
+    holder_end INTEGER,
+    holder_source TEXT CHECK (holder_source IN ('model', 'human')),
+    holder_score REAL,
+    CHECK ((holder = 'span') = (holder_start IS NOT NULL AND holder_end > holder_start))
+)"""
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -70,21 +101,7 @@ CREATE TABLE IF NOT EXISTS tokens (
     end INTEGER NOT NULL,
     PRIMARY KEY (doc_id, position)
 ) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS spans (
-    id INTEGER PRIMARY KEY,
-    doc_id INTEGER NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
-    type TEXT NOT NULL,
-    tok_start INTEGER NOT NULL,
-    tok_end INTEGER NOT NULL CHECK (tok_end > tok_start),
-    source TEXT NOT NULL CHECK (source IN ('model', 'human')),
-    score REAL,
-    annotator TEXT,
-    at TEXT,
-    intensity TEXT CHECK (intensity IN ('low', 'medium', 'high', 'extreme')),
-    polarity TEXT CHECK (polarity IN ('positive', 'negative', 'neutral', 'both')),
-    owner TEXT NOT NULL DEFAULT '',
-    origin TEXT
-);
+{spans};
 CREATE INDEX IF NOT EXISTS spans_by_layer ON spans(doc_id, owner);
 CREATE TABLE IF NOT EXISTS history (
     id INTEGER PRIMARY KEY,
@@ -97,7 +114,7 @@ CREATE TABLE IF NOT EXISTS history (
     before TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS history_by_layer ON history(doc_id, owner, id);
-"""
+""".replace("{spans}", SPANS.format(name="spans"))
 
 
 def _migrate_1_to_2(db) -> None:
@@ -142,8 +159,24 @@ def _migrate_2_to_3(db) -> None:
             db.execute(stmt)
 
 
+def _migrate_3_to_4(db) -> None:
+    """Version 4: opinion frames on spans.  The spans table is rebuilt (SQLite cannot change a CHECK
+    constraint: intensity may be ``neutral``) with each frame value's source and score and a DSE's holder; the
+    intensities and polarities set so far were set by a person (source ``human``)."""
+    db.execute(SPANS.format(name="spans_v4"))
+    kept = "id, doc_id, type, tok_start, tok_end, source, score, annotator, at, intensity, polarity, owner, origin"
+    db.execute(
+        f"INSERT INTO spans_v4 ({kept}, intensity_source, polarity_source) SELECT {kept}, "
+        "CASE WHEN intensity IS NULL THEN NULL ELSE 'human' END, "
+        "CASE WHEN polarity IS NULL THEN NULL ELSE 'human' END FROM spans"
+    )
+    db.execute("DROP TABLE spans")  # its index with it; nothing refers to a span's row
+    db.execute("ALTER TABLE spans_v4 RENAME TO spans")
+    db.execute("CREATE INDEX IF NOT EXISTS spans_by_layer ON spans(doc_id, owner)")
+
+
 # from version N to N + 1; each runs inside the transaction that opens the file
-MIGRATIONS = {1: _migrate_1_to_2, 2: _migrate_2_to_3}
+MIGRATIONS = {1: _migrate_1_to_2, 2: _migrate_2_to_3, 3: _migrate_3_to_4}
 
 
 def open_schema(db: sqlite3.Connection, path: Path, types: Sequence[str]) -> None:

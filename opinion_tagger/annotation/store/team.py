@@ -54,7 +54,7 @@ class Team(Edits):
         return [tuple(r) for r in rows]
 
     def claim(self, doc_id: int, annotator: str) -> bool:
-        """Make ``annotator``'s copy of a document with an overlap (the model's spans, status to do),
+        """Make ``annotator``'s copy of a document with an overlap (the model's spans and frame values, status to do),
         unless they have one (False); the page does it at their first change of the document.  ProjectError when
         the document has no overlap, was reviewed, or already has as many annotators as its overlap."""
         if not annotator:
@@ -77,11 +77,9 @@ class Team(Edits):
                 "INSERT INTO copies (doc_id, owner, created, updated) VALUES (?, ?, ?, ?)",
                 (doc_id, annotator, stamp, stamp),
             )
-            db.execute(
-                "INSERT INTO spans (doc_id, owner, type, tok_start, tok_end, source, score) "
-                "SELECT doc_id, ?, type, tok_start, tok_end, source, score FROM spans "
-                "WHERE doc_id = ? AND owner = '' AND source = 'model' ORDER BY id",
-                (annotator, doc_id),
+            # the model's spans with the model's frame values
+            self._insert_spans(
+                db, doc_id, [s.model_part() for s in self._spans(doc_id) if s.source == "model"], annotator
             )
         return True
 
