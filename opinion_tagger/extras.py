@@ -17,6 +17,7 @@ from opinion_tagger.errors import TaggerError
 EXTRAS: dict[str, tuple[str, ...]] = {
     "train": ("tensorflow", "keras", "keras_hub", "tf2onnx", "onnx", "pycrfsuite"),
     "fast": ("jax", "optax"),
+    "bf16": ("openvino", "onnx"),
     "annotate": ("streamlit",),
     "ray": ("ray",),
     "report": ("matplotlib",),

@@ -34,7 +34,7 @@ from spacy.util import minibatch
 
 from opinion_tagger.paths import DEFAULT_NAME, resolve_model
 from opinion_tagger.runtime.bundle import check_exists
-from opinion_tagger.runtime.network import DEFAULT_BACKEND
+from opinion_tagger.runtime.network import DEFAULT_BACKEND, DEFAULT_PRECISION
 from opinion_tagger.tagging.tagger import BATCH_SIZE, OpinionTagger
 
 SPANS_KEY = "opinions"
@@ -47,6 +47,7 @@ COPIED = "model"  # the folder of a copied bundle inside the component's folder 
         "model": DEFAULT_NAME,
         "spans_key": SPANS_KEY,
         "backend": DEFAULT_BACKEND,
+        "precision": DEFAULT_PRECISION,
         "threads": None,
         "batch_size": BATCH_SIZE,
         "copy_model": False,
@@ -59,12 +60,13 @@ def make_opinion_tagger(
     model: str,
     spans_key: str,
     backend: str,
+    precision: str,
     threads: int | None,
     batch_size: int,
     copy_model: bool,
 ) -> OpinionTaggerComponent:
     """The component (spaCy calls this with the pipeline's config)."""
-    return OpinionTaggerComponent(nlp, name, model, spans_key, backend, threads, batch_size, copy_model)
+    return OpinionTaggerComponent(nlp, name, model, spans_key, backend, threads, batch_size, copy_model, precision)
 
 
 class OpinionTaggerComponent:
@@ -81,9 +83,11 @@ class OpinionTaggerComponent:
         threads: int | None = None,
         batch_size: int = BATCH_SIZE,
         copy_model: bool = False,
+        precision: str = DEFAULT_PRECISION,
     ) -> None:
         self.name, self.model, self.spans_key = name, str(model), spans_key
         self.backend, self.threads, self.batch_size, self.copy_model = backend, threads, batch_size, copy_model
+        self.precision = precision
         self._tagger: OpinionTagger | None = None
         self._pid = 0
         self._sentencizer: Any = None
@@ -93,7 +97,9 @@ class OpinionTaggerComponent:
     def tagger(self) -> OpinionTagger:
         """The loaded model: loaded when first used, again in a forked worker process."""
         if self._tagger is None or self._pid != os.getpid():
-            self._tagger = OpinionTagger.load(self.model, backend=self.backend, threads=self.threads)
+            self._tagger = OpinionTagger.load(
+                self.model, backend=self.backend, threads=self.threads, precision=self.precision
+            )
             self._pid = os.getpid()
         return self._tagger
 

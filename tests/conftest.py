@@ -1,5 +1,6 @@
 import importlib.util
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,13 @@ _spec = importlib.util.spec_from_file_location("make_sample", ROOT / "corpora" /
 make_sample = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(make_sample)
 # the study's report (experiments/study.py: its names, tables and findings)
+
+
+def experiment_script(module: str) -> tuple[list[str], dict[str, str]]:
+    """The command and environment that run ``python -m experiments.<module>`` from any directory, as the
+    experiments' README says to run them (the repository root on the path)."""
+    path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
+    return [sys.executable, "-m", f"experiments.{module}"], {**os.environ, "PYTHONPATH": path}
 
 
 def write_split(root: Path, folds: dict[int, tuple[str, str]]) -> Path:

@@ -194,7 +194,7 @@ def test_encoder_names_appear_only_in_the_registry():
         assert not found, f"{path.relative_to(ROOT)}: the encoder name {sorted(found)} outside {REGISTRY}"
 
 
-@pytest.mark.parametrize("extra", ["train", "fast", "annotate", "ray", "report"])
+@pytest.mark.parametrize("extra", ["train", "fast", "bf16", "annotate", "ray", "report"])
 def test_every_extra_is_declared_in_pyproject(extra):
     import tomllib
 
@@ -202,4 +202,4 @@ def test_every_extra_is_declared_in_pyproject(extra):
 
     declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
     assert extra in declared and extra in EXTRAS
-    assert "opinion-tagger[train,fast,annotate,ray,report]" in declared["all"]
+    assert "opinion-tagger[train,fast,bf16,annotate,ray,report]" in declared["all"]

@@ -135,7 +135,7 @@ def test_crf_joint_model_trains_and_reloads(sample_sentences, tmp_path):
 @pytest.fixture
 def length_buckets(monkeypatch):
     """Set OPINION_TAGGER_LENGTH_BUCKETS for the test (and forget it after)."""
-    from opinion_tagger.network import features
+    from opinion_tagger.runtime import batching as features
 
     def use(text: str):
         monkeypatch.setenv(features.BUCKETS_VARIABLE, text)

@@ -10,11 +10,14 @@
    --starts runs.
 4. For a model with a fine-tuned encoder (MiniLM-L6 or MPNet-base), the fp32 compute limit: the network's
    multiply-adds per token on this text, against 2 AVX2 FMA units x 8 lanes x 2 FLOP per cycle and core.
-5. Stages (--stages), each alone on one thread, microseconds per token (median of --repeats): spaCy's
+5. With --precision bf16 (a CPU with native bf16, the bf16 extra): the whole process and the start-up at bf16
+   (OpenVINO), beside fp32's in the same run; on any other CPU, the one-line refusal.
+6. Stages (--stages), each alone on one thread, microseconds per token (median of --repeats): spaCy's
    sentences and tokens, the network in ONNX Runtime with its decoding (``Tagger.predict``), spans and
    the JSONL line.  Their sum bounds what a worker per core can reach: the cores times 1e6 / the sum.
 
     python -m experiments.benchmarks.bench_tagging [--model accurate] [--docs 200] [--repeats 3] [--starts 3] [--stages]
+        [--precision bf16]
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ import time
 from pathlib import Path
 
 from opinion_tagger.corpus.mpqa import MPQACorpus
+from opinion_tagger.errors import TaggerError
 from opinion_tagger.paths import default_mpqa, resolve_model
 from opinion_tagger.runtime.bundle import load_bundle_files
 from opinion_tagger.tagging.tagger import OpinionTagger
@@ -84,7 +88,7 @@ def whole_process(model, texts: list[str], repeats: int, extra: list[str]) -> tu
     return statistics.median(times), tokens
 
 
-def first_output(model, backend: str) -> float:
+def first_output(model, backend: str, extra: tuple[str, ...] = ()) -> float:
     t0 = time.perf_counter()
     proc = subprocess.Popen(
         [
@@ -96,6 +100,7 @@ def first_output(model, backend: str) -> float:
             str(model),
             "--backend",
             backend,
+            *extra,
             "--quiet",
             "Officials said the plan was daylight robbery.",
         ],
@@ -200,6 +205,23 @@ def stages(model, texts: list[str], repeats: int, cores: int) -> None:
     )
 
 
+def bf16(model, texts: list[str], args, fp32_rate: float) -> None:
+    """The whole process and the start-up at --precision bf16, against fp32's rate of this run."""
+    try:
+        OpinionTagger.load(model, precision="bf16")
+    except TaggerError as exc:
+        print(f"bf16: {exc}")
+        return
+    secs, n = whole_process(model, texts, args.repeats, ["--precision", "bf16"])
+    print(
+        f"whole process at bf16: {n:,} tokens in {secs:.2f}s (median of {args.repeats}) = {n / secs:,.0f} tokens/s, "
+        f"{n / secs / fp32_rate:.2f} times fp32's"
+    )
+    for precision in ("fp32", "bf16"):
+        starts = [first_output(model, "onnx", ("--precision", precision)) for _ in range(args.starts)]
+        print(f"{precision} start to first tagged output: median {statistics.median(starts):.2f}s ({args.starts} runs)")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--model", default="accurate", help="bundled model name or bundle directory (default: accurate)")
@@ -209,6 +231,12 @@ def main() -> int:
     ap.add_argument("--starts", type=int, default=3)
     ap.add_argument("--no-keras", action="store_true", help="skip the Keras baseline")
     ap.add_argument("--stages", action="store_true", help="only the stages, each alone on one thread")
+    ap.add_argument(
+        "--precision",
+        choices=("fp32", "bf16"),
+        default="fp32",
+        help="bf16: also the whole process and the start-up at --precision bf16, beside fp32 in the same run",
+    )
     args = ap.parse_args()
 
     texts = [d.text for d in MPQACorpus(args.mpqa)][: args.docs]
@@ -224,6 +252,8 @@ def main() -> int:
         f"whole process (tag --input, default workers): {n:,} tokens in {secs:.2f}s (median of {args.repeats}) "
         f"= {n / secs:,.0f} tokens/s"
     )
+    if args.precision == "bf16":
+        bf16(model, texts, args, n / secs)
     results = {}
     for backend in ("onnx",) + (() if args.no_keras else ("keras",)):
         secs, n = throughput(model, backend, texts, args.repeats)

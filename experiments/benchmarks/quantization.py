@@ -23,19 +23,15 @@ from opinion_tagger.corpus.sources import load_documents, select
 from opinion_tagger.corpus.split import load_split
 from opinion_tagger.evaluation.scoring import evaluate_tagger
 from opinion_tagger.paths import default_datasplit, default_mpqa, resolve_model
-from opinion_tagger.runtime.onnx_network import OnnxNetwork, external_arrays
+from opinion_tagger.runtime.onnx_network import OnnxNetwork
 from opinion_tagger.runtime.sentence_tagger import SentenceTagger
 
 
 def self_contained(bundle: Path, meta: dict, file: Path) -> None:
-    import onnx
+    """The bundle's model.onnx with its external weights written in, as ``file``."""
+    from opinion_tagger.plugins.openvino_backend import whole_graph
 
-    proto = onnx.load(str(bundle / "model.onnx"), load_external_data=False)
-    arrays = external_arrays(bundle, meta)
-    for tensor in proto.graph.initializer:
-        if tensor.name in arrays:
-            tensor.CopyFrom(onnx.numpy_helper.from_array(arrays[tensor.name], tensor.name))
-    onnx.save_model(proto, str(file))
+    file.write_bytes(whole_graph(bundle, meta))
 
 
 def main() -> int:

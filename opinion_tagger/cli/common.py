@@ -46,6 +46,16 @@ def add_backend_arg(p: argparse.ArgumentParser, help: str) -> None:
     p.add_argument("--backend", choices=("onnx", "keras"), default="onnx", type=backend, help=help)
 
 
+def add_precision_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--precision",
+        choices=("fp32", "bf16"),
+        default="fp32",
+        help="fp32 (default): ONNX Runtime; bf16: OpenVINO in bfloat16, faster on a CPU with native bf16 "
+        "(AVX512_BF16 or AMX; refused on any other), tags within a few tenths of F1 (the bf16 extra)",
+    )
+
+
 def add_data_args(p: argparse.ArgumentParser, required: bool) -> None:
     p.add_argument(
         "--data",

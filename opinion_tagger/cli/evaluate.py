@@ -11,11 +11,12 @@ from opinion_tagger.cli.common import (
     BUNDLED_NAMES,
     add_backend_arg,
     add_data_args,
+    add_precision_arg,
     headline_scores,
     problems_line,
 )
 from opinion_tagger.errors import Problems, TaggerError
-from opinion_tagger.paths import default_mpqa, default_reference, resolve_model
+from opinion_tagger.paths import DEFAULT_NAME, default_mpqa, default_reference, resolve_model
 from opinion_tagger.wording import counted
 
 
@@ -23,14 +24,15 @@ def add_parser(sub) -> None:
     p = sub.add_parser("evaluate", help="score a model with binary, proportional and exact F1")
     p.add_argument(
         "--model",
-        required=True,
+        default=DEFAULT_NAME,
         metavar="NAME|PATH",
-        help=f"model bundle directory, or a bundled model's name ({BUNDLED_NAMES})",
+        help=f"model bundle directory, or a bundled model's name ({BUNDLED_NAMES}; default: %(default)s)",
     )
     add_data_args(p, required=False)
     p.add_argument("--split", choices=("dev", "test"), default="test", help="(default: %(default)s)")
     p.add_argument("--json", action="store_true", help="one JSON object on stdout, values as fractions")
     add_backend_arg(p, "onnx: model.onnx in ONNX Runtime; keras: the Keras network (the train extra)")
+    add_precision_arg(p)
     p.set_defaults(func=run)
 
 
@@ -57,7 +59,7 @@ def run(args) -> int:
     from opinion_tagger.runtime.sentence_tagger import SentenceTagger
     from opinion_tagger.training.run_data import load_data
 
-    tagger = SentenceTagger.load(resolve_model(args.model), backend=args.backend)
+    tagger = SentenceTagger.load(resolve_model(args.model), backend=args.backend, precision=args.precision)
     if args.data:
         source, path = args.data
     else:

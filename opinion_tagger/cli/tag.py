@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from opinion_tagger.cli.common import BUNDLED_NAMES, add_backend_arg, positive_int
+from opinion_tagger.cli.common import BUNDLED_NAMES, add_backend_arg, add_precision_arg, positive_int
 from opinion_tagger.errors import TaggerError
 from opinion_tagger.paths import DEFAULT_NAME
 from opinion_tagger.tagging.formats import FORMATS, Writer
@@ -51,6 +51,7 @@ def add_parser(sub) -> None:
         "onnx: the bundle's model.onnx in ONNX Runtime; keras: the Keras network (the train extra; e.g. "
         "KERAS_BACKEND=jax on a GPU)",
     )
+    add_precision_arg(p)
     p.add_argument(
         "--max-chars",
         type=positive_int,
@@ -150,6 +151,7 @@ def run_local(args) -> int:
             workers=workers,
             chunk=args.chunk,
             batch_size=args.batch_size,
+            precision=args.precision,
         ):
             if text is not None:
                 writer.formatted(text)
@@ -182,6 +184,7 @@ def run_ray(args) -> int:
         args.out,
         model=args.model,
         backend=args.backend,
+        precision=args.precision,
         fmt=args.format,
         max_chars=args.max_chars,
         chunk=args.chunk,

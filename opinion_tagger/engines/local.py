@@ -96,22 +96,23 @@ def tag_stream(
     workers: int = 1,
     chunk: int = 64,
     batch_size: int | None = None,
+    precision: str = "fp32",
 ) -> Iterator[tuple[str, str | None, str | None, object]]:
     """``format_chunk``'s tuples for every record, in input order, from ``workers`` processes: this one and
     ``workers`` - 1 forked ones: one process fewer to start than a worker per core beside a parent that only
     reads and writes, and this process's chunks never cross a pipe.  A chunk goes to a worker while the
     workers have fewer than two chunks each still to tag, else it stays here, to be tagged while a worker's
     chunk is awaited or when its turn to be written comes: this process, which also reads and writes, takes
-    the share that keeps every core busy.  ``batch_size``: see ``OpinionTagger``."""
+    the share that keeps every core busy.  ``batch_size``, ``precision``: see ``OpinionTagger.load``."""
     if workers <= 1:
         from opinion_tagger.tagging.tagger import OpinionTagger
 
-        ot = OpinionTagger.load(model, backend=backend, batch_size=batch_size)
+        ot = OpinionTagger.load(model, backend=backend, batch_size=batch_size, precision=precision)
         for part in _chunks(records, chunk):
             yield from format_chunk(ot, part, fmt)
         return
     method = "fork" if sys.platform.startswith("linux") else "spawn"
-    load = (model, backend, 1, batch_size)  # OpinionTagger.load's arguments in every process but a lone one
+    load = (model, backend, 1, batch_size, precision)  # OpinionTagger.load's arguments in every process but a lone one
     # the pool's thread that receives the workers' results needs the interpreter lock, which this process's
     # tagging holds for up to the switch interval at a time (5 ms by default): a worker whose result fills
     # the pipe waits meanwhile.  At 1 ms the worker of the 2-core CPU waited 0.1 s instead of 0.3 over the 535

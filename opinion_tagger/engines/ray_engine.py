@@ -36,14 +36,22 @@ class PartitionTagger:
     """A Ray Data actor: loads the model once, tags the partitions it is given."""
 
     def __init__(
-        self, out_dir: str, model: str, backend: str, fmt: str, max_chars: int, chunk: int, batch_size: int | None
+        self,
+        out_dir: str,
+        model: str,
+        backend: str,
+        fmt: str,
+        max_chars: int,
+        chunk: int,
+        batch_size: int | None,
+        precision: str = "fp32",
     ):
         # actors sharing a GPU (--gpus-per-worker below 1) must not each take all its memory
         os.environ.setdefault("TF_FORCE_GPU_ALLOW_GROWTH", "true")
         os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
         from opinion_tagger.tagging.tagger import OpinionTagger
 
-        self.ot = OpinionTagger.load(model, backend=backend, threads=1, batch_size=batch_size)
+        self.ot = OpinionTagger.load(model, backend=backend, threads=1, batch_size=batch_size, precision=precision)
         self.out_dir, self.fmt, self.max_chars, self.chunk = Path(out_dir), fmt, max_chars, chunk
 
     def __call__(self, batch: dict) -> dict:
@@ -107,6 +115,7 @@ def tag_with_ray(
     *,
     model: str | Path | None = None,
     backend: str = "onnx",
+    precision: str = "fp32",
     fmt: str = "jsonl",
     max_chars: int = MAX_CHARS,
     chunk: int = 256,
@@ -144,6 +153,7 @@ def tag_with_ray(
         "format": fmt,
         "max_chars": max_chars,
         "partition_size": partition_size,
+        **({"precision": precision} if precision != "fp32" else {}),  # fp32: as the runs before the option
     }
     parts = prepare(out_dir, list(inputs), options)
     done = {p["index"]: d for p in parts if (d := finished(out_dir, p, fmt)) is not None}
@@ -199,6 +209,7 @@ def tag_with_ray(
                     out_dir=str(out_dir.resolve()),
                     model=model,
                     backend=backend,
+                    precision=precision,
                     fmt=fmt,
                     max_chars=max_chars,
                     chunk=chunk,

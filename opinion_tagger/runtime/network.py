@@ -21,9 +21,15 @@ from opinion_tagger.runtime.bundle import onnx_supported
 from opinion_tagger.runtime.vocabulary import Vocabulary
 
 DEFAULT_BACKEND = "onnx"
+# the arithmetic of the bundle's model.onnx: fp32 in ONNX Runtime (the default), or bf16 in the back end that
+# runs it in bf16: ``openvino`` (opinion_tagger.plugins.openvino_backend, the bf16 extra: a plug-in, so that
+# nothing of the runtime imports OpenVINO unless asked)
+PRECISIONS = ("fp32", "bf16")
+DEFAULT_PRECISION = "fp32"
+PRECISION_BACKENDS = {"bf16": "openvino"}
 ENTRY_POINTS = "opinion_tagger.backends"
 # the extra that provides each back end the package declares
-BACKEND_EXTRAS = {"keras": "train"}
+BACKEND_EXTRAS = {"keras": "train", "openvino": "bf16"}
 
 
 class Network(Protocol):
@@ -47,19 +53,36 @@ def backends() -> tuple[str, ...]:
     return (DEFAULT_BACKEND, *sorted({e.name for e in metadata.entry_points(group=ENTRY_POINTS)} | set(BACKEND_EXTRAS)))
 
 
+def _check_onnx(path: Path, config: TaggerConfig, meta: dict) -> None:
+    if "onnx" not in meta:
+        why = onnx_supported(config)
+        if why:
+            raise BundleError(f"{path}: the network cannot run in ONNX Runtime ({why}): use --backend keras")
+        raise BundleError(
+            f"{path}: no model.onnx: add it with `opinion-tagger export-onnx {path}` "
+            f"(needs the train extra: pip install 'opinion-tagger[train]')"
+        )
+
+
 def load_network(
-    path: Path, config: TaggerConfig, vocab: Vocabulary, meta: dict, backend: str = DEFAULT_BACKEND, threads=None
+    path: Path,
+    config: TaggerConfig,
+    vocab: Vocabulary,
+    meta: dict,
+    backend: str = DEFAULT_BACKEND,
+    threads=None,
+    precision: str = DEFAULT_PRECISION,
 ) -> Network:
-    """The network of a checked bundle (``load_bundle_files``) on ``backend``."""
+    """The network of a checked bundle (``load_bundle_files``) on ``backend`` at ``precision``."""
+    if precision not in PRECISIONS:
+        raise TaggerError(f"unknown precision {precision!r}: one of {', '.join(PRECISIONS)}")
+    if precision != DEFAULT_PRECISION and backend != DEFAULT_BACKEND:
+        raise TaggerError(f"--precision {precision} runs the bundle's model.onnx: give it with --backend onnx")
+    if backend == DEFAULT_BACKEND and precision != DEFAULT_PRECISION:
+        _check_onnx(path, config, meta)
+        backend = PRECISION_BACKENDS[precision]
     if backend == DEFAULT_BACKEND:
-        if "onnx" not in meta:
-            why = onnx_supported(config)
-            if why:
-                raise BundleError(f"{path}: the network cannot run in ONNX Runtime ({why}): use --backend keras")
-            raise BundleError(
-                f"{path}: no model.onnx: add it with `opinion-tagger export-onnx {path}` "
-                f"(needs the train extra: pip install 'opinion-tagger[train]')"
-            )
+        _check_onnx(path, config, meta)
         from opinion_tagger.runtime.onnx_network import OnnxNetwork
 
         return OnnxNetwork(path, meta["onnx"], threads)

@@ -88,6 +88,13 @@ def external_arrays(bundle: Path, onnx_meta: dict) -> dict[str, np.ndarray]:
     return out
 
 
+def crf_params(onnx_meta: dict, typ: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A CRF head's transition, start and end scores, as meta.json's ``onnx`` entry records them."""
+    crf = onnx_meta["crf"][typ]
+    transitions, start, end = (np.asarray(crf[k], dtype=np.float32) for k in ("transitions", "start", "end"))
+    return transitions, start, end
+
+
 class OnnxNetwork:
     """A bundle's ``model.onnx`` in an ONNX Runtime session (CPU; CUDA where onnxruntime-gpu sees a GPU)."""
 
@@ -129,6 +136,4 @@ class OnnxNetwork:
         }
 
     def crf_params(self, typ: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        crf = self.meta["crf"][typ]
-        transitions, start, end = (np.asarray(crf[k], dtype=np.float32) for k in ("transitions", "start", "end"))
-        return transitions, start, end
+        return crf_params(self.meta, typ)

@@ -22,7 +22,7 @@ from opinion_tagger.runtime.batching import budget_batches, decode_tag_rows, enc
 from opinion_tagger.runtime.bundle import load_bundle_files
 from opinion_tagger.runtime.decoding import marginals_batch, viterbi_batch
 from opinion_tagger.runtime.frame_heads import STATES, FrameHeads, FramePrediction
-from opinion_tagger.runtime.network import DEFAULT_BACKEND, Network, load_network
+from opinion_tagger.runtime.network import DEFAULT_BACKEND, DEFAULT_PRECISION, Network, load_network
 from opinion_tagger.runtime.vocabulary import Vocabulary
 from opinion_tagger.runtime.wordpieces import WordPieces, word_pieces
 
@@ -57,14 +57,21 @@ class SentenceTagger:
         return self.config.types
 
     @classmethod
-    def load(cls, path: str | Path, backend: str = DEFAULT_BACKEND, threads: int | None = None) -> SentenceTagger:
+    def load(
+        cls,
+        path: str | Path,
+        backend: str = DEFAULT_BACKEND,
+        threads: int | None = None,
+        precision: str = DEFAULT_PRECISION,
+    ) -> SentenceTagger:
         """Load a bundle, checked (``load_bundle_files``); ``backend``: ``onnx`` (ONNX Runtime, the default) or a
-        plug-in's name (``keras``: the ``train`` extra).  ``threads``: ONNX Runtime's threads (default: the cores
-        this process may use, or ``$OPINION_TAGGER_THREADS``)."""
+        plug-in's name (``keras``: the ``train`` extra).  ``threads``: the runtime's threads (default: the cores
+        this process may use, or ``$OPINION_TAGGER_THREADS``).  ``precision``: ``fp32`` (the default) or
+        ``bf16`` (OpenVINO, a CPU with native bf16, the ``bf16`` extra)."""
         path = Path(path)
         vocab, config, meta = load_bundle_files(path)
         heads = FrameHeads.load(path, config) if config.model.frames.enabled else None
-        return cls(load_network(path, config, vocab, meta, backend, threads), vocab, config, meta, heads)
+        return cls(load_network(path, config, vocab, meta, backend, threads, precision), vocab, config, meta, heads)
 
     def lift_budgets(self) -> None:
         """Batches of ``batch_size`` sentences whatever their length, the word and wordpiece budgets lifted: for

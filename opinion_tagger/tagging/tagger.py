@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from opinion_tagger.errors import InvalidText
 from opinion_tagger.paths import resolve_model
-from opinion_tagger.runtime.network import DEFAULT_BACKEND
+from opinion_tagger.runtime.network import DEFAULT_BACKEND, DEFAULT_PRECISION
 from opinion_tagger.runtime.sentence_tagger import SentenceTagger
 from opinion_tagger.tagging.documents import (
     BySentenceAndType,
@@ -113,6 +113,7 @@ class OpinionTagger:
         backend: str = DEFAULT_BACKEND,
         threads: int | None = None,
         batch_size: int | None = None,
+        precision: str = DEFAULT_PRECISION,
     ) -> OpinionTagger:
         """Load a model.
 
@@ -124,11 +125,14 @@ class OpinionTagger:
                 ``$OPINION_TAGGER_THREADS``).
             batch_size: sentences a batch whatever their length (for a GPU); default: batches within a budget of
                 words or wordpieces.
+            precision: ``fp32`` (ONNX Runtime, the default) or ``bf16`` (OpenVINO on a CPU with native bf16,
+                AVX512_BF16 or AMX; the ``bf16`` extra; refused in one line elsewhere).
 
         Raises:
             opinion_tagger.BundleError: the bundle is missing, damaged or inconsistent (one line naming the file).
         """
-        return cls(SentenceTagger.load(resolve_model(model), backend=backend, threads=threads), batch_size)
+        network = SentenceTagger.load(resolve_model(model), backend=backend, threads=threads, precision=precision)
+        return cls(network, batch_size)
 
     @property
     def types(self) -> tuple[str, ...]:
