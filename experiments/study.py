@@ -145,7 +145,8 @@ def write_report(
     study = {k: s for k, s in summaries.items() if k[0].startswith(STUDY_PREFIX)}
     cells_study = {k: s for k, s in summaries.items() if k[0].startswith(CELLS_STUDY_PREFIX)}
     distill_study = {k: s for k, s in summaries.items() if k[0].startswith(DISTILL_STUDY_PREFIX)}
-    studies = {**study, **cells_study, **distill_study}  # dev scores only
+    frames_study = {k: s for k, s in summaries.items() if k[0].startswith(FRAMES_STUDY_PREFIX)}
+    studies = {**study, **cells_study, **distill_study, **frames_study}  # dev scores only
     summaries = {k: s for k, s in summaries.items() if k not in studies}
     for t in ("DSE", "ESE"):
         # the accurate tagger's dev-study runs show their dev scores only (*How each choice was made*)
@@ -197,6 +198,7 @@ def write_report(
     lines += accurate_section(summaries)
     lines += cells_study_section(cells_study, [d for d in diverged if d["name"].startswith(CELLS_STUDY_PREFIX)])
     lines += distill_study_section(distill_study)
+    lines += frames_study_section(frames_study)
     seen = set()
     for s in sorted([*summaries.values(), *studies.values()], key=lambda s: s["name"]):
         base = s["name"]
@@ -1024,3 +1026,48 @@ def distill_study_section(study: dict) -> list[str]:
         "of those names).",
         study,
     )
+
+
+FRAMES_STUDY_PREFIX = "frames-dev-"  # the frame heads on fold 0 (experiments/configs/frames-dev.yaml)
+
+
+def frames_study_section(study: dict) -> list[str]:
+    """The frame heads' dev study: the span scores of each run (heads off and on), then the frame scores of the
+    runs with heads (``scores.dev_frames``: ``opinion_tagger.evaluation.frames``)."""
+    if not study:
+        return []
+    lines = _dev_study_section(
+        "Opinion frames: dev study on fold 0",
+        "Each row is one run of a GloVe BiLSTM (one layer, 100 units a direction, the paper's tokens) on fold 0, "
+        "without and with the frame heads (polarity and intensity per span, a holder pointer per DSE; "
+        "docs/frames.md), scored on the 135 dev documents at its selected epoch. The rule: with the heads, span "
+        "F1 may move by at most 0.3 for either type. Reproduce with `python -m experiments.run_cv "
+        "experiments/configs/frames-dev.yaml --folds 0`.",
+        study,
+    )
+    lines += [
+        "Frame scores on dev of the runs with heads: polarity-aware proportional / binary F1 (a span counts only "
+        "where its polarity is right), accuracy on the spans matched to a gold span beside the majority class's "
+        "share, and for DSEs the holder (accuracy; F1 of naming one).",
+        "",
+        "| run | type | polarity-aware prop / bin F1 | polarity acc (majority) | intensity acc (majority) "
+        "| holder acc (majority) | holder F1 |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for (name, t), s in sorted(study.items()):
+        frames = (s["records"][0]["scores"].get("dev_frames") or {}).get(t)
+        if not frames:
+            continue
+        h = frames.get("holder")
+        holder_f1 = f"{100 * h['f1']:.2f}" if h else "–"
+        lines.append(
+            f"| `{name}` | {t} | {100 * frames['polarity_proportional']['f1']:.2f} / "
+            f"{100 * frames['polarity_binary']['f1']:.2f} | {_accuracy(frames['polarity'])} | "
+            f"{_accuracy(frames['intensity'])} | {_accuracy(h) if h else '–'} | "
+            f"{holder_f1} |"
+        )
+    return [*lines, ""]
+
+
+def _accuracy(a: dict) -> str:
+    return f"{100 * a['accuracy']:.2f} ({100 * a['majority']:.2f} {a['majority_class']}, {a['matched']:,} spans)"

@@ -378,6 +378,7 @@ def _run_folds(exp, folds, docs, extra, path, results, runs, datasplit, progress
                 cfg.replace(seed=seeds[k]).to_dict(),
                 seeds[k],
                 results,
+                dev_frames=meta["scores"].get("dev_frames"),
             )
         )
         remove_checkpoint(dirs[k])
@@ -412,8 +413,9 @@ def _write_diverged(exp, fold, cfg, attempts, commit, results) -> Path:
 
 
 def _write_result(
-    exp, fold, split, parts, path, datasplit, commit, t0, dev, test, training, config, seed, results
+    exp, fold, split, parts, path, datasplit, commit, t0, dev, test, training, config, seed, results, dev_frames=None
 ) -> Path:
+    """``results/<name>/fold<k>.json``; ``dev_frames``: a frame-head model's frame scores on dev."""
     from opinion_tagger.provenance import machine
 
     train_s, dev_s, test_s = parts
@@ -432,7 +434,7 @@ def _write_result(
             "documents": {"train": len(split.train), "dev": len(split.dev), "test": len(split.test)},
             "sentences": {"train": len(train_s), "dev": len(dev_s), "test": len(test_s)},
         },
-        "scores": {"dev": dev, "test": test},
+        "scores": {"dev": dev, "test": test, **({"dev_frames": dev_frames} if dev_frames else {})},
         **training,
         "wall_seconds": time.perf_counter() - t0,
         "machine": machine(),

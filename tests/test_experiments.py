@@ -838,3 +838,40 @@ def test_every_committed_configuration_loads():
     assert len(files) > 20
     names = [e.name for f in files for e in load_experiments(f)]
     assert "accurate-mpnet-bf16-crf" in names and len(names) == len(set(names))
+
+
+def test_the_frames_study_shows_span_and_frame_scores_of_its_runs():
+    """The report's frame-head section: a run's dev span scores (the recipe table) and its frame scores, the
+    accuracies beside their majority class (hand-written values)."""
+    import copy
+
+    from opinion_tagger.evaluation.results import summarise
+
+    base = json.loads(
+        (
+            Path(__file__).resolve().parents[1] / "experiments/results/accurate-lora16-bilstm-joint/fold0.json"
+        ).read_text()
+    )
+    record = copy.deepcopy(base)
+    record["name"] = "frames-dev-framesTrue"
+    acc = {"matched": 200, "accuracy": 0.655, "majority": 0.42, "majority_class": "neutral"}
+    prf = {"precision": 0.5, "recall": 0.5, "f1": 0.5}
+    record["scores"]["dev_frames"] = {
+        "DSE": {
+            "polarity_proportional": {**prf, "f1": 0.4125},
+            "polarity_binary": {**prf, "f1": 0.5},
+            "polarity": acc,
+            "intensity": {**acc, "accuracy": 0.5},
+            "holder": {**acc, "accuracy": 0.75, "majority_class": "span", "f1": 0.8},
+        },
+    }
+    summaries = summarise([record])
+    lines = study.frames_study_section(summaries)
+    assert lines[0] == "### Opinion frames: dev study on fold 0"
+    (row,) = [line for line in lines if line.startswith("| `frames-dev-framesTrue` | DSE | 41.25")]
+    assert row == (
+        "| `frames-dev-framesTrue` | DSE | 41.25 / 50.00 | 65.50 (42.00 neutral, 200 spans) | "
+        "50.00 (42.00 neutral, 200 spans) | 75.00 (42.00 span, 200 spans) | 80.00 |"
+    )
+    assert not [line for line in lines if line.startswith("| `frames-dev-framesTrue` | ESE | ")][1:]  # no frames
+    assert study.frames_study_section({}) == []

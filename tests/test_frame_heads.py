@@ -227,7 +227,7 @@ def test_every_network_exports_its_states(cell, output, tmp_path):
         assert [f.intensity_score for f in fa] == pytest.approx([f.intensity_score for f in fb], abs=1e-5)
 
 
-def test_the_cli_trains_frame_heads_and_records_their_data_and_dev_scores(sample_mpqa, tmp_path):
+def test_the_cli_trains_frame_heads_and_records_their_data_and_dev_scores(sample_mpqa, tmp_path, capsys):
     import json
 
     from conftest import write_split
@@ -245,3 +245,12 @@ def test_the_cli_trains_frame_heads_and_records_their_data_and_dev_scores(sample
     dev = meta["scores"]["dev_frames"]
     assert set(dev) == {"DSE", "ESE"} and set(dev["DSE"]) >= {"polarity_binary", "polarity", "intensity", "holder"}
     assert json.loads((out / "config.json").read_text())["model"]["frames"]["units"] == 4
+    # evaluate scores the frames too: on dev, the scores the bundle recorded
+    capsys.readouterr()  # what training printed
+    evaluate = ["evaluate", "--model", str(out), "--data", "mpqa", str(sample_mpqa), "--datasplit", str(split)]
+    assert main([*evaluate, "--split", "dev", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["frames"] == dev
+    assert main([*evaluate, "--split", "dev"]) == 0
+    table = capsys.readouterr().out
+    assert "DSE   polarity-aware proportional" in table and "DSE   holder named" in table
+    assert f"ESE   {'polarity':24} {100 * dev['ESE']['polarity']['accuracy']:7.2f}" in table

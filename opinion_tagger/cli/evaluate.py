@@ -55,9 +55,9 @@ def recorded_data_path(model: Path, source: str, path: str) -> str:
 def run(args) -> int:
     from opinion_tagger.corpus.sources import select
     from opinion_tagger.corpus.split import load_split
-    from opinion_tagger.evaluation.scoring import evaluate_tagger
+    from opinion_tagger.evaluation.scoring import evaluate_frames, evaluate_tagger
     from opinion_tagger.runtime.sentence_tagger import SentenceTagger
-    from opinion_tagger.training.run_data import load_data
+    from opinion_tagger.training.run_data import add_training_labels, load_data
 
     tagger = SentenceTagger.load(resolve_model(args.model), backend=args.backend, precision=args.precision)
     if args.data:
@@ -71,6 +71,8 @@ def run(args) -> int:
     docs = load_data(source, path, problems)
     if problems.messages:
         print(f"data: {problems_line(problems)}", file=sys.stderr)
+    if tagger.heads is not None:  # a model with frame heads: the gold frames too
+        add_training_labels(docs, source, path, frames=True)
     if source == "annotations":  # every accepted document
         sentences = [s for sents in docs.values() for s in sents]
         where = f"the {len(docs)} accepted documents of {path}"
@@ -78,8 +80,9 @@ def run(args) -> int:
         sentences = select(docs, load_split(args.datasplit, args.fold).part(args.split))
         where = f"fold {args.fold} {args.split}"
     report = headline_scores(evaluate_tagger(tagger, sentences))
+    frames = evaluate_frames(tagger, sentences) if tagger.heads is not None else None
     if args.json:
-        print(json.dumps(report))
+        print(json.dumps({**report, "frames": frames} if frames is not None else report))
     else:
         print(f"{args.model} on {where} ({counted(len(sentences), 'sentence')}, {source} data)")
         print(f"{'type':5} {'metric':13} {'P':>7} {'R':>7} {'F1':>7}")
@@ -87,4 +90,23 @@ def run(args) -> int:
             for m in ("binary", "proportional", "exact"):
                 s = r[m]
                 print(f"{t:5} {m:13} {100 * s['precision']:7.2f} {100 * s['recall']:7.2f} {100 * s['f1']:7.2f}")
+        if frames is not None:
+            print_frames(frames)
     return 0
+
+
+def print_frames(frames: dict) -> None:
+    """The frame scores (``opinion_tagger.evaluation.frames``) as a table: polarity-aware F1, the accuracies on
+    matched spans beside their majority class, a DSE's holder."""
+    print(f"{'type':5} {'frames':24} {'P':>7} {'R':>7} {'F1':>7}")
+    for t, r in frames.items():
+        rows = [(f"polarity-aware {m}", r[f"polarity_{m}"]) for m in ("binary", "proportional")]
+        rows += [("holder named", r["holder"])] if "holder" in r else []
+        for name, s in rows:
+            print(f"{t:5} {name:24} {100 * s['precision']:7.2f} {100 * s['recall']:7.2f} {100 * s['f1']:7.2f}")
+    print(f"{'type':5} {'on matched spans':24} {'acc':>7} {'major.':>7} {'spans':>7}")
+    for t, r in frames.items():
+        for what in ("polarity", "intensity", "holder"):
+            if what in r:
+                a = r[what]
+                print(f"{t:5} {what:24} {100 * a['accuracy']:7.2f} {100 * a['majority']:7.2f} {a['matched']:7d}")
