@@ -412,7 +412,7 @@ def test_variants_section_by_hand_pairs_with_the_elman_cell():
             "name": name,
             "kind": "rnn",
             "fold": fold,
-            "config": {"cell": "elman", "depth": 3, "budget": "200k"},
+            "config": {"cell": "elman", "depth": 3, "budget": "200k", "trainer": "fast"},
             "data": {"source": source},
             "scores": {"test": score, "dev": score},
         }
@@ -435,7 +435,7 @@ def test_variants_section_by_hand_pairs_with_the_elman_cell():
     gated = [
         {
             **result("gated-dse-lstm-200k", "reference", 0, 0.62),
-            "config": {"cell": "lstm", "depth": 3, "budget": "200k", "lr_decay": 0.9999},
+            "config": {"cell": "lstm", "depth": 3, "budget": "200k", "lr_decay": 0.9999, "trainer": "fast"},
         }
     ]
     for r in results:

@@ -287,6 +287,7 @@ def test_mpnet_lora_tagger_exports_to_onnx_equal_to_keras(tmp_path):
     from opinion_tagger.config import TaggerConfig
     from opinion_tagger.export.bundle_writer import save_bundle
     from opinion_tagger.export.onnx_export import sample_inputs
+    from opinion_tagger.model.keras_backend import sentence_tagger
     from opinion_tagger.model.network import build_model
     from opinion_tagger.runtime.onnx_network import OnnxNetwork
     from opinion_tagger.runtime.sentence_tagger import SentenceTagger
@@ -334,7 +335,7 @@ def test_mpnet_lora_tagger_exports_to_onnx_equal_to_keras(tmp_path):
     for t in cfg.types:
         np.testing.assert_allclose(onnx_out[t], np.asarray(keras_out[t])[..., :3], atol=1e-4)
     onnx_tags = SentenceTagger.load(tmp_path, backend="onnx").predict(words)
-    keras_tags = SentenceTagger.from_model(model, vocab, cfg).predict(words)
+    keras_tags = sentence_tagger(model, vocab, cfg).predict(words)
     assert [{t: p[t][0] for t in p} for p in onnx_tags] == [{t: p[t][0] for t in p} for p in keras_tags]
 
 
@@ -343,7 +344,7 @@ def test_download_checks_an_assembled_copy(capsys):
 
     path = mpnet_weights()
     assert main(["download", "--encoder", "mpnet"]) == 0
-    assert f"already assembled in {path}, sha256 checked" in capsys.readouterr().err
+    assert f"already installed in {path}, sha256 checked" in capsys.readouterr().err
 
 
 def test_config_reads_mpnet_only_inside_the_network():

@@ -42,7 +42,7 @@ def test_bundled_model_onnx_equals_keras_on_every_fold0_test_sentence(shared_mpq
         SentenceTagger.load(BUNDLED / name, backend="onnx"),
         SentenceTagger.load(BUNDLED / name, backend="keras"),
     )
-    assert onnx.model is None and keras.model is not None
+    assert type(onnx.network).__name__ == "OnnxNetwork" and type(keras.network).__name__ == "KerasNetwork"
     pieces = onnx._wordpieces()
     worst = 0.0
     for batch in batches([len(w) for w in words], 64):
@@ -237,8 +237,8 @@ def test_a_sentences_tags_do_not_depend_on_the_rest_of_its_batch(backend):
         return tagger.network.forward(tagger._inputs(ids, words, pieces))
 
     alone, beside = probabilities([short], 5), probabilities([short, long], len(long))
-    for t in tagger.types:
-        np.testing.assert_allclose(alone[t][0, :5], beside[t][0, :5], atol=1e-6)
+    for t in tagger.types:  # float rounding differs with the batch's shape (2e-6 in Keras on an AVX2 CPU)
+        np.testing.assert_allclose(alone[t][0, :5], beside[t][0, :5], atol=1e-5)
     assert [p[t][0] for p in tagger.predict([short]) for t in tagger.types] == [
         p[t][0] for p in tagger.predict([short, long])[:1] for t in tagger.types
     ]

@@ -327,7 +327,7 @@ def test_cosine_schedule_warms_up_then_decays_to_zero():
     "values, message",
     [
         (dict(depth=0), "needs contextual"),
-        (dict(context_fine_tune=True), "needs contextual"),
+        (dict(context_fine_tune=True), "needs a contextual encoder"),
         (dict(contextual="minilm", context_fine_tune=True, context_pooling="mean"), "first wordpiece"),
         (dict(lr_schedule="linear"), "lr_schedule"),
         (dict(precision="float16"), "precision must be one of float32, mixed_bfloat16"),
