@@ -301,8 +301,7 @@ def _run_folds(exp, folds, docs, extra, path, results, runs, datasplit, progress
                     datasplit,
                     commit,
                     t0,
-                    dev,
-                    test,
+                    {"dev": dev, "test": test},
                     training,
                     {"task": exp.model.get("task", "dse"), **exp.model},
                     None,
@@ -362,6 +361,7 @@ def _run_folds(exp, folds, docs, extra, path, results, runs, datasplit, progress
             training["trained_together"] = t["trained_together"]  # train_seconds: this fold's share
         if diverged[k]:
             training["diverged"] = diverged[k]  # the seeds whose runs diverged before this one
+        frames = {"dev_frames": meta["scores"]["dev_frames"]} if "dev_frames" in meta["scores"] else {}
         out.append(
             _write_result(
                 exp,
@@ -372,13 +372,11 @@ def _run_folds(exp, folds, docs, extra, path, results, runs, datasplit, progress
                 datasplit,
                 commit,
                 t0,
-                meta["scores"]["dev"],
-                test,
+                {"dev": meta["scores"]["dev"], "test": test, **frames},
                 training,
                 cfg.replace(seed=seeds[k]).to_dict(),
                 seeds[k],
                 results,
-                dev_frames=meta["scores"].get("dev_frames"),
             )
         )
         remove_checkpoint(dirs[k])
@@ -413,9 +411,8 @@ def _write_diverged(exp, fold, cfg, attempts, commit, results) -> Path:
 
 
 def _write_result(
-    exp, fold, split, parts, path, datasplit, commit, t0, dev, test, training, config, seed, results, dev_frames=None
+    exp, fold, split, parts, path, datasplit, commit, t0, scores, training, config, seed, results
 ) -> Path:
-    """``results/<name>/fold<k>.json``; ``dev_frames``: a frame-head model's frame scores on dev."""
     from opinion_tagger.provenance import machine
 
     train_s, dev_s, test_s = parts
@@ -434,7 +431,7 @@ def _write_result(
             "documents": {"train": len(split.train), "dev": len(split.dev), "test": len(split.test)},
             "sentences": {"train": len(train_s), "dev": len(dev_s), "test": len(test_s)},
         },
-        "scores": {"dev": dev, "test": test, **({"dev_frames": dev_frames} if dev_frames else {})},
+        "scores": scores,
         **training,
         "wall_seconds": time.perf_counter() - t0,
         "machine": machine(),
@@ -444,7 +441,8 @@ def _write_result(
     out.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_text(out, json.dumps(record, indent=1) + "\n")  # fsynced: a crash leaves the old file or none
     (out.parent / DIVERGED_FILE.format(fold=fold)).unlink(missing_ok=True)  # an earlier run's divergence
-    log.warning("%s fold %d: test %s", exp.name, fold, {t: round(r["proportional"]["f1"], 4) for t, r in test.items()})
+    test = {t: round(r["proportional"]["f1"], 4) for t, r in scores["test"].items()}
+    log.warning("%s fold %d: test %s", exp.name, fold, test)
     return out
 
 

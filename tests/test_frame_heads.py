@@ -254,3 +254,25 @@ def test_the_cli_trains_frame_heads_and_records_their_data_and_dev_scores(sample
     table = capsys.readouterr().out
     assert "DSE   polarity-aware proportional" in table and "DSE   holder named" in table
     assert f"ESE   {'polarity':24} {100 * dev['ESE']['polarity']['accuracy']:7.2f}" in table
+
+
+def test_detached_heads_leave_the_tags_as_a_network_without_heads_learns_them(tmp_path):
+    """frame_detach: the heads' losses send no gradient into the network that tags, so its training is that of
+    the same network without heads (same seed, same batches; no clipping couples the gradients): the tag
+    probabilities equal, while the heads still learn (their loss falls)."""
+    from opinion_tagger.training.run import train
+
+    words = [s.words for s in sentences()]
+    runs = {}
+    for name, extra in (("none", dict(frames=False)), ("detached", dict(frame_detach=True))):
+        cfg = TaggerConfig.of(**{**TINY, **extra}, max_epochs=8, seed=3)
+        tagger, meta = train(cfg, sentences(), [], tmp_path / name, progress=False)
+        runs[name] = (tagger.predict(words), meta["training"]["history"])
+    (plain, plain_history), (detached, history) = runs["none"], runs["detached"]
+    for a, b in zip(plain, detached):
+        for t in a:
+            assert a[t][0] == b[t][0]
+            np.testing.assert_allclose(a[t][1], b[t][1], atol=1e-5)
+    # the tags' loss is the run without heads' (the same computation), so the rest is the heads' (weight 1)
+    frame_losses = [h["loss"] - p["loss"] for h, p in zip(history, plain_history)]
+    assert min(frame_losses) > 0 and frame_losses[-1] < 0.8 * frame_losses[0]

@@ -106,6 +106,7 @@ DIGEST_LATER = {
     "frame_units": 64,
     "frame_both": "keep",
     "frame_dse_intensity": "intensity",
+    "frame_detach": False,
 }
 
 

@@ -158,6 +158,13 @@ class Frames:
         name="frame_dse_intensity",
         choices=DSE_INTENSITIES,
     )
+    detach: bool = _field(
+        False,
+        "the heads learn on the states without training them (no gradient from the heads' losses into the "
+        "network that tags)",
+        name="frame_detach",
+        const=True,
+    )
 
 
 @dataclass

@@ -110,9 +110,25 @@ class MaskedCrossEntropy(keras.losses.Loss):
         return loss * ops.cast(ops.size(known), loss.dtype) / ops.maximum(ops.sum(known), 1.0)
 
 
+@keras.saving.register_keras_serializable(package="opinion_tagger")
+class StopGradient(layers.Layer):
+    """Its input, through which no gradient flows back (``frame_detach``: the heads' losses do not train the
+    states they read)."""
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.supports_masking = True
+
+    def call(self, x):
+        return ops.stop_gradient(x)
+
+
 def add_frame_heads(config: TaggerConfig, states, words, head: dict) -> tuple[dict, dict]:
     """(span inputs, frame outputs) of the training network: the heads on ``states`` [B, T, D] for each tagged
-    type (``head``: the heads' dtype policy, float32 under a mixed one)."""
+    type (``head``: the heads' dtype policy, float32 under a mixed one); with ``frame_detach``, on the states
+    with their gradient stopped."""
+    if config.model.frames.detach:
+        states = StopGradient(name="frame_states")(states)
     inputs, outputs = {}, {}
     n_pol, n_int = len(polarity_classes(config)), len(intensity_classes())
     for t in config.types:
