@@ -244,7 +244,7 @@ def test_mixed_bfloat16_trains_in_bfloat16_and_saves_float32(sample_sentences, t
         ["train", "--out", "x", "--budget", "24k", "--hidden", "10"],
         ["train", "--out", "x", "--cell", "transformer"],
         ["train"],
-        ["evaluate"],
+        ["evaluate", "--split", "train"],  # evaluate alone scores the default model: no usage error
     ],
 )
 def test_bad_cli_arguments_are_usage_errors(argv, capsys):
