@@ -18,7 +18,7 @@ CHOSEN = "_annotator_chosen"  # the name chosen for this browser session (no log
 
 
 def logged_in(password: str) -> bool:
-    """Whether this session has logged in; until it has, the login form (and nothing of the projects)."""
+    """Whether this browser tab has logged in; until it has, the login form (and nothing of the projects)."""
     if st.session_state.get(LOGGED_IN):
         return True
     st.title("opinion-tagger annotator")
