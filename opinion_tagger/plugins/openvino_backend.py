@@ -28,11 +28,9 @@ from opinion_tagger.storage import atomic_write_bytes, atomic_write_text
 EXTRA = "bf16"
 # the inputs whose second axis is the sentence's words, and those whose second axis is its wordpieces
 # (``opinion_tagger.runtime.batching.network_inputs``), with the wordpieces' mask
-WORD_AXIS = ("words", "word_starts", "context")
+WORD_AXIS = ("words", "word_starts")
 PIECE_AXIS = ("token_ids", "segment_ids", "padding_mask")
 PIECE_MASK = "padding_mask"
-# OpenVINO's names of the precisions: bf16 the product's, f32 the check that the graph runs as in ONNX Runtime
-HINTS = {"bf16": "bf16", "f32": "f32"}
 
 
 def _openvino():
@@ -97,9 +95,9 @@ class OpenVinoNetwork:
             refuse_without_bf16(core)
         bundle = Path(bundle)
         self.meta = meta["onnx"]
-        hint = HINTS[precision]
-        config = {"INFERENCE_NUM_THREADS": threads or default_threads(), "INFERENCE_PRECISION_HINT": hint}
-        self.compiled = self._compile(ov, core, bundle, meta, hint, config)
+        # OpenVINO's precision names are these: bf16 the product's, f32 the check that it runs as ONNX Runtime
+        config = {"INFERENCE_NUM_THREADS": threads or default_threads(), "INFERENCE_PRECISION_HINT": precision}
+        self.compiled = self._compile(ov, core, bundle, meta, precision, config)
         self.request = self.compiled.create_infer_request()
         self.inputs = [port.get_any_name() for port in self.compiled.inputs]
         self.outputs = [port.get_any_name() for port in self.compiled.outputs]
@@ -142,21 +140,22 @@ class OpenVinoNetwork:
         states then differ from ONNX Runtime's by up to 0.2 in a probability."""
         if not isinstance(inputs, dict):
             inputs = {"words": inputs}
-        words = np.asarray(inputs["words"])
+        arrays = {k: np.asarray(inputs[k], dtype=np.int32) for k in self.inputs}
+        words = arrays["words"]
         lengths = (words != 0).sum(axis=1)
+        pieces = arrays[PIECE_MASK].sum(axis=1) if PIECE_MASK in arrays else None
         out: dict[str, np.ndarray] = {}
         for length in np.unique(lengths):
             rows = np.flatnonzero(lengths == length)
-            pieces = inputs.get(PIECE_MASK)
-            width = int(np.asarray(pieces)[rows].sum(axis=1).max()) if pieces is not None else None
+            width = int(pieces[rows].max()) if pieces is not None else None
             feed = {}
-            for k in self.inputs:
-                value = np.asarray(inputs[k])[rows]
+            for k, value in arrays.items():
+                value = value[rows]
                 if k in WORD_AXIS:
                     value = value[:, : max(int(length), 1)]
                 elif width is not None and k in PIECE_AXIS:
                     value = value[:, :width]
-                feed[k] = np.ascontiguousarray(value, dtype=np.int32 if value.dtype.kind in "iub" else value.dtype)
+                feed[k] = np.ascontiguousarray(value)
             result = {port.get_any_name(): value for port, value in self.request.infer(feed).items()}
             for t in self.outputs:
                 got = result[t] if t == STATES else result[t][..., :3]
