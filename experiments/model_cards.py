@@ -143,6 +143,43 @@ def score_rows(scores: dict) -> str:
     )
 
 
+def frame_rows(frames: dict) -> str:
+    """The frame scores (``opinion_tagger.evaluation.frames``) of a bundle with frame heads, a row per type."""
+
+    def acc(a: dict | None) -> str:
+        return f"{100 * a['accuracy']:.2f} ({100 * a['majority']:.2f} {a['majority_class']})" if a else "–"
+
+    def f1(h: dict | None) -> str:
+        return f"{100 * h['f1']:.2f}" if h else "–"
+
+    return "\n".join(
+        f"| {t} | {100 * r['polarity_proportional']['f1']:.2f} / {100 * r['polarity_binary']['f1']:.2f} | "
+        f"{acc(r['polarity'])} | {acc(r['intensity'])} | {acc(r.get('holder'))} | {f1(r.get('holder'))} |"
+        for t, r in frames.items()
+    )
+
+
+FRAME_HEADER = (
+    "| type | polarity-aware prop / bin F1 | polarity acc (majority) | intensity acc (majority) "
+    "| holder acc (majority) | holder F1 |\n|---|---|---|---|---|---|"
+)
+
+
+def frames_part(meta: dict) -> str:
+    """The card's paragraph on the frame heads' scores, or nothing for a bundle without them."""
+    frames = meta["scores"].get("fold0_test_frames")
+    if not frames:
+        return ""
+    return f"""
+Opinion frames (docs/frames.md) on the same documents: polarity-aware proportional / binary F1 (a span counts
+only where its polarity is right), the accuracy on tagged spans that overlap a gold span beside the majority
+class's share, and a DSE's holder (accuracy; F1 of naming one):
+
+{FRAME_HEADER}
+{frame_rows(frames)}
+"""
+
+
 def card(name: str, meta: dict) -> str:
     """The model card of the bundled model ``name`` from its ``meta.json``."""
     c, tr, speed = CARDS[name], meta["training"], meta["speed"]
@@ -211,7 +248,7 @@ On the 40 fold-0 test documents, in percent (precision / recall / F1):
 | type | binary overlap | proportional overlap | exact |
 |---|---|---|---|
 {score_rows(meta["scores"]["fold0_test"])}
-
+{frames_part(meta)}
 {c["cross_validated"]}
 
 Irsoy & Cardie's best 10-fold means (depth 3, 200k, their own tokens), proportional / binary F1: {paper}.

@@ -12,6 +12,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
 
+from experiments.frames_report import frames_cv_section
 from opinion_tagger.evaluation.results import fmt_mean_std, paired, summarise
 
 # Irsoy & Cardie (2014), 10-fold CV, F1 % as (proportional, binary): ../shared/README.md
@@ -186,6 +187,7 @@ def write_report(
     for title, name in plots:
         lines += [f"### {title}", "", f"![{title}]({plot_dir.name}/{name})", ""]
     lines += irlm_memory_section(plot_dir)
+    lines += frames_cv_section(summaries)
     lines += [
         "## How each choice was made",
         "",

@@ -267,7 +267,7 @@ def _run_folds(exp, folds, docs, extra, path, results, runs, datasplit, progress
     """Train and score ``folds`` of ``exp`` (several at once with the fast trainer) and write their results."""
     from opinion_tagger.corpus.sources import select
     from opinion_tagger.corpus.split import load_split
-    from opinion_tagger.evaluation.scoring import evaluate_tagger, score_predictions
+    from opinion_tagger.evaluation.scoring import evaluate_frames, evaluate_tagger, score_predictions
     from opinion_tagger.provenance import git_commit
     from opinion_tagger.training.checkpoints import remove_checkpoint
     from opinion_tagger.training.run import train_folds
@@ -361,7 +361,9 @@ def _run_folds(exp, folds, docs, extra, path, results, runs, datasplit, progress
             training["trained_together"] = t["trained_together"]  # train_seconds: this fold's share
         if diverged[k]:
             training["diverged"] = diverged[k]  # the seeds whose runs diverged before this one
-        frames = {"dev_frames": meta["scores"]["dev_frames"]} if "dev_frames" in meta["scores"] else {}
+        frames = {}
+        if "dev_frames" in meta["scores"]:  # frame heads: their scores on dev and on the test fold
+            frames = {"dev_frames": meta["scores"]["dev_frames"], "test_frames": evaluate_frames(tagger, parts[k][2])}
         out.append(
             _write_result(
                 exp,

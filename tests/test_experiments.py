@@ -875,3 +875,73 @@ def test_the_frames_study_shows_span_and_frame_scores_of_its_runs():
     )
     assert not [line for line in lines if line.startswith("| `frames-dev-framesTrue` | ESE | ")][1:]  # no frames
     assert study.frames_study_section({}) == []
+
+
+def test_a_frame_head_experiment_records_its_frame_scores_and_scoring_its_bundles_again_gives_them(setup):
+    """A fold of a configuration with frame heads records their scores on dev and on the test fold;
+    experiments/score_frames.py, scoring the fold's bundle again, writes the same."""
+    from experiments import score_frames
+
+    split, _, _, tmp = setup
+    corpus = load_experiments(setup[1])[0].data["path"]
+    cfg = tmp / "frames.yaml"
+    cfg.write_text(f"""
+name: fr
+data: {{source: mpqa, path: {corpus}}}
+folds: [0]
+model: {{task: joint, cell: gru, depth: 1, hidden: 6, features: random, embedding_dim: 6, max_epochs: 1,
+        patience: 1, batch_size: 4, jit_compile: false, frames: true, frame_detach: true, frame_units: 4}}
+""")
+    (exp,) = load_experiments(cfg)
+    (written,) = run_experiment(exp, None, tmp / "results", tmp / "runs", split, progress=False)
+    result = json.loads(written.read_text())
+    dev, test = result["scores"]["dev_frames"], result["scores"]["test_frames"]
+    assert set(test) == {"DSE", "ESE"} and "holder" in test["DSE"] and "holder" not in test["ESE"]
+    del result["scores"]["test_frames"]
+    written.write_text(json.dumps(result))
+    again = score_frames.score("fr", None, tmp / "results", tmp / "runs", {"mpqa": corpus}, split)
+    assert again == {0: {"dev": dev, "test": test}}
+    assert json.loads(written.read_text())["scores"]["test_frames"] == test
+
+
+def test_the_frames_cross_validation_rows_average_the_folds_frame_scores():
+    """The report's 10-fold frame table: means ± standard deviations over the folds of hand-written values, the
+    majority class's mean share and commonest name beside each accuracy."""
+    import copy
+
+    from experiments.frames_report import frames_cv_section
+    from opinion_tagger.evaluation.results import summarise
+
+    base = json.loads(
+        (
+            Path(__file__).resolve().parents[1] / "experiments/results/accurate-lora16-bilstm-joint/fold0.json"
+        ).read_text()
+    )
+    records = []
+    for fold, (pol, f1, major) in enumerate(((0.6, 0.5, "neutral"), (0.8, 0.7, "negative"), (0.7, 0.6, "neutral"))):
+        r = copy.deepcopy(base)
+        r["name"], r["fold"] = "acc-frames", fold
+        acc = {"matched": 100, "accuracy": pol, "majority": 0.4, "majority_class": major}
+        prf = {"precision": f1, "recall": f1, "f1": f1}
+        r["scores"]["test_frames"] = {
+            "DSE": {
+                "polarity_proportional": prf,
+                "polarity_binary": {**prf, "f1": f1 + 0.1},
+                "polarity": acc,
+                "intensity": {**acc, "accuracy": 0.5},
+                "holder": {**acc, "accuracy": 0.9, "majority_class": "span", "f1": f1 + 0.2},
+            },
+        }
+        records.append(r)
+    summaries = summarise(records)
+    lines = frames_cv_section(summaries)
+    assert lines[0] == "## Opinion frames: cross-validation"
+    (row,) = [line for line in lines if line.startswith("| `acc-frames` | DSE |")]
+    span = summaries[("acc-frames", "DSE")]["metric"]
+    assert row == (
+        f"| `acc-frames` | DSE | 3 | {span[('proportional', 'f1')][0]:.2f} ± 0.00 / "
+        f"{span[('binary', 'f1')][0]:.2f} ± 0.00 | 60.00 ± 10.00 / 70.00 ± 10.00 | 70.00 ± 10.00 (40.00 neutral) | "
+        "50.00 ± 0.00 (40.00 neutral) | 90.00 ± 0.00 (40.00 span) | 80.00 ± 10.00 |"
+    )
+    assert not [line for line in lines if line.startswith("| `acc-frames` | ESE |")]  # no ESE frames
+    assert frames_cv_section(summarise([base])) == []

@@ -57,7 +57,7 @@ def run(args) -> int:
     from opinion_tagger.corpus.split import load_split
     from opinion_tagger.evaluation.scoring import evaluate_frames, evaluate_tagger
     from opinion_tagger.runtime.sentence_tagger import SentenceTagger
-    from opinion_tagger.training.run_data import add_training_labels, load_data
+    from opinion_tagger.training.run_data import load_data
 
     tagger = SentenceTagger.load(resolve_model(args.model), backend=args.backend, precision=args.precision)
     if args.data:
@@ -68,11 +68,9 @@ def run(args) -> int:
             raise TaggerError(f"{args.model}: the bundle does not say what data it was trained on; give --data")
         source, path = data["source"], recorded_data_path(args.model, data["source"], data["path"])
     problems = Problems()
-    docs = load_data(source, path, problems)
+    docs = load_data(source, path, problems, frames=tagger.heads is not None)  # frame heads: the gold frames too
     if problems.messages:
         print(f"data: {problems_line(problems)}", file=sys.stderr)
-    if tagger.heads is not None:  # a model with frame heads: the gold frames too
-        add_training_labels(docs, source, path, frames=True)
     if source == "annotations":  # every accepted document
         sentences = [s for sents in docs.values() for s in sents]
         where = f"the {len(docs)} accepted documents of {path}"

@@ -17,18 +17,25 @@ from opinion_tagger.sentences import Sentence
 DATA_SOURCES = (*SOURCES, "annotations")
 
 
-def load_data(source: str, path: str | Path, problems: Problems | None = None) -> dict[str, list[Sentence]]:
+def load_data(
+    source: str, path: str | Path, problems: Problems | None = None, frames: bool = False
+) -> dict[str, list[Sentence]]:
     """Sentences by document name: a corpus source (``opinion_tagger.corpus.sources``) or ``annotations``, the
-    accepted documents of an annotation project."""
+    accepted documents of an annotation project; with ``frames``, their spans' frames too (what frame heads
+    learn from and are scored on: ``add_training_labels``)."""
     if source == "annotations":
         from opinion_tagger.annotation.accepted import (
             accepted_documents,  # the project's data; nothing of it imports training
         )
 
-        return accepted_documents(path)
-    if source not in SOURCES:
+        docs = accepted_documents(path)  # with their frames already
+    elif source not in SOURCES:
         raise TaggerError(f"--data: unknown source {source!r}; choose from {', '.join(DATA_SOURCES)}")
-    return load_documents(source, path, problems=problems)
+    else:
+        docs = load_documents(source, path, problems=problems)
+        if frames:
+            add_training_labels(docs, source, path, frames=True)
+    return docs
 
 
 def add_training_labels(
