@@ -18,6 +18,7 @@ import argparse
 import json
 from pathlib import Path
 
+from opinion_tagger.config import TaggerConfig
 from opinion_tagger.paths import BUNDLED
 from opinion_tagger.storage import atomic_write_text
 
@@ -37,23 +38,34 @@ CARDS: dict[str, dict[str, str]] = {
         "what": "The default model.  The MiniLM-L6 encoder (sentence-transformers all-MiniLM-L6-v2) fine-tuned "
         "through LoRA adapters of rank 64 on its attention's query and value, each word read at its first wordpiece, "
         "beside frozen GloVe 6B 50-d vectors, into one bidirectional LSTM layer (128 units a direction), and a "
-        "linear-chain CRF for DSE and one for ESE.  Configuration: `experiments/configs/accurate-crf.yaml`.  "
-        "A span's score is the mean of its tokens' tag probabilities (the CRF's marginals).",
-        "use": "Tagging English prose for DSEs and ESEs on a CPU where about 5,000 tokens a second is enough, and "
+        "linear-chain CRF for DSE and one for ESE; on the LSTM's states, the frame heads (docs/frames.md): each "
+        "span's polarity and intensity, and a DSE's holder, trained with no gradient into the tagger (its tags are "
+        "learnt as without them).  Configuration: `experiments/configs/accurate-frames.yaml` (`accurate-crf.yaml` "
+        "with the heads).  A span's score is the mean of its tokens' tag probabilities (the CRF's marginals).",
+        "use": "Tagging English prose for DSEs and ESEs, with their polarity, intensity and holder, on a CPU where "
+        "a few thousand tokens a second are enough, and "
         "pre-annotating documents for the annotator.  It has been evaluated on MPQA's news text only; expect lower "
         "scores on other genres.",
         "cross_validated": "10-fold cross-validation of the configuration on the paper's tokens and split "
         "(`accurate-crf-bilstm-joint` in `experiments/REPORT.md`), proportional / binary F1: DSE 72.13 ± 2.42 / "
         "76.68 ± 2.49, ESE 61.80 ± 3.17 / 71.20 ± 3.56 (exact match 58.22 / 29.53).  Above the same network with "
-        "softmax heads (70.08 / 59.90 proportional F1) on all 10 folds for both types (sign test p 0.002).",
-        "speed": "Whole `opinion-tagger tag --input` process (start-up, tokenisation and output included; "
-        "`bench_tagging.py`, medians of 3): 5,270 tokens/s (the middle of three runs, 5,003 to 5,387); first "
-        "output 1.13 s after the start.",
+        "softmax heads (70.08 / 59.90 proportional F1) on all 10 folds for both types (sign test p 0.002).  "
+        "The frames' cross-validation (`accurate-frames-joint`): *Opinion frames: cross-validation* in "
+        "`experiments/REPORT.md`.",
+        "machine": "a 2-core AMD EPYC (Zen 3) virtual machine, fp32 at AVX2's rate, a training job running on the "
+        "other core",
+        "speed": "The frame heads' cost: the network, its decoding and the heads take 518 µs a token on one thread, "
+        "against 465 µs for the same model without heads (`bench_tagging.py --stages`, medians of 3, the two "
+        "bundles one after the other on that machine: 11% more; again in the other order, 641 against 584 µs).  "
+        "Without the heads, on a quiet 2-core AMD EPYC (Zen 4) virtual machine, the whole `opinion-tagger tag "
+        "--input` process (start-up, tokenisation and output included; `bench_tagging.py`, medians of 3) ran at "
+        "5,270 tokens/s, first output 1.13 s after the start.",
         "gpu": "On one NVIDIA H100 GPU (Keras on JAX in full float32, batches of 1,024 sentences, the paper's "
-        "tokens, so without spaCy's tokenisation): 104,241 tokens/s, tags equal to ONNX Runtime's on all 11,111 "
-        "sentences.",
-        "size": "`weights.npz` 16.9 MB (the weights training changed, read to continue training) and `model.onnx` "
-        "9.7 MB (the network for tagging, LoRA adapters merged).  The encoder's unchanged base weights (90 MB) are "
+        "tokens, so without spaCy's tokenisation), the network before its frame heads: 104,241 tokens/s, tags "
+        "equal to ONNX Runtime's on all 11,111 sentences.",
+        "size": "`weights.npz` 16.9 MB (the weights training changed, read to continue training), `model.onnx` "
+        "9.7 MB (the network for tagging, LoRA adapters merged) and `frames.npz` 0.3 MB (the frame heads, run in "
+        "NumPy).  The encoder's unchanged base weights (90 MB) are "
         "installed by `opinion-tagger download` and the frozen GloVe rows come from the GloVe package; both are "
         "checked by sha256 when the model loads.",
         "licences": "- MiniLM-L6 (sentence-transformers all-MiniLM-L6-v2), the encoder's base weights: Apache-2.0.\n"
@@ -113,8 +125,10 @@ CARDS: dict[str, dict[str, str]] = {
 }
 
 
-def recipe(config: dict) -> str:
-    """The training recipe of a bundle's configuration, in a sentence."""
+def recipe(stored: dict) -> str:
+    """The training recipe of a bundle's configuration (as meta.json stores it: nested, or flat before the
+    configuration's blocks), in a sentence."""
+    config = TaggerConfig.from_dict(stored).flat()
     if config["optimizer"] == "sgd":
         opt = f"SGD with momentum {config['momentum']:g}, learning rate {config['learning_rate']:g}"
     else:
@@ -195,8 +209,9 @@ def card(name: str, meta: dict) -> str:
     else:
         epochs = f"{tr['selected_epochs']} epochs, fixed by the configuration"
     teacher = tr.get("teacher")
+    weight = TaggerConfig.from_dict(meta["config"]).flat()["distill_weight"]
     taught = (
-        f"  Distilled: {100 * meta['config']['distill_weight']:g}% of each token's loss is the cross-entropy with "
+        f"  Distilled: {100 * weight:g}% of each token's loss is the cross-entropy with "
         f"the tag probabilities of the teacher `{Path(teacher['bundle']).name}`, trained on the same 495 documents"
         + (
             f"; {teacher['copies']:,} noisy copies of sentences tagged by the teacher alone"
@@ -256,7 +271,7 @@ One fold is not a 10-fold mean.
 
 ## Speed
 
-On {MACHINE}:
+On {c.get("machine", MACHINE)}:
 
 - {speed["tokens_per_s"]:,} tokens/s in {BACKENDS.get(speed["backend"], speed["backend"])} ({speed["how"]}; {machine}).
 - {c["speed"]}

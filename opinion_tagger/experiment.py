@@ -352,11 +352,8 @@ def _run_folds(exp, folds, docs, extra, path, results, runs, datasplit, progress
         tagger, meta = trained[k]
         test = evaluate_tagger(tagger, parts[k][2])
         t = meta["training"]
-        training = {
-            key: t[key]
-            for key in ("train_seconds", "epochs", "best_epoch", "device", "parameters", "history", "teacher")
-            if key in t
-        }
+        keep = ("train_seconds", "epochs", "best_epoch", "device", "parameters", "history", "teacher")
+        training = {key: t[key] for key in keep if key in t}
         if t.get("trained_together", 1) > 1:
             training["trained_together"] = t["trained_together"]  # train_seconds: this fold's share
         if diverged[k]:

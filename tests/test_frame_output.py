@@ -202,3 +202,23 @@ def test_html_input_maps_holders_to_the_source(frame_bundle):
     assert len(holders) == len(doc.sentences[0].tokens)
     for h in holders:
         assert source[h["start"] : h["end"]] == h["text"]
+
+
+def test_the_default_model_gives_the_readme_sentence_its_frames(capsys):
+    """The bundled default model has frame heads: `opinion-tagger tag` on the README's sentence gives each span
+    a polarity and an intensity with their probabilities, and its DSE a holder (the words "Officials")."""
+    from conftest import need_encoder
+
+    from opinion_tagger.cli import main
+
+    need_encoder("accurate")
+    text = "Officials said the plan was, as usual, daylight robbery."
+    assert main(["tag", text]) == 0
+    spans = json.loads(capsys.readouterr().out)["spans"]
+    assert {s["type"] for s in spans} == {"DSE", "ESE"}
+    for s in spans:
+        assert s["polarity"] in ("neutral", "negative", "positive", "both") and 0 < s["polarity_score"] <= 1
+        assert s["intensity"] in ("neutral", "low", "medium", "high", "extreme") and 0 < s["intensity_score"] <= 1
+        assert ("holder" in s) == (s["type"] == "DSE")
+    (said,) = [s for s in spans if s["type"] == "DSE"]
+    assert said["text"] == "said" and said["holder"] == {"start": 0, "end": 9, "text": "Officials"}

@@ -13,7 +13,8 @@
 5. With --precision bf16 (a CPU with native bf16, the bf16 extra): the whole process and the start-up at bf16
    (OpenVINO), beside fp32's in the same run; on any other CPU, the one-line refusal.
 6. Stages (--stages), each alone on one thread, microseconds per token (median of --repeats): spaCy's
-   sentences and tokens, the network in ONNX Runtime with its decoding (``Tagger.predict``), spans and
+   sentences and tokens, the network in ONNX Runtime with its decoding (``SentenceTagger.predict``, or
+   ``predict_frames`` for a model with frame heads, as tagging runs it), spans and
    the JSONL line.  Their sum bounds what a worker per core can reach: the cores times 1e6 / the sum.
 
     python -m experiments.benchmarks.bench_tagging [--model accurate] [--docs 200] [--repeats 3] [--starts 3] [--stages]
@@ -174,7 +175,7 @@ def stages(model, texts: list[str], repeats: int, cores: int) -> None:
     ot.tagger.predict([[t.text for t in s.tokens] for d in docs for s in d.sentences])
     times: dict[str, list[float]] = {
         "spaCy sentences and tokens": [],
-        "network and decoding": [],
+        "network and decoding": [],  # and the frame heads, for a model with them
         "spans": [],
         "JSONL line": [],
     }
@@ -184,9 +185,14 @@ def stages(model, texts: list[str], repeats: int, cores: int) -> None:
         docs = tokenised(records)
         t1 = time.perf_counter()
         sents = [[t.text for t in s.tokens] for d in docs for s in d.sentences]
-        preds = ot.tagger.predict(sents, batch_size=ot.batch_size)
+        frames = None
+        if ot.tagger.heads is not None:  # frame heads: polarity, intensity and holder too, as tagging runs them
+            both = ot.tagger.predict_frames(sents, batch_size=ot.batch_size)
+            preds, frames = [p for p, _ in both], [f for _, f in both]
+        else:
+            preds = ot.tagger.predict(sents, batch_size=ot.batch_size)
         t2 = time.perf_counter()
-        with_predictions(docs, preds)
+        with_predictions(docs, preds, frames)
         t3 = time.perf_counter()
         lines = [record_text(d, "jsonl") for d in docs]
         t4 = time.perf_counter()
