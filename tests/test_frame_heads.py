@@ -254,6 +254,22 @@ def test_the_cli_trains_frame_heads_and_records_their_data_and_dev_scores(sample
     table = capsys.readouterr().out
     assert "DSE   polarity-aware proportional" in table and "DSE   holder named" in table
     assert f"ESE   {'polarity':24} {100 * dev['ESE']['polarity']['accuracy']:7.2f}" in table
+    # training continues from the bundle: its network's weights and its heads' (frames.npz)
+    import numpy as np
+
+    from opinion_tagger.config import TaggerConfig
+    from opinion_tagger.model.frame_heads import head_arrays
+    from opinion_tagger.training.models import bundle_start
+
+    config = TaggerConfig.load(out / "config.json")
+    _, start = bundle_start(out, config)
+    with np.load(out / "frames.npz") as saved:
+        assert {k: v.tolist() for k, v in head_arrays(start, config).items()} == {
+            k: saved[k].tolist() for k in saved.files
+        }
+    more = tmp_path / "m2"
+    assert main([*argv, "--frames", "--frame-units", "4", "--init-from", str(out), "--out", str(more)]) == 0
+    assert (more / "frames.npz").is_file() and json.loads((more / "meta.json").read_text())["scores"]["dev_frames"]
 
 
 def test_detached_heads_leave_the_tags_as_a_network_without_heads_learns_them(tmp_path):

@@ -183,3 +183,57 @@ def test_tag_partition_writes_the_local_records_and_a_done_record(tmp_path):
     done = finished(tmp_path, part, "jsonl")
     assert done["bytes"] == (tmp_path / "part-00000.jsonl").stat().st_size and done["records"] == 4
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.jsonl", "part-00000.done.json", "part-00000.jsonl"]
+
+
+def test_a_holder_goes_to_the_parquet_column_of_its_kind():
+    """parquet_row: a DSE's holder as words in ``holder``, as a class in ``holder_class``, none in neither; spans
+    without a holder and records without spans unchanged; the rows fit the frames schema."""
+    from opinion_tagger.engines.partitions import parquet_row, parquet_schema
+
+    frame = {"polarity": "negative", "polarity_score": 0.7, "intensity": "high", "intensity_score": 0.5}
+    words = {"start": 0, "end": 9, "text": "Officials"}
+    spans = [
+        {
+            "type": "DSE",
+            "start": 10,
+            "end": 14,
+            "text": "said",
+            "score": 0.9,
+            **frame,
+            "holder": words,
+            "holder_score": 0.8,
+        },
+        {
+            "type": "DSE",
+            "start": 20,
+            "end": 25,
+            "text": "fears",
+            "score": 0.6,
+            **frame,
+            "holder": "writer",
+            "holder_score": 0.4,
+        },
+        {
+            "type": "DSE",
+            "start": 30,
+            "end": 34,
+            "text": "says",
+            "score": 0.5,
+            **frame,
+            "holder": None,
+            "holder_score": 0.3,
+        },
+        {"type": "ESE", "start": 40, "end": 47, "text": "robbery", "score": 0.7, **frame},
+    ]
+    row = parquet_row({"id": "a", "text": "t", "sentences": [], "spans": spans})
+    assert [(s.get("holder"), s.get("holder_class")) for s in row["spans"]] == [
+        (words, None),
+        (None, "writer"),
+        (None, None),
+        (None, None),
+    ]
+    assert row["spans"][3] == spans[3]  # an ESE has no holder columns of its own
+    assert parquet_row({"id": "b", "error": "empty text"}) == {"id": "b", "error": "empty text"}
+    table = pa.Table.from_pylist([{"error": None, **row}], schema=parquet_schema(("DSE", "ESE"), frames=True))
+    back = table.to_pylist()[0]["spans"]
+    assert back[0]["holder"] == words and back[1]["holder_class"] == "writer" and back[3]["holder_score"] is None

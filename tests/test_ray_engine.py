@@ -18,6 +18,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from opinion_tagger.cli import main
+from opinion_tagger.engines.partitions import parquet_row, parquet_schema
 from opinion_tagger.engines.ray_engine import tag_with_ray
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -138,11 +139,14 @@ def test_parquet_in_and_out(tmp_path):
     rows = pq.read_table(sorted((tmp_path / "out").glob("part-*.parquet"))).to_pylist()
     assert [r["id"] for r in rows] == ["p0", f"{tmp_path / 'in.parquet'}:2", "p2", "p3", "p4"]
     assert [r["error"] for r in rows] == [None, None, "text must be a string, not NoneType", "empty text", None]
-    # the good rows hold the local engine's records
+    # the good rows hold the local engine's records, a DSE's holder in the columns parquet_row puts it in
     src = tmp_path / "same.jsonl"
     src.write_text("\n".join(json.dumps({"id": r["id"], "text": t}) for r, t in zip(rows, texts) if t) + "\n")
-    local = {r["id"]: r for r in _local([src], tmp_path) if "error" not in r}
-    assert [{k: v for k, v in r.items() if k != "error"} for r in rows if r["error"] is None] == list(local.values())
+    local = [{"error": None, **parquet_row(r)} for r in _local([src], tmp_path) if "error" not in r]
+    expected = pa.Table.from_pylist(local, schema=parquet_schema(("DSE", "ESE"), frames=True)).to_pylist()
+    assert [r for r in rows if r["error"] is None] == expected
+    said = [s for r in rows if r["error"] is None for s in r["spans"] if s["type"] == "DSE"]
+    assert said and all(s["polarity"] and s["intensity"] for s in said)  # the default model's frames
 
 
 def test_cli_engine_ray_and_local_path_without_ray(mixed, tmp_path):

@@ -231,25 +231,54 @@ def partition_records(part: dict, max_chars: int) -> Iterator[Record]:
         raise ValueError(f"unknown partition kind {kind!r}")
 
 
-def parquet_schema(types: tuple[str, ...]):
-    """The Parquet output: the JSONL record's fields as columns, plus ``error``."""
+def parquet_schema(types: tuple[str, ...], frames: bool = False):
+    """The Parquet output: the JSONL record's fields as columns, plus ``error``; with ``frames`` (a model with
+    frame heads) a span's polarity and intensity with their scores and a DSE's holder (``parquet_row``)."""
     import pyarrow as pa
 
-    i64, s = pa.int64(), pa.string()
+    i64, s, f64 = pa.int64(), pa.string(), pa.float64()
     token = pa.struct([("text", s), ("start", i64), ("end", i64), *[(t, s) for t in types]])
     sentence = pa.struct([("start", i64), ("end", i64), ("tokens", pa.list_(token))])
-    span = pa.struct([("type", s), ("start", i64), ("end", i64), ("text", s), ("score", pa.float64())])
+    fields = [("type", s), ("start", i64), ("end", i64), ("text", s), ("score", f64)]
+    if frames:
+        holder = pa.struct([("start", i64), ("end", i64), ("text", s)])
+        fields += [("polarity", s), ("polarity_score", f64), ("intensity", s), ("intensity_score", f64)]
+        fields += [("holder", holder), ("holder_class", s), ("holder_score", f64)]
     return pa.schema(
-        [("id", s), ("text", s), ("sentences", pa.list_(sentence)), ("spans", pa.list_(span)), ("error", s)]
+        [
+            ("id", s),
+            ("text", s),
+            ("sentences", pa.list_(sentence)),
+            ("spans", pa.list_(pa.struct(fields))),
+            ("error", s),
+        ]
     )
+
+
+def parquet_row(record: dict) -> dict:
+    """A JSONL record as a row of ``parquet_schema``: a DSE's holder, one column type, is ``holder`` when it is
+    words (``{"start", "end", "text"}``) and ``holder_class`` when it is ``writer`` or ``implicit`` (both null:
+    no holder in the sentence)."""
+    spans = []
+    for span in record.get("spans", ()):
+        if "holder" in span:
+            h = span["holder"]
+            span = {
+                **span,
+                "holder": h if isinstance(h, dict) else None,
+                "holder_class": h if isinstance(h, str) else None,
+            }
+        spans.append(span)
+    return {**record, "spans": spans} if "spans" in record else record
 
 
 def part_name(index: int, fmt: str) -> str:
     return f"part-{index:05d}.{fmt}"
 
 
-def _serialise(fmt: str, docs: Iterable, types: tuple[str, ...], counts: dict) -> bytes:
-    """The partition's output file, from ``OpinionTagger.tag_many``'s documents."""
+def _serialise(fmt: str, docs: Iterable, types: tuple[str, ...], counts: dict, frames: bool = False) -> bytes:
+    """The partition's output file, from ``OpinionTagger.tag_many``'s documents (``frames``: from a model with
+    frame heads)."""
     import io
 
     def counted():
@@ -266,9 +295,9 @@ def _serialise(fmt: str, docs: Iterable, types: tuple[str, ...], counts: dict) -
         import pyarrow as pa
         import pyarrow.parquet as pq
 
-        rows = [{"error": None, **d.to_dict()} for d in counted()]
+        rows = [{"error": None, **parquet_row(d.to_dict())} for d in counted()]
         buf = io.BytesIO()
-        pq.write_table(pa.Table.from_pylist(rows, schema=parquet_schema(types)), buf)
+        pq.write_table(pa.Table.from_pylist(rows, schema=parquet_schema(types, frames)), buf)
         return buf.getvalue()
     from opinion_tagger.tagging.formats import Writer
 
@@ -285,7 +314,7 @@ def tag_partition(ot, part: dict, out_dir: Path, fmt: str, max_chars: int, chunk
     returns the counts (records, errors, tokens), the error records, seconds and CPU seconds."""
     t0, c0 = time.perf_counter(), time.process_time()
     counts = {"index": part["index"], "records": 0, "errors": 0, "tokens": 0, "error_records": []}
-    data = _serialise(fmt, ot.tag_many(partition_records(part, max_chars), chunk=chunk), ot.types, counts)
+    data = _serialise(fmt, ot.tag_many(partition_records(part, max_chars), chunk=chunk), ot.types, counts, ot.frames)
     name = part_name(part["index"], fmt)
     write_atomic(out_dir / name, data)
     counts["seconds"] = time.perf_counter() - t0

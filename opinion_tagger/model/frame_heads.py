@@ -163,12 +163,22 @@ def tagging_view(model, config: TaggerConfig):
     return keras.Model(inputs, outputs, name=f"{model.name}_tagging")
 
 
+def _head_layers(config: TaggerConfig) -> list[str]:
+    names = [f"{t}_{head}" for t in config.types for head in ("polarity", "intensity")]
+    return names + ([HOLDER] if "DSE" in config.types else [])
+
+
 def head_arrays(model, config: TaggerConfig) -> dict[str, np.ndarray]:
     """The frame heads' weights of a training network, by ``layer/weight`` name (``frames.npz``)."""
     out = {}
-    names = [f"{t}_{head}" for t in config.types for head in ("polarity", "intensity")]
-    names += [HOLDER] if "DSE" in config.types else []
-    for name in names:
+    for name in _head_layers(config):
         for w in model.get_layer(name).weights:
             out[f"{name}/{w.name}"] = np.asarray(w, dtype=np.float32)
     return out
+
+
+def set_head_arrays(model, config: TaggerConfig, arrays: dict[str, np.ndarray]) -> None:
+    """Put ``head_arrays``' weights (a bundle's ``frames.npz``) into a training network's frame heads."""
+    for name in _head_layers(config):
+        layer = model.get_layer(name)
+        layer.set_weights([arrays[f"{name}/{w.name}"] for w in layer.weights])

@@ -139,6 +139,11 @@ class OpinionTagger:
         """The opinion types the model tags, e.g. ``("DSE", "ESE")``."""
         return self.tagger.types
 
+    @property
+    def frames(self) -> bool:
+        """Whether the model has frame heads: its spans carry a polarity, an intensity and a DSE's holder."""
+        return getattr(self.tagger, "heads", None) is not None
+
     def tag(self, text: str, id: str = "", html: bool = False) -> TaggedDocument:
         """Tag one text.
 
@@ -220,7 +225,7 @@ class OpinionTagger:
     def _predict(self, docs: list[TaggedDocument]) -> list[TaggedDocument]:
         """``docs`` with their sentences' tags and spans (and frames, from a model with frame heads)."""
         words = [[t.text for t in s.tokens] for doc in docs for s in doc.sentences]
-        if getattr(self.tagger, "heads", None) is not None:  # frame heads: polarity, intensity, holder too
+        if self.frames:  # frame heads: polarity, intensity, holder too
             both = self.tagger.predict_frames(words, batch_size=self.batch_size)
             return with_predictions(docs, [p for p, _ in both], [f for _, f in both])
         return with_predictions(docs, self.tagger.predict(words, batch_size=self.batch_size))

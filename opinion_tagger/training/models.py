@@ -39,9 +39,8 @@ def bundle_start(init: str | Path, config: TaggerConfig):
     from opinion_tagger.model.keras_backend import load_keras_model
     from opinion_tagger.runtime.bundle import load_bundle_files
 
-    if config.auxiliary_types or config.model.frames.enabled:
-        heads = "auxiliary heads" if config.auxiliary_types else "frame heads"
-        raise TaggerError(f"{init}: {heads} train from scratch, not from a bundle")
+    if config.auxiliary_types:
+        raise TaggerError(f"{init}: auxiliary heads train from scratch, not from a bundle")
     if config.training.precision != "float32":
         raise TaggerError(
             f"{init}: training from a bundle is in float32 (precision {config.training.precision} trains from scratch)"
@@ -51,7 +50,23 @@ def bundle_start(init: str | Path, config: TaggerConfig):
         raise TaggerError(
             f"{init}: training can continue only with the bundle's network (its task, cell, depth, sizes and features)"
         )
-    return vocab, load_keras_model(init)
+    model = load_keras_model(init)
+    return vocab, with_frame_heads(model, config, len(vocab), init) if config.model.frames.enabled else model
+
+
+def with_frame_heads(model, config: TaggerConfig, vocab_size: int, init: str | Path):
+    """The training network (the frame heads and their span inputs) of a bundle with frame heads: the weights of
+    its network, ``model``, and the heads' from its ``frames.npz`` (checked by the bundle's manifest)."""
+    from opinion_tagger.model.frame_heads import set_head_arrays
+    from opinion_tagger.model.network import build_training_model
+    from opinion_tagger.runtime.frame_heads import FRAMES_FILE
+
+    training = build_training_model(config, vocab_size, model.get_layer("embedding").dim)
+    for layer in model.layers:
+        training.get_layer(layer.name).set_weights(layer.get_weights())
+    with np.load(Path(init) / FRAMES_FILE) as heads:
+        set_head_arrays(training, config, {k: heads[k] for k in heads.files})
+    return training
 
 
 def save_trained(
