@@ -682,9 +682,11 @@ FACTORS = [
 
 
 def network(c: dict) -> str:
-    """A run's network in a few characters: "d3 200k", or "lstm d3 24k" for units other than Elman's."""
+    """A run's network in a few characters: "d3 200k", or "lstm d3 24k" for units other than Elman's; "d1 100u"
+    for a size given in units (``hidden`` overrides the budget)."""
     cell = c.get("cell", "elman")
-    return f"{'' if cell == 'elman' else cell + ' '}d{c.get('depth', 3)} {c.get('budget') or c.get('hidden')}"
+    size = f"{c['hidden']}u" if c.get("hidden") else c.get("budget")
+    return f"{'' if cell == 'elman' else cell + ' '}d{c.get('depth', 3)} {size}"
 
 
 def fold0_dev(s: dict) -> float | None:

@@ -558,7 +558,8 @@ def test_factor_rows_name_the_units_where_not_elman():
 
     assert study.network({"cell": "lstm", "depth": 3, "budget": "24k"}) == "lstm d3 24k"
     assert study.network({"cell": "elman", "depth": 1, "budget": "200k"}) == "d1 200k"
-    assert study.network({"depth": 2, "hidden": 128}) == "d2 128"
+    assert study.network({"depth": 2, "hidden": 128}) == "d2 128u"
+    assert study.network({"cell": "lstm", "depth": 1, "budget": "200k", "hidden": 100}) == "lstm d1 100u"
 
     def result(name, dev_f1):
         score = {
