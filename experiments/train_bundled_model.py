@@ -70,7 +70,7 @@ from opinion_tagger.config import TaggerConfig
 from opinion_tagger.corpus.mpqa import MPQACorpus
 from opinion_tagger.corpus.sources import load_documents, select
 from opinion_tagger.corpus.split import load_split
-from opinion_tagger.evaluation.scoring import evaluate_tagger
+from opinion_tagger.evaluation.scoring import evaluate_tagger, evaluate_with_frames
 from opinion_tagger.experiment import load_experiments
 from opinion_tagger.export.bundle_writer import add_onnx
 from opinion_tagger.paths import BUNDLED, default_datasplit, default_mpqa
@@ -128,14 +128,13 @@ CONFIGS["accurate-mpnet"] = CONFIGS["accurate"].replace(
 )
 
 
-def frame_scores(tagger: SentenceTagger, test_s) -> dict:
-    """``{"fold0_test_frames": ...}``: the frame scores on the fold-0 test sentences of a bundle with frame heads
-    (docs/frames.md), or nothing."""
+def test_scores(tagger: SentenceTagger, test_s) -> dict:
+    """``{"fold0_test": ...}``: the span scores on the fold-0 test sentences, and for a bundle with frame heads
+    (docs/frames.md) ``"fold0_test_frames"``, from the same pass of the network."""
     if not tagger.config.model.frames.enabled:
-        return {}
-    from opinion_tagger.evaluation.scoring import evaluate_frames
-
-    return {"fold0_test_frames": evaluate_frames(tagger, test_s)}
+        return {"fold0_test": evaluate_tagger(tagger, test_s)}
+    spans, frames = evaluate_with_frames(tagger, test_s)
+    return {"fold0_test": spans, "fold0_test_frames": frames}
 
 
 def choose_epochs(config: TaggerConfig, train_s, dev_s) -> tuple[int, list]:
@@ -305,11 +304,7 @@ def main() -> int:
         test_s = select(
             load_data("mpqa", args.mpqa, frames=tagger.config.model.frames.enabled), load_split(args.datasplit, 0).test
         )
-        stored["scores"] = {
-            "fold0_test": evaluate_tagger(tagger, test_s),
-            **frame_scores(tagger, test_s),
-            "how": f"ONNX Runtime, git commit {git_commit()}",
-        }
+        stored["scores"] = {**test_scores(tagger, test_s), "how": f"ONNX Runtime, git commit {git_commit()}"}
         atomic_write_text(out / "meta.json", json.dumps(stored, indent=2) + "\n")
         write_readme(out, args.name, stored)
         for t, r in stored["scores"]["fold0_test"].items():
@@ -381,18 +376,18 @@ def main() -> int:
     print(f"trained in {time.perf_counter() - t0:.0f}s", flush=True)
     backend = "onnx"
     tagger = SentenceTagger.load(out, backend=backend)
-    report = evaluate_tagger(tagger, test_s)
+    scores = test_scores(tagger, test_s)
     test_ids = set(split.test)
     texts = [d.text for d in MPQACorpus(args.mpqa) if d.name in test_ids]
     path = out / "meta.json"  # meta.json gets the held-out scores, size and speed; its manifest stays valid
     stored = json.loads(path.read_text())
     stored["config"] = final.to_dict()
-    stored["scores"] = {"fold0_test": report, **frame_scores(tagger, test_s)}
+    stored["scores"] = scores
     stored["size_bytes"] = bundle_size(out)
     stored["speed"] = tagging_speed(out, texts, backend)
     atomic_write_text(path, json.dumps(stored, indent=2) + "\n")
     write_readme(out, args.name, stored)
-    for t, r in report.items():
+    for t, r in scores["fold0_test"].items():
         print(
             f"{t} fold-0 test: proportional F1 {100 * r['proportional']['f1']:.2f}, "
             f"binary F1 {100 * r['binary']['f1']:.2f}, exact F1 {100 * r['exact']['f1']:.2f}"

@@ -267,7 +267,7 @@ def _run_folds(exp, folds, docs, extra, path, results, runs, datasplit, progress
     """Train and score ``folds`` of ``exp`` (several at once with the fast trainer) and write their results."""
     from opinion_tagger.corpus.sources import select
     from opinion_tagger.corpus.split import load_split
-    from opinion_tagger.evaluation.scoring import evaluate_frames, evaluate_tagger, score_predictions
+    from opinion_tagger.evaluation.scoring import evaluate_tagger, evaluate_with_frames, score_predictions
     from opinion_tagger.provenance import git_commit
     from opinion_tagger.training.checkpoints import remove_checkpoint
     from opinion_tagger.training.run import train_folds
@@ -350,7 +350,11 @@ def _run_folds(exp, folds, docs, extra, path, results, runs, datasplit, progress
     failed = [k for k in folds if isinstance(trained[k], TrainingDiverged)]
     for k in (k for k in folds if k not in failed):
         tagger, meta = trained[k]
-        test = evaluate_tagger(tagger, parts[k][2])
+        frames = {"dev_frames": meta["scores"]["dev_frames"]} if "dev_frames" in meta["scores"] else {}
+        if frames:  # frame heads: their scores on the test fold too, from the same pass of the network
+            test, frames["test_frames"] = evaluate_with_frames(tagger, parts[k][2])
+        else:
+            test = evaluate_tagger(tagger, parts[k][2])
         t = meta["training"]
         keep = ("train_seconds", "epochs", "best_epoch", "device", "parameters", "history", "teacher")
         training = {key: t[key] for key in keep if key in t}
@@ -358,9 +362,6 @@ def _run_folds(exp, folds, docs, extra, path, results, runs, datasplit, progress
             training["trained_together"] = t["trained_together"]  # train_seconds: this fold's share
         if diverged[k]:
             training["diverged"] = diverged[k]  # the seeds whose runs diverged before this one
-        frames = {}
-        if "dev_frames" in meta["scores"]:  # frame heads: their scores on dev and on the test fold
-            frames = {"dev_frames": meta["scores"]["dev_frames"], "test_frames": evaluate_frames(tagger, parts[k][2])}
         out.append(
             _write_result(
                 exp,

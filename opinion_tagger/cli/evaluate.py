@@ -55,7 +55,7 @@ def recorded_data_path(model: Path, source: str, path: str) -> str:
 def run(args) -> int:
     from opinion_tagger.corpus.sources import select
     from opinion_tagger.corpus.split import load_split
-    from opinion_tagger.evaluation.scoring import evaluate_frames, evaluate_tagger
+    from opinion_tagger.evaluation.scoring import evaluate_tagger, evaluate_with_frames
     from opinion_tagger.runtime.sentence_tagger import SentenceTagger
     from opinion_tagger.training.run_data import load_data
 
@@ -77,8 +77,12 @@ def run(args) -> int:
     else:
         sentences = select(docs, load_split(args.datasplit, args.fold).part(args.split))
         where = f"fold {args.fold} {args.split}"
-    report = headline_scores(evaluate_tagger(tagger, sentences))
-    frames = evaluate_frames(tagger, sentences) if tagger.heads is not None else None
+    frames = None
+    if tagger.heads is not None:  # the span and frame scores from one pass of the network
+        spans, frames = evaluate_with_frames(tagger, sentences)
+    else:
+        spans = evaluate_tagger(tagger, sentences)
+    report = headline_scores(spans)
     if args.json:
         print(json.dumps({**report, "frames": frames} if frames is not None else report))
     else:

@@ -33,10 +33,18 @@ def score_frames(
     return frame_report([s.frames or [] for s in sentences], predicted, types, **options)
 
 
-def evaluate_frames(tagger, sentences: Sequence[Sentence]) -> dict:
-    """Frame scores of ``tagger`` (a ``SentenceTagger`` with frame heads) on gold ``sentences``: the frames of
-    the spans it tags, scored as its configuration reads the corpus (``frame_both``, ``frame_dse_intensity``)."""
+def evaluate_with_frames(tagger, sentences: Sequence[Sentence]) -> tuple[dict, dict]:
+    """(``evaluate_tagger``'s span scores, frame scores) of ``tagger`` (a ``SentenceTagger`` with frame heads) on
+    gold ``sentences``, from one pass of its network: the frames of the spans it tags, scored as its
+    configuration reads the corpus (``frame_both``, ``frame_dse_intensity``)."""
     preds = tagger.predict_frames([s.words for s in sentences])
+    spans = score_predictions(sentences, {t: [tags[t][0] for tags, _ in preds] for t in tagger.types})
     frames = tagger.config.model.frames
     predicted = [[f.frame for f in found] for _, found in preds]
-    return score_frames(sentences, predicted, tagger.types, both=frames.both, dse_intensity=frames.dse_intensity)
+    options = dict(both=frames.both, dse_intensity=frames.dse_intensity)
+    return spans, score_frames(sentences, predicted, tagger.types, **options)
+
+
+def evaluate_frames(tagger, sentences: Sequence[Sentence]) -> dict:
+    """The frame scores of ``evaluate_with_frames``."""
+    return evaluate_with_frames(tagger, sentences)[1]
