@@ -128,6 +128,22 @@ CONFIGS["accurate-mpnet"] = CONFIGS["accurate"].replace(
 )
 
 
+def fold0_record(train: int, test: int, seed: int) -> dict:
+    """What a bundle's meta.json records of its training data (``train`` and ``test`` sentences), seed and code."""
+    return {
+        "data": {
+            "source": "mpqa",
+            "path": "MPQA 2.0 (original 535-document subset)",
+            "fold": 0,
+            "trained_on": "train+dev documents of fold 0 (495)",
+            "scored_on": "fold 0 test (40)",
+            "sentences": {"train": train, "test": test},
+        },
+        "seed": seed,
+        "git_commit": git_commit(),
+    }
+
+
 def test_scores(tagger: SentenceTagger, test_s) -> dict:
     """``{"fold0_test": ...}``: the span scores on the fold-0 test sentences, and for a bundle with frame heads
     (docs/frames.md) ``"fold0_test_frames"``, from the same pass of the network."""
@@ -290,12 +306,20 @@ def main() -> int:
         action="store_true",
         help="score the bundle on the fold-0 test documents again (ONNX Runtime) into meta.json and README.md",
     )
+    ap.add_argument(
+        "--heads-only",
+        action="store_true",
+        help="fit frame heads (docs/frames.md) on the network of the bundle in --out as it is, on the 495 train + "
+        "dev documents of fold 0 for --epochs epochs, in its place (opinion_tagger.training.frame_fit)",
+    )
     add_cpus_option(ap, "pin the training to these cores, e.g. 1 (beside a --cpus 0 job); default: no pinning")
     args = ap.parse_args()
     pin_cpus(ap, args)  # before TensorFlow or JAX loads
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")  # each epoch's loss
 
     out = Path(args.out or BUNDLED / args.name)
+    if args.heads_only:
+        return fit_heads(out, args.name, args.epochs, args.mpqa, args.datasplit)
     if args.repack:
         return repack(out, args.name, args.mpqa, args.datasplit)
     if args.rescore:
@@ -354,16 +378,7 @@ def main() -> int:
         final = final.replace(eval_every=epochs)
     full = train_s + dev_s
     record = {
-        "data": {
-            "source": "mpqa",
-            "path": "MPQA 2.0 (original 535-document subset)",
-            "fold": 0,
-            "trained_on": "train+dev documents of fold 0 (495)",
-            "scored_on": "fold 0 test (40)",
-            "sentences": {"train": len(full), "test": len(test_s)},
-        },
-        "seed": config.training.seed,
-        "git_commit": git_commit(),
+        **fold0_record(len(full), len(test_s), config.training.seed),
         "selected_epochs": epochs,
         "epoch_selection": {**selection, "dev_history": selection["dev_history"] or dev_history},
     }
@@ -374,19 +389,25 @@ def main() -> int:
     train(final, full, [], out, progress=sys.stderr.isatty(), record=record, resume=resume)
     remove_checkpoint(out)
     print(f"trained in {time.perf_counter() - t0:.0f}s", flush=True)
+    return finish(out, args.name, final, test_s, split, args.mpqa)
+
+
+def finish(out: Path, name: str, config: TaggerConfig, test_s, split, mpqa: str) -> int:
+    """Score the new bundle on the fold-0 test documents, measure its size and speed, write them into its
+    meta.json and its model card, and print the scores."""
     backend = "onnx"
     tagger = SentenceTagger.load(out, backend=backend)
     scores = test_scores(tagger, test_s)
     test_ids = set(split.test)
-    texts = [d.text for d in MPQACorpus(args.mpqa) if d.name in test_ids]
+    texts = [d.text for d in MPQACorpus(mpqa) if d.name in test_ids]
     path = out / "meta.json"  # meta.json gets the held-out scores, size and speed; its manifest stays valid
     stored = json.loads(path.read_text())
-    stored["config"] = final.to_dict()
+    stored["config"] = config.to_dict()
     stored["scores"] = scores
     stored["size_bytes"] = bundle_size(out)
     stored["speed"] = tagging_speed(out, texts, backend)
     atomic_write_text(path, json.dumps(stored, indent=2) + "\n")
-    write_readme(out, args.name, stored)
+    write_readme(out, name, stored)
     for t, r in scores["fold0_test"].items():
         print(
             f"{t} fold-0 test: proportional F1 {100 * r['proportional']['f1']:.2f}, "
@@ -394,6 +415,38 @@ def main() -> int:
         )
     print(f"size {stored['size_bytes'] / 1e6:.1f} MB, {stored['speed']['tokens_per_s']:,} tokens/s")
     return 0
+
+
+def fit_heads(out: Path, name: str, epochs: int | None, mpqa: str, datasplit: str) -> int:
+    """``--heads-only``: frame heads (docs/frames.md) for the bundle in ``out`` as it is, fitted on its network's
+    states on the 495 train + dev documents of fold 0 for ``epochs`` epochs (``opinion_tagger.training.frame_fit``;
+    the network, its tags and its training record stay), then scored and carded as a trained bundle."""
+    from opinion_tagger.runtime.bundle import load_bundle_files
+    from opinion_tagger.training.frame_fit import fit_frame_heads
+
+    if epochs is None:
+        print("--heads-only needs --epochs (the heads' epochs, chosen on fold-0 dev: docs/frames.md)", file=sys.stderr)
+        return 2
+    _, saved, _ = load_bundle_files(out)
+    frames = {k: v for k, v in CONFIGS[name].flat().items() if k.startswith("frame")}
+    config = saved.replace(**{**frames, "frames": True, "frame_detach": True}, max_epochs=epochs, patience=0)
+    docs = load_data("mpqa", mpqa, frames=True)
+    split = load_split(datasplit, 0)
+    full, test_s = select(docs, split.train) + select(docs, split.dev), select(docs, split.test)
+    record = {
+        **fold0_record(len(full), len(test_s), config.training.seed),
+    }
+    with tempfile.TemporaryDirectory(dir=out.parent, prefix=f".{out.name}-heads-") as work:
+        fitted = Path(work) / out.name
+        t0 = time.perf_counter()
+        init = Path(os.path.relpath(out))  # recorded as the repository names it
+        fit_frame_heads(config, full, [], fitted, init, record, progress=sys.stderr.isatty())
+        print(f"heads fitted in {time.perf_counter() - t0:.0f}s", flush=True)
+        old = Path(work) / "before"
+        out.rename(old)  # the bundle with heads takes the old one's place
+        fitted.rename(out)
+    _, kept, _ = load_bundle_files(out)
+    return finish(out, name, kept, test_s, split, mpqa)
 
 
 if __name__ == "__main__":

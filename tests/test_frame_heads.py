@@ -182,11 +182,17 @@ def test_frame_targets_of_a_batch():
 
 
 def test_frames_need_the_keras_trainer_and_frames_in_the_data(tmp_path):
+    """Only the Keras trainer trains heads, on gold frames; a configuration of the fast trainer or with noisy
+    copies and heads describes heads fitted afterwards (--heads-only), which the trainers refuse to train."""
     from opinion_tagger.errors import TaggerError
     from opinion_tagger.training.run import train
 
-    with pytest.raises(ValueError, match="frame heads need trainer: keras"):
-        TaggerConfig.of(**TINY, trainer="fast")
+    fast = TaggerConfig.of(**TINY, trainer="fast", max_epochs=1)
+    with pytest.raises(TaggerError, match="the fast trainer trains no frame heads"):
+        train(fast, sentences(), [], tmp_path / "f", progress=False)
+    copies = TaggerConfig.of(**TINY, max_epochs=1, teacher=str(tmp_path / "t"), distill_weight=0.5, distill_copies=1)
+    with pytest.raises(TaggerError, match="which noisy copies have not"):
+        train(copies, sentences(), [], tmp_path / "c", progress=False)
     bare = [Sentence(s.tokens, s.tags, s.doc, s.index, s.text) for s in sentences()]
     with pytest.raises(TaggerError, match="which 4 of 4 training sentences lack"):
         train(TaggerConfig.of(**TINY, max_epochs=1), bare, [], tmp_path / "m", progress=False)

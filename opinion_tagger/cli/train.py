@@ -9,7 +9,7 @@ from pathlib import Path
 
 from opinion_tagger.cli.common import Help, add_data_args, headline_scores, problems_line
 from opinion_tagger.cli.options import add_config_options, config_from_args
-from opinion_tagger.errors import Problems
+from opinion_tagger.errors import Problems, TaggerError
 from opinion_tagger.paths import default_mpqa, resolve_model
 
 
@@ -25,6 +25,12 @@ def add_parser(sub) -> None:
         metavar="NAME|PATH",
         help="continue training a bundle (e.g. default) on the data; its configuration is the "
         "base, options change training fields only",
+    )
+    p.add_argument(
+        "--heads-only",
+        action="store_true",
+        help="with --init-from: train only opinion-frame heads (implies --frames) on the bundle's network, "
+        "which stays as it is: frames for a bundle trained without them, in minutes",
     )
     p.add_argument(
         "--devices",
@@ -49,6 +55,10 @@ def run(args) -> int:
 
     init = resolve_model(args.init_from) if args.init_from else None
     config = config_from_args(args, base=load_bundle_files(init)[1] if init is not None else None)
+    if args.heads_only:
+        if init is None:
+            raise TaggerError("--heads-only trains frame heads on a bundle's network: give --init-from")
+        config = config.replace(frames=True, frame_detach=True)
     if config.training.trainer == "fast":
         require("fast", "trainer fast")
     problems = Problems()
@@ -67,7 +77,14 @@ def run(args) -> int:
         file=sys.stderr,
     )
     _, meta = train_bundle(
-        config, data, args.out, init=init, devices=args.devices, resume=args.resume, progress=not args.quiet
+        config,
+        data,
+        args.out,
+        init=init,
+        devices=args.devices,
+        resume=args.resume,
+        progress=not args.quiet,
+        heads_only=args.heads_only,
     )
     t = meta["training"]
     print(

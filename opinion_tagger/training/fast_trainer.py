@@ -127,6 +127,11 @@ class FastTrainer:
     step's batches are padded to the longest of them."""
 
     def __init__(self, config: TaggerConfig, progress: bool = True):
+        if config.model.frames.enabled:
+            raise TaggerError(
+                "the fast trainer trains no frame heads: train the network, then its heads with "
+                "`opinion-tagger train --init-from BUNDLE --heads-only` (docs/frames.md)"
+            )
         self.config, self.progress = config, progress
         jax = self.jax = load_jax()
         import jax.numpy as jnp

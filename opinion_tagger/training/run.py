@@ -8,7 +8,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from opinion_tagger.config import TaggerConfig
-from opinion_tagger.errors import TrainingDiverged
+from opinion_tagger.errors import TaggerError, TrainingDiverged
 from opinion_tagger.provenance import git_commit
 from opinion_tagger.sentences import Sentence
 from opinion_tagger.training.checkpoints import has_checkpoint, remove_checkpoint
@@ -108,12 +108,21 @@ def train_bundle(
     devices: str | None = None,
     resume: bool = False,
     progress: bool = True,
+    heads_only: bool = False,
 ):
     """Configuration and data in, bundle out: train on ``data`` and write the bundle to ``out_dir``, its
-    training record naming the data, seed, code and the bundle it continued (``init``); returns (Tagger, meta)."""
+    training record naming the data, seed, code and the bundle it continued (``init``); returns (Tagger, meta).
+    ``heads_only``: train only frame heads on the network of ``init``
+    (``opinion_tagger.training.frame_fit``)."""
     record = {"data": data.record, "seed": config.training.seed, "git_commit": git_commit()}
     if init is not None:
         record["init"] = str(init)
+    if heads_only:
+        from opinion_tagger.training.frame_fit import fit_frame_heads
+
+        if init is None:
+            raise TaggerError("--heads-only trains frame heads on a bundle's network: give --init-from")
+        return fit_frame_heads(config, data.train, data.dev, out_dir, init, record, progress)
     return train(
         config,
         data.train,
