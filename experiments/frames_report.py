@@ -108,8 +108,10 @@ def frames_cv_section(summaries: dict) -> list[str]:
         "predicted spans that overlap a gold span, beside the majority class's share (its mean over the folds, "
         "and its name); for DSEs the holder's accuracy (writer, implicit, none, or a span overlapping the gold "
         "holder's) and the F1 of naming one. Scored by `opinion_tagger/evaluation/frames.py`; reproduce with "
-        "`python -m experiments.run_cv experiments/configs/accurate-frames.yaml` (the frame scores of results "
-        "written before results recorded them: `python -m experiments.score_frames NAME`).",
+        "`python -m experiments.run_cv experiments/configs/accurate-frames.yaml` (heads trained beside the "
+        "network) and then `experiments/configs/accurate-frames-heads.yaml` (heads fitted afterwards on those "
+        "folds' networks, as the bundled models' are; the frame scores of results written before results "
+        "recorded them: `python -m experiments.score_frames NAME`).",
         "",
         "| configuration | type | folds | span prop / bin F1 | polarity-aware prop / bin F1 "
         "| polarity acc (majority) | intensity acc (majority) | holder acc (majority) | holder F1 |",

@@ -97,6 +97,8 @@ def _describe(s: dict) -> str:
         bits.append("CRF output")
     if c.get("task") == "joint":
         bits.append("joint")
+    if s["kind"] == "heads":  # opinion_tagger.training.frame_fit
+        bits.append("frame heads fitted on the network afterwards")
     if c.get("precision", "float32") != "float32":  # opinion_tagger.model.network.build_training_model
         bits.append("trained with bfloat16 products")
     if c.get("auxiliary"):  # opinion_tagger.corpus.auxiliary: heads trained beside DSE and ESE, then dropped

@@ -128,6 +128,12 @@ CONFIGS["accurate-mpnet"] = CONFIGS["accurate"].replace(
 )
 
 
+# The recipe of frame heads fitted on a bundled network (--heads-only): Adam at 2e-3 for 10 epochs, as chosen on
+# fold-0 dev with accurate's network (docs/frames.md, experiments/results/frames-heads-only/accurate-fold0.json: the
+# dev loss lowest at epoch 10 of 60)
+HEADS = {"learning_rate": 2e-3, "max_epochs": 10, "batch_size": 32}
+
+
 def fold0_record(train: int, test: int, seed: int) -> dict:
     """What a bundle's meta.json records of its training data (``train`` and ``test`` sentences), seed and code."""
     return {
@@ -310,7 +316,7 @@ def main() -> int:
         "--heads-only",
         action="store_true",
         help="fit frame heads (docs/frames.md) on the network of the bundle in --out as it is, on the 495 train + "
-        "dev documents of fold 0 for --epochs epochs, in its place (opinion_tagger.training.frame_fit)",
+        "dev documents of fold 0 (10 epochs, or --epochs), in its place (opinion_tagger.training.frame_fit)",
     )
     add_cpus_option(ap, "pin the training to these cores, e.g. 1 (beside a --cpus 0 job); default: no pinning")
     args = ap.parse_args()
@@ -419,31 +425,28 @@ def finish(out: Path, name: str, config: TaggerConfig, test_s, split, mpqa: str)
 
 def fit_heads(out: Path, name: str, epochs: int | None, mpqa: str, datasplit: str) -> int:
     """``--heads-only``: frame heads (docs/frames.md) for the bundle in ``out`` as it is, fitted on its network's
-    states on the 495 train + dev documents of fold 0 for ``epochs`` epochs (``opinion_tagger.training.frame_fit``;
+    states on the 495 train + dev documents of fold 0 (``opinion_tagger.training.frame_fit``, ``HEADS``' recipe;
     the network, its tags and its training record stay), then scored and carded as a trained bundle."""
     from opinion_tagger.runtime.bundle import load_bundle_files
     from opinion_tagger.training.frame_fit import fit_frame_heads
 
-    if epochs is None:
-        print("--heads-only needs --epochs (the heads' epochs, chosen on fold-0 dev: docs/frames.md)", file=sys.stderr)
-        return 2
     _, saved, _ = load_bundle_files(out)
     frames = {k: v for k, v in CONFIGS[name].flat().items() if k.startswith("frame")}
-    config = saved.replace(**{**frames, "frames": True, "frame_detach": True}, max_epochs=epochs, patience=0)
+    recipe = {**HEADS, **({"max_epochs": epochs} if epochs is not None else {})}
+    config = saved.replace(**{**frames, "frames": True, "frame_detach": True}, **recipe, patience=0)
     docs = load_data("mpqa", mpqa, frames=True)
     split = load_split(datasplit, 0)
     full, test_s = select(docs, split.train) + select(docs, split.dev), select(docs, split.test)
-    record = {
-        **fold0_record(len(full), len(test_s), config.training.seed),
-    }
+    record = fold0_record(len(full), len(test_s), config.training.seed)
     with tempfile.TemporaryDirectory(dir=out.parent, prefix=f".{out.name}-heads-") as work:
         fitted = Path(work) / out.name
         t0 = time.perf_counter()
-        init = Path(os.path.relpath(out))  # recorded as the repository names it
-        fit_frame_heads(config, full, [], fitted, init, record, progress=sys.stderr.isatty())
+        fit_frame_heads(config, full, [], fitted, out, record, progress=sys.stderr.isatty())
         print(f"heads fitted in {time.perf_counter() - t0:.0f}s", flush=True)
-        old = Path(work) / "before"
-        out.rename(old)  # the bundle with heads takes the old one's place
+        meta = json.loads((fitted / "meta.json").read_text())
+        meta["training"]["init"] = f"the bundled {name} before its frame heads"  # not this machine's path
+        atomic_write_text(fitted / "meta.json", json.dumps(meta, indent=2) + "\n")
+        out.rename(Path(work) / "before")  # the bundle with heads takes the old one's place
         fitted.rename(out)
     _, kept, _ = load_bundle_files(out)
     return finish(out, name, kept, test_s, split, mpqa)

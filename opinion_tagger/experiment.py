@@ -3,7 +3,7 @@
 A configuration file (YAML) in ``experiments/configs/``::
 
     name: paper-elman              # results go to RESULTS/<name>[-<grid values>]/
-    kind: rnn                      # rnn | crf (the paper's CRF baseline)
+    kind: rnn                      # rnn | crf (the paper's CRF baseline) | heads (see below)
     data: {source: reference}      # reference | mpqa | conll; optional path
     folds: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]
     model: {cell: elman, ...}      # TaggerConfig fields (rnn) or c1/c2/max_iterations (crf)
@@ -12,6 +12,10 @@ A configuration file (YAML) in ``experiments/configs/``::
     overrides:                     # optional: fields that differ for the grid cells that match
       - {when: {depth: [4, 5]}, model: {activation_l2: 1.0e-5}}
     choices: "how each value was chosen (dev set only)"
+
+``kind: heads`` fits frame heads (``opinion_tagger.training.frame_fit``) on the fold networks of another
+experiment, ``network: NAME`` (its bundles RUNS/NAME/fold<k>/, which stay as they are); ``model`` then holds
+the heads' fields (``frames: true``, frame options, learning_rate, max_epochs, patience, batch_size, seed).
 
 One JSON result per (configuration, fold) holds the full configuration, seed,
 git commit, data source and split, dev and test scores (binary, proportional,
@@ -25,10 +29,9 @@ from __future__ import annotations
 import itertools
 import json
 import logging
-import os
 import shutil
 import time
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,6 +41,7 @@ import yaml
 from opinion_tagger.config import TaggerConfig
 from opinion_tagger.errors import TaggerError, TrainingDiverged
 from opinion_tagger.evaluation.results import DIVERGED_FILE
+from opinion_tagger.locks import claim_fold
 from opinion_tagger.paths import default_datasplit, default_mpqa, default_reference
 from opinion_tagger.storage import atomic_write_text
 
@@ -53,6 +57,7 @@ class Experiment:
     folds: list[int] = field(default_factory=lambda: list(range(10)))
     model: dict = field(default_factory=dict)
     choices: str = ""
+    network: str | None = None  # kind heads: the experiment whose fold networks get the heads
 
     def config(self) -> TaggerConfig:
         return TaggerConfig.from_dict(self.model)
@@ -87,13 +92,17 @@ def load_experiments(path: str | Path) -> list[Experiment]:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         raise TaggerError(f"{path}: invalid YAML{where}: {getattr(exc, 'problem', None) or exc}") from None
-    known = {"name", "kind", "data", "folds", "model", "grid", "overrides", "choices"}
+    known = {"name", "kind", "data", "folds", "model", "grid", "overrides", "choices", "network"}
     if set(spec) - known:
         raise TaggerError(f"{path}: unknown keys {', '.join(sorted(set(spec) - known))}")
     if "name" not in spec:
         raise TaggerError(f"{path}: a configuration needs a name")
-    if spec.get("kind", "rnn") not in ("rnn", "crf"):
-        raise TaggerError(f"{path}: kind must be rnn or crf")
+    if spec.get("kind", "rnn") not in ("rnn", "crf", "heads"):
+        raise TaggerError(f"{path}: kind must be rnn, crf or heads")
+    if (spec.get("kind") == "heads") != ("network" in spec) or (
+        spec.get("kind") == "heads" and not (spec.get("model") or {}).get("frames")
+    ):
+        raise TaggerError(f"{path}: kind heads, and only it, takes network: NAME (and model: frames: true)")
     grids = spec.get("grid") or {}
     grids = grids if isinstance(grids, list) else [grids]
     if not all(isinstance(g, dict) and all(isinstance(v, list) for v in g.values()) for g in grids):
@@ -116,8 +125,9 @@ def load_experiments(path: str | Path) -> list[Experiment]:
             list(spec.get("folds", range(10))),
             model,
             spec.get("choices", ""),
+            spec.get("network"),
         )
-        if exp.kind == "rnn":
+        if exp.kind in ("rnn", "heads"):
             try:
                 exp.config()
             except (ValueError, TypeError) as exc:
@@ -162,57 +172,6 @@ def context_cache_path(runs: Path, cfg, source: str) -> Path:
     return runs.parent / "cache" / f"{cfg.model.encoder.name}-{cfg.model.encoder.pooling}-{source}.npz"
 
 
-@contextmanager
-def claim_fold(lock: Path):
-    """Hold ``lock`` while one fold runs, so that two jobs started on the same
-    configurations share out its folds instead of both training one.  Yields
-    None when this process holds it, else the pid of the live process that does;
-    a lock left by a process that has died is taken over."""
-    lock.parent.mkdir(parents=True, exist_ok=True)
-    if not _create(lock):
-        owner = _owner(lock)
-        if owner is not None:
-            yield owner
-            return
-        lock.unlink(missing_ok=True)  # stale: its process is gone
-        if not _create(lock):
-            raise TaggerError(f"{lock}: another job took this fold's lock at the same moment")
-    try:
-        yield None
-    finally:
-        lock.unlink(missing_ok=True)
-
-
-def _create(lock: Path) -> bool:
-    """Atomically create ``lock`` holding this pid; False if it exists."""
-    tmp = lock.with_name(f"{lock.name}.{os.getpid()}.tmp")
-    tmp.write_text(str(os.getpid()))
-    try:
-        os.link(tmp, lock)
-        return True
-    except FileExistsError:
-        return False
-    finally:
-        tmp.unlink(missing_ok=True)
-
-
-def _owner(lock: Path) -> int | None:
-    """The pid in ``lock`` if that process is alive (and not this one)."""
-    try:
-        pid = int(lock.read_text().strip() or 0)
-    except (OSError, ValueError):
-        return None
-    if pid <= 0 or pid == os.getpid():
-        return None
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return None
-    except PermissionError:
-        pass
-    return pid
-
-
 def result_path(results: Path, name: str, fold: int) -> Path:
     return results / name / f"fold{fold}.json"
 
@@ -240,7 +199,7 @@ def run_experiment(
     path = data_path(exp.data)
     if docs is None:
         docs = load_documents(exp.data["source"], path)
-    if exp.kind == "rnn":  # the auxiliary types' tags and the spans' frames, where the configuration asks
+    if exp.kind in ("rnn", "heads"):  # the auxiliary types' tags and the spans' frames, where the configuration asks
         from opinion_tagger.training.run_data import add_training_labels
 
         cfg = exp.config()
@@ -267,7 +226,7 @@ def _run_folds(exp, folds, docs, extra, path, results, runs, datasplit, progress
     """Train and score ``folds`` of ``exp`` (several at once with the fast trainer) and write their results."""
     from opinion_tagger.corpus.sources import select
     from opinion_tagger.corpus.split import load_split
-    from opinion_tagger.evaluation.scoring import evaluate_tagger, evaluate_with_frames, score_predictions
+    from opinion_tagger.evaluation.scoring import score_predictions
     from opinion_tagger.provenance import git_commit
     from opinion_tagger.training.checkpoints import remove_checkpoint
     from opinion_tagger.training.run import train_folds
@@ -312,6 +271,31 @@ def _run_folds(exp, folds, docs, extra, path, results, runs, datasplit, progress
         return out
     cfg = exp.config()
     dirs = {k: runs / exp.name / f"fold{k}" for k in folds}
+    records = {  # in each bundle's meta.json: its data and split, by document
+        k: {
+            "data": {
+                "source": exp.data["source"],
+                "fold": k,
+                "documents": {p: list(splits[k].part(p)) for p in ("train", "dev", "test")},
+            }
+        }
+        for k in folds
+    }
+    seeds = {k: cfg.training.seed for k in folds}
+    diverged: dict[int, list[dict]] = {k: [] for k in folds}
+    if exp.kind == "heads":  # the heads on another experiment's fold networks
+        from opinion_tagger.runtime.bundle import load_bundle_files
+        from opinion_tagger.training.frame_fit import fit_frame_heads
+
+        trained: dict[int, Any] = {}
+        for k in folds:
+            init = runs / str(exp.network) / f"fold{k}"
+            config = load_bundle_files(init)[1].replace(**exp.model)
+            trained[k] = fit_frame_heads(config, parts[k][0], parts[k][1], dirs[k], init, records[k], progress)
+        configs = {k: trained[k][0].config.to_dict() for k in folds}
+        return _score_folds(
+            exp, trained, diverged, configs, seeds, (splits, parts, path, datasplit, commit, t0, results)
+        )
 
     def attempt(config, ks):  # [(Tagger, meta) or TrainingDiverged] for folds ks
         resume = config.training.seed == cfg.training.seed  # another seed (after a divergence) starts afresh
@@ -319,21 +303,9 @@ def _run_folds(exp, folds, docs, extra, path, results, runs, datasplit, progress
         teacher = config.training.distillation.teacher  # {fold}: the run's
         teachers = [teacher.format(fold=k) for k in ks] if teacher else None
         runs_k = [(parts[k][0], parts[k][1], dirs[k]) for k in ks]
-        records = [  # in each bundle's meta.json: its data and split, by document
-            {
-                "data": {
-                    "source": exp.data["source"],
-                    "fold": k,
-                    "documents": {p: list(splits[k].part(p)) for p in ("train", "dev", "test")},
-                }
-            }
-            for k in ks
-        ]
-        return train_folds(config, runs_k, extra, progress, resume, cache, teachers, records)
+        return train_folds(config, runs_k, extra, progress, resume, cache, teachers, [records[k] for k in ks])
 
     trained = dict(zip(folds, attempt(cfg, folds)))
-    seeds = {k: cfg.training.seed for k in folds}
-    diverged: dict[int, list[dict]] = {k: [] for k in folds}
     for k in folds:  # a run whose loss became infinite is run again with another seed, and recorded
         for retry in range(1, DIVERGED_RETRIES + 1):
             if not isinstance(trained[k], TrainingDiverged):
@@ -347,8 +319,31 @@ def _run_folds(exp, folds, docs, extra, path, results, runs, datasplit, progress
         if isinstance(trained[k], TrainingDiverged):  # recorded, not scored; the folds that trained are
             diverged[k].append({"seed": seeds[k], "epoch": trained[k].epoch})
             _write_diverged(exp, k, cfg, diverged[k], commit, results)
+    configs = {k: cfg.replace(seed=seeds[k]).to_dict() for k in folds}
+    out = _score_folds(exp, trained, diverged, configs, seeds, (splits, parts, path, datasplit, commit, t0, results))
+    for k in folds:
+        if not isinstance(trained[k], TrainingDiverged):
+            remove_checkpoint(dirs[k])
     failed = [k for k in folds if isinstance(trained[k], TrainingDiverged)]
-    for k in (k for k in folds if k not in failed):
+    if failed:
+        k = failed[0]
+        raise TaggerError(
+            f"{exp.name} fold {k}: training diverged with seeds "
+            f"{', '.join(str(d['seed']) for d in diverged[k][:-1])} and {diverged[k][-1]['seed']}"
+            + (f" (and folds {', '.join(map(str, failed[1:]))})" if failed[1:] else "")
+        )
+    return out
+
+
+def _score_folds(exp, trained, diverged, configs, seeds, run) -> list[Path]:
+    """Score each trained fold on its test documents (and its frames, for a model with frame heads) and write
+    its result; ``trained``: (Tagger, meta) or TrainingDiverged per fold, ``configs`` the configuration each
+    result records, ``run``: (splits, parts, corpus path, datasplit, commit, start time, results directory)."""
+    from opinion_tagger.evaluation.scoring import evaluate_tagger, evaluate_with_frames
+
+    splits, parts, path, datasplit, commit, t0, results = run
+    out = []
+    for k in (k for k, v in trained.items() if not isinstance(v, TrainingDiverged)):
         tagger, meta = trained[k]
         frames = {"dev_frames": meta["scores"]["dev_frames"]} if "dev_frames" in meta["scores"] else {}
         if frames:  # frame heads: their scores on the test fold too, from the same pass of the network
@@ -356,12 +351,13 @@ def _run_folds(exp, folds, docs, extra, path, results, runs, datasplit, progress
         else:
             test = evaluate_tagger(tagger, parts[k][2])
         t = meta["training"]
-        keep = ("train_seconds", "epochs", "best_epoch", "device", "parameters", "history", "teacher")
+        keep = ("train_seconds", "epochs", "best_epoch", "device", "parameters", "history", "teacher", "heads_only")
         training = {key: t[key] for key in keep if key in t}
         if t.get("trained_together", 1) > 1:
             training["trained_together"] = t["trained_together"]  # train_seconds: this fold's share
         if diverged[k]:
             training["diverged"] = diverged[k]  # the seeds whose runs diverged before this one
+        scores = {"dev": meta["scores"]["dev"], "test": test, **frames}
         out.append(
             _write_result(
                 exp,
@@ -372,20 +368,12 @@ def _run_folds(exp, folds, docs, extra, path, results, runs, datasplit, progress
                 datasplit,
                 commit,
                 t0,
-                {"dev": meta["scores"]["dev"], "test": test, **frames},
+                scores,
                 training,
-                cfg.replace(seed=seeds[k]).to_dict(),
+                configs[k],
                 seeds[k],
                 results,
             )
-        )
-        remove_checkpoint(dirs[k])
-    if failed:
-        k = failed[0]
-        raise TaggerError(
-            f"{exp.name} fold {k}: training diverged with seeds "
-            f"{', '.join(str(d['seed']) for d in diverged[k][:-1])} and {diverged[k][-1]['seed']}"
-            + (f" (and folds {', '.join(map(str, failed[1:]))})" if failed[1:] else "")
         )
     return out
 

@@ -905,6 +905,42 @@ model: {{task: joint, cell: gru, depth: 1, hidden: 6, features: random, embeddin
     assert json.loads(written.read_text())["scores"]["test_frames"] == test
 
 
+def test_a_heads_experiment_fits_frame_heads_on_another_experiments_fold_networks(setup):
+    """kind: heads fits frame heads on the fold bundles of an experiment trained without them: the result has the
+    frames' dev and test scores and the very span scores of the network it started from."""
+    split, _, _, tmp = setup
+    corpus = load_experiments(setup[1])[0].data["path"]
+    (tmp / "net.yaml").write_text(f"""
+name: net
+data: {{source: mpqa, path: {corpus}}}
+folds: [0]
+model: {{task: joint, cell: gru, depth: 1, hidden: 6, features: random, embedding_dim: 6, max_epochs: 2,
+        patience: 2, batch_size: 4, jit_compile: false}}
+""")
+    heads = f"""
+name: net-heads
+kind: heads
+network: net
+data: {{source: mpqa, path: {corpus}}}
+folds: [0]
+model: {{frames: true, frame_units: 4, max_epochs: 3, patience: 2, learning_rate: 0.01}}
+"""
+    (tmp / "heads.yaml").write_text(heads)
+    (net,) = load_experiments(tmp / "net.yaml")
+    (written,) = run_experiment(net, None, tmp / "results", tmp / "runs", split, progress=False)
+    (exp,) = load_experiments(tmp / "heads.yaml")
+    assert (exp.kind, exp.network) == ("heads", "net")
+    (fitted,) = run_experiment(exp, None, tmp / "results", tmp / "runs", split, progress=False)
+    before, after = json.loads(written.read_text()), json.loads(fitted.read_text())
+    assert after["scores"]["test"] == before["scores"]["test"] and after["scores"]["dev"] == before["scores"]["dev"]
+    assert set(after["scores"]["test_frames"]) == {"DSE", "ESE"} and "holder" in after["scores"]["dev_frames"]["DSE"]
+    assert after["config"]["model"]["frames"]["enabled"] and after["heads_only"]["max_epochs"] == 3
+    assert after["config"]["training"] == before["config"]["training"]  # the network's training, as it was
+    (tmp / "bad.yaml").write_text(heads.replace("network: net\n", ""))
+    with pytest.raises(TaggerError, match="kind heads, and only it, takes network"):
+        load_experiments(tmp / "bad.yaml")
+
+
 def test_the_frames_cross_validation_rows_average_the_folds_frame_scores():
     """The report's 10-fold frame table: means ± standard deviations over the folds of hand-written values, the
     majority class's mean share and commonest name beside each accuracy."""

@@ -117,7 +117,7 @@ def load_diverged(results: Path) -> list[dict]:
 def flat_config(result: dict) -> dict:
     """A result's configuration by flat names (``TaggerConfig.flat``), whichever version wrote it; a CRF
     baseline's as stored."""
-    if result.get("kind") != "rnn":
+    if result.get("kind") == "crf":
         return result["config"]
     from opinion_tagger.config import TaggerConfig
 
