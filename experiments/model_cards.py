@@ -39,9 +39,10 @@ CARDS: dict[str, dict[str, str]] = {
         "through LoRA adapters of rank 64 on its attention's query and value, each word read at its first wordpiece, "
         "beside frozen GloVe 6B 50-d vectors, into one bidirectional LSTM layer (128 units a direction), and a "
         "linear-chain CRF for DSE and one for ESE; on the LSTM's states, the frame heads (docs/frames.md): each "
-        "span's polarity and intensity, and a DSE's holder, trained with no gradient into the tagger (its tags are "
-        "learnt as without them).  Configuration: `experiments/configs/accurate-frames.yaml` (`accurate-crf.yaml` "
-        "with the heads).  A span's score is the mean of its tokens' tag probabilities (the CRF's marginals).",
+        "span's polarity and intensity, and a DSE's holder, fitted on the finished network's states (`--heads-only`: "
+        "the tags are the network's alone).  Configuration: `experiments/configs/accurate-frames.yaml` "
+        "(`accurate-crf.yaml` with the heads), its heads as `accurate-frames-heads.yaml` fits them.  A span's score "
+        "is the mean of its tokens' tag probabilities (the CRF's marginals).",
         "use": "Tagging English prose for DSEs and ESEs, with their polarity, intensity and holder, on a CPU where "
         "a few thousand tokens a second are enough, and "
         "pre-annotating documents for the annotator.  It has been evaluated on MPQA's news text only; expect lower "
@@ -50,8 +51,8 @@ CARDS: dict[str, dict[str, str]] = {
         "(`accurate-crf-bilstm-joint` in `experiments/REPORT.md`), proportional / binary F1: DSE 72.13 ± 2.42 / "
         "76.68 ± 2.49, ESE 61.80 ± 3.17 / 71.20 ± 3.56 (exact match 58.22 / 29.53).  Above the same network with "
         "softmax heads (70.08 / 59.90 proportional F1) on all 10 folds for both types (sign test p 0.002).  "
-        "The frames' cross-validation (`accurate-frames-joint`): *Opinion frames: cross-validation* in "
-        "`experiments/REPORT.md`.",
+        "The frames' cross-validation (`accurate-frames-heads`, and `accurate-frames-joint` with the heads trained "
+        "beside the network): *Opinion frames: cross-validation* in `experiments/REPORT.md`.",
         "machine": "a 2-core AMD EPYC (Zen 3) virtual machine, fp32 at AVX2's rate, a training job running on the "
         "other core",
         "speed": "The frame heads' cost: the network, its decoding and the heads take 518 µs a token on one thread, "
@@ -70,7 +71,8 @@ CARDS: dict[str, dict[str, str]] = {
         "checked by sha256 when the model loads.",
         "licences": "- MiniLM-L6 (sentence-transformers all-MiniLM-L6-v2), the encoder's base weights: Apache-2.0.\n"
         f"- {GLOVE}\n- Training data: {MPQA}\n- {CODE}",
-        "command": "python -m experiments.train_bundled_model accurate --epochs 5",
+        "command": "python -m experiments.train_bundled_model accurate --epochs 5\n"
+        "python -m experiments.train_bundled_model accurate --heads-only",
     },
     "fast": {
         "title": "`fast`",
@@ -102,7 +104,9 @@ CARDS: dict[str, dict[str, str]] = {
         "what": "The most accurate model.  `accurate`'s network and recipe with the MPNet-base encoder "
         "(sentence-transformers all-mpnet-base-v2: 12 layers, hidden size 768, 110M parameters) in place of "
         "MiniLM-L6, trained at half `accurate`'s peak learning rate and with bfloat16 products (the bundle computes "
-        "in float32).  Configuration: `experiments/configs/accurate-mpnet-lr1e3.yaml`.",
+        "in float32); on the LSTM's states, the frame heads (docs/frames.md): each span's polarity and intensity, "
+        "and a DSE's holder, fitted on the finished network's states (`--heads-only`: the tags are the network's "
+        "alone, as before the heads).  Configuration: `experiments/configs/accurate-mpnet-lr1e3.yaml`.",
         "use": "Tagging where the spans matter more than time: 4.3 (DSE) and 3.7 (ESE) points of proportional F1 "
         "above `accurate` on fold 0, 3.6 and 3.9 over 10 folds, at about a sixth of its speed (its encoder does "
         "about 8 times MiniLM-L6's work a wordpiece).  Needs `opinion-tagger download --encoder mpnet`.  Evaluated "
@@ -120,7 +124,8 @@ CARDS: dict[str, dict[str, str]] = {
         "`opinion-tagger download --encoder mpnet` installs and checks by sha256.",
         "licences": "- MPNet-base (sentence-transformers all-mpnet-base-v2), the encoder's base weights: "
         f"Apache-2.0.\n- {GLOVE}\n- Training data: {MPQA}\n- {CODE}",
-        "command": "python -m experiments.train_bundled_model accurate-mpnet --epochs 5 --cpus 1",
+        "command": "python -m experiments.train_bundled_model accurate-mpnet --epochs 5 --cpus 1\n"
+        "python -m experiments.train_bundled_model accurate-mpnet --heads-only --cpus 1",
     },
 }
 
@@ -196,7 +201,9 @@ class's share, and a DSE's holder (accuracy; F1 of naming one):
 
 def card(name: str, meta: dict) -> str:
     """The model card of the bundled model ``name`` from its ``meta.json``."""
-    c, tr, speed = CARDS[name], meta["training"], meta["speed"]
+    c, speed = CARDS[name], meta["speed"]
+    heads = meta["training"].get("heads_only")  # frame heads fitted afterwards: the network's own training below
+    tr = meta["training"]["network"] if heads else meta["training"]
     data, selection = tr["data"], tr["epoch_selection"]
     sentences = data["sentences"]
     if selection.get("dev_history"):
@@ -228,6 +235,13 @@ def card(name: str, meta: dict) -> str:
     trainer = tr["device"] if "trainer" in tr["device"] else f"{tr['device']}, Keras trainer"
     params = f"{n['network']:,} parameters in the network and {n['embedding']:,} in the word vectors."
     paper = "; ".join(f"{t} {p:.2f} / {b:.2f}" for t, (p, b) in PAPER.items())
+    fitted = (
+        f"  Then the frame heads alone, on the finished network's states (`--heads-only`, docs/frames.md): Adam at "
+        f"{heads['learning_rate']:g}, {heads['max_epochs']} epochs, batches of {heads['batch_size']}, "
+        f"{meta['training']['train_seconds']:,.0f} s (the network's pass over the training sentences included)."
+        if heads
+        else ""
+    )
     return f"""# {c["title"]}
 
 Model card of a bundle shipped with opinion-tagger (`opinion_tagger/models/{name}`).
@@ -250,7 +264,7 @@ no corpus text.
 
 ## Training
 
-{epochs}; {recipe(meta["config"])}.  Trained in {tr["train_seconds"]:,.0f} s ({trainer}).  {params}{taught}
+{epochs}; {recipe(meta["config"])}.  Trained in {tr["train_seconds"]:,.0f} s ({trainer}).  {params}{taught}{fitted}
 
 ```bash
 {c["command"]}
