@@ -53,11 +53,11 @@ CARDS: dict[str, dict[str, str]] = {
         "softmax heads (70.08 / 59.90 proportional F1) on all 10 folds for both types (sign test p 0.002).  "
         "The frames' cross-validation (`accurate-frames-heads`, and `accurate-frames-joint` with the heads trained "
         "beside the network): *Opinion frames: cross-validation* in `experiments/REPORT.md`.",
-        "machine": "a 2-core AMD EPYC (Zen 3) virtual machine, fp32 at AVX2's rate, a training job running on the "
-        "other core",
+        "machine": "a 2-core AMD EPYC (Zen 3) virtual machine, fp32 at AVX2's rate, nothing else running",
         "speed": "The frame heads' cost: the network, its decoding and the heads take 518 µs a token on one thread, "
         "against 465 µs for the same model without heads (`bench_tagging.py --stages`, medians of 3, the two "
-        "bundles one after the other on that machine: 11% more; again in the other order, 641 against 584 µs).  "
+        "bundles one after the other on that machine, pinned to one core while a training job ran on the other: 11% "
+        "more; again in the other order, 641 against 584 µs).  "
         "Without the heads, on a quiet 2-core AMD EPYC (Zen 4) virtual machine, the whole `opinion-tagger tag "
         "--input` process (start-up, tokenisation and output included; `bench_tagging.py`, medians of 3) ran at "
         "5,270 tokens/s, first output 1.13 s after the start.",
@@ -115,9 +115,12 @@ CARDS: dict[str, dict[str, str]] = {
         "(`accurate-mpnet-lr1e3-crf` in `experiments/REPORT.md`), proportional / binary F1: DSE 75.70 ± 2.18 / "
         "80.39 ± 2.34, ESE 65.66 ± 2.45 / 75.04 ± 2.54 (exact match 61.14 / 32.32).  Above `accurate`'s "
         "configuration on all 10 folds for both types (+3.57 and +3.86 proportional F1, sign test p 0.002).",
-        "speed": "Whole `opinion-tagger tag --input` process (start-up, tokenisation and output included; "
-        "`bench_tagging.py`, medians of 3): 765 tokens/s, 92% of the network's fp32 compute limit on this CPU "
-        "(about 200 MFLOP a token); first output 2.24 s after the start.",
+        "machine": "a 2-core AMD EPYC (Zen 3) virtual machine, fp32 at AVX2's rate, nothing else running",
+        "speed": "Before its frame heads, on a quiet 2-core AMD EPYC (Zen 4) virtual machine, the whole "
+        "`opinion-tagger tag --input` process (start-up, tokenisation and output included; `bench_tagging.py`, "
+        "medians of 3): 765 tokens/s, 92% of the network's fp32 compute limit on that CPU (about 200 MFLOP a "
+        "token); first output 2.24 s after the start.  The heads are `accurate`'s size (see its card for their "
+        "cost there).",
         "size": "`weights.npz` 13.7 MB (the weights training changed, read to continue training) and `model.onnx` "
         "13.7 MB (the network for tagging, the LoRA adapters kept as their two factors and merged when it loads).  "
         "The encoder's unchanged base weights (419 MB once assembled) come from five packages that "
