@@ -54,11 +54,11 @@ class _States:
         from opinion_tagger.runtime.batching import batches
         from opinion_tagger.runtime.frame_heads import STATES
         from opinion_tagger.training.progress import EpochProgress
-        from opinion_tagger.training.trainer import _batch_arrays
+        from opinion_tagger.training.trainer import batch_arrays
 
         self.batches: list[tuple[dict, dict]] = []
         for idx in EpochProgress(batches([len(s) for s in sentences], size), 0, progress):
-            inputs, targets, _ = _batch_arrays(vocab, config, sentences, idx, len(idx), None, pieces)
+            inputs, targets, _ = batch_arrays(vocab, config, sentences, idx, len(idx), None, pieces)
             states = np.asarray(network.predict_on_batch(_network_inputs(inputs))[STATES], dtype="float32")
             ids = inputs["words"] if isinstance(inputs, dict) else inputs
             x = {"states": states, "words": ids, **{k: v for k, v in inputs.items() if k in _span_names(config)}}
@@ -162,15 +162,16 @@ def fit_frame_heads(
             entry["dev_loss"] = dev_states.loss(heads)
         entry["dev"] = dev_report
         history.append(entry)
-        # a loss, not a dev F1: every evaluation without a lower one counts against the patience
-        improved, bad = judge(best_score, bad, -entry.get("dev_loss", entry["loss"]), has_dev=False)
-        if improved:
-            best_score, best_epoch, best = -entry.get("dev_loss", entry["loss"]), epoch, head_arrays(heads, config)
         dev_part = f", dev loss {entry['dev_loss']:.4f}" if "dev_loss" in entry else ""
         say(f"heads epoch {epoch}: loss {entry['loss']:.4f}{dev_part}, {entry['seconds']:.1f}s", progress)
-        if dev_states is None:
+        if dev_states is None:  # nothing to choose on: the last epoch's heads
             best_epoch, best = epoch, head_arrays(heads, config)
-        elif out_of_patience(stopping.patience, bad):
+            continue
+        # a loss, not a dev F1: every evaluation without a lower one counts against the patience
+        improved, bad = judge(best_score, bad, -entry["dev_loss"], has_dev=False)
+        if improved:
+            best_score, best_epoch, best = -entry["dev_loss"], epoch, head_arrays(heads, config)
+        if out_of_patience(stopping.patience, bad):
             break
     model = build_training_model(config, len(vocab), dim, pretrained=False)
     for layer in network.layers:

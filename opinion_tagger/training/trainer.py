@@ -94,7 +94,7 @@ def device_name() -> str:
     return f"{where}, Keras {backend} backend{padding}"
 
 
-def _batch_arrays(vocab, config, sentences, idx, pad_to, context=None, pieces=None, soft=None):
+def batch_arrays(vocab, config, sentences, idx, pad_to, context=None, pieces=None, soft=None):
     """Inputs and targets of one batch, padded to ``pad_to`` rows (full-size batches keep one compiled graph per
     length bucket), and the gold tag ids per type (the targets are ``[B, T, 4]`` with ``soft``, a teacher's
     probabilities per type and sentence: those, then the gold tag id)."""
@@ -357,7 +357,7 @@ class Trainer:
             losses = []
             bar = EpochProgress(batches(lengths, cfg.training.batch_size, rng), epoch, self.progress)
             for idx in bar:
-                x, y, gold = _batch_arrays(vocab, cfg, train, idx, cfg.training.batch_size, context, pieces, soft)
+                x, y, gold = batch_arrays(vocab, cfg, train, idx, cfg.training.batch_size, context, pieces, soft)
                 weights = o_weights(gold, cfg.training.o_weight, cfg.trained_types)
                 loss = model.train_on_batch(x, y, sample_weight=weights, return_dict=True)["loss"]
                 losses.append(float(loss))
