@@ -22,7 +22,7 @@ FENCE = re.compile(r"^\s*(```|~~~)")
 
 TEST_LINE = (
     'pip install -e ".[all,test]" && opinion-tagger download && opinion-tagger download --encoder mpnet && '
-    "ruff check && ruff format --check && mypy && mkdocs build --strict && python -m pytest -q -n 2 --dist loadfile"
+    "ruff check && ruff format --check && mypy && mkdocs build --strict && python -m pytest -q -n 2"
 )
 SETUP_LINE = (
     "python3 -m venv .venv && . .venv/bin/activate && pip install -e . && opinion-tagger download && "
