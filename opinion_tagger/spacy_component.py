@@ -22,8 +22,10 @@ config; with ``copy_model`` the bundle is copied into the pipeline's folder and 
 
 from __future__ import annotations
 
+import gc
 import os
 import shutil
+import weakref
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -92,6 +94,7 @@ class OpinionTaggerComponent:
         self._pid = 0
         self._sentencizer: Any = None
         check_exists(resolve_model(self.model))  # a model that does not exist is refused now, in one line
+        _LOADED.add(self)
 
     @property
     def tagger(self) -> OpinionTagger:
@@ -148,5 +151,26 @@ class OpinionTaggerComponent:
             self.model, self._tagger = str(Path(path) / COPIED), None
         return self
 
+    def _release(self) -> None:
+        self._tagger = None
+
     def __getstate__(self) -> dict[str, Any]:  # a spawned worker process loads the model itself
         return {**self.__dict__, "_tagger": None, "_pid": 0, "_sentencizer": None}
+
+
+# ONNX Runtime's thread pool is not safe to fork: a worker forked while a session's threads live (spaCy's
+# ``nlp.pipe(n_process=N)`` forks on Linux) can hang for ever on a lock one of them held.  So every component
+# drops its model before a fork (the session and its threads end with it); each process loads it again when
+# it next tags.
+_LOADED: weakref.WeakSet[OpinionTaggerComponent] = weakref.WeakSet()
+
+
+def _release_before_fork() -> None:
+    if any(c._tagger is not None for c in _LOADED):
+        for component in _LOADED:
+            component._release()
+        gc.collect()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(before=_release_before_fork)
