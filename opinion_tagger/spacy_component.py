@@ -151,9 +151,6 @@ class OpinionTaggerComponent:
             self.model, self._tagger = str(Path(path) / COPIED), None
         return self
 
-    def _release(self) -> None:
-        self._tagger = None
-
     def __getstate__(self) -> dict[str, Any]:  # a spawned worker process loads the model itself
         return {**self.__dict__, "_tagger": None, "_pid": 0, "_sentencizer": None}
 
@@ -166,9 +163,10 @@ _LOADED: weakref.WeakSet[OpinionTaggerComponent] = weakref.WeakSet()
 
 
 def _release_before_fork() -> None:
-    if any(c._tagger is not None for c in _LOADED):
-        for component in _LOADED:
-            component._release()
+    loaded = [c for c in _LOADED if c._tagger is not None]
+    for component in loaded:
+        component._tagger = None
+    if loaded:
         gc.collect()
 
 
