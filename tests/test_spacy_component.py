@@ -3,6 +3,8 @@ through ``nlp(...)`` and ``nlp.pipe`` (also in two processes), the pipeline's se
 saved pipeline loaded again, displaCy's span view."""
 
 import json
+import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -112,7 +114,16 @@ def test_two_processes_tag_as_one():
         "two = [spans(d) for d in nlp.pipe(texts, batch_size=3, n_process=2)]\n"
         "print(json.dumps([one == two, len(two), sum(map(len, two))]))\n"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
+    # its own process group, so that a timeout stops the workers it forked too, not only the script
+    with subprocess.Popen(
+        [sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
+    ) as proc:
+        try:
+            out, err = proc.communicate(timeout=600)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            raise
+    done = subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
     assert done.returncode == 0, done.stderr[-2000:]
     same, n, found = json.loads(done.stdout.strip().splitlines()[-1])
     assert same and n == 12 and found > 0
