@@ -37,10 +37,3 @@ def accepted_documents(path: str | Path) -> dict[str, list[Sentence]]:
     if not out:
         raise TaggerError(f"{path}: no accepted documents yet (accept documents in the annotator first)")
     return out
-
-
-def train_dev(names: list[str], every: int = 10) -> tuple[list[str], list[str]]:
-    """Every ``every``-th accepted document (in import order) is held out for model
-    selection; with fewer than ``every`` documents there is no dev set."""
-    dev = [n for k, n in enumerate(names) if k % every == every - 1]
-    return [n for n in names if n not in set(dev)], dev

@@ -16,7 +16,7 @@ import os
 import sys
 from typing import NoReturn
 
-from opinion_tagger.cli import annotate, corpus, evaluate, models, tag, train
+from opinion_tagger.cli import adapt, annotate, corpus, evaluate, models, tag, train
 from opinion_tagger.cli.common import Parser
 from opinion_tagger.errors import TaggerError
 
@@ -29,6 +29,7 @@ def build_parser() -> Parser:
     sub = parser.add_subparsers(dest="command", required=True)
     corpus.add_parser(sub)
     train.add_parser(sub)
+    adapt.add_parser(sub)
     evaluate.add_parser(sub)
     models.add_parsers(sub)
     tag.add_parser(sub)

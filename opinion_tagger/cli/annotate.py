@@ -1,4 +1,4 @@
-"""``opinion-tagger annotate import|export|stats|serve``: annotation projects (``opinion_tagger.annotation``)."""
+"""``opinion-tagger annotate import|export|stats|serve|adapt``: annotation projects (``opinion_tagger.annotation``)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ from opinion_tagger.annotation.agreement import agreement_lines
 from opinion_tagger.annotation.exporting import DEFAULT_STATUSES, EXPORT_FORMATS, export, export_stream, stats
 from opinion_tagger.annotation.importing import import_records, input_records
 from opinion_tagger.annotation.store import STATUSES, Project
-from opinion_tagger.cli.common import BUNDLED_NAMES
+from opinion_tagger.cli.adapt import adapt, add_adapt_options
+from opinion_tagger.cli.common import BUNDLED_NAMES, Help
 from opinion_tagger.errors import TaggerError
 from opinion_tagger.paths import DEFAULT_NAME
 from opinion_tagger.tagging.inputs import MAX_CHARS
@@ -117,6 +118,26 @@ def add_parser(sub) -> None:
         f"beside the bundled models ({BUNDLED_NAMES})",
     )
     p.set_defaults(func=run_serve)
+    p = asub.add_parser(
+        "adapt",
+        help="adapt a model to the project's accepted documents (as opinion-tagger adapt --data annotations)",
+        formatter_class=Help,
+    )
+    p.add_argument("project", type=Path)
+    p.add_argument(
+        "--model",
+        default=DEFAULT_NAME,
+        metavar="NAME|PATH",
+        help=f"the bundle to adapt, or a bundled model's name ({BUNDLED_NAMES}; default: %(default)s)",
+    )
+    add_adapt_options(p)
+    p.set_defaults(func=run_adapt)
+
+
+def run_adapt(args) -> int:
+    if not args.project.is_file():
+        raise TaggerError(f"{args.project}: no such project")
+    return adapt(args, "annotations", str(args.project), None)
 
 
 def _overlap(text: str) -> int:

@@ -72,7 +72,20 @@ def add_data_args(p: argparse.ArgumentParser, required: bool) -> None:
         default=default_datasplit(),
         help="directory with the paper's doclist and fold files (default: %(default)s)",
     )
-    p.add_argument("--fold", type=int, default=0, choices=range(10), metavar="0..9", help="fold (default: %(default)s)")
+    p.add_argument(
+        "--doclist",
+        type=Path,
+        metavar="FILE",
+        help="only the documents this list names, relative to the data's directory as MPQA's doclist files do "
+        "(a path, or a file in the MPQA directory); without --fold: these documents, no split",
+    )
+    p.add_argument(
+        "--fold",
+        type=int,
+        choices=range(10),
+        metavar="0..9",
+        help="fold of the paper's split (default: 0, or none with --doclist)",
+    )
 
 
 def problems_line(problems) -> str:

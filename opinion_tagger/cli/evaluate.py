@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
 
 from opinion_tagger.cli.common import (
     BUNDLED_NAMES,
@@ -16,7 +15,7 @@ from opinion_tagger.cli.common import (
     problems_line,
 )
 from opinion_tagger.errors import Problems, TaggerError
-from opinion_tagger.paths import DEFAULT_NAME, default_mpqa, default_reference, resolve_model
+from opinion_tagger.paths import DEFAULT_NAME, resolve_model
 from opinion_tagger.wording import counted
 
 
@@ -31,33 +30,22 @@ def add_parser(sub) -> None:
     add_data_args(p, required=False)
     p.add_argument("--split", choices=("dev", "test"), default="test", help="(default: %(default)s)")
     p.add_argument("--json", action="store_true", help="one JSON object on stdout, values as fractions")
+    p.add_argument(
+        "--by-document",
+        action="store_true",
+        help="each document's scores too (under documents in the JSON object; a table otherwise)",
+    )
     add_backend_arg(p, "onnx: model.onnx in ONNX Runtime; keras: the Keras network (the train extra)")
     add_precision_arg(p)
     p.set_defaults(func=run)
 
 
-def recorded_data_path(model: Path, source: str, path: str) -> str:
-    """The data a bundle records it was trained on, if that path exists here; else the
-    default location of that corpus (../shared, see opinion_tagger.paths); else a one-line error."""
-    if Path(path).exists():
-        return path
-    default = {"mpqa": default_mpqa, "reference": default_reference}.get(source)
-    if default is not None and default().exists():
-        print(f"data: {model} records {source} data as {path!r}, not a path here; using {default()}", file=sys.stderr)
-        return str(default())
-    where = f" (nor is the default location {default()})" if default is not None else ""
-    raise TaggerError(
-        f"{model}: the {source} data it was trained on, {path!r}, is not found here{where}; "
-        f"give --data {source} {'DIR' if source != 'conll' else 'FILE'}"
-    )
-
-
 def run(args) -> int:
     from opinion_tagger.corpus.sources import select
     from opinion_tagger.corpus.split import load_split
-    from opinion_tagger.evaluation.scoring import evaluate_tagger, evaluate_with_frames
+    from opinion_tagger.evaluation.scoring import by_document, predict_with_frames, score_predictions
     from opinion_tagger.runtime.sentence_tagger import SentenceTagger
-    from opinion_tagger.training.run_data import load_data
+    from opinion_tagger.training.run_data import load_data, recorded_data_path
 
     tagger = SentenceTagger.load(resolve_model(args.model), backend=args.backend, precision=args.precision)
     if args.data:
@@ -68,33 +56,70 @@ def run(args) -> int:
             raise TaggerError(f"{args.model}: the bundle does not say what data it was trained on; give --data")
         source, path = data["source"], recorded_data_path(args.model, data["source"], data["path"])
     problems = Problems()
-    docs = load_data(source, path, problems, frames=tagger.heads is not None)  # frame heads: the gold frames too
+    frames = tagger.heads is not None  # frame heads: the gold frames too
+    docs = load_data(source, path, problems, frames=frames, doclist=args.doclist)
     if problems.messages:
         print(f"data: {problems_line(problems)}", file=sys.stderr)
-    if source == "annotations":  # every accepted document
-        sentences = [s for sents in docs.values() for s in sents]
-        where = f"the {len(docs)} accepted documents of {path}"
+    if source == "annotations" or (args.doclist is not None and args.fold is None):  # every document
+        names = list(docs)
+        where = f"the {len(docs)} accepted documents of {path}" if source == "annotations" else f"{args.doclist}"
     else:
-        sentences = select(docs, load_split(args.datasplit, args.fold).part(args.split))
-        where = f"fold {args.fold} {args.split}"
-    frames = None
-    if tagger.heads is not None:  # the span and frame scores from one pass of the network
-        spans, frames = evaluate_with_frames(tagger, sentences)
-    else:
-        spans = evaluate_tagger(tagger, sentences)
-    report = headline_scores(spans)
+        fold = 0 if args.fold is None else args.fold
+        names = [n for n in load_split(args.datasplit, fold).part(args.split) if args.doclist is None or n in docs]
+        where = f"fold {fold} {args.split}"
+    names = without_trained(args.model, tagger.meta, names)
+    sentences = select(docs, names)
+    tags, frame_scores = predict_with_frames(tagger, sentences)  # spans and frames from one pass of the network
+    report = headline_scores(score_predictions(sentences, tags))
+    out = {**report, "frames": frame_scores} if frame_scores is not None else dict(report)
+    if args.by_document:
+        out["documents"] = {
+            d: {**r, "scores": headline_scores(r["scores"])} for d, r in by_document(sentences, tags).items()
+        }
     if args.json:
-        print(json.dumps({**report, "frames": frames} if frames is not None else report))
-    else:
-        print(f"{args.model} on {where} ({counted(len(sentences), 'sentence')}, {source} data)")
-        print(f"{'type':5} {'metric':13} {'P':>7} {'R':>7} {'F1':>7}")
-        for t, r in report.items():
-            for m in ("binary", "proportional", "exact"):
-                s = r[m]
-                print(f"{t:5} {m:13} {100 * s['precision']:7.2f} {100 * s['recall']:7.2f} {100 * s['f1']:7.2f}")
-        if frames is not None:
-            print_frames(frames)
+        print(json.dumps(out))
+        return 0
+    print(f"{args.model} on {where} ({counted(len(sentences), 'sentence')}, {source} data)")
+    print(f"{'type':5} {'metric':13} {'P':>7} {'R':>7} {'F1':>7}")
+    for t, r in report.items():
+        for m in ("binary", "proportional", "exact"):
+            s = r[m]
+            print(f"{t:5} {m:13} {100 * s['precision']:7.2f} {100 * s['recall']:7.2f} {100 * s['f1']:7.2f}")
+    if frame_scores is not None:
+        print_frames(frame_scores)
+    if args.by_document:
+        print_documents(out["documents"])
     return 0
+
+
+def without_trained(model: str, meta: dict, names: list[str]) -> list[str]:
+    """``names`` less the documents the bundle learnt from (said on stderr); all of them: TaggerError."""
+    from opinion_tagger.training.run_data import trained_documents
+
+    trained = trained_documents(meta)
+    seen = [n for n in names if n in trained]
+    if not seen:
+        return names
+    if len(seen) == len(names):
+        raise TaggerError(
+            f"{model} was trained on all {counted(len(names), 'document')} to be scored; "
+            "a model is scored on documents it did not learn from"
+        )
+    print(
+        f"data: left out {counted(len(seen), 'document')} {model} was trained on (e.g. {seen[0]}); "
+        f"scoring the other {len(names) - len(seen)}",
+        file=sys.stderr,
+    )
+    return [n for n in names if n not in trained]
+
+
+def print_documents(documents: dict) -> None:
+    """Each document's proportional F1 per type, with its sentence count."""
+    types = sorted({t for r in documents.values() for t in r["scores"]})
+    print(f"{'document':40} {'sents':>6} " + " ".join(f"{t + ' prop F1':>12}" for t in types))
+    for name, r in documents.items():
+        cells = " ".join(f"{100 * r['scores'][t]['proportional']['f1']:12.2f}" for t in types)
+        print(f"{name[:40]:40} {r['sentences']:6d} {cells}")
 
 
 def print_frames(frames: dict) -> None:

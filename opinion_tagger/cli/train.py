@@ -64,7 +64,14 @@ def run(args) -> int:
     problems = Problems()
     source, path = args.data
     data = training_data(
-        source, path, args.datasplit, args.fold, problems, config.auxiliary_types, config.model.frames.enabled
+        source,
+        path,
+        args.datasplit,
+        args.fold,
+        problems,
+        config.auxiliary_types,
+        config.model.frames.enabled,
+        doclist=args.doclist,
     )
     if problems.messages:
         print(f"data: {problems_line(problems)}", file=sys.stderr)

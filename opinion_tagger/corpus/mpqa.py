@@ -149,12 +149,22 @@ class MPQACorpus:
     """The documents of an MPQA 2.0 ``database.mpqa.2.0`` directory.
 
     ``subset`` picks a doclist (see SUBSETS) or "all" (union of every doclist
-    present, in file order, de-duplicated).  Problems with single documents or
-    lines are recorded in ``self.problems`` and the item is skipped; a missing
-    root or doclist raises CorpusError.
+    present, in file order, de-duplicated); ``doclist``, a document list of one's own
+    (a path, or a file name inside the database directory), names the documents
+    instead, relative to the directory as MPQA's own lists do, and each of them must
+    be there: an entry that leads out of the directory, or whose text or annotation
+    files are missing, raises CorpusError naming it.  Otherwise problems with single
+    documents or lines are recorded in ``self.problems`` and the item is skipped; a
+    missing root or doclist raises CorpusError.
     """
 
-    def __init__(self, root: str | Path, subset: str = "all", problems: Problems | None = None):
+    def __init__(
+        self,
+        root: str | Path,
+        subset: str = "all",
+        problems: Problems | None = None,
+        doclist: str | Path | None = None,
+    ):
         self.root = Path(root)
         if not self.root.is_dir():
             raise CorpusError(f"{self.root}: MPQA directory not found")
@@ -165,7 +175,37 @@ class MPQACorpus:
             raise CorpusError(f"{self.root}: not an MPQA 2.0 database (needs docs/ and man_anns/)")
         self.subset = subset
         self.problems = problems if problems is not None else Problems()
-        self.names = self._document_names(subset)
+        if doclist is None:
+            self.names = self._document_names(subset)
+        else:
+            self.doclist = self.doclist_path(doclist)
+            self.names = list(dict.fromkeys(read_doclist(self.doclist)))
+            self._check_listed()
+
+    def doclist_path(self, doclist: str | Path) -> Path:
+        """``doclist`` as given if that file exists, else the file of that name in the database directory."""
+        given = Path(doclist)
+        if given.is_file():
+            return given
+        inside = self.root / given
+        if not given.is_absolute() and inside.is_file():
+            return inside
+        raise CorpusError(f"{doclist}: document list not found (neither there nor in {self.root})")
+
+    def _check_listed(self) -> None:
+        """Every document of a doclist of one's own is inside the directory, with its text and annotations."""
+        if not self.names:
+            raise CorpusError(f"{self.doclist}: the document list names no document")
+        for line, name in enumerate(self.names, 1):
+            doc_path, ann_dir = self._inside("docs", name), self._inside("man_anns", name)
+            entry = f"{self.doclist}: entry {line} ({name!r})"
+            if doc_path is None or ann_dir is None:
+                raise CorpusError(f"{entry} leads out of {self.root}")
+            if not doc_path.is_file():
+                raise CorpusError(f"{entry}: no document {doc_path}")
+            for needed in (ANNOTATION_FILE, SENTENCE_FILE):
+                if not (ann_dir / needed).is_file():
+                    raise CorpusError(f"{entry}: no annotations file {ann_dir / needed}")
 
     def _document_names(self, subset: str) -> list[str]:
         if subset == "all":

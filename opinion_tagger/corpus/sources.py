@@ -7,7 +7,7 @@ from pathlib import Path
 
 from opinion_tagger.corpus.convert import mpqa_sentences, read_conll
 from opinion_tagger.corpus.labels import LabelRules
-from opinion_tagger.corpus.mpqa import MPQACorpus
+from opinion_tagger.corpus.mpqa import MPQACorpus, read_doclist
 from opinion_tagger.corpus.reference import read_reference
 from opinion_tagger.errors import CorpusError, Problems
 from opinion_tagger.sentences import Sentence
@@ -16,17 +16,24 @@ SOURCES = ("mpqa", "reference", "conll")
 
 
 def load_documents(
-    source: str, path: str | Path, rules: LabelRules = LabelRules(), problems: Problems | None = None
+    source: str,
+    path: str | Path,
+    rules: LabelRules = LabelRules(),
+    problems: Problems | None = None,
+    doclist: str | Path | None = None,
 ) -> dict[str, list[Sentence]]:
     """Sentences by document name from ``source``:
 
     - ``mpqa``: a raw MPQA 2.0 directory, converted over spaCy tokens with ``rules``;
     - ``reference``: Irsoy & Cardie's ``dse.txt``/``ese.txt`` directory (PTB tokens);
     - ``conll``: a file written by ``opinion-tagger corpus convert``.
+
+    ``doclist``: only the documents it names, in its order (``MPQACorpus``: a path, or a file in the MPQA
+    directory); a listed document that is not there raises CorpusError naming it.
     """
     sentences: Iterable[Sentence]
     if source == "mpqa":
-        corpus = MPQACorpus(path, problems=problems)
+        corpus = MPQACorpus(path, problems=problems, doclist=doclist)
         sentences = mpqa_sentences(corpus, rules)
     elif source == "reference":
         sentences = read_reference(path)
@@ -37,6 +44,12 @@ def load_documents(
     docs: dict[str, list[Sentence]] = {}
     for s in sentences:
         docs.setdefault(s.doc, []).append(s)
+    if doclist is not None and source != "mpqa":
+        names = read_doclist(Path(doclist))
+        missing = next((n for n in names if n not in docs), None)
+        if missing is not None:
+            raise CorpusError(f"{doclist}: document {missing!r} is not in {path}")
+        docs = {n: docs[n] for n in dict.fromkeys(names)}
     return docs
 
 

@@ -37,12 +37,39 @@ def evaluate_with_frames(tagger, sentences: Sequence[Sentence]) -> tuple[dict, d
     """(``evaluate_tagger``'s span scores, frame scores) of ``tagger`` (a ``SentenceTagger`` with frame heads) on
     gold ``sentences``, from one pass of its network: the frames of the spans it tags, scored as its
     configuration reads the corpus (``frame_both``, ``frame_dse_intensity``)."""
+    tags, frames = predict_with_frames(tagger, sentences)
+    if frames is None:
+        raise ValueError("the tagger has no frame heads")
+    return score_predictions(sentences, tags), frames
+
+
+def predict_with_frames(tagger, sentences: Sequence[Sentence]) -> tuple[dict[str, list[list[str]]], dict | None]:
+    """The tags ``tagger`` predicts for ``sentences``, per type, and the scores of their frames (None for a tagger
+    without frame heads), from one pass of its network."""
+    if tagger.heads is None:
+        return tagger.predict_tags([s.words for s in sentences]), None
     preds = tagger.predict_frames([s.words for s in sentences])
-    spans = score_predictions(sentences, {t: [tags[t][0] for tags, _ in preds] for t in tagger.types})
+    tags = {t: [tags[t][0] for tags, _ in preds] for t in tagger.types}
     frames = tagger.config.model.frames
     predicted = [[f.frame for f in found] for _, found in preds]
     options = dict(both=frames.both, dse_intensity=frames.dse_intensity)
-    return spans, score_frames(sentences, predicted, tagger.types, **options)
+    return tags, score_frames(sentences, predicted, tagger.types, **options)
+
+
+def by_document(sentences: Sequence[Sentence], predicted: dict[str, list[list[str]]]) -> dict[str, dict]:
+    """``score_predictions`` for each document of ``sentences`` (in their order): its sentence count and scores."""
+    rows: dict[str, list[int]] = {}
+    for k, s in enumerate(sentences):
+        rows.setdefault(s.doc, []).append(k)
+    return {
+        doc: {
+            "sentences": len(ks),
+            "scores": score_predictions(
+                [sentences[k] for k in ks], {t: [p[k] for k in ks] for t, p in predicted.items()}
+            ),
+        }
+        for doc, ks in rows.items()
+    }
 
 
 def evaluate_frames(tagger, sentences: Sequence[Sentence]) -> dict:
