@@ -32,6 +32,7 @@ from opinion_tagger.evaluation.metrics import span_report
 from opinion_tagger.paths import default_datasplit, default_mpqa, resolve_model
 from opinion_tagger.provenance import git_commit
 from opinion_tagger.runtime.sentence_tagger import SentenceTagger
+from opinion_tagger.training.adapt import new_documents
 from opinion_tagger.training.run_data import load_data
 
 HERE = Path(__file__).resolve().parents[1]
@@ -52,10 +53,7 @@ def uncertainty_order(tagger: SentenceTagger, docs: dict) -> list[str]:
     for name, sents in docs.items():
         preds = tagger.predict([s.words for s in sents])
         scores = [
-            sum(conf[a:b]) / (b - a)
-            for p in preds
-            for tags, conf in p.values()
-            for a, b, _ in spans_from_bio(tags)
+            sum(conf[a:b]) / (b - a) for p in preds for tags, conf in p.values() for a, b, _ in spans_from_bio(tags)
         ]
         key[name] = (not scores, min(scores) if scores else 0.0)
     return sorted(docs, key=lambda n: key[n])
@@ -122,15 +120,20 @@ def run_one(args, item, docs, pool, news_test, zero_shot, order) -> dict:
 
 def summary(args, results: list[dict], news_zero: dict) -> dict:
     def mean_sd(values):
-        return {"mean": round(statistics.mean(values), 4), "sd": round(statistics.stdev(values), 4) if len(values) > 1 else 0.0}
+        sd = statistics.stdev(values) if len(values) > 1 else 0.0
+        return {"mean": round(statistics.mean(values), 4), "sd": round(sd, 4)}
+
+    def prop(r, what, t):
+        return r[what][t]["proportional"]
 
     rows = []
     for key in sorted({(r["size"], r["draw"] == "unc") for r in results}):
         group = [r for r in results if (r["size"], r["draw"] == "unc") == key]
         row = {"size": key[0], "order": "uncertainty" if key[1] else "random", "runs": len(group)}
         for what in ("zero_shot", "adapted", "news_fold0_test"):
-            row[what] = {t: mean_sd([r[what][t]["proportional"] for r in group]) for t in group[0][what]}
-        row["gain"] = {t: mean_sd([r["adapted"][t]["proportional"] - r["zero_shot"][t]["proportional"] for r in group]) for t in group[0]["adapted"]}
+            row[what] = {t: mean_sd([prop(r, what, t) for r in group]) for t in group[0][what]}
+        types = group[0]["adapted"]
+        row["gain"] = {t: mean_sd([prop(r, "adapted", t) - prop(r, "zero_shot", t) for r in group]) for t in types}
         row["wall_seconds"] = mean_sd([r["wall_seconds"] for r in group])
         rows.append(row)
     return {
@@ -181,11 +184,7 @@ def main(argv=None) -> int:
     import_keras(False)
     zero = SentenceTagger.load(resolve_model(args.model))
     frames = zero.heads is not None
-    docs = load_data(args.data[0], args.data[1], frames=frames and args.data[0] in ("mpqa", "reference"), doclist=args.doclist)
-    if frames and args.data[0] not in ("mpqa", "reference", "annotations"):
-        for sents in docs.values():
-            for s in sents:
-                s.frames = []
+    docs = new_documents(*args.data, frames, args.doclist)
     sentences = [s for sents in docs.values() for s in sents]
     zero_tags = zero.predict_tags([s.words for s in sentences])
     zero_shot = {id(s): {t: zero_tags[t][i] for t in zero.types} for i, s in enumerate(sentences)}
@@ -208,13 +207,11 @@ def main(argv=None) -> int:
             pool = replay_pool(load_bundle_files(resolve_model(args.model))[2], frames)
         result = run_one(args, item, docs, pool, news_test, zero_shot, order)
         done.write_text(json.dumps(result) + "\n")
-        print(
-            f"size {item[0]} {item[1]}: DSE {result['zero_shot']['DSE']['proportional']:.3f} -> "
-            f"{result['adapted']['DSE']['proportional']:.3f}, ESE {result['zero_shot']['ESE']['proportional']:.3f} -> "
-            f"{result['adapted']['ESE']['proportional']:.3f}; news DSE {result['news_fold0_test']['DSE']['proportional']:.3f} "
-            f"ESE {result['news_fold0_test']['ESE']['proportional']:.3f}; {result['wall_seconds']:.0f}s",
-            flush=True,
+        line = "; ".join(
+            f"{what} " + " ".join(f"{t} {r['proportional']:.3f}" for t, r in result[what].items())
+            for what in ("zero_shot", "adapted", "news_fold0_test")
         )
+        print(f"size {item[0]} {item[1]}: {line}; {result['wall_seconds']:.0f}s", flush=True)
     results = [json.loads(f.read_text()) for item in plan if (f := args.runs / f"{item[0]}-{item[1]}.json").is_file()]
     if len(results) < len(plan):
         print(f"{len(results)} of {len(plan)} runs done; the summary comes when all are", file=sys.stderr)

@@ -53,6 +53,13 @@ def _corpus_args(p: argparse.ArgumentParser) -> None:
         choices=["all", *SUBSETS],
         help="which doclist decides the documents (default: all doclists)",
     )
+    p.add_argument(
+        "--doclist",
+        type=Path,
+        metavar="FILE",
+        help="a document list of one's own instead (a path, or a file in the MPQA directory; names relative to "
+        "it); every document it names must be there",
+    )
     d = LabelRules()
     g = p.add_argument_group("labelling rules (defaults chosen by agreement with the reference files)")
     g.add_argument(
@@ -75,7 +82,7 @@ def _rules(args) -> LabelRules:
 
 
 def run_stats(args) -> int:
-    corpus = MPQACorpus(args.mpqa, subset=args.subset)
+    corpus = MPQACorpus(args.mpqa, subset=args.subset, doclist=args.doclist)
     docs, sents, toks = set(), 0, 0
     spans = {t: 0 for t in TYPES}
     for s in mpqa_sentences(corpus, _rules(args)):
@@ -108,7 +115,7 @@ def run_stats(args) -> int:
 
 def run_convert(args) -> int:
     t0 = time.perf_counter()
-    corpus = MPQACorpus(args.mpqa, subset=args.subset)
+    corpus = MPQACorpus(args.mpqa, subset=args.subset, doclist=args.doclist)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     with open(args.out, "w", encoding="utf-8") as fh:
         n = write_conll(mpqa_sentences(corpus, _rules(args)), fh)
@@ -121,7 +128,7 @@ def run_convert(args) -> int:
 
 
 def run_agreement(args) -> int:
-    ours = list(mpqa_sentences(MPQACorpus(args.mpqa, subset=args.subset), _rules(args)))
+    ours = list(mpqa_sentences(MPQACorpus(args.mpqa, subset=args.subset, doclist=args.doclist), _rules(args)))
     result = measure_agreement(ours, read_reference(args.reference)).to_dict()
     result["rules"] = _rules(args).to_dict()
     print(json.dumps(result, indent=None if args.json else 2))

@@ -38,6 +38,12 @@ def add_parser(sub) -> None:
         help="data-parallel training over all or N devices, each global "
         "batch split across them (keras.distribution.DataParallel; needs KERAS_BACKEND=jax)",
     )
+    p.add_argument(
+        "--keep-checkpoints",
+        action="store_true",
+        help="keep the epochs' checkpoints in --out once the bundle is written (by default they go: a finished "
+        "run needs no resume)",
+    )
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=run)
 
@@ -92,6 +98,7 @@ def run(args) -> int:
         resume=args.resume,
         progress=not args.quiet,
         heads_only=args.heads_only,
+        keep_checkpoints=args.keep_checkpoints,
     )
     t = meta["training"]
     print(

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from opinion_tagger.errors import Problems, TaggerError
+from opinion_tagger.wording import counted
 
 if TYPE_CHECKING:  # the settings are read when the command line is built: nothing heavy at import
     from opinion_tagger.config import TaggerConfig
@@ -165,9 +166,9 @@ def adapt_documents(
         replayed = replay_sample(pool[1], round(settings.replay * len(new_train)), settings.seed)
         replay_record = {**pool[0], "sentences": len(replayed), "of": len(pool[1])}
     say(
-        f"adapting {model} to {len(train_names)} documents ({len(new_train)} sentences) with "
-        f"{len(replayed)} replayed sentences; {len(dev_names)} documents ({len(dev)} sentences) held out to choose "
-        "the epoch"
+        f"adapting {model} to {counted(len(train_names), 'document')} ({counted(len(new_train), 'sentence')}) with "
+        f"{counted(len(replayed), 'replayed sentence')}; {counted(len(dev_names), 'document')} "
+        f"({counted(len(dev), 'sentence')}) held out to choose the epoch"
     )
     record = {
         "data": {

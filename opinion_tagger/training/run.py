@@ -109,11 +109,13 @@ def train_bundle(
     resume: bool = False,
     progress: bool = True,
     heads_only: bool = False,
+    keep_checkpoints: bool = False,
 ):
     """Configuration and data in, bundle out: train on ``data`` and write the bundle to ``out_dir``, its
     training record naming the data, seed, code and the bundle it continued (``init``); returns (Tagger, meta).
     ``heads_only``: train only frame heads on the network of ``init``
-    (``opinion_tagger.training.frame_fit``)."""
+    (``opinion_tagger.training.frame_fit``).  The epochs' checkpoints (what a resume needs) are removed once the
+    bundle is written, unless ``keep_checkpoints``."""
     record = {"data": data.record, "seed": config.training.seed, "git_commit": git_commit()}
     if init is not None:
         record["init"] = str(init)
@@ -123,7 +125,7 @@ def train_bundle(
         if init is None:
             raise TaggerError("--heads-only trains frame heads on a bundle's network: give --init-from")
         return fit_frame_heads(config, data.train, data.dev, out_dir, init, record, progress)
-    return train(
+    result = train(
         config,
         data.train,
         data.dev,
@@ -135,3 +137,6 @@ def train_bundle(
         init=init,
         devices=devices,
     )
+    if not keep_checkpoints:
+        remove_checkpoint(out_dir)
+    return result
