@@ -83,7 +83,9 @@ def run_one(args, item, docs, pool, news_test, zero_shot, order) -> dict:
     test_names = [n for n in names if n not in set(adapt_names)]
     test = [s for n in test_names for s in docs[n]]
     out_dir = Path(args.runs) / f"model-{item[0]}-{item[1]}"
-    settings = AdaptSettings(args.replay, args.learning_rate, args.epochs, args.held_out_every, args.seed)
+    settings = AdaptSettings(
+        args.replay, args.learning_rate, args.epochs, args.held_out_every, args.seed, args.optimizer, args.schedule
+    )
     t0 = time.perf_counter()
     adapt_documents(
         resolve_model(args.model),
@@ -139,7 +141,10 @@ def summary(args, results: list[dict], news_zero: dict) -> dict:
     return {
         "model": args.model,
         "data": {"source": args.data[0], "path": Path(args.data[1]).name, "doclist": str(args.doclist)},
-        "settings": {k: getattr(args, k) for k in ("replay", "learning_rate", "epochs", "held_out_every", "seed")},
+        "settings": {
+            k: getattr(args, k)
+            for k in ("replay", "learning_rate", "epochs", "held_out_every", "seed", "optimizer", "schedule")
+        },
         "news_fold0_test_zero_shot": news_zero,
         "curve": rows,
         "runs": results,
@@ -171,6 +176,8 @@ def main(argv=None) -> int:
     p.add_argument("--epochs", type=int, default=4)
     p.add_argument("--held-out-every", type=int, default=5)
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--optimizer", default="adam")
+    p.add_argument("--schedule", default="constant")
     p.add_argument("--part", default="1/1", help="K/N: this process does every N-th run from the K-th")
     p.add_argument("--runs", type=Path, default=HERE / "runs" / "adaptation-curve")
     p.add_argument("--results", type=Path, default=HERE / "results" / "adaptation-curve.json")

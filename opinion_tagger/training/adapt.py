@@ -28,6 +28,8 @@ class AdaptSettings:
     epochs: int = 4
     held_out_every: int = 5
     seed: int = 1
+    optimizer: str = "adam"
+    schedule: str = "constant"
 
     def __post_init__(self) -> None:
         if self.replay < 0:
@@ -70,7 +72,8 @@ def adapt_config(base: TaggerConfig, settings: AdaptSettings) -> TaggerConfig:
     """The bundle's configuration with the adaptation's training fields."""
     return base.replace(
         learning_rate=settings.learning_rate,
-        lr_schedule="constant",
+        optimizer=settings.optimizer,
+        lr_schedule=settings.schedule,
         max_epochs=settings.epochs,
         patience=settings.epochs,
         seed=settings.seed,

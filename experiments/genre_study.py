@@ -1,0 +1,123 @@
+"""How the bundled models carry over from news to other genres, zero-shot: each model on the 48 documents of
+MPQA 2.0's ULA subset (letters, oral histories, telephone conversations, Slate articles, history and travel,
+book chapters), by genre, beside the paper's fold-0 test news, which none of them trained on; and whether
+biasing the decoder towards O (fewer, surer spans: a CRF's O emission raised by ``b`` before Viterbi) buys
+precision on the other genres at a price on the news.
+
+    python -m experiments.genre_study --models accurate fast accurate-mpnet --o-bias 0 0.5 1 1.5 2
+
+prints a table and writes ``experiments/results/genre-zero-shot.json`` (proportional and binary overlap
+precision, recall and F1 per type, genre and model, over each genre's sentences).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from opinion_tagger.corpus.split import load_split
+from opinion_tagger.evaluation.metrics import span_report
+from opinion_tagger.paths import default_datasplit, default_mpqa, resolve_model
+from opinion_tagger.provenance import git_commit
+from opinion_tagger.runtime.decoding import viterbi_batch
+from opinion_tagger.runtime.sentence_tagger import SentenceTagger
+from opinion_tagger.training.run_data import load_data
+
+HERE = Path(__file__).resolve().parent
+ULA = default_mpqa().parents[1] / "mpqa-2.0-ula" / "database.mpqa.2.0"
+GENRES = ("letters", "oral history", "telephone", "slate", "history/travel", "book")
+
+
+def genre(name: str) -> str:
+    """A ULA document's genre, from its name (``../shared/README.md``)."""
+    leaf = name.rsplit("/", 1)[-1]
+    if leaf.startswith("sw"):
+        return "telephone"
+    if leaf.startswith("Article247"):
+        return "slate"
+    if leaf.startswith("History"):
+        return "history/travel"
+    if leaf in ("chapter-10", "ch5"):
+        return "book"
+    if re.match(r"\d", leaf):
+        return "letters"
+    return "oral history"
+
+
+def decode(tagger: SentenceTagger, emissions: Sequence[dict], o_bias: float) -> dict[str, list[list[str]]]:
+    """Viterbi tags of a CRF tagger from its emission scores, the O column raised by ``o_bias``."""
+    out: dict[str, list[list[str]]] = {}
+    for t in tagger.types:
+        transitions, start, end = tagger.crf_params(t)
+        rows = []
+        for e in emissions:
+            x = e[t].copy()
+            if len(x) == 0:
+                rows.append([])
+                continue
+            x[:, 0] += o_bias
+            ids = viterbi_batch(x[None], [len(x)], transitions, start, end)[0]
+            rows.append(["O" if i == 0 else f"{'B' if i == 1 else 'I'}-{t}" for i in ids])
+        out[t] = rows
+    return out
+
+
+def scores(sentences, tags: dict) -> dict:
+    out = {}
+    for t, rows in tags.items():
+        r = span_report([s.tags[t] for s in sentences], rows, [t])[t]
+        out[t] = {m: {k: round(r[m][k], 4) for k in ("precision", "recall", "f1")} for m in ("binary", "proportional")}
+        out[t]["predicted"] = sum(tag.startswith("B-") for row in rows for tag in row)
+        out[t]["gold"] = sum(tag.startswith("B-") for s in sentences for tag in s.tags[t])
+    return out
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--models", nargs="+", default=["accurate", "fast"])
+    p.add_argument("--o-bias", type=float, nargs="+", default=[0.0])
+    p.add_argument("--ula", type=Path, default=ULA)
+    p.add_argument("--out", type=Path, default=HERE / "results" / "genre-zero-shot.json")
+    args = p.parse_args(argv)
+    ula = load_data("mpqa", args.ula, doclist="doclist.ulaSubset")
+    news = load_data("mpqa", default_mpqa())
+    parts = {g: [s for n, sents in ula.items() if genre(n) == g for s in sents] for g in GENRES}
+    parts = {"all ULA": [s for sents in ula.values() for s in sents], **parts}
+    parts["news fold-0 test"] = [s for n in load_split(default_datasplit(), 0).test for s in news[n]]
+    documents = {g: sum(genre(n) == g for n in ula) for g in GENRES}
+    results = []
+    for name in args.models:
+        tagger = SentenceTagger.load(resolve_model(name))
+        for part, sentences in parts.items():
+            crf = tagger.config.model.head.output == "crf"
+            emissions = tagger.distributions([s.words for s in sentences], scores=True) if crf else None
+            for bias in args.o_bias if crf else [0.0]:
+                if emissions is not None:
+                    tags = decode(tagger, emissions, bias)
+                else:
+                    tags = tagger.predict_tags([s.words for s in sentences])
+                row = {"model": name, "part": part, "o_bias": bias, "sentences": len(sentences)}
+                results.append({**row, "scores": scores(sentences, tags)})
+                r = results[-1]["scores"]
+                print(
+                    f"{name:15} {part:17} bias {bias:3.1f} "
+                    + "  ".join(
+                        f"{t} P {100 * r[t]['proportional']['precision']:5.1f} R {100 * r[t]['proportional']['recall']:5.1f} "
+                        f"F {100 * r[t]['proportional']['f1']:5.1f} ({r[t]['predicted']}/{r[t]['gold']})"
+                        for t in r
+                    ),
+                    flush=True,
+                )
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(
+        json.dumps({"documents": documents, "results": results, "git_commit": git_commit()}, indent=1) + "\n"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
