@@ -102,16 +102,14 @@ def main(argv=None) -> int:
                     tags = tagger.predict_tags([s.words for s in sentences])
                 row = {"model": name, "part": part, "o_bias": bias, "sentences": len(sentences)}
                 results.append({**row, "scores": scores(sentences, tags)})
-                r = results[-1]["scores"]
-                print(
-                    f"{name:15} {part:17} bias {bias:3.1f} "
-                    + "  ".join(
-                        f"{t} P {100 * r[t]['proportional']['precision']:5.1f} R {100 * r[t]['proportional']['recall']:5.1f} "
-                        f"F {100 * r[t]['proportional']['f1']:5.1f} ({r[t]['predicted']}/{r[t]['gold']})"
-                        for t in r
-                    ),
-                    flush=True,
-                )
+                cells = []
+                for t, r in results[-1]["scores"].items():
+                    prop = {k: 100 * v for k, v in r["proportional"].items()}
+                    cells.append(
+                        f"{t} P {prop['precision']:5.1f} R {prop['recall']:5.1f} F {prop['f1']:5.1f} "
+                        f"({r['predicted']}/{r['gold']})"
+                    )
+                print(f"{name:15} {part:17} bias {bias:3.1f} " + "  ".join(cells), flush=True)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(
         json.dumps({"documents": documents, "results": results, "git_commit": git_commit()}, indent=1) + "\n"
