@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import stat
 import sys
+from collections import Counter
 from pathlib import Path
 
 from opinion_tagger.cli.common import BUNDLED_NAMES, add_backend_arg, add_precision_arg, positive_int
@@ -72,6 +73,14 @@ def add_parser(sub) -> None:
         metavar="SENTENCES",
         help="sentences in a batch of the network, whatever their length, e.g. 1024 on a GPU (default: up to "
         "128 within a budget of words or wordpieces, the CPU's best)",
+    )
+    p.add_argument(
+        "--lang-check",
+        choices=("on", "off"),
+        default="on",
+        help="on (default): a record whose text looks like another language than English gets a warning field "
+        "(JSONL, CoNLL, HTML) and standard error counts them, as the models are trained on English; texts of "
+        "a few words are never judged; off: no check",
     )
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     g = p.add_argument_group("distributed tagging (the ray extra: pip install 'opinion-tagger[ray]')")
@@ -213,6 +222,7 @@ def run_local(args) -> int:
     out_fh, directory = _tag_output(args)
     writer = Writer(args.format, out_fh, directory, prefixes=input_prefixes(args.input or ()))
     counts = {"tagged": 0, "errors": 0}
+    languages: Counter[str] = Counter()  # records that look like another language than English
     bar = tqdm(unit="doc", disable=not sys.stderr.isatty() or args.quiet, desc="tagging")
 
     def records():
@@ -221,7 +231,7 @@ def run_local(args) -> int:
             yield rec
 
     try:  # one document or error record per input record, in order
-        for rid, error, text, doc in tag_stream(
+        for rid, error, text, doc, language in tag_stream(
             records(),
             args.model,
             args.backend,
@@ -230,7 +240,10 @@ def run_local(args) -> int:
             chunk=args.chunk,
             batch_size=args.batch_size,
             precision=args.precision,
+            lang_check=args.lang_check == "on",
         ):
+            if language is not None:
+                languages[language] += 1
             if text is not None:
                 writer.formatted(text)
             else:
@@ -246,7 +259,25 @@ def run_local(args) -> int:
         if out_fh is not None and out_fh is not sys.stdout:
             out_fh.close()
     print(f"tagged {counted(counts['tagged'], 'record')}, {counted(counts['errors'], 'error')}", file=sys.stderr)
+    _language_summary(languages)
     return 1 if counts["errors"] else 0
+
+
+def _language_summary(languages: dict[str, int]) -> None:
+    """The language check's line on standard error, when records looked like other languages."""
+    from opinion_tagger.tagging.language import summary_line
+
+    line = summary_line(languages)
+    if line is not None:
+        print(f"opinion-tagger: warning: {line} (--lang-check off hides this)", file=sys.stderr)
+
+
+def _require_lang_check(args) -> None:
+    """A one-line error now, before tagging, when the language check is on and its detector is not installed."""
+    import importlib.util
+
+    if args.lang_check == "on" and importlib.util.find_spec("py3langid") is None:
+        raise TaggerError("--lang-check on needs py3langid (pip install py3langid); or give --lang-check off")
 
 
 def run_ray(args) -> int:
@@ -272,6 +303,7 @@ def run_ray(args) -> int:
         workers=args.workers,
         gpus_per_worker=args.gpus_per_worker or 0.0,
         progress=not args.quiet,
+        lang_check=args.lang_check == "on",
     )
     for rid, reason in totals["error_records"]:
         print(f"opinion-tagger: {rid}: {reason}", file=sys.stderr)
@@ -281,11 +313,13 @@ def run_ray(args) -> int:
         f"({totals['skipped']} finished before) in {args.out}",
         file=sys.stderr,
     )
+    _language_summary(totals["languages"])
     return 1 if totals["errors"] else 0
 
 
 def run(args) -> int:
     args.text, args.input = resolve_sources(args)
+    _require_lang_check(args)
     if args.engine == "ray":
         if args.input_format == "html":
             raise TaggerError("--input-format html needs --engine local (--engine ray reads every file as text)")

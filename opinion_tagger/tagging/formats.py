@@ -36,8 +36,11 @@ def frame_text(frame: SpanFrame | None, holder: bool) -> str:
 
 def conll_lines(doc: TaggedDocument) -> str:
     """``# id``/``# text`` comments, then per sentence ``token start end DSE ESE`` lines; from a model with
-    frame heads, a column per type after the tags: the frame of the span the token is in (``frame_text``)."""
+    frame heads, a column per type after the tags: the frame of the span the token is in (``frame_text``).  A
+    text that is not English (the language check) has a ``# warning`` comment after its id."""
     out = [f"# id = {doc.id}"]
+    if doc.warning is not None:
+        out.append(f"# warning = {doc.warning}")
     if doc.frames:
         out.append(f"# columns = token start end {' '.join(doc.types)} {' '.join(t + '-frame' for t in doc.types)}")
     for s in doc.sentences:
@@ -257,7 +260,15 @@ class Writer:
             (self._dir() / f"{name}.txt").write_text(doc.text, encoding="utf-8")
             (self._dir() / f"{name}.ann").write_text(brat_ann(doc), encoding="utf-8")
         else:
-            self._out().write(f'<div class="doc"><h2>{html.escape(doc.id)}</h2><p>{render_html(doc)}</p></div>\n')
+            # (styled in place: the page's head, and so the output for English text, stays as it was)
+            warning = (
+                ""
+                if doc.warning is None
+                else f'<p class="warning" style="color: #8a5300">⚠ {html.escape(doc.warning)}</p>'
+            )
+            self._out().write(
+                f'<div class="doc"><h2>{html.escape(doc.id)}</h2>{warning}<p>{render_html(doc)}</p></div>\n'
+            )
 
     def formatted(self, text: str) -> None:
         """A record already formatted by ``record_text`` (e.g. in a worker process)."""
