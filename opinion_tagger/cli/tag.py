@@ -258,6 +258,8 @@ def run_local(args) -> int:
         writer.close()
         if out_fh is not None and out_fh is not sys.stdout:
             out_fh.close()
+    if writer.conf_kept is not None:
+        print(f"opinion-tagger: {writer.conf_kept}: kept as it was (not written by opinion-tagger)", file=sys.stderr)
     print(f"tagged {counted(counts['tagged'], 'record')}, {counted(counts['errors'], 'error')}", file=sys.stderr)
     _language_summary(languages)
     return 1 if counts["errors"] else 0
