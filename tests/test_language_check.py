@@ -232,3 +232,21 @@ def test_a_missing_detector_is_one_line_that_names_the_option(monkeypatch, capsy
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "py3langid" in err and "--lang-check off" in err, err
     assert main(["tag", "--model", "fast", "--quiet", "--lang-check", "off", ENGLISH[0]]) == 0
+
+
+def test_a_detector_that_cannot_load_is_one_line(monkeypatch, capsys):
+    from py3langid.langid import LanguageIdentifier
+
+    from opinion_tagger.tagging import language
+
+    def damaged(*args, **kwargs):
+        raise EOFError("Compressed file ended before the end-of-stream marker was reached")
+
+    language._identifier.cache_clear()
+    monkeypatch.setattr(LanguageIdentifier, "from_model_file", classmethod(damaged))
+    try:
+        assert main(["tag", "--model", "fast", "--quiet", GERMAN]) == 2
+    finally:
+        language._identifier.cache_clear()
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err and "py3langid" in err and "--lang-check off" in err, err

@@ -112,7 +112,13 @@ def _identifier() -> Any:
             "the language check needs py3langid (pip install py3langid); or turn it off: --lang-check off, "
             "OpinionTagger.load(lang_check=False)"
         ) from None
-    return LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
+    try:
+        return LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
+    except Exception as exc:  # a damaged installation: one line, not a traceback
+        raise TaggerError(
+            f"the language check cannot load py3langid's model ({type(exc).__name__}: {str(exc)[:200]}); reinstall "
+            "py3langid, or turn the check off: --lang-check off"
+        ) from None
 
 
 def detect(tokens: Sequence[str]) -> Language | None:
