@@ -8,6 +8,7 @@
         print(span.label_, span.text)                   # DSE said / ESE as usual / ESE daylight robbery
     doc.spans["opinions"].attrs["scores"]               # a confidence per span, as spaCy's span categorizer keeps
     doc.spans["opinions"].attrs["frames"]               # a model with frame heads: polarity, intensity, holder
+    doc.spans["opinions"].attrs.get("warning")          # set when the text looks like another language than English
 
 spaCy finds the factory through the package's ``spacy_factories`` entry point: nothing needs importing first.
 The component tags the ``Doc``'s own tokens (whitespace tokens left out), so a pipeline's tokenizer decides
@@ -124,6 +125,8 @@ class OpinionTaggerComponent:
             attrs: dict[str, Any] = {"scores": np.array([s.score for _, s in kept], dtype="float32")}
             if tagged.frames:  # a model with frame heads: each span's polarity, intensity (a DSE's holder)
                 attrs["frames"] = [s.frame.to_dict(holder=s.type == "DSE") if s.frame else None for _, s in kept]
+            if self.tagger.check_language(tagged).warning is not None:  # a text that is not English
+                attrs["language"], attrs["warning"] = tagged.language, tagged.warning
             group = SpanGroup(doc, name=self.spans_key, spans=[span for span, _ in kept], attrs=attrs)
             doc.spans[self.spans_key] = group
         return docs

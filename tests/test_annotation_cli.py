@@ -207,6 +207,7 @@ def test_import_ids_are_relative_to_the_directory_given(tmp_path, capsys, monkey
         "a.txt",
         "alone.ann",
         "alone.txt",
+        "annotation.conf",
         "sub_b.ann",
         "sub_b.txt",
         "sub_c.jsonl_1.ann",

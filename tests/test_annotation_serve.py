@@ -126,6 +126,57 @@ def test_streamlits_own_messages_only_with_verbose(tmp_path):
     assert "--logger.level" not in loud and "--logger.hideWelcomeMessage" not in loud
 
 
+# --------------------------------------------------------------------------- the project served
+@pytest.fixture
+def started(monkeypatch):
+    """``annotate serve``'s server as a stub: the command lines it would have run."""
+    from opinion_tagger.annotation import serving
+
+    calls = []
+    monkeypatch.setattr(serving, "run", lambda cmd, env: calls.append((cmd, env)) or 0)
+    return calls
+
+
+def test_a_missing_project_is_refused_without_create(tmp_path, capsys, started):
+    typo = tmp_path / "typo.sqlite"
+    assert main(["annotate", "serve", str(typo)]) == 2
+    _one_line_error(capsys, str(typo), "no such project file", "annotate import", "--create")
+    assert not typo.exists() and started == []  # nothing made, nothing started
+
+
+def test_create_starts_a_new_empty_project(tmp_path, capsys, started):
+    from opinion_tagger.annotation.store import Project
+
+    new = tmp_path / "sub" / "new.sqlite"
+    assert main(["annotate", "serve", str(new), "--create"]) == 0
+    assert len(started) == 1 and started[0][1]["OPINION_TAGGER_PROJECT"] == str(new.resolve())
+    with Project(new) as project:
+        assert sum(project.counts().values()) == 0
+    assert f"annotating {new} at http://127.0.0.1:8501" in capsys.readouterr().err
+
+
+def test_an_existing_project_is_served_as_it_is(tmp_path, started):
+    from opinion_tagger.annotation.store import Project
+
+    path, doc = tmp_path / "study.sqlite", tmp_path / "a.txt"
+    doc.write_text("The senator strongly condemned the decision.", encoding="utf-8")
+    assert main(["annotate", "import", str(path), str(doc), "--model", "none"]) == 0  # import makes the project
+    with Project(path) as project:
+        before = project.counts()
+    assert sum(before.values()) == 1
+    for argv in ([], ["--create"]):  # --create changes nothing on a project that exists
+        assert main(["annotate", "serve", str(path), *argv]) == 0
+        with Project(path) as project:
+            assert project.counts() == before
+    assert len(started) == 2
+
+
+def test_a_directory_is_not_a_project(tmp_path, capsys, started):
+    assert main(["annotate", "serve", str(tmp_path), "--create"]) == 2
+    _one_line_error(capsys, str(tmp_path), "not a file")
+    assert started == []
+
+
 # --------------------------------------------------------------------------- the real server
 needs_linux = pytest.mark.skipif(not LINUX, reason="reads processes and sockets from Linux's /proc")
 
@@ -201,6 +252,7 @@ def serve(tmp_path):
                     "annotate",
                     "serve",
                     str(tmp_path / "p.sqlite"),
+                    "--create",
                     "--port",
                     str(port),
                 ],
@@ -260,7 +312,7 @@ def test_a_server_beyond_loopback_keeps_streamlits_messages_off_standard_error(t
     port = _free_port()
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
     env["OPINION_TAGGER_PASSWORD"] = "correct horse"
-    cmd = [sys.executable, "-m", "opinion_tagger", "annotate", "serve", str(tmp_path / "p.sqlite")]
+    cmd = [sys.executable, "-m", "opinion_tagger", "annotate", "serve", str(tmp_path / "p.sqlite"), "--create"]
     with open(tmp_path / "err", "wb") as err, open(tmp_path / "out", "wb") as out:
         proc = subprocess.Popen([*cmd, "--host", "0.0.0.0", "--port", str(port)], stdout=out, stderr=err, env=env)
     try:

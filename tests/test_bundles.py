@@ -3,6 +3,7 @@ copies of the bundled model (edited config.json, truncated files, garbage JSON)
 are refused with one line that names the file and the field."""
 
 import json
+import re
 import shutil
 import warnings
 
@@ -233,3 +234,22 @@ def test_frozen_glove_rows_are_stored_as_their_glove_rows_and_checked_on_rebuild
     moved[2, 1] = 7.5
     assert table_delta({**weights, TABLE: moved}, words, index, glove)[TABLE] is moved
     assert TABLE in table_delta({**weights, "embedding::frozen": np.zeros(5, np.float32)}, words, index, glove)
+
+
+def test_a_path_that_names_no_bundle_says_what_a_bundle_holds(tmp_path):
+    """The message names the files every bundle has and the network files one of which it has: a bundle of a
+    LoRA-tuned encoder has weights.npz and no model.keras."""
+    from opinion_tagger.paths import bundled_models
+    from opinion_tagger.runtime.bundle import EXPECTED
+
+    with pytest.raises(BundleError) as exc:
+        load_bundle_files(tmp_path / "nothing")
+    message = str(exc.value)
+    assert message.startswith(f"{tmp_path / 'nothing'}: model bundle not found") and "\n" not in message
+    assert all(name in message for name in bundled_models())
+    networks = re.findall(r"[\w.]+\.(?:onnx|keras|npz)", EXPECTED)
+    for name in bundled_models():  # every bundled model has what the message says a bundle has
+        files = {p.name for p in (BUNDLED / name).iterdir()}
+        assert {"meta.json", "config.json", "vocab.txt"} <= files and files & set(networks), name
+        assert all(f in message for f in ("meta.json", "config.json", "vocab.txt", *networks))
+    assert any("model.keras" not in {p.name for p in (BUNDLED / n).iterdir()} for n in bundled_models())

@@ -77,7 +77,7 @@ def test_brat_files_of_a_file_given_alone_are_named_after_it(tmp_path, capsys):
     out = tmp_path / "out"
     argv = ["tag", "--model", "fast", "--input", str(tmp_path / "x" / "in" / "a.txt"), "--format", "brat"]
     assert main([*argv, "--out", str(out), "--quiet"]) == 0
-    assert sorted(f.name for f in out.iterdir()) == ["a.ann", "a.txt"]
+    assert sorted(f.name for f in out.iterdir()) == ["a.ann", "a.txt", "annotation.conf"]
     assert (out / "a.txt").read_text(encoding="utf-8") == "Officials said it was a disaster."
 
 
@@ -95,6 +95,7 @@ def test_brat_files_of_a_directory_are_named_after_their_place_in_it(tmp_path, m
     assert sorted(f.name for f in (tmp_path / "out").iterdir()) == [
         "a.ann",
         "a.txt",
+        "annotation.conf",
         "b.ann",
         "b.txt",
         "c.jsonl_1.ann",

@@ -100,7 +100,7 @@ def test_annotate_serve_answers_its_health_check(installed):
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     proc = subprocess.Popen(
-        [bin_ / "opinion-tagger", "annotate", "serve", "project.sqlite", "--port", str(port)],
+        [bin_ / "opinion-tagger", "annotate", "serve", "project.sqlite", "--create", "--port", str(port)],
         cwd=far,
         env=_env(),
         stdout=subprocess.DEVNULL,

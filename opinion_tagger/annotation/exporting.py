@@ -124,9 +124,7 @@ class ProjectWriter(Writer):
             name = self._file_name(doc.name)
             (self._dir() / f"{name}.txt").write_text(doc.text, encoding="utf-8")
             td = tagged(doc, self.types)
-            (self._dir() / f"{name}.ann").write_text(
-                brat_ann(td) + brat_lines(doc, td) + brat_notes(doc), encoding="utf-8"
-            )
+            self.write_ann(name, brat_ann(td) + brat_lines(doc, td) + brat_notes(doc), self.types)
 
 
 DEFAULT_STATUSES = ("done",)  # the accepted documents: a team's, reviewed (the final version is done by a review)
@@ -153,6 +151,7 @@ def export(project: Project, fmt: str, out: Path, statuses: tuple[str, ...] | No
         for doc in iter_documents(project, statuses):
             w.stored(doc)
             n += 1
+        w.close()  # the directory's annotation.conf
         return n
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(out.name + ".tmp")

@@ -84,7 +84,13 @@ def add_parser(sub) -> None:
     p.add_argument("--json", action="store_true", help="one JSON object on stdout")
     p.set_defaults(func=run_stats)
     p = asub.add_parser("serve", help="start the annotator page on a project")
-    p.add_argument("project", type=Path)
+    p.add_argument("project", type=Path, help="project file (SQLite), made by annotate import or --create")
+    p.add_argument(
+        "--create",
+        action="store_true",
+        help="start a new, empty project when PROJECT does not exist (documents are then imported in the page); "
+        "without it a missing PROJECT is refused",
+    )
     p.add_argument("--port", type=int, default=8501, help="(default: %(default)s)")
     p.add_argument(
         "--host",
@@ -212,7 +218,12 @@ def run_serve(args) -> int:
 
     require("annotate", "annotate serve")
     cmd, env = serving.plan(args, os.environ)  # refused before anything is made or started
-    Project(args.project, create=True).close()  # a clear error now rather than in the page
+    if not args.create and not args.project.exists():  # a mistyped name must not become a new, empty project
+        raise TaggerError(
+            f"{args.project}: no such project file; create one with annotate import {args.project} FILES, "
+            "or give --create to start an empty one"
+        )
+    Project(args.project, create=args.create).close()  # a clear error now rather than in the page
     host = f"[{args.host}]" if ":" in args.host else args.host
     login = "; annotators log in with the password" if serving.PASSWORD_ENV in env else ""
     named = serving.reviewers(env)

@@ -3,7 +3,10 @@ or a worker process per core) or on Ray, one output record per input record."""
 
 from __future__ import annotations
 
+import os
+import stat
 import sys
+from collections import Counter
 from pathlib import Path
 
 from opinion_tagger.cli.common import BUNDLED_NAMES, add_backend_arg, add_precision_arg, positive_int
@@ -16,7 +19,12 @@ from opinion_tagger.wording import counted
 
 def add_parser(sub) -> None:
     p = sub.add_parser("tag", help="tag text, files or directories with a model bundle")
-    p.add_argument("text", nargs="*", help="texts to tag (each one document)")
+    p.add_argument(
+        "text",
+        nargs="*",
+        help="texts to tag (each one document); an argument that names an existing file or directory is read as "
+        "--input would read it, - is standard input; without TEXT or --input, text piped to standard input",
+    )
     p.add_argument(
         "--input",
         action="append",
@@ -65,6 +73,14 @@ def add_parser(sub) -> None:
         metavar="SENTENCES",
         help="sentences in a batch of the network, whatever their length, e.g. 1024 on a GPU (default: up to "
         "128 within a budget of words or wordpieces, the CPU's best)",
+    )
+    p.add_argument(
+        "--lang-check",
+        choices=("on", "off"),
+        default="on",
+        help="on (default): a record whose text looks like another language than English gets a warning field "
+        "(JSONL, CoNLL, HTML) and standard error counts them, as the models are trained on English; texts of "
+        "a few words are never judged; off: no check",
     )
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     g = p.add_argument_group("distributed tagging (the ray extra: pip install 'opinion-tagger[ray]')")
@@ -124,17 +140,89 @@ def _tag_output(args):
         raise TaggerError(f"--out {out}: cannot write: {exc.strerror or exc}") from None
 
 
+# what a file name given as TEXT ends with: such an argument is refused when it names no file, never tagged
+PATH_SUFFIXES = (".txt", ".text", ".jsonl", ".json", ".html", ".htm", ".md", ".csv", ".tsv", ".xml", ".parquet")
+
+
+def _names_a_path(text: str) -> bool:
+    """Whether a TEXT argument names an existing file or directory (``-``: standard input)."""
+    if text == "-":
+        return True
+    if not text or len(text) > 4096 or "\n" in text or "\0" in text:
+        return False
+    try:
+        return Path(text).exists()
+    except (OSError, ValueError):  # e.g. a name too long for the file system
+        return False
+
+
+def _looks_like_a_path(text: str) -> bool:
+    """Whether a TEXT argument that names nothing reads as a file or directory name: one word that ends with a
+    path separator or a text file's suffix (``texts/movie.txt``, ``d/``), never a sentence."""
+    if not text or any(c.isspace() for c in text):
+        return False
+    return text.endswith(("/", os.sep)) or text.lower().endswith(PATH_SUFFIXES)
+
+
+def _stdin_is_piped() -> bool:
+    """Whether standard input is a pipe, a file or a socket (not a terminal, /dev/null or closed)."""
+    try:
+        mode = os.fstat(sys.stdin.fileno()).st_mode
+    except (AttributeError, OSError, ValueError):  # no standard input, or one without a file descriptor
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISREG(mode) or stat.S_ISSOCK(mode)
+
+
+def resolve_sources(args) -> tuple[list[str], list[str]]:
+    """``(texts, inputs)`` to tag: TEXT arguments that name existing files or directories (or ``-``) are read as
+    --input would read them, said on standard error; a mix of such names and texts, or a file name that names
+    nothing, is refused in one line that names --input: a path is never tagged as text."""
+    texts, inputs = list(args.text), list(args.input or ())
+    paths = [t for t in texts if _names_a_path(t)]
+    if paths and len(paths) < len(texts):
+        raise TaggerError(
+            f"{paths[0]!r} names {_what(paths[0])} but other arguments are text: give files and directories "
+            f"with --input (--input {paths[0]}) and texts as arguments"
+        )
+    if paths:
+        for path in paths:
+            if path != "-":
+                print(
+                    f"opinion-tagger: {path} is {_what(path)}: tagging its {_content(path)} (as --input {path})",
+                    file=sys.stderr,
+                )
+        return [], [*paths, *inputs]
+    for text in texts:
+        if _looks_like_a_path(text):
+            raise TaggerError(
+                f"{text}: no such file or directory (give a file with --input FILE; a text that only looks like a "
+                "file name can come on standard input)"
+            )
+    return texts, inputs
+
+
+def _what(path: str) -> str:
+    return "standard input" if path == "-" else "a directory" if Path(path).is_dir() else "a file"
+
+
+def _content(path: str) -> str:
+    return "files" if Path(path).is_dir() else "content"
+
+
 def run_local(args) -> int:
     from tqdm.auto import tqdm
 
     from opinion_tagger.engines.local import default_workers, tag_stream
 
     if not args.text and not args.input:
-        raise TaggerError("nothing to tag: give TEXT arguments or --input FILE|DIR|-")
+        if not _stdin_is_piped():
+            raise TaggerError("nothing to tag: give TEXT arguments, --input FILE|DIR|-, or text on standard input")
+        args.input = ["-"]  # text piped in: read as --input - reads it
     workers = args.workers or (default_workers(args.model) if args.input else 1)
     out_fh, directory = _tag_output(args)
     writer = Writer(args.format, out_fh, directory, prefixes=input_prefixes(args.input or ()))
     counts = {"tagged": 0, "errors": 0}
+    languages: Counter[str] = Counter()  # records that look like another language than English
     bar = tqdm(unit="doc", disable=not sys.stderr.isatty() or args.quiet, desc="tagging")
 
     def records():
@@ -143,7 +231,7 @@ def run_local(args) -> int:
             yield rec
 
     try:  # one document or error record per input record, in order
-        for rid, error, text, doc in tag_stream(
+        for rid, error, text, doc, language in tag_stream(
             records(),
             args.model,
             args.backend,
@@ -152,7 +240,10 @@ def run_local(args) -> int:
             chunk=args.chunk,
             batch_size=args.batch_size,
             precision=args.precision,
+            lang_check=args.lang_check == "on",
         ):
+            if language is not None:
+                languages[language] += 1
             if text is not None:
                 writer.formatted(text)
             else:
@@ -167,8 +258,28 @@ def run_local(args) -> int:
         writer.close()
         if out_fh is not None and out_fh is not sys.stdout:
             out_fh.close()
+    if writer.conf_kept is not None:
+        print(f"opinion-tagger: {writer.conf_kept}: kept as it was (not written by opinion-tagger)", file=sys.stderr)
     print(f"tagged {counted(counts['tagged'], 'record')}, {counted(counts['errors'], 'error')}", file=sys.stderr)
+    _language_summary(languages)
     return 1 if counts["errors"] else 0
+
+
+def _language_summary(languages: dict[str, int]) -> None:
+    """The language check's line on standard error, when records looked like other languages."""
+    from opinion_tagger.tagging.language import summary_line
+
+    line = summary_line(languages)
+    if line is not None:
+        print(f"opinion-tagger: warning: {line} (--lang-check off hides this)", file=sys.stderr)
+
+
+def _require_lang_check(args) -> None:
+    """A one-line error now, before tagging, when the language check is on and its detector is not installed."""
+    import importlib.util
+
+    if args.lang_check == "on" and importlib.util.find_spec("py3langid") is None:
+        raise TaggerError("--lang-check on needs py3langid (pip install py3langid); or give --lang-check off")
 
 
 def run_ray(args) -> int:
@@ -194,6 +305,7 @@ def run_ray(args) -> int:
         workers=args.workers,
         gpus_per_worker=args.gpus_per_worker or 0.0,
         progress=not args.quiet,
+        lang_check=args.lang_check == "on",
     )
     for rid, reason in totals["error_records"]:
         print(f"opinion-tagger: {rid}: {reason}", file=sys.stderr)
@@ -203,10 +315,13 @@ def run_ray(args) -> int:
         f"({totals['skipped']} finished before) in {args.out}",
         file=sys.stderr,
     )
+    _language_summary(totals["languages"])
     return 1 if totals["errors"] else 0
 
 
 def run(args) -> int:
+    args.text, args.input = resolve_sources(args)
+    _require_lang_check(args)
     if args.engine == "ray":
         if args.input_format == "html":
             raise TaggerError("--input-format html needs --engine local (--engine ray reads every file as text)")

@@ -58,16 +58,20 @@ def _chunks(records: Iterable[Record], size: int, chars: int | None = None) -> I
         yield buf
 
 
-def format_chunk(ot, records: list[Record], fmt: str) -> list[tuple[str, str | None, str | None, object]]:
+Tagged = tuple[str, str | None, str | None, object, str | None]  # what format_chunk gives per record
+
+
+def format_chunk(ot, records: list[Record], fmt: str) -> list[Tagged]:
     """Tag ``records``; per record (id, error or None, the formatted text for ``fmt`` or None, the document
-    when ``fmt`` has no per-record text form)."""
+    when ``fmt`` has no per-record text form, the language the text looks like when the language check finds
+    it is not English or None)."""
     from opinion_tagger.tagging.formats import record_text
     from opinion_tagger.tagging.html_input import tag_records
 
-    out = []
+    out: list[Tagged] = []
     for doc in tag_records(ot, records, chunk=len(records)):  # HTML records: the text shown, offsets into it
         text = record_text(doc, fmt)
-        out.append((doc.id, doc.error, text, None if text is not None else doc))
+        out.append((doc.id, doc.error, text, None if text is not None else doc, doc.language))
     return out
 
 
@@ -97,22 +101,27 @@ def tag_stream(
     chunk: int = 64,
     batch_size: int | None = None,
     precision: str = "fp32",
-) -> Iterator[tuple[str, str | None, str | None, object]]:
+    lang_check: bool = True,
+) -> Iterator[Tagged]:
     """``format_chunk``'s tuples for every record, in input order, from ``workers`` processes: this one and
     ``workers`` - 1 forked ones: one process fewer to start than a worker per core beside a parent that only
     reads and writes, and this process's chunks never cross a pipe.  A chunk goes to a worker while the
     workers have fewer than two chunks each still to tag, else it stays here, to be tagged while a worker's
     chunk is awaited or when its turn to be written comes: this process, which also reads and writes, takes
-    the share that keeps every core busy.  ``batch_size``, ``precision``: see ``OpinionTagger.load``."""
+    the share that keeps every core busy.  ``batch_size``, ``precision``, ``lang_check``: see
+    ``OpinionTagger.load``."""
     if workers <= 1:
         from opinion_tagger.tagging.tagger import OpinionTagger
 
-        ot = OpinionTagger.load(model, backend=backend, batch_size=batch_size, precision=precision)
+        ot = OpinionTagger.load(
+            model, backend=backend, batch_size=batch_size, precision=precision, lang_check=lang_check
+        )
         for part in _chunks(records, chunk):
             yield from format_chunk(ot, part, fmt)
         return
     method = "fork" if sys.platform.startswith("linux") else "spawn"
-    load = (model, backend, 1, batch_size, precision)  # OpinionTagger.load's arguments in every process but a lone one
+    # OpinionTagger.load's arguments in every process but a lone one
+    load = (model, backend, 1, batch_size, precision, lang_check)
     # the pool's thread that receives the workers' results needs the interpreter lock, which this process's
     # tagging holds for up to the switch interval at a time (5 ms by default): a worker whose result fills
     # the pipe waits meanwhile.  At 1 ms the worker of the 2-core CPU waited 0.1 s instead of 0.3 over the 535
@@ -147,7 +156,7 @@ class _Window:
         # this process's tagger, loaded with its first chunk (the workers load theirs meanwhile)
         self.own: OpinionTagger | None = None
 
-    def step(self, room: int) -> Iterator[tuple[str, str | None, str | None, object]]:
+    def step(self, room: int) -> Iterator[Tagged]:
         """Hand chunks to the workers while each has fewer than QUEUED; write the first chunks as soon as they
         are done; return to read more while fewer than ``room`` chunks are read (0: the input has ended).
         Otherwise tag the first chunk not handed out here, or, when there is none, wait for the first."""

@@ -232,7 +232,8 @@ def partition_records(part: dict, max_chars: int) -> Iterator[Record]:
 
 
 def parquet_schema(types: tuple[str, ...], frames: bool = False):
-    """The Parquet output: the JSONL record's fields as columns, plus ``error``; with ``frames`` (a model with
+    """The Parquet output: the JSONL record's fields as columns (``language`` and ``warning`` null for English text),
+    plus ``error``; with ``frames`` (a model with
     frame heads) a span's polarity and intensity with their scores and a DSE's holder (``parquet_row``)."""
     import pyarrow as pa
 
@@ -247,6 +248,8 @@ def parquet_schema(types: tuple[str, ...], frames: bool = False):
     return pa.schema(
         [
             ("id", s),
+            ("language", s),
+            ("warning", s),
             ("text", s),
             ("sentences", pa.list_(sentence)),
             ("spans", pa.list_(pa.struct(fields))),
@@ -289,6 +292,8 @@ def _serialise(fmt: str, docs: Iterable, types: tuple[str, ...], counts: dict, f
                 counts["error_records"].append([doc.id, doc.error])
             else:
                 counts["tokens"] += sum(len(s.tokens) for s in doc.sentences)
+            if doc.language is not None:
+                counts["languages"][doc.language] = counts["languages"].get(doc.language, 0) + 1
             yield doc
 
     if fmt == "parquet":
@@ -311,9 +316,10 @@ def _serialise(fmt: str, docs: Iterable, types: tuple[str, ...], counts: dict, f
 
 def tag_partition(ot, part: dict, out_dir: Path, fmt: str, max_chars: int, chunk: int = 256) -> dict:
     """Tag one partition into ``out_dir/part-NNNNN.FMT`` and record it as done;
-    returns the counts (records, errors, tokens), the error records, seconds and CPU seconds."""
+    returns the counts (records, errors, tokens; records by the language they look like when it is not English),
+    the error records, seconds and CPU seconds."""
     t0, c0 = time.perf_counter(), time.process_time()
-    counts = {"index": part["index"], "records": 0, "errors": 0, "tokens": 0, "error_records": []}
+    counts = {"index": part["index"], "records": 0, "errors": 0, "tokens": 0, "languages": {}, "error_records": []}
     data = _serialise(fmt, ot.tag_many(partition_records(part, max_chars), chunk=chunk), ot.types, counts, ot.frames)
     name = part_name(part["index"], fmt)
     write_atomic(out_dir / name, data)

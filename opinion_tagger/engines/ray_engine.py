@@ -45,13 +45,16 @@ class PartitionTagger:
         chunk: int,
         batch_size: int | None,
         precision: str = "fp32",
+        lang_check: bool = True,
     ):
         # actors sharing a GPU (--gpus-per-worker below 1) must not each take all its memory
         os.environ.setdefault("TF_FORCE_GPU_ALLOW_GROWTH", "true")
         os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
         from opinion_tagger.tagging.tagger import OpinionTagger
 
-        self.ot = OpinionTagger.load(model, backend=backend, threads=1, batch_size=batch_size, precision=precision)
+        self.ot = OpinionTagger.load(
+            model, backend=backend, threads=1, batch_size=batch_size, precision=precision, lang_check=lang_check
+        )
         self.out_dir, self.fmt, self.max_chars, self.chunk = Path(out_dir), fmt, max_chars, chunk
 
     def __call__(self, batch: dict) -> dict:
@@ -109,6 +112,12 @@ def default_workers(gpus_per_worker: float) -> int:
     return max(1, int(res.get("CPU", 1)))
 
 
+def _add_languages(totals: dict, part: dict) -> None:
+    """Add a partition's records by language to the run's (a partition done before the count existed has none)."""
+    for code, n in part.get("languages", {}).items():
+        totals["languages"][code] = totals["languages"].get(code, 0) + n
+
+
 def tag_with_ray(
     inputs: list[str],
     out_dir: str | Path,
@@ -125,12 +134,14 @@ def tag_with_ray(
     workers: int | None = None,
     gpus_per_worker: float = 0.0,
     progress: bool = True,
+    lang_check: bool = True,
 ) -> dict:
     """Tag ``inputs`` (files, directories, globs) into partitions in ``out_dir``.
     Finished partitions of an earlier run over the same inputs are skipped.  ``batch_size``: sentences a
-    batch of the network (see ``OpinionTagger``).
+    batch of the network, ``lang_check``: the language check (see ``OpinionTagger``).
     Returns totals: partitions, skipped (finished before), records, errors,
-    tokens; and of the partitions tagged now: ``error_records`` ([id, reason]),
+    tokens, ``languages`` (records by the language they look like when it is not English); and of the
+    partitions tagged now: ``error_records`` ([id, reason]),
     ``tokens_now``, ``worker_seconds`` and ``worker_cpu_seconds`` (the actors' wall and CPU time on them)."""
     from tqdm.auto import tqdm
 
@@ -154,6 +165,7 @@ def tag_with_ray(
         "max_chars": max_chars,
         "partition_size": partition_size,
         **({"precision": precision} if precision != "fp32" else {}),  # fp32: as the runs before the option
+        **({} if lang_check else {"lang_check": "off"}),  # on: as the runs before the option
     }
     parts = prepare(out_dir, list(inputs), options)
     done = {p["index"]: d for p in parts if (d := finished(out_dir, p, fmt)) is not None}
@@ -164,6 +176,7 @@ def tag_with_ray(
         "records": 0,
         "errors": 0,
         "tokens": 0,
+        "languages": {},
         "error_records": [],
         "tokens_now": 0,
         "worker_seconds": 0.0,
@@ -172,6 +185,7 @@ def tag_with_ray(
     for d in done.values():
         for k in ("records", "errors", "tokens"):
             totals[k] += d[k]
+        _add_languages(totals, d)
     if not todo:
         return totals
 
@@ -214,6 +228,7 @@ def tag_with_ray(
                     max_chars=max_chars,
                     chunk=chunk,
                     batch_size=batch_size,
+                    lang_check=lang_check,
                 ),
             )
         n_done = len(done)
@@ -223,6 +238,7 @@ def tag_with_ray(
             s = json.loads(row["summary"])
             for k in ("records", "errors", "tokens"):
                 totals[k] += s[k]
+            _add_languages(totals, s)
             totals["tokens_now"] += s["tokens"]
             totals["worker_seconds"] += s["seconds"]
             totals["worker_cpu_seconds"] += s["cpu_seconds"]

@@ -46,6 +46,9 @@ FILES = ("model.keras", "config.json", "vocab.txt", "meta.json")
 HASHED = ("model.keras", "config.json", "vocab.txt")  # meta.json holds their manifest (and model.onnx's)
 DELTA = "weights.npz"  # replaces model.keras in a bundle of a LoRA-tuned model
 ONNX = "model.onnx"  # the network for tagging (ONNX Runtime), listed in meta.json's "onnx" entry
+# what a bundle directory holds, as the error for a path that names none says it: not model.keras alone, which a
+# bundle of a LoRA-tuned encoder lacks (its network is weights.npz), and model.onnx, which tagging runs
+EXPECTED = "a directory with meta.json, config.json, vocab.txt and the network (model.onnx, model.keras or weights.npz)"
 
 
 def network_file(config: TaggerConfig) -> str:
@@ -130,8 +133,8 @@ def check_exists(path: Path) -> None:
         from opinion_tagger.paths import bundled_models
 
         raise BundleError(
-            f"{path}: model bundle not found (expected a directory with {', '.join(FILES)}, "
-            f"or a bundled model's name: {', '.join(bundled_models())})"
+            f"{path}: model bundle not found (expected {EXPECTED}, or a bundled model's name: "
+            f"{', '.join(bundled_models())})"
         )
 
 

@@ -96,10 +96,15 @@ class TaggedDocument:
     error: str | None = None  # why the record was not tagged
     html: bool = False  # text is HTML source, tagged on what it shows (html_input); not in the JSONL record
     frames: bool = False  # tagged by a model with frame heads: its spans have frames
+    # the language check (opinion_tagger.tagging.language): the ISO 639 code of the language the text looks like
+    # when it is not English, and the warning that says so; None for English text and unchecked documents
+    language: str | None = None
+    warning: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSONL record: id, text, sentences with tokens (one tag per type), spans;
-        ``{"id", "error"}`` for a record that was not tagged."""
+        """The JSONL record: id, text, sentences with tokens (one tag per type), spans; after the id, the
+        ``language`` and ``warning`` of a text that is not English; ``{"id", "error"}`` for a record that was not
+        tagged."""
         if self.error is not None:
             return {"id": self.id, "error": self.error}
         sentences = []
@@ -112,12 +117,14 @@ class TaggedDocument:
                     row[ty] = get(ty, "O")
                 tokens.append(row)
             sentences.append({"start": s.start, "end": s.end, "tokens": tokens})
-        return {
-            "id": self.id,
-            "text": self.text,
-            "sentences": sentences,
-            "spans": [_span_dict(sp) for sp in self.spans],
-        }
+        out: dict[str, Any] = {"id": self.id}
+        if self.warning is not None:
+            out["language"] = self.language
+            out["warning"] = self.warning
+        out["text"] = self.text
+        out["sentences"] = sentences
+        out["spans"] = [_span_dict(sp) for sp in self.spans]
+        return out
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], types: tuple[str, ...] = ("DSE", "ESE")) -> TaggedDocument:
@@ -140,6 +147,7 @@ class TaggedDocument:
         doc.spans = [TaggedSpan(**{f: sp[f] for f in SPAN_FIELDS}, frame=SpanFrame.from_dict(sp)) for sp in given]
         doc.spans = doc.spans or spans_of(doc)
         doc.frames = any(sp.frame is not None for sp in doc.spans)
+        doc.language, doc.warning = data.get("language"), data.get("warning")
         return doc
 
 
@@ -198,7 +206,9 @@ def apply_tags(doc: TaggedDocument, tags: list[dict[str, str]]) -> TaggedDocumen
     n_tokens = sum(len(s.tokens) for s in doc.sentences)
     if len(tags) != n_tokens:
         raise ValueError(f"{len(tags)} tag rows for {n_tokens} tokens")
-    new = TaggedDocument(doc.id, doc.text, types=doc.types, frames=doc.frames)
+    new = TaggedDocument(
+        doc.id, doc.text, types=doc.types, frames=doc.frames, language=doc.language, warning=doc.warning
+    )
     it = iter(tags)
     for s in doc.sentences:
         toks = []

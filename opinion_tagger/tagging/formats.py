@@ -10,11 +10,13 @@ import html
 import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
 import orjson
 
+from opinion_tagger.sentences import HOLDER_CLASSES, INTENSITIES, POLARITIES
 from opinion_tagger.tagging.documents import SpanFrame, TaggedDocument, TaggedSpan
 
 FORMATS = ("jsonl", "conll", "brat", "html")
@@ -36,8 +38,11 @@ def frame_text(frame: SpanFrame | None, holder: bool) -> str:
 
 def conll_lines(doc: TaggedDocument) -> str:
     """``# id``/``# text`` comments, then per sentence ``token start end DSE ESE`` lines; from a model with
-    frame heads, a column per type after the tags: the frame of the span the token is in (``frame_text``)."""
+    frame heads, a column per type after the tags: the frame of the span the token is in (``frame_text``).  A
+    text that is not English (the language check) has a ``# warning`` comment after its id."""
     out = [f"# id = {doc.id}"]
+    if doc.warning is not None:
+        out.append(f"# warning = {doc.warning}")
     if doc.frames:
         out.append(f"# columns = token start end {' '.join(doc.types)} {' '.join(t + '-frame' for t in doc.types)}")
     for s in doc.sentences:
@@ -93,6 +98,59 @@ def brat_ann(doc: TaggedDocument) -> str:
             relations.append(f"R{len(relations) + 1}\tHolder Arg1:T{n} Arg2:T{holders[key]}")
     lines += attrs + relations
     return "\n".join(lines) + ("\n" if lines else "")
+
+
+BRAT_CONF = "annotation.conf"  # brat's configuration of a directory: the types, relations and attributes used
+CONF_MARK = "# written by opinion-tagger"  # the first line of an annotation.conf this package wrote
+KNOWN_VALUES = {"Polarity": POLARITIES, "Intensity": INTENSITIES, "Holder": HOLDER_CLASSES}  # an attribute's values
+
+
+@dataclass
+class BratUsage:
+    """What a directory's .ann files use, for its ``annotation.conf``: entity types, relations with the types of
+    their arguments, attributes with the types they are on and their values (each in the order first seen)."""
+
+    entities: dict[str, None] = field(default_factory=dict)
+    relations: dict[str, tuple[dict[str, None], dict[str, None]]] = field(default_factory=dict)
+    attributes: dict[str, tuple[dict[str, None], dict[str, None]]] = field(default_factory=dict)
+
+    def add(self, ann: str) -> None:
+        """Note what the lines of one .ann file use (``T``, ``A`` and ``R`` lines; notes are skipped)."""
+        kinds: dict[str, str] = {}
+        for line in ann.splitlines():
+            fields = line.split("\t")
+            if len(fields) < 2 or not fields[0]:
+                continue
+            parts = fields[1].split()
+            if fields[0][0] == "T" and parts:
+                kinds[fields[0]] = parts[0]
+                self.entities[parts[0]] = None
+            elif fields[0][0] == "A" and len(parts) >= 2:
+                on, values = self.attributes.setdefault(parts[0], ({}, {}))
+                on[kinds.get(parts[1], "<ENTITY>")] = None
+                if len(parts) > 2:
+                    values[parts[2]] = None
+            elif fields[0][0] == "R" and len(parts) == 3:
+                first, second = self.relations.setdefault(parts[0], ({}, {}))
+                first[kinds.get(parts[1].partition(":")[2], "<ENTITY>")] = None
+                second[kinds.get(parts[2].partition(":")[2], "<ENTITY>")] = None
+
+
+def brat_config(types: Sequence[str], used: BratUsage) -> str:
+    """brat's ``annotation.conf`` for a directory of .ann files: the opinion ``types`` and every other entity type
+    ``used`` (``HOLDER``), their relations (``Holder``), their attributes (``Polarity``, ``Intensity``, ``Holder``,
+    each with every value it can take) and overlaps of any kind allowed, as DSE and ESE spans may overlap."""
+    entities = list(dict.fromkeys([*types, *used.entities]))
+    lines = [CONF_MARK + " (opinion-tagger tag --format brat, annotate export --format brat)", "", "[entities]"]
+    lines += entities
+    lines += ["", "[relations]"]
+    lines += [f"{name}\tArg1:{'|'.join(a)}, Arg2:{'|'.join(b)}" for name, (a, b) in used.relations.items()]
+    lines.append(f"<OVERLAP>\tArg1:{'|'.join(entities)}, Arg2:{'|'.join(entities)}, <OVL-TYPE>:<ANY>")
+    lines += ["", "[events]", "", "[attributes]"]
+    for name, (on, seen) in used.attributes.items():
+        values = list(dict.fromkeys([*KNOWN_VALUES.get(name, ()), *seen]))
+        lines.append(f"{name}\tArg:{'|'.join(on)}" + (f", Value:{'|'.join(values)}" if values else ""))
+    return "\n".join(lines) + "\n"
 
 
 def _mark_class(typ: str) -> str:
@@ -219,6 +277,9 @@ class Writer:
         self.fmt, self.stream, self.directory = fmt, stream, directory
         self.prefixes = tuple(prefixes)
         self.files: set[str] = set()  # the BRAT files written, lower case
+        self.brat_types: dict[str, None] = {}  # the opinion types of the BRAT documents written
+        self.brat = BratUsage()  # what the .ann files written use (their annotation.conf)
+        self.conf_kept: Path | None = None  # an annotation.conf found in the directory, not this package's: kept
         if fmt == "html":
             self._out().write(HTML_HEAD)
 
@@ -255,9 +316,23 @@ class Writer:
         elif self.fmt == "brat":
             name = self._file_name(doc.id)
             (self._dir() / f"{name}.txt").write_text(doc.text, encoding="utf-8")
-            (self._dir() / f"{name}.ann").write_text(brat_ann(doc), encoding="utf-8")
+            self.write_ann(name, brat_ann(doc), doc.types)
         else:
-            self._out().write(f'<div class="doc"><h2>{html.escape(doc.id)}</h2><p>{render_html(doc)}</p></div>\n')
+            # (styled in place: the page's head, and so the output for English text, stays as it was)
+            warning = (
+                ""
+                if doc.warning is None
+                else f'<p class="warning" style="color: #8a5300">⚠ {html.escape(doc.warning)}</p>'
+            )
+            self._out().write(
+                f'<div class="doc"><h2>{html.escape(doc.id)}</h2>{warning}<p>{render_html(doc)}</p></div>\n'
+            )
+
+    def write_ann(self, name: str, ann: str, types: Sequence[str]) -> None:
+        """Write ``NAME.ann`` and note what it uses for the directory's ``annotation.conf``."""
+        (self._dir() / f"{name}.ann").write_text(ann, encoding="utf-8")
+        self.brat_types.update(dict.fromkeys(types))
+        self.brat.add(ann)
 
     def formatted(self, text: str) -> None:
         """A record already formatted by ``record_text`` (e.g. in a worker process)."""
@@ -276,7 +351,16 @@ class Writer:
             )
 
     def close(self) -> None:
+        """End the output: HTML's closing tags; for BRAT, the directory's ``annotation.conf`` (``brat_config``),
+        so that brat opens the directory as it is.  An ``annotation.conf`` already there that this package did
+        not write is kept as it is (``conf_kept`` names it)."""
         if self.fmt == "html":
             self._out().write("</body></html>\n")
+        if self.fmt == "brat" and self.directory is not None:
+            conf = self.directory / BRAT_CONF
+            if conf.is_file() and not conf.read_text(encoding="utf-8", errors="replace").startswith(CONF_MARK):
+                self.conf_kept = conf
+            else:
+                conf.write_text(brat_config(list(self.brat_types) or ["DSE", "ESE"], self.brat), encoding="utf-8")
         if self.stream is not None:
             self.stream.flush()

@@ -335,7 +335,8 @@ def _merge(p: _Pending, types: tuple[str, ...]):
 
 def tag_records(ot, records: Iterable, chunk: int = 64, html: bool = False) -> Iterator:
     """``ot.tag_many(records, chunk)``, with HTML records (``Record.html``; every record with
-    ``html=True``) tagged on their visible text and mapped back to their source."""
+    ``html=True``) tagged on their visible text and mapped back to their source; a page's language is checked
+    once, on the whole page, not block by block (``ot.check_language``)."""
     pending: deque[_Pending] = deque()
 
     def parts() -> Iterator:
@@ -344,12 +345,12 @@ def tag_records(ot, records: Iterable, chunk: int = 64, html: bool = False) -> I
             pending.append(p)
             yield from given
 
-    for doc in ot.tag_many(parts(), chunk=chunk):
+    for doc in ot._tag_plain(parts(), chunk):  # tag_many's documents, their language not checked yet
         first = pending[0]  # the oldest record still waiting: tag_many keeps the order
         first.docs.append(doc)
         if len(first.docs) == first.parts:
             pending.popleft()
-            yield doc if first.visible is None else _merge(first, ot.types)
+            yield ot.check_language(doc if first.visible is None else _merge(first, ot.types))
 
 
 def tag_html(ot, source: str, id: str = ""):

@@ -97,12 +97,15 @@ def with_predictions(
 class OpinionTagger:
     """Text in, tagged documents out."""
 
-    def __init__(self, tagger: SentenceTagger, batch_size: int | None = None) -> None:
+    def __init__(self, tagger: SentenceTagger, batch_size: int | None = None, lang_check: bool = True) -> None:
         """``tagger``: a loaded model (``SentenceTagger.load``); ``batch_size``: sentences in a batch of the network,
         whatever their length (the tagger's word and wordpiece budgets lifted): for a GPU, where a batch of 1,024
-        sentences costs little more than one of 64; default: ``BATCH_SIZE`` within the budgets, the CPU's best."""
+        sentences costs little more than one of 64; default: ``BATCH_SIZE`` within the budgets, the CPU's best;
+        ``lang_check``: give a document whose text is not English a ``language`` and a ``warning``
+        (``opinion_tagger.tagging.language``)."""
         self.tagger = tagger
         self.batch_size = batch_size or BATCH_SIZE
+        self.lang_check = lang_check
         if batch_size:
             tagger.lift_budgets()
 
@@ -114,6 +117,7 @@ class OpinionTagger:
         threads: int | None = None,
         batch_size: int | None = None,
         precision: str = DEFAULT_PRECISION,
+        lang_check: bool = True,
     ) -> OpinionTagger:
         """Load a model.
 
@@ -127,12 +131,15 @@ class OpinionTagger:
                 words or wordpieces.
             precision: ``fp32`` (ONNX Runtime, the default) or ``bf16`` (OpenVINO on a CPU with native bf16,
                 AVX512_BF16 or AMX; the ``bf16`` extra; refused in one line elsewhere).
+            lang_check: check each text's language: a document that looks like another language than English
+                gets ``language`` (its ISO 639 code) and ``warning`` set, as the models are trained on English;
+                short texts (a few words) are never judged.  ``False``: no check.
 
         Raises:
             opinion_tagger.BundleError: the bundle is missing, damaged or inconsistent (one line naming the file).
         """
         network = SentenceTagger.load(resolve_model(model), backend=backend, threads=threads, precision=precision)
-        return cls(network, batch_size)
+        return cls(network, batch_size, lang_check=lang_check)
 
     @property
     def types(self) -> tuple[str, ...]:
@@ -153,7 +160,8 @@ class OpinionTagger:
             html: ``text`` is HTML: the text a browser shows is tagged, offsets point into the source.
 
         Returns:
-            The tagged document: its sentences and tokens (one BIO tag per type) and its spans.
+            The tagged document: its sentences and tokens (one BIO tag per type) and its spans; ``warning`` set
+            when the text looks like another language than English (see ``load``'s ``lang_check``).
 
         Raises:
             InvalidText: (a ``ValueError``) ``check_text`` refuses the text (empty, lone surrogates, NUL
@@ -170,13 +178,25 @@ class OpinionTagger:
         Exactly one document per input, in input order: one that cannot be tagged
         (see ``opinion_tagger.tagging.inputs.check_text``) comes back with ``error`` set, and never
         stops the stream.  ``html``: every text is HTML: its visible text is tagged and offsets point into the
-        source (``opinion_tagger.tagging.html_input.tag_records`` also takes a mix, ``Record.html`` saying which)."""
+        source (``opinion_tagger.tagging.html_input.tag_records`` also takes a mix, ``Record.html`` saying which).
+        A document whose text looks like another language than English has ``language`` and ``warning`` set
+        (see ``load``'s ``lang_check``)."""
         if html:
             from opinion_tagger.tagging.html_input import tag_records
 
             yield from tag_records(self, records, chunk=chunk, html=html)
             return
-        yield from self._tag_plain(records, chunk)
+        for doc in self._tag_plain(records, chunk):
+            yield self.check_language(doc)
+
+    def check_language(self, doc: TaggedDocument) -> TaggedDocument:
+        """``doc`` with ``language`` and ``warning`` set when the language check is on and its text is not
+        English (``opinion_tagger.tagging.language.check``)."""
+        if not self.lang_check:
+            return doc
+        from opinion_tagger.tagging.language import check
+
+        return check(doc)
 
     def tag_docs(
         self, docs: Sequence[Doc], starts: Sequence[Sequence[bool] | None] | None = None
