@@ -84,7 +84,7 @@ def test_adapt_to_a_project_with_replay(base, project, tmp_path, capsys):
     assert training["data"]["dev_documents"] == ["doc4"]  # one in five held out
     assert training["adapted"]["from"] == str(base)
     replay = training["adapted"]["replay"]
-    # one replayed sentence for each new training sentence (7), drawn from the base's own training documents (5)
+    # three replayed sentences for each new training sentence (7), drawn from the base's own training documents (5)
     assert (replay["sentences"], replay["of"]) == (5, 5) and replay["documents"] == 2
     assert not (out / "checkpoint").exists()
     card = (out / "README.md").read_text()

@@ -32,7 +32,7 @@ from opinion_tagger.evaluation.metrics import span_report
 from opinion_tagger.paths import default_datasplit, default_mpqa, resolve_model
 from opinion_tagger.provenance import git_commit
 from opinion_tagger.runtime.sentence_tagger import SentenceTagger
-from opinion_tagger.training.adapt import new_documents
+from opinion_tagger.training.adapt import AdaptSettings, new_documents
 from opinion_tagger.training.run_data import load_data
 
 HERE = Path(__file__).resolve().parents[1]
@@ -76,7 +76,7 @@ def scores(tags_by_type: dict, sentences) -> dict:
 
 
 def run_one(args, item, docs, pool, news_test, zero_shot, order) -> dict:
-    from opinion_tagger.training.adapt import AdaptSettings, adapt_documents
+    from opinion_tagger.training.adapt import adapt_documents
 
     names = list(docs)
     adapt_names = chosen(item, names, order, args.seed)
@@ -171,13 +171,14 @@ def main(argv=None) -> int:
     p.add_argument("--sizes", type=int, nargs="+", default=[5, 10, 20, 30])
     p.add_argument("--draws", type=int, default=3)
     p.add_argument("--uncertainty-sizes", type=int, nargs="*", default=[10, 20])
-    p.add_argument("--replay", type=float, default=1.0)
-    p.add_argument("--learning-rate", type=float, default=5e-4)
-    p.add_argument("--epochs", type=int, default=4)
-    p.add_argument("--held-out-every", type=int, default=5)
-    p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--optimizer", default="adam")
-    p.add_argument("--schedule", default="constant")
+    d = AdaptSettings()  # opinion-tagger adapt's defaults
+    p.add_argument("--replay", type=float, default=d.replay)
+    p.add_argument("--learning-rate", type=float, default=d.learning_rate)
+    p.add_argument("--epochs", type=int, default=d.epochs)
+    p.add_argument("--held-out-every", type=int, default=d.held_out_every)
+    p.add_argument("--seed", type=int, default=d.seed)
+    p.add_argument("--optimizer", default=d.optimizer)
+    p.add_argument("--schedule", default=d.schedule)
     p.add_argument("--part", default="1/1", help="K/N: this process does every N-th run from the K-th")
     p.add_argument("--runs", type=Path, default=HERE / "runs" / "adaptation-curve")
     p.add_argument("--results", type=Path, default=HERE / "results" / "adaptation-curve.json")

@@ -23,9 +23,9 @@ class AdaptSettings:
     learning rate (constant) and at most ``epochs`` epochs, the best on the held-out documents kept, and one new
     document in ``held_out_every`` held out for that choice."""
 
-    replay: float = 1.0
-    learning_rate: float = 5e-4
-    epochs: int = 4
+    replay: float = 3.0
+    learning_rate: float = 5e-5
+    epochs: int = 3
     held_out_every: int = 5
     seed: int = 1
     optimizer: str = "adam"
