@@ -13,6 +13,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from experiments.frames_report import frames_cv_section
+from experiments.genre_report import genre_section
+from experiments.locations import RESULTS
 from opinion_tagger.evaluation.results import fmt_mean_std, paired, summarise
 
 # Irsoy & Cardie (2014), 10-fold CV, F1 % as (proportional, binary): ../shared/README.md
@@ -190,6 +192,7 @@ def write_report(
         lines += [f"### {title}", "", f"![{title}]({plot_dir.name}/{name})", ""]
     lines += irlm_memory_section(plot_dir)
     lines += frames_cv_section(summaries)
+    lines += genre_section(RESULTS, plot_dir)
     lines += [
         "## How each choice was made",
         "",

@@ -1,0 +1,176 @@
+"""The report's section on genres: the bundled models zero-shot on MPQA's ULA documents by genre
+(``experiments/genre_study.py``), the adaptation's dev runs (``results/adaptation-dev/``) and its learning curve
+(``experiments/benchmarks/adaptation_curve.py``, ``results/adaptation-curve.json``), with the curve's plot."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from experiments.genre_study import GENRES
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.1f}"
+
+
+def zero_shot_lines(study: dict) -> list[str]:
+    """Proportional F1 (precision / recall) per model and genre, the decoder unbiased; then the O bias."""
+    rows = [r for r in study["results"] if r["o_bias"] == 0.0]
+    models = list(dict.fromkeys(r["model"] for r in rows))
+    parts = ["all ULA", *GENRES, "news fold-0 test"]
+    docs = study["documents"]
+    lines = [
+        "Proportional overlap F1 (precision / recall) over each genre's sentences, spaCy tokens; ULA documents by "
+        "genre (documents): " + ", ".join(f"{g} ({docs[g]})" for g in GENRES) + ".  No model trained on any of them; "
+        "the news row is the paper's fold-0 test, which none trained on either.",
+        "",
+        "| part | " + " | ".join(f"{m} DSE | {m} ESE" for m in models) + " |",
+        "|---|" + "---|---|" * len(models),
+    ]
+    for part in parts:
+        cells = []
+        for m in models:
+            r = next(x for x in rows if x["model"] == m and x["part"] == part)["scores"]
+            for t in ("DSE", "ESE"):
+                p = r[t]["proportional"]
+                cells.append(f"{_pct(p['f1'])} ({_pct(p['precision'])} / {_pct(p['recall'])})")
+        lines.append(f"| {part} | " + " | ".join(cells) + " |")
+    biased = [r for r in study["results"] if r["part"] in ("all ULA", "news fold-0 test")]
+    lines += [
+        "",
+        "A decoder bias towards O (the CRF's O emission raised by *b* before Viterbi: fewer, surer spans), "
+        "proportional F1 on all ULA documents / the news fold-0 test:",
+        "",
+        "| model | b | DSE ULA | DSE news | ESE ULA | ESE news |",
+        "|---|---|---|---|---|---|",
+    ]
+    for m in models:
+        for b in sorted({r["o_bias"] for r in biased if r["model"] == m}):
+            got = {r["part"]: r["scores"] for r in biased if r["model"] == m and r["o_bias"] == b}
+            cells = [
+                _pct(got[p][t]["proportional"]["f1"]) for t in ("DSE", "ESE") for p in ("all ULA", "news fold-0 test")
+            ]
+            lines.append(f"| {m} | {b:.1f} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def dev_run_lines(runs: list[dict]) -> list[str]:
+    lines = [
+        "| optimizer, learning rate, schedule | replay | epochs (kept) | ULA DSE | ULA ESE | news DSE | news ESE "
+        "| wall s |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for r in runs:
+        s, run = r["settings"], r["runs"][0]
+        ula = " | ".join(
+            f"{_pct(run['zero_shot'][t]['proportional'])} → {_pct(run['adapted'][t]['proportional'])}"
+            for t in ("DSE", "ESE")
+        )
+        news = " | ".join(_pct(run["news_fold0_test"][t]["proportional"]) for t in ("DSE", "ESE"))
+        how = f"{s.get('optimizer', 'adam')} {s['learning_rate']:g} {s.get('schedule', 'constant')}"
+        kept = f"{s['epochs']} ({run['best_epoch']})"
+        lines.append(f"| {how} | {s['replay']:g} | {kept} | {ula} | {news} | {run['wall_seconds']:.0f} |")
+    return lines
+
+
+def curve_lines(curve: dict, plot: Path | None) -> list[str]:
+    z = curve["news_fold0_test_zero_shot"]
+    lines = [
+        f"Settings: {curve['settings']}; machine: {curve['machine']['cpu']}, {curve['machine']['cores']} cores; "
+        f"commit {curve['git_commit'][:12]}.  Zero-shot on the news fold-0 test: DSE {_pct(z['DSE']['proportional'])}, "
+        f"ESE {_pct(z['ESE']['proportional'])}.",
+        "",
+        "| documents | order | runs | ULA DSE zero-shot → adapted | ULA ESE zero-shot → adapted | news DSE | news ESE "
+        "| wall s |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for row in curve["curve"]:
+        zero, adapted = row["zero_shot"], row["adapted"]
+        cell = {
+            t: f"{_pct(zero[t]['mean'])} → {_pct(adapted[t]['mean'])} ± {_pct(adapted[t]['sd'])}"
+            for t in ("DSE", "ESE")
+        }
+        news = {
+            t: f"{_pct(row['news_fold0_test'][t]['mean'])} ± {_pct(row['news_fold0_test'][t]['sd'])}"
+            for t in ("DSE", "ESE")
+        }
+        lines.append(
+            f"| {row['size']} | {row['order']} | {row['runs']} | {cell['DSE']} | {cell['ESE']} | {news['DSE']} | "
+            f"{news['ESE']} | {row['wall_seconds']['mean']:.0f} |"
+        )
+    if plot is not None:
+        lines += ["", f"![adaptation curve](report/{plot.name})"]
+    return lines
+
+
+def plot_curve(curve: dict, out: Path) -> Path:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = [r for r in curve["curve"] if r["order"] == "random"]
+    fig, axes = plt.subplots(1, 2, figsize=(9, 3.5), sharey=True)
+    for ax, t in zip(axes, ("DSE", "ESE")):
+        sizes = [r["size"] for r in rows]
+        for what, label in (("adapted", "adapted (test documents)"), ("zero_shot", "zero-shot (same documents)")):
+            ax.errorbar(
+                sizes,
+                [100 * r[what][t]["mean"] for r in rows],
+                yerr=[100 * r[what][t]["sd"] for r in rows],
+                marker="o",
+                capsize=3,
+                label=label,
+            )
+        ax.plot(
+            sizes,
+            [100 * r["news_fold0_test"][t]["mean"] for r in rows],
+            marker="s",
+            ls="--",
+            label="news fold-0 test, adapted",
+        )
+        ax.axhline(
+            100 * curve["news_fold0_test_zero_shot"][t]["proportional"], color="grey", ls=":", label="news, zero-shot"
+        )
+        ax.set_title(t)
+        ax.set_xlabel("ULA documents adapted on")
+    axes[0].set_ylabel("proportional F1 (%)")
+    axes[1].legend(fontsize=7)
+    fig.tight_layout()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+    return out
+
+
+def genre_section(results: Path, plot_dir: Path) -> list[str]:
+    """The section's lines (empty when none of its results exist)."""
+    lines: list[str] = []
+    study = results / "genre-zero-shot.json"
+    if study.is_file():
+        lines += [
+            "## Genres beyond news",
+            "",
+            "### Zero-shot, by genre",
+            "",
+            *zero_shot_lines(json.loads(study.read_text())),
+        ]
+    dev = sorted((results / "adaptation-dev").glob("*.json"))
+    if dev:
+        lines += [
+            "",
+            "### Adaptation: dev runs",
+            "",
+            "`accurate` adapted (`opinion_tagger.training.adapt`) on one draw of 20 ULA documents (16 to learn from, 4 "
+            "held out to choose the epoch), scored on the other 28 ULA documents and on the news fold-0 test "
+            "(proportional F1).  The settings `opinion-tagger adapt` takes by default were chosen here.",
+            "",
+            *dev_run_lines([json.loads(p.read_text()) for p in dev]),
+        ]
+    curve = results / "adaptation-curve.json"
+    if curve.is_file():
+        data = json.loads(curve.read_text())
+        plot = plot_curve(data, plot_dir / "adaptation_curve.png")
+        lines += ["", "### Adaptation: the learning curve", "", *curve_lines(data, plot)]
+    return lines + ([""] if lines else [])
