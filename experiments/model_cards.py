@@ -45,8 +45,8 @@ CARDS: dict[str, dict[str, str]] = {
         "is the mean of its tokens' tag probabilities (the CRF's marginals).",
         "use": "Tagging English prose for DSEs and ESEs, with their polarity, intensity and holder, on a CPU where "
         "a few thousand tokens a second are enough, and "
-        "pre-annotating documents for the annotator.  It has been evaluated on MPQA's news text only; expect lower "
-        "scores on other genres.",
+        "pre-annotating documents for the annotator.  Trained on news; on other genres it loses a third to a half "
+        "of its F1, mostly precision (*Other genres* below).",
         "cross_validated": "10-fold cross-validation of the configuration on the paper's tokens and split "
         "(`accurate-crf-bilstm-joint` in `experiments/REPORT.md`), proportional / binary F1: DSE 72.13 ± 2.42 / "
         "76.68 ± 2.49, ESE 61.80 ± 3.17 / 71.20 ± 3.56 (exact match 58.22 / 29.53).  Above the same network with "
@@ -87,7 +87,7 @@ CARDS: dict[str, dict[str, str]] = {
         "probabilities.",
         "use": "Tagging large archives where time matters more than the spans: about 20 times `accurate`'s speed "
         "for 6.4 (DSE) and 6.0 (ESE) points less proportional F1 on fold 0.  It needs no download beyond the core "
-        "install.  Evaluated on MPQA's news text only.",
+        "install.  Trained on news; weaker still than `accurate` on other genres (*Other genres* below).",
         "cross_validated": "The distilled model has not been cross-validated.  Its network without a teacher, one "
         "model per type on the same spaCy tokens (`paper-elman-spacy` in `experiments/REPORT.md`), scored 63.63 "
         "(DSE) and 54.42 (ESE) proportional F1 over 10 folds.",
@@ -112,8 +112,8 @@ CARDS: dict[str, dict[str, str]] = {
         "alone, as before the heads).  Configuration: `experiments/configs/accurate-mpnet-lr1e3.yaml`.",
         "use": "Tagging where the spans matter more than time: 4.3 (DSE) and 3.7 (ESE) points of proportional F1 "
         "above `accurate` on fold 0, 3.6 and 3.9 over 10 folds, at about a sixth of its speed (its encoder does "
-        "about 8 times MiniLM-L6's work a wordpiece).  Needs `opinion-tagger download --encoder mpnet`.  Evaluated "
-        "on MPQA's news text only.",
+        "about 8 times MiniLM-L6's work a wordpiece).  Needs `opinion-tagger download --encoder mpnet`.  Trained "
+        "on news; of the three the one that carries over best to other genres (*Other genres* below).",
         "cross_validated": "10-fold cross-validation of the configuration on the paper's tokens and split "
         "(`accurate-mpnet-lr1e3-crf` in `experiments/REPORT.md`), proportional / binary F1: DSE 75.70 ± 2.18 / "
         "80.39 ± 2.34, ESE 65.66 ± 2.45 / 75.04 ± 2.54 (exact match 61.14 / 32.32).  Above `accurate`'s "
@@ -205,6 +205,41 @@ class's share, and a DSE's holder (accuracy; F1 of naming one):
 """
 
 
+GENRE_STUDY = Path(__file__).resolve().parent / "results" / "genre-zero-shot.json"
+
+
+def genre_part(name: str, study: Path = GENRE_STUDY) -> str:
+    """The card's section on other genres: the model zero-shot on MPQA's ULA documents by genre
+    (``experiments/genre_study.py``); empty when the study has no row for it."""
+    if not study.is_file():
+        return ""
+    rows = [r for r in json.loads(study.read_text())["results"] if r["model"] == name and r["o_bias"] == 0.0]
+    if not rows:
+        return ""
+    lines = "\n".join(
+        f"| {r['part']} | "
+        + " | ".join(
+            f"{100 * r['scores'][t]['proportional']['f1']:.1f} ({100 * r['scores'][t]['proportional']['precision']:.1f}"
+            f" / {100 * r['scores'][t]['proportional']['recall']:.1f})"
+            for t in ("DSE", "ESE")
+        )
+        + " |"
+        for r in rows
+    )
+    return f"""
+## Other genres
+
+Zero-shot on the 48 documents of MPQA 2.0's ULA subset, none of which it trained on, by genre: proportional
+overlap F1 (precision / recall) in percent over each genre's sentences (`python -m experiments.genre_study`;
+docs/adapt.md).  It finds more expressions than the annotators of these genres marked: expect lower precision
+on text that is not news, and adapt it to yours (`opinion-tagger adapt`).
+
+| part | DSE | ESE |
+|---|---|---|
+{lines}
+"""
+
+
 def card(name: str, meta: dict) -> str:
     """The model card of the bundled model ``name`` from its ``meta.json``."""
     c, speed = CARDS[name], meta["speed"]
@@ -288,7 +323,7 @@ On the 40 fold-0 test documents, in percent (precision / recall / F1):
 
 Irsoy & Cardie's best 10-fold means (depth 3, 200k, their own tokens), proportional / binary F1: {paper}.
 One fold is not a 10-fold mean.
-
+{genre_part(name)}
 ## Speed
 
 On {c.get("machine", MACHINE)}:
