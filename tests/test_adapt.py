@@ -73,6 +73,14 @@ def project(tmp_path, capsys):
     return path
 
 
+def test_training_on_a_project_of_two_documents_says_what_is_missing(project, tmp_path, capsys):
+    with Project(project) as p:
+        for info in p.documents()[2:]:
+            p.set_status(info.id, 2, "todo", "tester")
+    assert main(["train", "--data", "annotations", str(project), *TINY, *QUICK, "--out", str(tmp_path / "m")]) == 2
+    assert "2 documents to train on: training needs at least 3" in capsys.readouterr().err
+
+
 def test_adapt_to_a_project_with_replay(base, project, tmp_path, capsys):
     out = tmp_path / "adapted"
     argv = ["adapt", "--model", str(base), "--data", "annotations", str(project), "--out", str(out)]
