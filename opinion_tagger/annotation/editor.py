@@ -150,9 +150,9 @@ def apply_event(
     if op == "undo":
         project.undo(doc_id, version, annotator, layer=layer)
         return Outcome("Undone.", "info")
-    if op == "attributes":
-        values = {k: event.get(k) for k in ("intensity", "polarity")}
-        if any(v is not None and not isinstance(v, str) for v in values.values()):
+    if op == "attributes":  # the values the event names; those it leaves out stay as they are
+        values = {k: event[k] for k in ("intensity", "polarity") if k in event}
+        if any(v is not None and (not isinstance(v, str) or v == UNCHANGED) for v in values.values()):
             raise ProjectError("attributes must be names")
         holder = _holder(event["holder"]) if "holder" in event else UNCHANGED
         project.set_attributes(doc_id, version, _int(event, "span"), annotator, **values, layer=layer, holder=holder)

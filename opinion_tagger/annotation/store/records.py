@@ -17,7 +17,7 @@ INTENSITIES = ("low", "medium", "high", "extreme", "neutral")  # neutral: a mode
 POLARITIES = ("positive", "negative", "neutral", "both")
 HOLDERS = ("writer", "implicit", "none")  # a DSE's holder that is no span of the document's tokens
 SPAN_HOLDER = "span"  # the stored kind of a holder that is a token span (``holder_start``, ``holder_end``)
-UNCHANGED = "unchanged"  # ``set_attributes``: leave the holder as it is
+UNCHANGED = "unchanged"  # ``set_attributes``: leave a value (intensity, polarity, holder) as it is
 # a holder as Python gives it: one of HOLDERS, a token span (start, end) of the document, or None (not set)
 Holder = str | tuple[int, int] | None
 

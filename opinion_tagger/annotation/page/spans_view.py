@@ -1,0 +1,108 @@
+"""*Spans of this document*: the document's spans as a table, and the form that sets one span's intensity,
+polarity and (a DSE's) holder.  The form's boxes start at the span's own values, and it saves only the values
+the user changed."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from opinion_tagger.annotation.frames import holder_text, sources
+from opinion_tagger.annotation.page.actions import handle
+from opinion_tagger.annotation.page.display import NONE_SHOWN, flash
+from opinion_tagger.annotation.store import FINAL, HOLDERS, INTENSITIES, POLARITIES, Project, StoredSpan
+
+WORDS = "words"  # the holder box's choice for a holder of words: the DSE's holder as it is
+HOLDER_HELP = (
+    "A DSE's holder: writer, implicit, none (no holder in the text), or — (not set).  To make words the holder, "
+    "click the DSE in the text, select the words and press h."
+)
+
+
+def spans_table(project: Project, doc, annotator: str, threshold: float, layer: str) -> None:
+    rows = []
+    for s in doc.spans:
+        a, b = doc.span_chars(s)
+        rows.append(
+            {
+                "type": s.type,
+                "text": doc.text[a:b],
+                "source": s.source,
+                "confidence": s.score,
+                "review": s.source == "model" and (s.score or 0) < threshold,
+                "intensity": s.intensity or NONE_SHOWN,
+                "polarity": s.polarity or NONE_SHOWN,
+                "holder": (holder_text(doc, s) or NONE_SHOWN) if s.type == "DSE" else "",
+                "values from": sources(s) or NONE_SHOWN,  # the model's (with its probability) or a person's
+                "annotator": s.annotator or NONE_SHOWN,
+                "at": s.at or NONE_SHOWN,
+            }
+        )
+    st.dataframe(rows, hide_index=True, width="stretch")
+    attributes_form(project, doc, annotator, layer)
+
+
+def _holder_choice(span: StoredSpan) -> str:
+    """The holder box's choice for the span's holder: "" (not set), one of HOLDERS, or WORDS."""
+    h = span.holder_value
+    return WORDS if isinstance(h, tuple) else (h or "")
+
+
+def changes(span: StoredSpan, intensity: str, polarity: str, holder: str) -> dict:
+    """The values the form's boxes (``NONE_SHOWN`` for not set; the holder as ``_holder_choice`` gives it)
+    change on ``span``: the fields of an ``attributes`` edit, none for a value left as it is."""
+    out: dict = {}
+    for name, shown in (("intensity", intensity), ("polarity", polarity)):
+        value = None if shown == NONE_SHOWN else shown
+        if value != getattr(span, name):
+            out[name] = value
+    if span.type == "DSE" and holder != _holder_choice(span) and holder != WORDS:
+        out["holder"] = holder or None
+    return out
+
+
+def attributes_form(project: Project, doc, annotator: str, layer: str = FINAL) -> None:
+    """MPQA's optional intensity and polarity of a span of this document, and a DSE's holder (writer, implicit,
+    none, not set; a holder of words is chosen in the editor: its words, then h).  Choosing a span draws the
+    boxes again, each at that span's value."""
+    if not doc.spans:
+        return
+    by_id = {s.id: s for s in doc.spans}
+
+    def label(span_id: int) -> str:
+        s = by_id[span_id]
+        a, b = doc.span_chars(s)
+        return f"{s.type} “{doc.text[a:b][:60]}”"
+
+    pick = f"attr_span_{doc.id}"
+    if st.session_state.get(pick) not in by_id:
+        st.session_state[pick] = doc.spans[0].id
+    span_id = st.selectbox("Span", list(by_id), format_func=label, key=pick)
+    span = by_id[span_id]
+    words = holder_text(doc, span) if span.type == "DSE" else None
+    # a form per span and version: its boxes start at the span's values as saved
+    with st.form(f"attributes_{doc.id}_{doc.version}_{span_id}", border=False):
+        row = st.container(horizontal=True, vertical_alignment="bottom", gap="small", key="attr_row")
+        intensities = [NONE_SHOWN, *INTENSITIES]
+        intensity = row.selectbox(
+            "Intensity", intensities, index=intensities.index(span.intensity or NONE_SHOWN), width=150
+        )
+        polarities = [NONE_SHOWN, *POLARITIES]
+        polarity = row.selectbox("Polarity", polarities, index=polarities.index(span.polarity or NONE_SHOWN), width=150)
+        holders = ["", *HOLDERS, *([WORDS] if _holder_choice(span) == WORDS else [])]
+        holder = row.selectbox(
+            "Holder",
+            holders,
+            index=holders.index(_holder_choice(span)) if span.type == "DSE" else 0,
+            format_func=lambda h: words if h == WORDS and words else (h or NONE_SHOWN),
+            disabled=span.type != "DSE",
+            help=HOLDER_HELP,
+            width=200,
+        )
+        if row.form_submit_button("Set attributes", width="content"):
+            changed = changes(span, intensity, polarity, holder)
+            if not changed:
+                flash("Nothing to save: every value is the span's own.", "info")
+            else:
+                event = {"op": "attributes", "doc": doc.id, "version": doc.version, "span": span_id, **changed}
+                handle(project, event, annotator, layer, annotator)
+            st.rerun()
