@@ -583,3 +583,105 @@ def test_a_holder_is_set_in_chromium(server, tmp_path):
     with Project(tmp_path / "study.sqlite") as project:
         (span,) = project.document(1).spans
         assert (span.holder_value, span.holder_source, span.holder_score) == ((3, 4), "human", None)
+
+
+# invented sentence: tokens and spans of its own (no tagger): DSE "said" (its holder "Maria", the model's), ESE
+# "a disaster" (intensity high, the model's 0.57) and DSE "disaster" inside it
+CLICK_TEXT = "Maria said the plan was a disaster."
+CLICK_WORDS = [(0, 5), (6, 10), (11, 14), (15, 19), (20, 23), (24, 25), (26, 34), (34, 35)]
+
+
+def _click_spans():
+    from opinion_tagger.annotation.store import StoredSpan
+
+    said = StoredSpan(None, "DSE", 1, 2, "model", 0.9, polarity="negative", polarity_source="model", polarity_score=0.8)
+    said.holder, said.holder_start, said.holder_end, said.holder_source, said.holder_score = "span", 0, 1, "model", 0.6
+    ese = StoredSpan(None, "ESE", 5, 7, "model", 0.85, intensity="high", intensity_source="model", intensity_score=0.57)
+    return [said, ese, StoredSpan(None, "DSE", 6, 7, "model", 0.7)]
+
+
+def test_a_click_on_a_word_selects_its_span_and_keys_act_on_it(server, tmp_path):
+    """A click on a word in a span selects the span (in two, the innermost; again, the next, then the word alone);
+    the span stays selected after i, p and h, a key pressed again (even at once) taking the next value; a key with
+    nothing to act on says so.  In an annotator's copy, whose first change makes the copy (new span ids)."""
+    _need_chromium()
+    import re
+
+    from playwright.sync_api import expect, sync_playwright
+
+    from opinion_tagger.annotation.store import Project, StoredToken
+
+    tokens = [StoredToken(k, 0, a, b) for k, (a, b) in enumerate(CLICK_WORDS)]
+    with Project(tmp_path / "study.sqlite", create=True) as project:  # the server's project, before the page opens
+        project.add_documents([("plan", CLICK_TEXT, tokens, _click_spans(), "marker")], overlap=2)
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as p:
+        browser = _launch(p)
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        page.goto(server, wait_until="domcontentloaded")
+        _choose_name(page, "maria")
+        info = page.locator(".ot-info")
+        tok = lambda n: page.locator(".ot-tok").nth(n)  # by position: "a" is also in "Maria"
+        lane = lambda n, ty: tok(n).locator(".ot-lane").nth(0 if ty == "DSE" else 1)
+        picked = re.compile(r"\bpicked\b")
+        expect(tok(1)).to_be_visible(timeout=120_000)
+        # a key with nothing selected
+        page.keyboard.press("i")
+        expect(info).to_have_text("i sets a span's intensity: click a span (or a word in it) first.")
+        expect(info).to_have_class(re.compile(r"\bot-notice\b"))
+        # a click on "said" selects its DSE; p twice at once: both act on it (the second waits for the first)
+        tok(1).locator(".ot-word").click()
+        expect(lane(1, "DSE")).to_have_class(picked)
+        expect(info).to_contain_text("DSE “said”")
+        page.keyboard.press("p")
+        page.keyboard.press("p")
+        editor_at(page, 2)
+        expect(lane(1, "DSE")).to_have_class(picked)
+        expect(info).to_contain_text("polarity both ✎")
+        page.keyboard.press("i")  # not set: the first intensity
+        editor_at(page, 3)
+        expect(info).to_contain_text("intensity low ✎")
+        page.keyboard.press("h")  # a holder of words: next, writer
+        editor_at(page, 4)
+        expect(lane(1, "DSE")).to_have_class(picked)
+        expect(info).to_contain_text("holder writer ✎")
+        page.screenshot(path=str(ARTIFACTS / "50-span-selected-after-keys.png"), full_page=True)
+        # "disaster" is in the ESE "a disaster" and the DSE "disaster": the innermost first, then the next
+        word = tok(6).locator(".ot-word")
+        word.click()
+        expect(lane(6, "DSE")).to_have_class(picked)
+        expect(info).to_contain_text("DSE “disaster”")
+        word.click()
+        expect(lane(6, "ESE")).to_have_class(picked)
+        expect(lane(6, "DSE")).not_to_have_class(picked)
+        page.keyboard.press("h")
+        expect(info).to_have_text("h sets a DSE's holder: only a DSE has one, and this is an ESE.")
+        word.click()  # the word alone
+        expect(tok(6)).to_have_class(re.compile(r"\bsel\b"))
+        expect(page.locator(".ot-lane.picked")).to_have_count(0)
+        expect(info).to_contain_text("click the word again for its span")
+        page.keyboard.press("x")
+        expect(info).to_have_text("x deletes a span: click a span (or a word in it) first.")
+        word.click()  # round again to the innermost
+        expect(lane(6, "DSE")).to_have_class(picked)
+        # p on the ESE sets its polarity alone: the model's intensity stays
+        tok(5).locator(".ot-word").click()
+        expect(lane(5, "ESE")).to_have_class(picked)
+        page.keyboard.press("p")
+        editor_at(page, 5)
+        expect(lane(5, "ESE")).to_have_class(picked)
+        expect(info).to_contain_text("intensity high (model 0.57) · polarity positive ✎")
+        expect(page.get_by_text("Not saved")).to_have_count(0)
+        browser.close()
+    with Project(tmp_path / "study.sqlite") as project:
+        said, ese, dse = project.document(1, "maria").spans
+        assert (said.polarity, said.polarity_source, said.intensity, said.holder_value) == (
+            "both",
+            "human",
+            "low",
+            "writer",
+        )
+        assert (ese.intensity, ese.intensity_source, ese.intensity_score) == ("high", "model", 0.57)
+        assert (ese.polarity, ese.polarity_source) == ("positive", "human")
+        assert (dse.polarity, dse.intensity, dse.holder_value) == (None, None, None)
+        assert project.document(1).spans[0].polarity == "negative"  # the final version: untouched
