@@ -66,6 +66,18 @@ MODEL_VALUES = [
 ]
 
 
+def test_the_table_shows_each_value_with_its_source(monkeypatch, project_path):
+    with Project(project_path) as p:
+        p.set_attributes(1, 0, p.document(1).spans[1].id, "ann", polarity="positive")
+    at = _app(monkeypatch, project_path)
+    (table,) = [t.value for t in at.table if "confidence" in t.value.columns]
+    assert list(table.columns) == ["span", "confidence", "by", "at", "intensity", "polarity", "holder"]
+    assert table.values.tolist() == [
+        ["DSE “said”", "0.90", "model", "—", "medium (model 0.70)", "negative (model 0.80)", "“Maria” (model 0.60)"],
+        ["ESE “a disaster”", "0.85", "model", "—", "high (model 0.57)", "positive ✎", ""],
+    ]
+
+
 def test_the_form_starts_at_the_spans_own_values(monkeypatch, project_path):
     at = _app(monkeypatch, project_path)
     assert _box(at, "Span").value == 1  # DSE "said"
@@ -105,3 +117,24 @@ def test_the_form_saves_only_the_value_changed(monkeypatch, project_path, span, 
     assert _values(project_path) == [tuple(values) for values in expected]
     # the form is drawn again at the values saved, the same span still chosen
     assert _box(at, "Span").value == span and _box(at, label).value == value
+
+
+def test_a_persons_span_has_confidence_1_in_the_table_the_editor_and_the_export(monkeypatch, project_path):
+    from opinion_tagger.annotation.editor import editor_data
+    from opinion_tagger.annotation.exporting import record
+
+    with Project(project_path) as p:
+        v = p.add_span(1, 0, "ESE", 3, 4, "ann")  # "plan": a person's span
+        p.change_span(1, v, p.document(1).spans[0].id, "ann", tok_end=3)  # "said the": the model's, now a person's
+        doc = p.document(1)
+        assert [(s.source, s.score, s.confidence) for s in doc.spans] == [
+            ("human", None, 1.0),
+            ("human", None, 1.0),
+            ("model", 0.85, 0.85),
+        ]
+        shown = [(s["source"], s["score"]) for s in editor_data(doc, p.types, 0.5)["spans"]]
+        exported = [(s["source"], s["score"]) for s in record(doc, p.types)["spans"]]
+    at = _app(monkeypatch, project_path)
+    table = next(t.value for t in at.table if "confidence" in t.value.columns)
+    assert list(zip(table["by"], table["confidence"])) == [("ann", "1.00"), ("ann", "1.00"), ("model", "0.85")]
+    assert shown == exported == [("human", 1.0), ("human", 1.0), ("model", 0.85)]

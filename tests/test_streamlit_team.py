@@ -101,8 +101,8 @@ def test_span_attributes_set_in_the_page(monkeypatch, project_path):
             ("DSE", None, None),
             ("ESE", "high", "negative"),
         ]
-    spans = next(d.value for d in at.dataframe if "confidence" in d.value.columns)  # Spans of this document
-    assert list(spans["intensity"]) == ["—", "high"] and list(spans["polarity"]) == ["—", "negative"]
+    spans = next(t.value for t in at.table if "confidence" in t.value.columns)  # Spans of this document
+    assert list(spans["intensity"]) == ["—", "high ✎"] and list(spans["polarity"]) == ["—", "negative ✎"]
 
 
 def test_the_editor_keys_send_reject_and_attribute_edits(project_path):

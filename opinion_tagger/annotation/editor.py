@@ -50,7 +50,7 @@ def editor_data(doc: Document, types: tuple[str, ...], threshold: float) -> dict
                 "start": s.tok_start,
                 "end": s.tok_end,
                 "source": s.source,
-                "score": s.score,
+                "score": s.confidence,  # the model's; 1.0 for a person's span
                 "annotator": s.annotator,
                 "at": s.at,
                 "intensity": s.intensity,

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from opinion_tagger.annotation.frames import holder_text, sources
+from opinion_tagger.annotation.frames import holder_text, provenance
 from opinion_tagger.annotation.page.actions import handle
 from opinion_tagger.annotation.page.display import NONE_SHOWN, flash
 from opinion_tagger.annotation.store import FINAL, HOLDERS, INTENSITIES, POLARITIES, Project, StoredSpan
@@ -18,26 +18,48 @@ HOLDER_HELP = (
 )
 
 
-def spans_table(project: Project, doc, annotator: str, threshold: float, layer: str) -> None:
+def _valued(span: StoredSpan, name: str, shown: str | None) -> str:
+    """A value with where it came from, as the editor's line shows it: ``high (model 0.57)``, ``high ✎`` (a
+    person's); ``NONE_SHOWN`` when not set."""
+    if shown is None:
+        return NONE_SHOWN
+    source = provenance(span, name)
+    return f"{shown} ✎" if source == "human" else f"{shown} ({source})" if source else shown
+
+
+def _when(at: str | None) -> str:
+    """A span's time (ISO, UTC) as ``YYYY-MM-DD HH:MM``."""
+    return at[:16].replace("T", " ") if at else NONE_SHOWN
+
+
+def span_rows(doc, threshold: float) -> list[dict]:
+    """The table's rows: each span's words, its confidence (the model's, ⚠ under ``threshold``; 1.00 for a
+    person's span, as exports write it), who made it and when, and its values with their sources."""
     rows = []
     for s in doc.spans:
         a, b = doc.span_chars(s)
+        low = s.source == "model" and s.confidence < threshold
         rows.append(
             {
-                "type": s.type,
-                "text": doc.text[a:b],
-                "source": s.source,
-                "confidence": s.score,
-                "review": s.source == "model" and (s.score or 0) < threshold,
-                "intensity": s.intensity or NONE_SHOWN,
-                "polarity": s.polarity or NONE_SHOWN,
-                "holder": (holder_text(doc, s) or NONE_SHOWN) if s.type == "DSE" else "",
-                "values from": sources(s) or NONE_SHOWN,  # the model's (with its probability) or a person's
-                "annotator": s.annotator or NONE_SHOWN,
-                "at": s.at or NONE_SHOWN,
+                "span": f"{s.type} “{' '.join(doc.text[a:b].split())}”",
+                "confidence": f"{'⚠ ' if low else ''}{s.confidence:.2f}",
+                "by": "model" if s.source == "model" else s.annotator or NONE_SHOWN,
+                "at": _when(s.at),
+                "intensity": _valued(s, "intensity", s.intensity),
+                "polarity": _valued(s, "polarity", s.polarity),
+                "holder": _valued(s, "holder", holder_text(doc, s)) if s.type == "DSE" else "",
             }
         )
-    st.dataframe(rows, hide_index=True, width="stretch")
+    return rows
+
+
+def spans_table(project: Project, doc, annotator: str, threshold: float, layer: str) -> None:
+    """The document's spans as a table that wraps its text (every column stays in view), then the attributes
+    form."""
+    if doc.spans:
+        st.table(span_rows(doc, threshold), hide_index=True)
+    else:
+        st.caption("No spans in this document yet.")
     attributes_form(project, doc, annotator, layer)
 
 

@@ -72,6 +72,12 @@ class StoredSpan:
         return self.type, self.tok_start, self.tok_end
 
     @property
+    def confidence(self) -> float:
+        """The span's score wherever it is shown or exported: the model's confidence for a model span, 1.0 for a
+        person's (who made or changed it: ``score`` is None then)."""
+        return 1.0 if self.score is None else float(self.score)
+
+    @property
     def holder_value(self) -> Holder:
         """The holder: one of HOLDERS, a token span ``(start, end)``, or None (not set)."""
         if self.holder == SPAN_HOLDER and self.holder_start is not None and self.holder_end is not None:
