@@ -1,4 +1,4 @@
-"""Issue 34, a tool a team can run: schema migration, rejected documents, search,
+"""A tool a team can run: schema migration, rejected documents, search,
 the uncertainty queue and MPQA's span attributes (the store, exports and the CLI)."""
 
 import json

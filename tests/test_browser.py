@@ -253,7 +253,7 @@ class _EveryWordItsSpan:
 
 
 def test_chips_apart_types_distinct_text_still(server, tmp_path):
-    """Issue 34, item 2: adjacent chips do not cover each other, a word in a DSE and an ESE shows
+    """Adjacent chips do not cover each other, a word in a DSE and an ESE shows
     both (DSE background, ESE underline), and a message after a key does not move the text."""
     _need_chromium()
     from playwright.sync_api import expect, sync_playwright
@@ -339,9 +339,11 @@ def _clip(page, first, last):
 
 
 def test_a_team_in_chromium(server, tmp_path):
-    """Issue 34, the team flow: two annotators (names chosen in their browser sessions) annotate
+    """The team flow: two annotators (names chosen in their browser sessions) annotate
     their own copies of the same documents, one rejects a copy; a reviewer sees the agreement,
-    merges the two copies of one document and rejects the other; the export has the merged version."""
+    merges the two copies of one document (the page stays on it, the final version in the editor;
+    opened again, its ticks are the final version's, and a merge that would remove a span asks
+    first), goes on to the next and rejects it; the export has the merged version."""
     _need_chromium()
     from playwright.sync_api import expect, sync_playwright
 
@@ -429,15 +431,41 @@ def test_a_team_in_chromium(server, tmp_path):
             clip=_clip(rita, rita.locator("[data-testid='stSelectbox']", has_text="Document to review"), table),
         )
         rita.set_viewport_size({"width": 1280, "height": 900})
+        # before the review, the final version (the import's) is not shown as if it were one
+        expect(rita.get_by_text("Not reviewed yet")).to_be_visible()
+        expect(rita.locator(".ot-word")).to_have_count(0)
         rita.get_by_text("ESE “costly mistake” — ben").click()  # tick it: the final version keeps it
         rita.get_by_role("button", name="Merge the ticked spans").click()
-        expect(rita.get_by_text("Merged 3 spans into the final version.")).to_be_visible(timeout=30_000)
-        # the review goes on to the next document awaiting review by itself; the list shows harbour reviewed
+        expect(rita.get_by_text("Merged 3 spans into the final version: correct it below, or go on.")).to_be_visible(
+            timeout=30_000
+        )
+        # the page stays on harbour, reviewed, its final version in the editor
+        box = rita.get_by_role("combobox", name="Document to review")
+        expect(box).to_have_value("harbour — ● reviewed (ann: accepted, ben: accepted)", timeout=30_000)
+        expect(word(rita, "costly").locator("xpath=..").locator(".ot-lane").nth(1)).to_have_class("ot-lane on")
+        # opened again in a new session, the review shows the final version's choices
+        rita.reload(wait_until="domcontentloaded")
+        _choose_name(rita, "rita")
+        rita.locator("[data-testid='stSidebar']").get_by_text("Review", exact=True).click()
         box = rita.get_by_role("combobox", name="Document to review")
         expect(box).to_have_value("market — ○ to review (ann: rejected, ben: rejected)", timeout=30_000)
         box.click()
-        expect(rita.get_by_role("option", name="harbour — ● reviewed (ann: accepted, ben: accepted)")).to_be_visible()
-        rita.keyboard.press("Escape")
+        rita.get_by_role("option", name="harbour — ● reviewed (ann: accepted, ben: accepted)").click()
+        costly = rita.locator("[data-testid='stCheckbox']", has_text="ESE “costly mistake” — ben")
+        expect(costly.locator("input")).to_be_checked(timeout=30_000)
+        # unticked and merged again: the merge asks before it removes the span, and nothing changes when told so
+        costly.get_by_text("ESE “costly mistake” — ben").click()
+        expect(costly.locator("input")).not_to_be_checked()
+        rita.get_by_role("button", name="Merge the ticked spans").click()
+        expect(rita.get_by_text("removes 1 span of the final version: ESE “costly mistake”")).to_be_visible(
+            timeout=30_000
+        )
+        rita.screenshot(path=str(ARTIFACTS / "23-review-asks.png"), full_page=True)
+        rita.get_by_role("button", name="Keep the final version as it is").click()
+        expect(rita.get_by_text("Nothing changed.")).to_be_visible(timeout=30_000)
+        # the next step: on to the next document awaiting review
+        rita.get_by_role("button", name="Next to review (n)").click()
+        expect(box).to_have_value("market — ○ to review (ann: rejected, ben: rejected)", timeout=30_000)
         reject = rita.get_by_role("button", name="Reject (r)")
         # while the page reruns for the new document, harbour's button can still be shown beside market's
         expect(reject).to_have_count(1, timeout=30_000)

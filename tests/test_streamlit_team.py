@@ -1,4 +1,4 @@
-"""The annotator page's team features (issue 34) with Streamlit's AppTest: reject,
+"""The annotator page's team features with Streamlit's AppTest: reject,
 search, the uncertainty queue and span attributes."""
 
 from pathlib import Path
