@@ -508,11 +508,31 @@ def test_a_team_in_chromium(server, tmp_path):
         assert project.document(2).status == "rejected"
 
 
-# a button whose text does not fit: the button or an element inside it scrolls (its text is cut with "…")
-CUT_SHORT = """buttons => buttons
-    .filter(b => b.offsetParent !== null && b.innerText.trim())  // shown, with text (not an icon alone)
-    .filter(b => [b, ...b.querySelectorAll("*")].some(e => e.scrollWidth > e.clientWidth + 0.5))
-    .map(b => b.innerText.trim())"""
+# the controls of the page's main area that are cut: outside the area, their text (or the text of an element
+# inside) cut short ("Set attrib…", "(u": the element scrolls), or a box's label on more than one line
+NOT_IN_VIEW = """main => {
+    const area = main.getBoundingClientRect();
+    const shown = (e) => e.offsetParent !== null && e.getBoundingClientRect().width > 0;
+    const name = (e) => (e.innerText || "").trim().split("\\n")[0].slice(0, 50) || e.dataset.testid || e.tagName;
+    const controls = main.querySelectorAll(
+        "button, [data-testid='stSelectbox'], [data-testid='stCheckbox'], [data-testid='stAlert'], .ot-bar > *, " +
+        "[data-testid='stTable'], [data-testid='stTable'] th, [data-testid='stTable'] td, [data-testid='stDataFrame']"
+    );
+    const out = [];
+    for (const c of [...controls].filter(shown)) {
+        const r = c.getBoundingClientRect();
+        if (r.left < area.left - 0.5 || r.right > area.right + 0.5) out.push(`outside the page: ${name(c)}`);
+        // (an element 1 px wide is a screen reader's alone)
+        const scrolls = (e) => e.clientWidth > 1 && e.scrollWidth > e.clientWidth + 0.5;
+        if ([c, ...c.querySelectorAll("*")].some(scrolls)) out.push(`cut short: ${name(c)}`);
+    }
+    const labels = main.querySelectorAll("[data-testid='stSelectbox'] [data-testid='stWidgetLabel']");
+    for (const label of [...labels].filter(shown)) {
+        const line = parseFloat(getComputedStyle(label.querySelector("p") || label).lineHeight);
+        if (label.getBoundingClientRect().height > 1.5 * line) out.push(`label on more than one line: ${name(label)}`);
+    }
+    return out;
+}"""
 # the words and the gaps between them as the editor draws them, in order (a line break as "\\n")
 DRAWN = """text => [...text.querySelectorAll(".ot-word, .ot-gap, br")]
     .map(e => e.tagName === "BR" ? "\\n" : e.textContent).join("")"""
@@ -524,9 +544,11 @@ SPACING = "They said it was a waste of money. I'd say so,\nand it's true."  # in
 
 
 def test_the_page_fits_common_widths_and_draws_the_texts_own_spacing(server, tmp_path):
-    """At 1024, 1280 and 1920 px no button of the annotator's view or of the reviewer's has its text cut short,
-    and the editor draws the text's own spacing: nothing before "." or inside "I'd" (spaCy's two tokens), one
-    space after a word whose span's chip is wider than the word."""
+    """At 1024, 1280 and 1920 px every control of the annotator's view (the editor's bar, the spans table, the
+    attributes form) and of the reviewer's (the spans to keep, the buttons, the question before a merge that
+    removes spans) is in view whole: none outside the page, none with its text cut short, no box's label on
+    more than one line (a screenshot of each).  The editor draws the text's own spacing: nothing before "." or
+    inside "I'd" (spaCy's two tokens), one space after a word whose span's chip is wider than the word."""
     _need_chromium()
     from playwright.sync_api import expect, sync_playwright
 
@@ -537,6 +559,8 @@ def test_the_page_fits_common_widths_and_draws_the_texts_own_spacing(server, tmp
 
     with Project(tmp_path / "study.sqlite", create=True) as project:  # the server's project, before the page opens
         import_records(project, [Record("spacing", SPACING)], OpinionTagger(_SaidIsADse()), model_name="marker")
+        said = project.document(1).spans[0].id  # values of a person's, the widest the table shows
+        project.set_attributes(1, 0, said, "ann", intensity="extreme", polarity="negative", holder="implicit")
         import_records(project, [Record(*TEAM_DOCS[0])], OpinionTagger(_SaidIsADse()), model_name="marker", overlap=2)
         for who in ("ann", "ben"):  # a document awaiting review
             project.claim(2, who)
@@ -545,27 +569,46 @@ def test_the_page_fits_common_widths_and_draws_the_texts_own_spacing(server, tmp
     with sync_playwright() as p:
         browser = _launch(p)
         for width in (1024, 1280, 1920):
-            page = browser.new_page(viewport={"width": width, "height": 900})
+            page = browser.new_page(viewport={"width": width, "height": 1400})
+            main = page.locator("[data-testid='stMainBlockContainer']")
             page.goto(server, wait_until="domcontentloaded")
             _choose_name(page, "rita")
             expect(page.locator(".ot-word").first).to_be_visible(timeout=120_000)
             expect(page.get_by_role("button", name="Undo (u)")).to_be_visible()
+            page.get_by_text("Spans of this document").click()
+            expect(page.get_by_role("button", name="Set attributes")).to_be_visible(timeout=30_000)
+            expect(main.locator("[data-testid='stTable']", has_text="confidence")).to_contain_text("extreme ✎")
             page.wait_for_timeout(500)  # laid out
             page.screenshot(path=str(ARTIFACTS / f"30-annotate-{width}.png"), full_page=True)
-            assert page.locator("button").evaluate_all(CUT_SHORT) == [], f"annotate view at {width} px"
+            assert main.evaluate(NOT_IN_VIEW) == [], f"annotate view at {width} px"
             assert page.locator(".ot-text").evaluate(DRAWN) == SPACING
             boxes = page.locator(".ot-word").evaluate_all(WORD_BOXES)
             gap = {(a[0], b[0]): b[1] - a[2] for a, b in zip(boxes, boxes[1:]) if a[3] == b[3]}
             assert abs(gap[("money", ".")]) < 0.5 and abs(gap[("I", "'d")]) < 0.5 and abs(gap[("so", ",")]) < 0.5
             assert 2 < gap[("waste", "of")] < 10 and 2 < gap[("said", "it")] < 10  # one space, a chip or not
             page.locator("[data-testid='stSidebar']").get_by_text("Review", exact=True).click()
-            expect(page.get_by_role("button", name="Merge the ticked spans")).to_be_visible(timeout=30_000)
+            merge = page.get_by_role("button", name="Merge the ticked spans")
+            expect(merge).to_be_visible(timeout=30_000)
             reject = page.get_by_role("button", name="Reject (r)")
             expect(reject).to_have_count(1, timeout=30_000)  # the annotate view's, stale while the page reruns, gone
             expect(reject).to_be_visible()
             page.wait_for_timeout(500)
             page.screenshot(path=str(ARTIFACTS / f"31-review-{width}.png"), full_page=True)
-            assert page.locator("button").evaluate_all(CUT_SHORT) == [], f"review view at {width} px"
+            assert main.evaluate(NOT_IN_VIEW) == [], f"review view at {width} px"
+            if width == 1024:  # reviewed once: then the final version is in the editor
+                merge.click()
+                expect(page.get_by_text("Merged 1 span into the final version")).to_be_visible(timeout=30_000)
+            said = page.locator("[data-testid='stCheckbox']", has_text="DSE “said”")
+            expect(said.locator("input")).to_be_checked(timeout=30_000)  # the final version has it
+            said.get_by_text("DSE “said”").click()
+            merge.click()
+            keep = page.get_by_role("button", name="Keep the final version as it is")
+            expect(keep).to_be_visible(timeout=30_000)
+            page.wait_for_timeout(500)
+            page.screenshot(path=str(ARTIFACTS / f"32-review-asks-{width}.png"), full_page=True)
+            assert main.evaluate(NOT_IN_VIEW) == [], f"the review's question at {width} px"
+            keep.click()
+            expect(keep).to_have_count(0, timeout=30_000)
             page.close()
         browser.close()
 
