@@ -756,3 +756,58 @@ def test_a_click_on_a_word_selects_its_span_and_keys_act_on_it(server, tmp_path)
         assert (ese.polarity, ese.polarity_source) == ("positive", "human")
         assert (dse.polarity, dse.intensity, dse.holder_value) == (None, None, None)
         assert project.document(1).spans[0].polarity == "negative"  # the final version: untouched
+
+
+def test_set_attributes_starts_at_the_spans_values_and_changes_only_those_changed(server, tmp_path):
+    """Spans of this document: a span chosen, its boxes show its values; its polarity set alone, its intensity
+    (the model's, 0.57) stays.  A span a person made has confidence 1.00."""
+    _need_chromium()
+    from playwright.sync_api import expect, sync_playwright
+
+    from opinion_tagger.annotation.store import Project, StoredToken
+
+    tokens = [StoredToken(k, 0, a, b) for k, (a, b) in enumerate(CLICK_WORDS)]
+    with Project(tmp_path / "study.sqlite", create=True) as project:  # the server's project, before the page opens
+        project.add_documents([("plan", CLICK_TEXT, tokens, _click_spans(), "marker")])
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as p:
+        browser = _launch(p)
+        page = browser.new_page(viewport={"width": 1280, "height": 1200})
+        page.goto(server, wait_until="domcontentloaded")
+        _choose_name(page, "maria")
+        expect(page.locator(".ot-tok").nth(1)).to_be_visible(timeout=120_000)
+        page.get_by_text("Spans of this document").click()
+        box = lambda name: page.get_by_role("combobox", name=name)
+        expect(box("Span")).to_have_value("DSE “said”", timeout=30_000)
+        expect(box("Intensity")).to_have_value("—")
+        expect(box("Polarity")).to_have_value("negative")
+        expect(box("Holder")).to_have_value("“Maria”")
+        box("Span").click()
+        page.get_by_role("option", name="ESE “a disaster”").click()
+        expect(box("Intensity")).to_have_value("high", timeout=30_000)
+        expect(box("Polarity")).to_have_value("—")
+        expect(box("Holder")).to_be_disabled()
+        box("Polarity").click()
+        page.get_by_role("option", name="positive").click()
+        page.get_by_role("button", name="Set attributes").click()
+        expect(page.get_by_text("Attributes saved.")).to_be_visible(timeout=30_000)
+        table = page.locator("[data-testid='stTable']", has_text="confidence")
+        row = table.locator("tr", has_text="ESE “a disaster”")
+        expect(row).to_contain_text("high (model 0.57)", timeout=30_000)
+        expect(row).to_contain_text("positive ✎")
+        expect(box("Span")).to_have_value("ESE “a disaster”")  # the span chosen stays, its boxes at its values now
+        expect(box("Intensity")).to_have_value("high")
+        expect(box("Polarity")).to_have_value("positive")
+        # a person's span: confidence 1.00 (as exports write it)
+        page.locator(".ot-tok").nth(3).locator(".ot-word").click()  # "plan"
+        page.keyboard.press("e")
+        expect(page.get_by_text("Saved ESE “plan”.")).to_be_visible(timeout=30_000)
+        expect(table.locator("tr", has_text="ESE “plan”")).to_contain_text("1.00")
+        page.screenshot(path=str(ARTIFACTS / "60-set-attributes.png"), full_page=True)
+        browser.close()
+    with Project(tmp_path / "study.sqlite") as project:
+        said, plan, ese, _ = project.document(1).spans
+        assert (ese.intensity, ese.intensity_source, ese.intensity_score) == ("high", "model", 0.57)
+        assert (ese.polarity, ese.polarity_source) == ("positive", "human")
+        assert (said.polarity, said.polarity_source, said.holder_value) == ("negative", "model", (0, 1))
+        assert (plan.source, plan.score, plan.confidence) == ("human", None, 1.0)
