@@ -180,7 +180,7 @@ def agreement_section(project: Project) -> None:
             pd.DataFrame(
                 [
                     {
-                        "annotators": " / ".join(r["annotators"]),
+                        "annotators": plain(" / ".join(r["annotators"])),  # (a table's cells are Markdown)
                         "type": r["type"],
                         "documents": r["documents"],
                         "tokens": r["tokens"],

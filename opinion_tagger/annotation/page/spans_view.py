@@ -8,7 +8,7 @@ import streamlit as st
 
 from opinion_tagger.annotation.frames import holder_text, provenance
 from opinion_tagger.annotation.page.actions import handle
-from opinion_tagger.annotation.page.display import NONE_SHOWN, flash
+from opinion_tagger.annotation.page.display import NONE_SHOWN, flash, plain
 from opinion_tagger.annotation.store import FINAL, HOLDERS, INTENSITIES, POLARITIES, Project, StoredSpan
 
 WORDS = "words"  # the holder box's choice for a holder of words: the DSE's holder as it is
@@ -56,8 +56,8 @@ def span_rows(doc, threshold: float) -> list[dict]:
 def spans_table(project: Project, doc, annotator: str, threshold: float, layer: str) -> None:
     """The document's spans as a table that wraps its text (every column stays in view), then the attributes
     form."""
-    if doc.spans:
-        st.table(span_rows(doc, threshold), hide_index=True)
+    if doc.spans:  # (a table's cells are Markdown: the text escaped)
+        st.table([{k: plain(v) for k, v in row.items()} for row in span_rows(doc, threshold)], hide_index=True)
     else:
         st.caption("No spans in this document yet.")
     attributes_form(project, doc, annotator, layer)
