@@ -156,7 +156,8 @@ def test_review_side_by_side_merge_agreement_and_reject(monkeypatch, project_pat
     ]
     _button(at, "Next to review (n)").click().run()
     assert not at.exception and _review_box(at).value == 2
-    _button(at, "Reject (r)").click().run()  # the reviewer rejects t1
+    assert not at.get("bidi_component")  # not reviewed: no editor, and the buttons name no key
+    _button(at, "Reject").click().run()  # the reviewer rejects t1
     assert not at.exception
     with Project(project_path) as p:
         assert p.document(2).status == "rejected" and p.counts()["rejected"] == 1

@@ -64,7 +64,9 @@ def review_form(project: Project, final: Document, pair: list[str], reviewer: st
             _review(project, action, reviewer)
         st.rerun()
     pending = st.session_state.get(CONFIRM)
-    if pending and pending["doc"] == doc_id and pending["pair"] == pair:
+    if pending and pending["doc"] == doc_id and pending["version"] != final.version:
+        st.session_state.pop(CONFIRM)  # the final version changed since (undone, say): the question is void
+    elif pending and pending["doc"] == doc_id and pending["pair"] == pair:
         _confirm(project, pending, reviewer)
 
 

@@ -98,19 +98,20 @@ def final_version(project: Project, final, reviewer: str, threshold: float) -> N
     # the version this tab last showed; a run cut short by a click (Streamlit stops it for the next) never
     # recorded it, and then the version read in this run is taken, as for a merge above
     shown = st.session_state.get("shown", {}).get((doc_id, FINAL), final.version)
+    key = (lambda k: f" ({k})") if final.review is not None else (lambda k: "")  # keys act in the editor alone
     b = st.container(horizontal=True, gap="small")
-    if b.button("Next to review (n)", key="review_next", width="content"):
+    if b.button(f"Next to review{key('n')}", key="review_next", width="content"):
         go_on(project, doc_id)
         st.rerun()
-    if b.button("Undo (u)", key="review_undo", width="content"):
+    if b.button(f"Undo{key('u')}", key="review_undo", width="content"):
         review_event(project, {"op": "undo", "doc": doc_id, "version": shown}, reviewer)
         st.rerun()
-    if b.button("Reject (r)", key="review_reject", width="content"):
+    if b.button(f"Reject{key('r')}", key="review_reject", width="content"):
         review_event(project, {"op": "reject", "doc": doc_id, "version": shown}, reviewer)
         st.rerun()
     if final.review is None:
         st.info(
-            "Rejected without a review: Undo (u) takes the rejection back, or merge or accept a version above."
+            "Rejected without a review: Undo takes the rejection back, or merge or accept a version above."
             if final.status == "rejected"
             else "Not reviewed yet: Merge the ticked spans, or accept one annotator's version, above; the final "
             "version then shows here for corrections."
