@@ -37,13 +37,12 @@ export default function (component) {
   state.cycle = null; // the word clicked last and the DSE chosen before (a click again goes on to the next)
   if (state.anchor !== null && (state.anchor >= data.tokens.length || state.focus >= data.tokens.length))
     state.anchor = state.focus = null;
-  // a span kept by its id, or else by its type and tokens: an edit of a copy not made yet makes the copy, whose
-  // spans have new ids
+  // a span kept by its type and tokens (and its id where it still has it): an edit of a copy not made yet makes
+  // the copy, whose spans have new ids
   const found = (id, key, type) => {
-    const byId = data.spans.find((s) => s.id === id && (!type || s.type === type));
-    if (byId || !key) return byId ? byId.id : null;
-    const same = data.spans.find((s) => s.type === key[0] && s.start === key[1] && s.end === key[2]);
-    return same && (!type || same.type === type) ? same.id : null;
+    const fits = (s) => (!type || s.type === type) && (!key || (s.type === key[0] && s.start === key[1] && s.end === key[2]));
+    const s = data.spans.find((x) => x.id === id && fits(x)) || (key ? data.spans.find(fits) : null);
+    return s ? s.id : null;
   };
   state.span = state.span === null ? null : found(state.span, state.spanKey);
   state.dse = state.dse === null ? null : found(state.dse, state.dseKey, "DSE");
