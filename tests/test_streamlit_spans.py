@@ -60,6 +60,7 @@ def _values(path) -> list[tuple]:
         ]
 
 
+SAID, ESE = ("DSE", 1, 2), ("ESE", 5, 7)  # the form's choices of span: type and tokens
 MODEL_VALUES = [
     (("medium", "model", 0.7), ("negative", "model", 0.8), ((0, 1), "model", 0.6)),
     (("high", "model", 0.57), (None, None, None), (None, None, None)),
@@ -80,11 +81,11 @@ def test_the_table_shows_each_value_with_its_source(monkeypatch, project_path):
 
 def test_the_form_starts_at_the_spans_own_values(monkeypatch, project_path):
     at = _app(monkeypatch, project_path)
-    assert _box(at, "Span").value == 1  # DSE "said"
+    assert _box(at, "Span").value == SAID
     holder = _box(at, "Holder")
     assert (_box(at, "Intensity").value, _box(at, "Polarity").value, holder.value) == ("medium", "negative", "words")
     assert holder.format_func(holder.value) == "“Maria”" and not holder.disabled
-    _box(at, "Span").set_value(2).run()  # ESE "a disaster": its own values, and no holder (a DSE's)
+    _box(at, "Span").set_value(ESE).run()  # its own values, and no holder (a DSE's)
     assert (_box(at, "Intensity").value, _box(at, "Polarity").value) == ("high", "—")
     assert _box(at, "Holder").disabled and _box(at, "Holder").format_func(_box(at, "Holder").value) == "—"
     next(b for b in at.button if b.label == "Set attributes").click().run()  # nothing changed: nothing saved
@@ -97,12 +98,12 @@ def test_the_form_starts_at_the_spans_own_values(monkeypatch, project_path):
 @pytest.mark.parametrize(
     ("span", "label", "value", "changed"),
     [
-        (2, "Polarity", "negative", (1, 1, ("negative", "human", None))),  # the ESE's intensity (model 0.57) stays
-        (2, "Intensity", "—", (1, 0, (None, None, None))),  # cleared; its polarity stays not set
-        (1, "Intensity", "extreme", (0, 0, ("extreme", "human", None))),
-        (1, "Polarity", "both", (0, 1, ("both", "human", None))),
-        (1, "Holder", "writer", (0, 2, ("writer", "human", None))),
-        (1, "Holder", "", (0, 2, (None, None, None))),  # not set
+        (ESE, "Polarity", "negative", (1, 1, ("negative", "human", None))),  # its intensity (model 0.57) stays
+        (ESE, "Intensity", "—", (1, 0, (None, None, None))),  # cleared; its polarity stays not set
+        (SAID, "Intensity", "extreme", (0, 0, ("extreme", "human", None))),
+        (SAID, "Polarity", "both", (0, 1, ("both", "human", None))),
+        (SAID, "Holder", "writer", (0, 2, ("writer", "human", None))),
+        (SAID, "Holder", "", (0, 2, (None, None, None))),  # not set
     ],
 )
 def test_the_form_saves_only_the_value_changed(monkeypatch, project_path, span, label, value, changed):
@@ -138,3 +139,21 @@ def test_a_persons_span_has_confidence_1_in_the_table_the_editor_and_the_export(
     table = next(t.value for t in at.table if "confidence" in t.value.columns)  # (Markdown: escaped)
     assert list(zip(table["by"], table["confidence"])) == [("ann", "1\\.00"), ("ann", "1\\.00"), ("model", "0\\.85")]
     assert shown == exported == [("human", 1.0), ("human", 1.0), ("model", 0.85)]
+
+
+def test_in_a_copy_the_span_chosen_stays_chosen_when_the_first_change_makes_the_copy(monkeypatch, tmp_path):
+    path = tmp_path / "projects" / "team.sqlite"
+    with Project(path, create=True) as p:
+        tokens = [StoredToken(k, 0, a, b) for k, (a, b) in enumerate(WORDS)]
+        p.add_documents([("plan", TEXT, tokens, _spans(), "marker")], overlap=2)
+    at = _app(monkeypatch, path)
+    _box(at, "Span").set_value(ESE).run()
+    _box(at, "Polarity").set_value("both")
+    next(b for b in at.button if b.label == "Set attributes").click().run()
+    assert not at.exception and any("Attributes saved" in s.value for s in at.success)
+    with Project(path) as p:
+        assert [(s.key, s.polarity, s.intensity) for s in p.document(1, "tester").spans] == [
+            (SAID, "negative", "medium"),
+            (ESE, "both", "high"),
+        ]
+    assert _box(at, "Span").value == ESE and _box(at, "Polarity").value == "both"

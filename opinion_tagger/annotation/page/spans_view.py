@@ -88,18 +88,18 @@ def attributes_form(project: Project, doc, annotator: str, layer: str = FINAL) -
     boxes again, each at that span's value."""
     if not doc.spans:
         return
-    by_id = {s.id: s for s in doc.spans}
+    # spans by type and tokens: the span chosen stays chosen when an edit makes the annotator's copy (new ids)
+    by_key = {s.key: s for s in doc.spans}
 
-    def label(span_id: int) -> str:
-        s = by_id[span_id]
-        a, b = doc.span_chars(s)
-        return f"{s.type} “{doc.text[a:b][:60]}”"
+    def label(key: tuple[str, int, int]) -> str:
+        a, b = doc.span_chars(by_key[key])
+        return f"{key[0]} “{doc.text[a:b][:60]}”"
 
     pick = f"attr_span_{doc.id}"
-    if st.session_state.get(pick) not in by_id:
-        st.session_state[pick] = doc.spans[0].id
-    span_id = st.selectbox("Span", list(by_id), format_func=label, key=pick)
-    span = by_id[span_id]
+    if st.session_state.get(pick) not in by_key:
+        st.session_state[pick] = doc.spans[0].key
+    span = by_key[st.selectbox("Span", list(by_key), format_func=label, key=pick)]
+    span_id = span.id
     words = holder_text(doc, span) if span.type == "DSE" else None
     # a form per span and version: its boxes start at the span's values as saved
     with st.form(f"attributes_{doc.id}_{doc.version}_{span_id}", border=False):
