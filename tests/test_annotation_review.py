@@ -1,4 +1,4 @@
-"""Issue 34, a team on the same documents: copies per annotator (``--overlap``), agreement
+"""A team on the same documents: copies per annotator (``--overlap``), agreement
 (span F1 with the project's metrics, Cohen's kappa by hand), the review that makes the
 final version, exports with provenance, and a project written at schema version 2."""
 
@@ -12,7 +12,7 @@ from opinion_tagger.annotation.accepted import accepted_documents
 from opinion_tagger.annotation.agreement import agreement, cohen_kappa
 from opinion_tagger.annotation.editor import apply_event
 from opinion_tagger.annotation.exporting import UNREJECTED, export, record, stats
-from opinion_tagger.annotation.review import accept_copy, candidates, merge, reviewable
+from opinion_tagger.annotation.review import accept_copy, candidates, copy_keys, dropped, merge, reviewable, ticked
 from opinion_tagger.annotation.store import (
     SCHEMA_VERSION,
     Project,
@@ -223,6 +223,43 @@ def test_review_accepts_or_merges_into_the_final_version_with_provenance(tmp_pat
     assert "# review = accepted ben by rev (copies of ann, ben)" in (tmp_path / "out.conll").read_text()
     assert "in the copies of ben, ann" in (tmp_path / "brat" / "t1.ann").read_text()
     assert list(accepted_documents(path)) == ["t1"]  # training reads the reviewed version
+
+
+def test_a_reviewed_documents_review_starts_from_its_final_version(tmp_path):
+    with _team(tmp_path / "p.sqlite") as p:
+        _annotated(p)
+        pair = ["ann", "ben"]
+        cands = candidates(p, 1, pair)
+        assert ticked(cands, pair, reviewed=False) == {("DSE", 1, 2)}  # those both made
+        assert all(c.final is None for c in cands) and dropped(p, 1, []) == []  # not reviewed: nothing to lose
+        v = merge(p, 1, 0, [("DSE", 1, 2), ("ESE", 4, 5)], pair, "rev")
+        # corrections in the final version: a span of the reviewer's own, a polarity
+        v = p.add_span(1, v, "ESE", 0, 1, "rev")  # "Ann"
+        said = p.document(1).spans[1]
+        v = p.set_attributes(1, v, said.id, "rev", polarity="both")
+        cands = candidates(p, 1, pair)
+        assert [(c.key, c.by, c.final is not None) for c in cands] == [
+            (("ESE", 0, 1), [], True),  # the final version's alone
+            (("DSE", 1, 2), ["ann", "ben"], True),
+            (("ESE", 3, 5), ["ann"], False),
+            (("ESE", 4, 5), ["ben"], True),
+            (("DSE", 7, 8), ["ben"], False),
+        ]
+        assert ticked(cands, pair, reviewed=True) == {("ESE", 0, 1), ("DSE", 1, 2), ("ESE", 4, 5)}
+        assert cands[1].frame_text() == "" and cands[0].text == "Ann"
+        # what a review would remove from the final version
+        assert dropped(p, 1, [("DSE", 1, 2), ("ESE", 4, 5), ("DSE", 7, 8)]) == ["ESE “Ann”"]
+        assert dropped(p, 1, copy_keys(p, 1, "ann")) == ["ESE “Ann”", "ESE “awful”"]
+        # merging again: the spans the final version has stay as it has them; a new one comes from the copies
+        v = merge(p, 1, v, [("ESE", 0, 1), ("DSE", 1, 2), ("ESE", 4, 5), ("DSE", 7, 8)], pair, "rev")
+        spans = p.document(1).spans
+        assert [(s.key, s.source, s.annotator, s.polarity) for s in spans] == [
+            (("ESE", 0, 1), "human", "rev", None),
+            (("DSE", 1, 2), "model", None, "both"),
+            (("ESE", 4, 5), "human", "ben", None),
+            (("DSE", 7, 8), "human", "ben", None),
+        ]
+        assert [json.loads(s.origin) if s.origin else None for s in spans] == [None, pair, ["ben"], ["ben"]]
 
 
 def test_the_command_line_imports_with_an_overlap_and_reports_agreement(tmp_path, capsys):

@@ -1,4 +1,4 @@
-"""Issue 34, a tool a team can run: schema migration, rejected documents, search,
+"""A tool a team can run: schema migration, rejected documents, search,
 the uncertainty queue and MPQA's span attributes (the store, exports and the CLI)."""
 
 import json
@@ -326,5 +326,7 @@ def test_span_attributes_are_stored_undone_and_exported(tmp_path):
             (None, None),
             ("high", "negative"),
         ]
-        p.set_attributes(1, v, spans[2].id, "ann")  # None clears
-        assert p.document(1).spans[2].intensity is None
+        v = p.set_attributes(1, v, spans[2].id, "ann", polarity="positive")  # a value not given stays
+        assert (p.document(1).spans[2].intensity, p.document(1).spans[2].polarity) == ("high", "positive")
+        p.set_attributes(1, v, spans[2].id, "ann", intensity=None)  # None clears
+        assert (p.document(1).spans[2].intensity, p.document(1).spans[2].polarity) == (None, "positive")

@@ -6,6 +6,7 @@ export.  Screenshots of each step go to tests/artifacts/annotator/ (git-ignored)
 
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -128,6 +129,20 @@ def _choose_name(page, name):
     box.fill(name)
     page.get_by_role("button", name="Start annotating").click()
     expect(page.locator("[data-testid='stSidebar']").get_by_text(f"Annotator {name}")).to_be_visible(timeout=60_000)
+
+
+def _choose(page, box, option: str) -> None:
+    """Choose ``option`` in a select ``box``: its list opened again if a rerun of the page closed it."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    for wait in (10_000, 10_000, 30_000):
+        box.click()
+        try:
+            page.get_by_role("option", name=option, exact=True).click(timeout=wait)
+            return
+        except PlaywrightTimeout:
+            page.keyboard.press("Escape")
+    raise AssertionError(f"no option {option!r}")
 
 
 def _launch(p):
@@ -253,7 +268,7 @@ class _EveryWordItsSpan:
 
 
 def test_chips_apart_types_distinct_text_still(server, tmp_path):
-    """Issue 34, item 2: adjacent chips do not cover each other, a word in a DSE and an ESE shows
+    """Adjacent chips do not cover each other, a word in a DSE and an ESE shows
     both (DSE background, ESE underline), and a message after a key does not move the text."""
     _need_chromium()
     from playwright.sync_api import expect, sync_playwright
@@ -339,9 +354,11 @@ def _clip(page, first, last):
 
 
 def test_a_team_in_chromium(server, tmp_path):
-    """Issue 34, the team flow: two annotators (names chosen in their browser sessions) annotate
+    """The team flow: two annotators (names chosen in their browser sessions) annotate
     their own copies of the same documents, one rejects a copy; a reviewer sees the agreement,
-    merges the two copies of one document and rejects the other; the export has the merged version."""
+    merges the two copies of one document (the page stays on it, the final version in the editor;
+    opened again, its ticks are the final version's, and a merge that would remove a span asks
+    first), goes on to the next and rejects it; the export has the merged version."""
     _need_chromium()
     from playwright.sync_api import expect, sync_playwright
 
@@ -429,16 +446,41 @@ def test_a_team_in_chromium(server, tmp_path):
             clip=_clip(rita, rita.locator("[data-testid='stSelectbox']", has_text="Document to review"), table),
         )
         rita.set_viewport_size({"width": 1280, "height": 900})
+        # before the review, the final version (the import's) is not shown as if it were one
+        expect(rita.get_by_text("Not reviewed yet")).to_be_visible()
+        expect(rita.locator(".ot-word")).to_have_count(0)
         rita.get_by_text("ESE “costly mistake” — ben").click()  # tick it: the final version keeps it
         rita.get_by_role("button", name="Merge the ticked spans").click()
-        expect(rita.get_by_text("Merged 3 spans into the final version.")).to_be_visible(timeout=30_000)
-        # the review goes on to the next document awaiting review by itself; the list shows harbour reviewed
+        expect(rita.get_by_text("Merged 3 spans into the final version: correct it below, or go on.")).to_be_visible(
+            timeout=30_000
+        )
+        # the page stays on harbour, reviewed, its final version in the editor
+        box = rita.get_by_role("combobox", name="Document to review")
+        expect(box).to_have_value("harbour — ● reviewed (ann: accepted, ben: accepted)", timeout=30_000)
+        expect(word(rita, "costly").locator("xpath=..").locator(".ot-lane").nth(1)).to_have_class("ot-lane on")
+        # opened again in a new session, the review shows the final version's choices
+        rita.reload(wait_until="domcontentloaded")
+        _choose_name(rita, "rita")
+        rita.locator("[data-testid='stSidebar']").get_by_text("Review", exact=True).click()
         box = rita.get_by_role("combobox", name="Document to review")
         expect(box).to_have_value("market — ○ to review (ann: rejected, ben: rejected)", timeout=30_000)
-        box.click()
-        expect(rita.get_by_role("option", name="harbour — ● reviewed (ann: accepted, ben: accepted)")).to_be_visible()
-        rita.keyboard.press("Escape")
-        reject = rita.get_by_role("button", name="Reject (r)")
+        _choose(rita, box, "harbour — ● reviewed (ann: accepted, ben: accepted)")
+        costly = rita.locator("[data-testid='stCheckbox']", has_text="ESE “costly mistake” — ben")
+        expect(costly.locator("input")).to_be_checked(timeout=30_000)
+        # unticked and merged again: the merge asks before it removes the span, and nothing changes when told so
+        costly.get_by_text("ESE “costly mistake” — ben").click()
+        expect(costly.locator("input")).not_to_be_checked()
+        rita.get_by_role("button", name="Merge the ticked spans").click()
+        expect(rita.get_by_text("removes 1 span of the final version: ESE “costly mistake”")).to_be_visible(
+            timeout=30_000
+        )
+        rita.screenshot(path=str(ARTIFACTS / "23-review-asks.png"), full_page=True)
+        rita.get_by_role("button", name="Keep the final version as it is").click()
+        expect(rita.get_by_text("Nothing changed.")).to_be_visible(timeout=30_000)
+        # the next step: on to the next document awaiting review
+        rita.get_by_role("button", name="Next to review (n)").click()
+        expect(box).to_have_value("market — ○ to review (ann: rejected, ben: rejected)", timeout=30_000)
+        reject = rita.get_by_role("button", name="Reject", exact=True)  # (no key: no editor before a review)
         # while the page reruns for the new document, harbour's button can still be shown beside market's
         expect(reject).to_have_count(1, timeout=30_000)
         reject.click()
@@ -480,11 +522,31 @@ def test_a_team_in_chromium(server, tmp_path):
         assert project.document(2).status == "rejected"
 
 
-# a button whose text does not fit: the button or an element inside it scrolls (its text is cut with "…")
-CUT_SHORT = """buttons => buttons
-    .filter(b => b.offsetParent !== null && b.innerText.trim())  // shown, with text (not an icon alone)
-    .filter(b => [b, ...b.querySelectorAll("*")].some(e => e.scrollWidth > e.clientWidth + 0.5))
-    .map(b => b.innerText.trim())"""
+# the controls of the page's main area that are cut: outside the area, their text (or the text of an element
+# inside) cut short ("Set attrib…", "(u": the element scrolls), or a box's label on more than one line
+NOT_IN_VIEW = """main => {
+    const area = main.getBoundingClientRect();
+    const shown = (e) => e.offsetParent !== null && e.getBoundingClientRect().width > 0;
+    const name = (e) => (e.innerText || "").trim().split("\\n")[0].slice(0, 50) || e.dataset.testid || e.tagName;
+    const controls = main.querySelectorAll(
+        "button, [data-testid='stSelectbox'], [data-testid='stCheckbox'], [data-testid='stAlert'], .ot-bar > *, " +
+        "[data-testid='stTable'], [data-testid='stTable'] th, [data-testid='stTable'] td, [data-testid='stDataFrame']"
+    );
+    const out = [];
+    for (const c of [...controls].filter(shown)) {
+        const r = c.getBoundingClientRect();
+        if (r.left < area.left - 0.5 || r.right > area.right + 0.5) out.push(`outside the page: ${name(c)}`);
+        // (an element 1 px wide is a screen reader's alone)
+        const scrolls = (e) => e.clientWidth > 1 && e.scrollWidth > e.clientWidth + 0.5;
+        if ([c, ...c.querySelectorAll("*")].some(scrolls)) out.push(`cut short: ${name(c)}`);
+    }
+    const labels = main.querySelectorAll("[data-testid='stSelectbox'] [data-testid='stWidgetLabel']");
+    for (const label of [...labels].filter(shown)) {
+        const line = parseFloat(getComputedStyle(label.querySelector("p") || label).lineHeight);
+        if (label.getBoundingClientRect().height > 1.5 * line) out.push(`label on more than one line: ${name(label)}`);
+    }
+    return out;
+}"""
 # the words and the gaps between them as the editor draws them, in order (a line break as "\\n")
 DRAWN = """text => [...text.querySelectorAll(".ot-word, .ot-gap, br")]
     .map(e => e.tagName === "BR" ? "\\n" : e.textContent).join("")"""
@@ -496,9 +558,11 @@ SPACING = "They said it was a waste of money. I'd say so,\nand it's true."  # in
 
 
 def test_the_page_fits_common_widths_and_draws_the_texts_own_spacing(server, tmp_path):
-    """At 1024, 1280 and 1920 px no button of the annotator's view or of the reviewer's has its text cut short,
-    and the editor draws the text's own spacing: nothing before "." or inside "I'd" (spaCy's two tokens), one
-    space after a word whose span's chip is wider than the word."""
+    """At 1024, 1280 and 1920 px every control of the annotator's view (the editor's bar, the spans table, the
+    attributes form) and of the reviewer's (the spans to keep, the buttons, the question before a merge that
+    removes spans) is in view whole: none outside the page, none with its text cut short, no box's label on
+    more than one line (a screenshot of each).  The editor draws the text's own spacing: nothing before "." or
+    inside "I'd" (spaCy's two tokens), one space after a word whose span's chip is wider than the word."""
     _need_chromium()
     from playwright.sync_api import expect, sync_playwright
 
@@ -509,6 +573,8 @@ def test_the_page_fits_common_widths_and_draws_the_texts_own_spacing(server, tmp
 
     with Project(tmp_path / "study.sqlite", create=True) as project:  # the server's project, before the page opens
         import_records(project, [Record("spacing", SPACING)], OpinionTagger(_SaidIsADse()), model_name="marker")
+        said = project.document(1).spans[0].id  # values of a person's, the widest the table shows
+        project.set_attributes(1, 0, said, "ann", intensity="extreme", polarity="negative", holder="implicit")
         import_records(project, [Record(*TEAM_DOCS[0])], OpinionTagger(_SaidIsADse()), model_name="marker", overlap=2)
         for who in ("ann", "ben"):  # a document awaiting review
             project.claim(2, who)
@@ -517,27 +583,46 @@ def test_the_page_fits_common_widths_and_draws_the_texts_own_spacing(server, tmp
     with sync_playwright() as p:
         browser = _launch(p)
         for width in (1024, 1280, 1920):
-            page = browser.new_page(viewport={"width": width, "height": 900})
+            page = browser.new_page(viewport={"width": width, "height": 1400})
+            main = page.locator("[data-testid='stMainBlockContainer']")
             page.goto(server, wait_until="domcontentloaded")
             _choose_name(page, "rita")
             expect(page.locator(".ot-word").first).to_be_visible(timeout=120_000)
             expect(page.get_by_role("button", name="Undo (u)")).to_be_visible()
+            page.get_by_text("Spans of this document").click()
+            expect(page.get_by_role("button", name="Set attributes")).to_be_visible(timeout=30_000)
+            expect(main.locator("[data-testid='stTable']", has_text="confidence")).to_contain_text("extreme ✎")
             page.wait_for_timeout(500)  # laid out
             page.screenshot(path=str(ARTIFACTS / f"30-annotate-{width}.png"), full_page=True)
-            assert page.locator("button").evaluate_all(CUT_SHORT) == [], f"annotate view at {width} px"
+            assert main.evaluate(NOT_IN_VIEW) == [], f"annotate view at {width} px"
             assert page.locator(".ot-text").evaluate(DRAWN) == SPACING
             boxes = page.locator(".ot-word").evaluate_all(WORD_BOXES)
             gap = {(a[0], b[0]): b[1] - a[2] for a, b in zip(boxes, boxes[1:]) if a[3] == b[3]}
             assert abs(gap[("money", ".")]) < 0.5 and abs(gap[("I", "'d")]) < 0.5 and abs(gap[("so", ",")]) < 0.5
             assert 2 < gap[("waste", "of")] < 10 and 2 < gap[("said", "it")] < 10  # one space, a chip or not
             page.locator("[data-testid='stSidebar']").get_by_text("Review", exact=True).click()
-            expect(page.get_by_role("button", name="Merge the ticked spans")).to_be_visible(timeout=30_000)
-            reject = page.get_by_role("button", name="Reject (r)")
+            merge = page.get_by_role("button", name="Merge the ticked spans")
+            expect(merge).to_be_visible(timeout=30_000)
+            reject = page.get_by_role("button", name=re.compile(r"^Reject"))  # (r) once reviewed: the editor's key
             expect(reject).to_have_count(1, timeout=30_000)  # the annotate view's, stale while the page reruns, gone
             expect(reject).to_be_visible()
             page.wait_for_timeout(500)
             page.screenshot(path=str(ARTIFACTS / f"31-review-{width}.png"), full_page=True)
-            assert page.locator("button").evaluate_all(CUT_SHORT) == [], f"review view at {width} px"
+            assert main.evaluate(NOT_IN_VIEW) == [], f"review view at {width} px"
+            if width == 1024:  # reviewed once: then the final version is in the editor
+                merge.click()
+                expect(page.get_by_text("Merged 1 span into the final version")).to_be_visible(timeout=30_000)
+            said = page.locator("[data-testid='stCheckbox']", has_text="DSE “said”")
+            expect(said.locator("input")).to_be_checked(timeout=30_000)  # the final version has it
+            said.get_by_text("DSE “said”").click()
+            merge.click()
+            keep = page.get_by_role("button", name="Keep the final version as it is")
+            expect(keep).to_be_visible(timeout=30_000)
+            page.wait_for_timeout(500)
+            page.screenshot(path=str(ARTIFACTS / f"32-review-asks-{width}.png"), full_page=True)
+            assert main.evaluate(NOT_IN_VIEW) == [], f"the review's question at {width} px"
+            keep.click()
+            expect(keep).to_have_count(0, timeout=30_000)
             page.close()
         browser.close()
 
@@ -583,3 +668,157 @@ def test_a_holder_is_set_in_chromium(server, tmp_path):
     with Project(tmp_path / "study.sqlite") as project:
         (span,) = project.document(1).spans
         assert (span.holder_value, span.holder_source, span.holder_score) == ((3, 4), "human", None)
+
+
+# invented sentence: tokens and spans of its own (no tagger): DSE "said" (its holder "Maria", the model's), ESE
+# "a disaster" (intensity high, the model's 0.57) and DSE "disaster" inside it
+CLICK_TEXT = "Maria said the plan was a disaster."
+CLICK_WORDS = [(0, 5), (6, 10), (11, 14), (15, 19), (20, 23), (24, 25), (26, 34), (34, 35)]
+
+
+def _click_spans():
+    from opinion_tagger.annotation.store import StoredSpan
+
+    said = StoredSpan(None, "DSE", 1, 2, "model", 0.9, polarity="negative", polarity_source="model", polarity_score=0.8)
+    said.holder, said.holder_start, said.holder_end, said.holder_source, said.holder_score = "span", 0, 1, "model", 0.6
+    ese = StoredSpan(None, "ESE", 5, 7, "model", 0.85, intensity="high", intensity_source="model", intensity_score=0.57)
+    return [said, ese, StoredSpan(None, "DSE", 6, 7, "model", 0.7)]
+
+
+def test_a_click_on_a_word_selects_its_span_and_keys_act_on_it(server, tmp_path):
+    """A click on a word in a span selects the span (in two, the innermost; again, the next, then the word alone);
+    the span stays selected after i, p and h, a key pressed again (even at once) taking the next value; a key with
+    nothing to act on says so.  In an annotator's copy, whose first change makes the copy (new span ids)."""
+    _need_chromium()
+    from playwright.sync_api import expect, sync_playwright
+
+    from opinion_tagger.annotation.store import Project, StoredToken
+
+    tokens = [StoredToken(k, 0, a, b) for k, (a, b) in enumerate(CLICK_WORDS)]
+    with Project(tmp_path / "study.sqlite", create=True) as project:  # the server's project, before the page opens
+        project.add_documents([("plan", CLICK_TEXT, tokens, _click_spans(), "marker")], overlap=2)
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as p:
+        browser = _launch(p)
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        page.goto(server, wait_until="domcontentloaded")
+        _choose_name(page, "maria")
+        info = page.locator(".ot-info")
+        tok = lambda n: page.locator(".ot-tok").nth(n)  # by position: "a" is also in "Maria"
+        lane = lambda n, ty: tok(n).locator(".ot-lane").nth(0 if ty == "DSE" else 1)
+        picked = re.compile(r"\bpicked\b")
+        expect(tok(1)).to_be_visible(timeout=120_000)
+        # a key with nothing selected
+        page.keyboard.press("i")
+        expect(info).to_have_text("i sets a span's intensity: click a span (or a word in it) first.")
+        expect(info).to_have_class(re.compile(r"\bot-notice\b"))
+        # a click on "said" selects its DSE; p twice at once: both act on it (the second waits for the first)
+        tok(1).locator(".ot-word").click()
+        expect(lane(1, "DSE")).to_have_class(picked)
+        expect(info).to_contain_text("DSE “said”")
+        page.keyboard.press("p")
+        page.keyboard.press("p")
+        editor_at(page, 2)
+        expect(lane(1, "DSE")).to_have_class(picked)
+        expect(info).to_contain_text("polarity both ✎")
+        page.keyboard.press("i")  # not set: the first intensity
+        editor_at(page, 3)
+        expect(info).to_contain_text("intensity low ✎")
+        page.keyboard.press("h")  # a holder of words: next, writer
+        editor_at(page, 4)
+        expect(lane(1, "DSE")).to_have_class(picked)
+        expect(info).to_contain_text("holder writer ✎")
+        page.screenshot(path=str(ARTIFACTS / "50-span-selected-after-keys.png"), full_page=True)
+        # "disaster" is in the ESE "a disaster" and the DSE "disaster": the innermost first, then the next
+        word = tok(6).locator(".ot-word")
+        word.click()
+        expect(lane(6, "DSE")).to_have_class(picked)
+        expect(info).to_contain_text("DSE “disaster”")
+        word.click()
+        expect(lane(6, "ESE")).to_have_class(picked)
+        expect(lane(6, "DSE")).not_to_have_class(picked)
+        page.keyboard.press("h")
+        expect(info).to_have_text("h sets a DSE's holder: only a DSE has one, and this is an ESE.")
+        word.click()  # the word alone
+        expect(tok(6)).to_have_class(re.compile(r"\bsel\b"))
+        expect(page.locator(".ot-lane.picked")).to_have_count(0)
+        expect(info).to_contain_text("click the word again for its span")
+        page.keyboard.press("x")
+        expect(info).to_have_text("x deletes a span: click a span (or a word in it) first.")
+        word.click()  # round again to the innermost
+        expect(lane(6, "DSE")).to_have_class(picked)
+        # p on the ESE sets its polarity alone: the model's intensity stays
+        tok(5).locator(".ot-word").click()
+        expect(lane(5, "ESE")).to_have_class(picked)
+        page.keyboard.press("p")
+        editor_at(page, 5)
+        expect(lane(5, "ESE")).to_have_class(picked)
+        expect(info).to_contain_text("intensity high (model 0.57) · polarity positive ✎")
+        expect(page.get_by_text("Not saved")).to_have_count(0)
+        browser.close()
+    with Project(tmp_path / "study.sqlite") as project:
+        said, ese, dse = project.document(1, "maria").spans
+        assert (said.polarity, said.polarity_source, said.intensity, said.holder_value) == (
+            "both",
+            "human",
+            "low",
+            "writer",
+        )
+        assert (ese.intensity, ese.intensity_source, ese.intensity_score) == ("high", "model", 0.57)
+        assert (ese.polarity, ese.polarity_source) == ("positive", "human")
+        assert (dse.polarity, dse.intensity, dse.holder_value) == (None, None, None)
+        assert project.document(1).spans[0].polarity == "negative"  # the final version: untouched
+
+
+def test_set_attributes_starts_at_the_spans_values_and_changes_only_those_changed(server, tmp_path):
+    """Spans of this document: a span chosen, its boxes show its values; its polarity set alone, its intensity
+    (the model's, 0.57) stays.  A span a person made has confidence 1.00, and the table shows who as written."""
+    _need_chromium()
+    from playwright.sync_api import expect, sync_playwright
+
+    from opinion_tagger.annotation.store import Project, StoredToken
+
+    tokens = [StoredToken(k, 0, a, b) for k, (a, b) in enumerate(CLICK_WORDS)]
+    with Project(tmp_path / "study.sqlite", create=True) as project:  # the server's project, before the page opens
+        project.add_documents([("plan", CLICK_TEXT, tokens, _click_spans(), "marker")])
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as p:
+        browser = _launch(p)
+        page = browser.new_page(viewport={"width": 1280, "height": 1200})
+        page.goto(server, wait_until="domcontentloaded")
+        _choose_name(page, "*maria* <b>")  # Markdown and HTML in a name: shown as written
+        expect(page.locator(".ot-tok").nth(1)).to_be_visible(timeout=120_000)
+        page.get_by_text("Spans of this document").click()
+        box = lambda name: page.get_by_role("combobox", name=name)
+        expect(box("Span")).to_have_value("DSE “said”", timeout=30_000)
+        expect(box("Intensity")).to_have_value("—")
+        expect(box("Polarity")).to_have_value("negative")
+        expect(box("Holder")).to_have_value("“Maria”")
+        _choose(page, box("Span"), "ESE “a disaster”")
+        expect(box("Intensity")).to_have_value("high", timeout=30_000)
+        expect(box("Polarity")).to_have_value("—")
+        expect(box("Holder")).to_be_disabled()
+        _choose(page, box("Polarity"), "positive")
+        page.get_by_role("button", name="Set attributes").click()
+        expect(page.get_by_text("Attributes saved.")).to_be_visible(timeout=30_000)
+        table = page.locator("[data-testid='stTable']", has_text="confidence")
+        row = table.locator("tr", has_text="ESE “a disaster”")
+        expect(row).to_contain_text("high (model 0.57)", timeout=30_000)
+        expect(row).to_contain_text("positive ✎")
+        expect(box("Span")).to_have_value("ESE “a disaster”")  # the span chosen stays, its boxes at its values now
+        expect(box("Intensity")).to_have_value("high")
+        expect(box("Polarity")).to_have_value("positive")
+        # a person's span: confidence 1.00 (as exports write it)
+        page.locator(".ot-tok").nth(3).locator(".ot-word").click()  # "plan"
+        page.keyboard.press("e")
+        expect(page.get_by_text("Saved ESE “plan”.")).to_be_visible(timeout=30_000)
+        expect(table.locator("tr", has_text="ESE “plan”")).to_contain_text("1.00")
+        expect(table.locator("tr", has_text="ESE “plan”").locator("td").nth(2)).to_have_text("*maria* <b>")
+        page.screenshot(path=str(ARTIFACTS / "60-set-attributes.png"), full_page=True)
+        browser.close()
+    with Project(tmp_path / "study.sqlite") as project:
+        said, plan, ese, _ = project.document(1).spans
+        assert (ese.intensity, ese.intensity_source, ese.intensity_score) == ("high", "model", 0.57)
+        assert (ese.polarity, ese.polarity_source) == ("positive", "human")
+        assert (said.polarity, said.polarity_source, said.holder_value) == ("negative", "model", (0, 1))
+        assert (plan.source, plan.score, plan.confidence) == ("human", None, 1.0)

@@ -121,8 +121,9 @@ def test_document_and_span_lists_show_a_dash_not_none(monkeypatch, project_path)
     docs = next(d.value for d in at.dataframe if "document" in d.value.columns)
     assert list(docs["annotator"]) == ["someone", "—", "—"]
     assert not docs.isna().any().any() and "None" not in docs.astype(str).to_numpy()
-    spans = next(d.value for d in at.dataframe if "confidence" in d.value.columns)  # Spans of this document
-    assert list(spans["annotator"]) == ["—"] and not spans[["annotator", "at"]].isna().any().any()
+    spans = next(t.value for t in at.table if "confidence" in t.value.columns)  # Spans of this document
+    assert list(spans["by"]) == ["—"] and not spans[["by", "at"]].isna().any().any()
+    assert "None" not in spans.astype(str).to_numpy()
 
 
 def test_editor_data_gives_each_type_its_own_mark():

@@ -1,4 +1,4 @@
-"""The annotator page for a team (issue 34) with Streamlit's AppTest: a name chosen once per
+"""The annotator page for a team with Streamlit's AppTest: a name chosen once per
 browser session, annotators' own copies of documents with an overlap, the review (two copies
 side by side, merge or accept one), the agreement table."""
 
@@ -148,13 +148,16 @@ def test_review_side_by_side_merge_agreement_and_reject(monkeypatch, project_pat
             ("DSE", 1, 2, ["ann", "ben"]),
             ("ESE", 6, 9, ["ben"]),
         ]
-    # the review went on to the next document awaiting review, t1, and the list shows t0 reviewed
-    assert _review_box(at).value == 2
+    # the page stays on t0, reviewed, its final version in the editor; Next to review goes on to t1
+    assert _review_box(at).value == 1
     assert _review_box(at).options == [
         "t0 — ● reviewed (ann: accepted, ben: accepted)",
         "t1 — ○ to review (ann: accepted, ben: accepted)",
     ]
-    _button(at, "Reject (r)").click().run()  # the reviewer rejects t1
+    _button(at, "Next to review (n)").click().run()
+    assert not at.exception and _review_box(at).value == 2
+    assert not at.get("bidi_component")  # not reviewed: no editor, and the buttons name no key
+    _button(at, "Reject").click().run()  # the reviewer rejects t1
     assert not at.exception
     with Project(project_path) as p:
         assert p.document(2).status == "rejected" and p.counts()["rejected"] == 1
@@ -227,3 +230,95 @@ def test_a_review_on_a_stale_tab_is_refused(monkeypatch, project_path):
     assert not at.exception and any("rita saved version 1" in w.value for w in at.warning)
     with Project(project_path) as p:
         assert p.document(1).status == "rejected" and p.document(1).review is None
+
+
+def _ready(project_path):
+    """t0 finished by ann (DSE "said", ESE "complete disaster") and ben (DSE "said", ESE "a complete disaster")."""
+    with Project(project_path) as p:
+        for who, spans in (("ann", [("DSE", 1, 2), ("ESE", 7, 9)]), ("ben", [("DSE", 1, 2), ("ESE", 6, 9)])):
+            p.claim(1, who)
+            v = 0
+            for span in spans:
+                v = p.add_span(1, v, *span, who, layer=who)
+            p.set_status(1, v, "done", who, layer=who)
+
+
+def _ticks(at) -> list[tuple[str, bool]]:
+    """The review's checkboxes: their labels up to the frame values, and whether ticked."""
+    return [
+        (c.label.replace("\\", "").split(" · ")[0], c.value) for c in at.checkbox if (c.key or "").startswith("keep_")
+    ]
+
+
+def test_before_a_review_the_final_version_is_not_shown_as_if_it_were_one(monkeypatch, project_path):
+    _ready(project_path)
+    at = _app(monkeypatch, project_path, "rev")
+    at.sidebar.radio(key="mode").set_value("review").run()
+    assert any("Not reviewed yet" in i.value for i in at.info)
+    assert not at.get("bidi_component")  # no editor of the model's version
+    _submit(at, "Merge the ticked spans").click().run()
+    assert not at.exception and at.get("bidi_component") and not any("Not reviewed yet" in i.value for i in at.info)
+
+
+def test_a_reviewed_document_starts_from_its_final_version_and_a_merge_asks_before_removing(monkeypatch, project_path):
+    _ready(project_path)
+    at = _app(monkeypatch, project_path, "rev")
+    at.sidebar.radio(key="mode").set_value("review").run()
+    assert _ticks(at) == [
+        ("DSE “said” — ann, ben", True),
+        ("ESE “a complete disaster” — ben", False),
+        ("ESE “complete disaster” — ann", False),
+    ]
+    next(c for c in at.checkbox if (c.key or "").startswith("keep_") and "a complete" in c.label).check()
+    _submit(at, "Merge the ticked spans").click().run()
+    with Project(project_path) as p:  # then the reviewer corrects the final version: a span of theirs, a value
+        final = p.document(1)
+        v = p.add_span(1, final.version, "DSE", 4, 5, "rev")  # "bridge"
+        v = p.set_attributes(1, v, final.spans[0].id, "rev", polarity="negative")
+    # the document opened again in another session: the ticks are the final version's own
+    at = _app(monkeypatch, project_path, "rev")
+    at.sidebar.radio(key="mode").set_value("review").run()
+    assert _review_box(at).value == 1
+    assert _ticks(at) == [
+        ("DSE “said” — ann, ben", True),
+        ("DSE “bridge” — the final version alone", True),
+        ("ESE “a complete disaster” — ben", True),
+        ("ESE “complete disaster” — ann", False),
+    ]
+    # a merge as ticked keeps the final version as it is, the reviewer's correction too: no question
+    _submit(at, "Merge the ticked spans").click().run()
+    assert not at.exception and any("Merged 3 spans" in s.value for s in at.success)
+    with Project(project_path) as p:
+        final = p.document(1)
+        assert [(s.key, s.polarity, s.polarity_source) for s in final.spans] == [
+            (("DSE", 1, 2), "negative", "human"),
+            (("DSE", 4, 5), None, None),
+            (("ESE", 6, 9), None, None),
+        ]
+        version = final.version
+    # unticking a span of the final version: the merge asks first, and saves nothing until told to
+    next(c for c in at.checkbox if (c.key or "").startswith("keep_") and "bridge" in c.label).uncheck()
+    _submit(at, "Merge the ticked spans").click().run()
+    asked = [w.value.replace("\\", "") for w in at.warning]
+    assert asked == ["Merging the ticked spans removes 1 span of the final version: DSE “bridge”. Go on?"]
+    with Project(project_path) as p:
+        assert p.document(1).version == version
+    _button(at, "Keep the final version as it is").click().run()
+    assert not at.warning and any("Nothing changed" in i.value for i in at.info)
+    with Project(project_path) as p:
+        assert p.document(1).version == version
+    _submit(at, "Merge the ticked spans").click().run()  # (the box is still unticked)
+    _button(at, "Merge, removing them").click().run()
+    assert not at.exception and any("Merged 2 spans" in s.value for s in at.success)
+    with Project(project_path) as p:
+        assert [s.key for s in p.document(1).spans] == [("DSE", 1, 2), ("ESE", 6, 9)]
+    assert _review_box(at).value == 1  # still on the document reviewed
+    # accepting a version that lacks spans of the final version asks too
+    _submit(at, "Accept ann's version").click().run()
+    assert [w.value.replace("\\", "") for w in at.warning] == [
+        "Accepting ann's version removes 1 span of the final version: ESE “a complete disaster”. Go on?"
+    ]
+    _button(at, "Accept, removing them").click().run()
+    with Project(project_path) as p:
+        assert [s.key for s in p.document(1).spans] == [("DSE", 1, 2), ("ESE", 7, 9)]
+        assert p.document(1).review["method"] == "accepted ann"

@@ -1,4 +1,4 @@
-"""The annotator page's team features (issue 34) with Streamlit's AppTest: reject,
+"""The annotator page's team features with Streamlit's AppTest: reject,
 search, the uncertainty queue and span attributes."""
 
 from pathlib import Path
@@ -91,9 +91,9 @@ def test_next_follows_the_order_chosen_in_the_sidebar(monkeypatch, project_path)
 
 def test_span_attributes_set_in_the_page(monkeypatch, project_path):
     at = _app(monkeypatch, project_path)  # doc1: DSE "fell" 0.9, ESE "the" 0.6
-    at.selectbox(key="attr_span").select_index(1)
-    at.selectbox(key="attr_intensity").set_value("high")
-    at.selectbox(key="attr_polarity").set_value("negative")
+    at.selectbox(key="attr_span_2").select_index(1).run()
+    next(s for s in at.selectbox if s.label == "Intensity").set_value("high")
+    next(s for s in at.selectbox if s.label == "Polarity").set_value("negative")
     _button(at, "Set attributes").click().run()
     assert not at.exception
     with Project(project_path) as p:
@@ -101,8 +101,8 @@ def test_span_attributes_set_in_the_page(monkeypatch, project_path):
             ("DSE", None, None),
             ("ESE", "high", "negative"),
         ]
-    spans = next(d.value for d in at.dataframe if "confidence" in d.value.columns)  # Spans of this document
-    assert list(spans["intensity"]) == ["—", "high"] and list(spans["polarity"]) == ["—", "negative"]
+    spans = next(t.value for t in at.table if "confidence" in t.value.columns)  # Spans of this document
+    assert list(spans["intensity"]) == ["—", "high ✎"] and list(spans["polarity"]) == ["—", "negative ✎"]
 
 
 def test_the_editor_keys_send_reject_and_attribute_edits(project_path):
@@ -115,24 +115,10 @@ def test_the_editor_keys_send_reject_and_attribute_edits(project_path):
         assert data["polarities"] == ["positive", "negative", "neutral", "both"]
         span = data["spans"][0]
         assert (span["intensity"], span["polarity"]) == (None, None)
-        # what the editor sends for i on a span without attributes, then p
-        apply_event(
-            p,
-            {"op": "attributes", "doc": 2, "version": 0, "span": span["id"], "intensity": "low", "polarity": None},
-            "ann",
-        )
-        apply_event(
-            p,
-            {
-                "op": "attributes",
-                "doc": 2,
-                "version": 1,
-                "span": span["id"],
-                "intensity": "low",
-                "polarity": "positive",
-            },
-            "ann",
-        )
+        # what the editor sends for i on a span without attributes, then p: the value the key steps, alone
+        assert 'send({ op: "attributes", span: sp.id, [name]: next })' in js
+        apply_event(p, {"op": "attributes", "doc": 2, "version": 0, "span": span["id"], "intensity": "low"}, "ann")
+        apply_event(p, {"op": "attributes", "doc": 2, "version": 1, "span": span["id"], "polarity": "positive"}, "ann")
         span = editor_data(p.document(2), p.types, 0.5)["spans"][0]
         assert (span["intensity"], span["polarity"]) == ("low", "positive")
         assert [h["action"] for h in p.history(2)] == ["attributes", "attributes"]

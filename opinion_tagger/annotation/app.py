@@ -45,8 +45,9 @@ def page() -> None:
     annotator = annotator_name()
     threshold = st.sidebar.slider("Flag model spans below this confidence", 0.0, 1.0, 0.6, 0.05, key="threshold")
     st.sidebar.caption(
-        "Keys: select words, then **d** DSE, **e** ESE; click a span, then **d**/**e** relabel, "
-        "**x** delete, **shift/alt+←/→** resize, **i**/**p** intensity/polarity, **h** a DSE's holder "
+        "Keys: select words (drag, or shift+click), then **d** DSE, **e** ESE; click a span (or a word in it; "
+        "again: the next span over it, then the word), then **d**/**e** relabel, **x** delete, "
+        "**shift/alt+←/→** resize, **i**/**p** intensity/polarity, **h** a DSE's holder "
         "(or select its words after clicking the DSE, then **h**); "
         "**u** undo, **a** accept, **r** reject, **n** next unfinished."
     )

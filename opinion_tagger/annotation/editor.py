@@ -50,7 +50,7 @@ def editor_data(doc: Document, types: tuple[str, ...], threshold: float) -> dict
                 "start": s.tok_start,
                 "end": s.tok_end,
                 "source": s.source,
-                "score": s.score,
+                "score": s.confidence,  # the model's; 1.0 for a person's span
                 "annotator": s.annotator,
                 "at": s.at,
                 "intensity": s.intensity,
@@ -150,9 +150,9 @@ def apply_event(
     if op == "undo":
         project.undo(doc_id, version, annotator, layer=layer)
         return Outcome("Undone.", "info")
-    if op == "attributes":
-        values = {k: event.get(k) for k in ("intensity", "polarity")}
-        if any(v is not None and not isinstance(v, str) for v in values.values()):
+    if op == "attributes":  # the values the event names; those it leaves out stay as they are
+        values = {k: event[k] for k in ("intensity", "polarity") if k in event}
+        if any(v is not None and (not isinstance(v, str) or v == UNCHANGED) for v in values.values()):
             raise ProjectError("attributes must be names")
         holder = _holder(event["holder"]) if "holder" in event else UNCHANGED
         project.set_attributes(doc_id, version, _int(event, "span"), annotator, **values, layer=layer, holder=holder)

@@ -4,10 +4,10 @@ BRAT standoff; and the project's statistics.
 
 JSONL record: ``{"id", "text", "sentences", "spans", "status", "annotator"}`` (``annotator``: who changed it last)
 where each span is ``{"type", "start", "end", "text", "score", "source"}`` plus
-``"annotator"`` and ``"at"`` for a human span (``score`` is the model's
-confidence, 1.0 for a human span), and its frame where set: MPQA's ``"intensity"`` and ``"polarity"``
-and a DSE's ``"holder"`` (``{"start", "end", "text"}``, ``"writer"``, ``"implicit"``, or null: none), each
-with its ``_source`` (``model``, with its ``_score``, or ``human``; ``opinion_tagger.annotation.frames``).
+``"annotator"`` and ``"at"`` for a human span (``score`` is the model's confidence, 1.0 for a human span:
+``StoredSpan.confidence``, as the page shows it), and its frame where set: MPQA's ``"intensity"`` and
+``"polarity"`` and a DSE's ``"holder"`` (``{"start", "end", "text"}``, ``"writer"``, ``"implicit"``, or null:
+none), each with its ``_source`` (``model``, with its ``_score``, or ``human``; ``opinion_tagger.annotation.frames``).
 BRAT writes those as attributes (``A1<TAB>Intensity T3 high``), a holder of words as a ``HOLDER`` span
 and a ``Holder`` relation, and their sources in the span's note.
 By default an export is of the accepted documents alone (``DEFAULT_STATUSES``: status ``done``; for
@@ -53,9 +53,7 @@ def tagged(doc: Document, types: tuple[str, ...]) -> TaggedDocument:
         out.sentences[-1].end = tok.end
     for sp in sorted(doc.spans, key=lambda s: (s.tok_start, s.tok_end, s.type)):
         start, end = doc.span_chars(sp)
-        out.spans.append(
-            TaggedSpan(sp.type, start, end, doc.text[start:end], 1.0 if sp.score is None else round(float(sp.score), 4))
-        )
+        out.spans.append(TaggedSpan(sp.type, start, end, doc.text[start:end], round(sp.confidence, 4)))
     return out
 
 

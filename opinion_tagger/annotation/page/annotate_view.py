@@ -6,79 +6,12 @@ from __future__ import annotations
 import streamlit as st
 
 from opinion_tagger.annotation.editor import editor_data, span_editor
-from opinion_tagger.annotation.frames import holder_text, sources
 from opinion_tagger.annotation.page.actions import handle
 from opinion_tagger.annotation.page.display import NONE_SHOWN, STATUS_MARK, message_slot, plain, progress_bar
-from opinion_tagger.annotation.store import FINAL, HOLDERS, INTENSITIES, POLARITIES, Project
+from opinion_tagger.annotation.page.spans_view import spans_table
+from opinion_tagger.annotation.store import Project
 from opinion_tagger.wording import counted
 
-UNCHANGED_SHOWN = "(unchanged)"  # the holder box's first choice: the form leaves the holder as it is
-
-
-def attributes_form(project: Project, doc, annotator: str, layer: str = FINAL) -> None:
-    """MPQA's optional intensity and polarity of a span of this document, and a DSE's holder (writer, implicit,
-    none, not set; a holder of words is chosen in the editor: its words, then h)."""
-    if not doc.spans:
-        return
-    by_id = {s.id: s for s in doc.spans}
-
-    def label(span_id: int) -> str:
-        s = by_id[span_id]
-        a, b = doc.span_chars(s)
-        return f"{s.type} “{doc.text[a:b][:60]}”"
-
-    with st.form(f"attributes_{doc.id}_{doc.version}", border=False):
-        c = st.columns([3, 1, 1, 1, 1])
-        span_id = c[0].selectbox("Span", list(by_id), format_func=label, key="attr_span")
-        none = [NONE_SHOWN]
-        intensity = c[1].selectbox("Intensity", none + list(INTENSITIES), key="attr_intensity")
-        polarity = c[2].selectbox("Polarity", none + list(POLARITIES), key="attr_polarity")
-        holder = c[3].selectbox(
-            "Holder (a DSE's)", [UNCHANGED_SHOWN, *HOLDERS, NONE_SHOWN], key="attr_holder", help=HOLDER_HELP
-        )
-        c[4].write("")
-        if c[4].form_submit_button("Set attributes"):
-            event = {
-                "op": "attributes",
-                "doc": doc.id,
-                "version": doc.version,
-                "span": span_id,
-                "intensity": None if intensity == NONE_SHOWN else intensity,
-                "polarity": None if polarity == NONE_SHOWN else polarity,
-            }
-            if holder != UNCHANGED_SHOWN:
-                event["holder"] = None if holder == NONE_SHOWN else holder
-            handle(project, event, annotator, layer, annotator)
-            st.rerun()
-
-
-def spans_table(project: Project, doc, annotator: str, threshold: float, layer: str) -> None:
-    rows = []
-    for s in doc.spans:
-        a, b = doc.span_chars(s)
-        rows.append(
-            {
-                "type": s.type,
-                "text": doc.text[a:b],
-                "source": s.source,
-                "confidence": s.score,
-                "review": s.source == "model" and (s.score or 0) < threshold,
-                "intensity": s.intensity or NONE_SHOWN,
-                "polarity": s.polarity or NONE_SHOWN,
-                "holder": (holder_text(doc, s) or NONE_SHOWN) if s.type == "DSE" else "",
-                "values from": sources(s) or NONE_SHOWN,  # the model's (with its probability) or a person's
-                "annotator": s.annotator or NONE_SHOWN,
-                "at": s.at or NONE_SHOWN,
-            }
-        )
-    st.dataframe(rows, hide_index=True, width="stretch")
-    attributes_form(project, doc, annotator, layer)
-
-
-HOLDER_HELP = (
-    "writer, implicit, none (no holder in the text), or not set (—); to make words the holder, click the DSE in "
-    "the text, select the words and press h"
-)
 FULL_RUN = "_full_run"  # set by a run of the whole page, taken by the work area: unset in a run of the area alone
 LISTED = "_listed_statuses"  # the statuses the whole page last showed
 

@@ -1,5 +1,5 @@
 """The reviewer's view: two annotators' copies side by side, one accepted or the ticked spans merged
-into the final version, the final version in the editor; the agreement between annotators."""
+into the final version (``review_form``), the final version in the editor; the agreement between annotators."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ import streamlit as st
 from opinion_tagger.annotation.editor import editor_data, span_editor
 from opinion_tagger.annotation.page.actions import handle
 from opinion_tagger.annotation.page.display import NONE_SHOWN, STATUS_MARK, flash, plain, progress_bar
-from opinion_tagger.annotation.store import FINAL, ConflictError, Project, ProjectError
+from opinion_tagger.annotation.page.review_form import review_form
+from opinion_tagger.annotation.store import FINAL, Project
 from opinion_tagger.wording import counted
 
 COPY_MARK = {"todo": "to do", "in_progress": "in progress", "done": "accepted", "rejected": "rejected"}
@@ -35,14 +36,7 @@ def _copy_html(doc) -> str:
 def review_view(project: Project, reviewer: str, threshold: float) -> None:
     """Two annotators' copies side by side; accept one, or merge the ticked spans, into the final
     version; then the final version in the editor (further corrections, undo)."""
-    from opinion_tagger.annotation.review import (
-        FINISHED,
-        accept_copy,
-        candidates,
-        merge,
-        next_to_review,
-        reviewable,
-    )
+    from opinion_tagger.annotation.review import FINISHED, next_to_review, reviewable
 
     ready = reviewable(project)
     progress_bar([status if status in FINISHED else "todo" for _, _, status, _ in ready], "reviewed")
@@ -90,56 +84,40 @@ def review_view(project: Project, reviewer: str, threshold: float) -> None:
                 f"(copies of {', '.join(r.get('annotators') or [])}), {STATUS_MARK[final.status]}"
             )
         )
-    cands = candidates(project, doc_id, pair)
-    with st.form(f"merge_{doc_id}_{first}_{second}", border=True):
-        st.markdown(
-            "**Spans of the two copies**: tick those the final version keeps (ticked: both made it); a span's "
-            "polarity, intensity and holder are the left copy's where it has the span"
-        )
-        keep = []
-        for cand in cands:  # a checkbox per span (type and tokens), whatever the copies hold by now
-            frame = cand.frame_text()  # the copies' polarity, intensity and holder of it
-            tick = st.checkbox(
-                f"{cand.key[0]} “{plain(cand.text)}” — {plain(', '.join(cand.by))}"
-                + (f" · {plain(frame)}" if frame else ""),
-                value=len(cand.by) == len(pair),
-                key="keep_{}_{}_{}_{}".format(doc_id, *cand.key),
-            )
-            if tick:
-                keep.append(cand.key)
-        b = st.container(horizontal=True, gap="small")  # buttons as wide as their text, wrapping
-        merged = b.form_submit_button("Merge the ticked spans", type="primary", width="content")
-        took_a = b.form_submit_button(f"Accept {first}'s version", width="content")
-        took_b = b.form_submit_button(f"Accept {second}'s version", width="content")
-    if merged or took_a or took_b:
-        # the final version as this tab showed it: a review on a version changed since is refused
-        version = st.session_state.get("shown", {}).get((doc_id, FINAL), final.version)
-        try:
-            if merged:
-                merge(project, doc_id, version, keep, pair, reviewer)
-                flash(f"Merged {counted(len(keep), 'span')} into the final version.")
-            else:
-                chosen = first if took_a else second
-                accept_copy(project, doc_id, version, chosen, pair, reviewer)
-                flash(plain(f"The final version is {chosen}'s."))
-            go_on(project, doc_id)
-        except ConflictError as exc:
-            flash(plain(f"Not saved: {exc}."), "warning")
-        except ProjectError as exc:
-            flash(plain(f"Not saved: {exc}."), "warning")
-        st.rerun()
+    review_form(project, final, pair, reviewer)
     agreement_section(project)
+    final_version(project, final, reviewer, threshold)
+
+
+def final_version(project: Project, final, reviewer: str, threshold: float) -> None:
+    """The final version in the editor, once a review wrote it (further corrections, undo), with the buttons: on
+    to the next document awaiting review, undo, reject.  Before a review, no editor: the final version is then
+    the import's, which the review replaces."""
+    doc_id = final.id
     st.markdown("**Final version** (exported and trained on)")
     # the version this tab last showed; a run cut short by a click (Streamlit stops it for the next) never
     # recorded it, and then the version read in this run is taken, as for a merge above
     shown = st.session_state.get("shown", {}).get((doc_id, FINAL), final.version)
+    key = (lambda k: f" ({k})") if final.review is not None else (lambda k: "")  # keys act in the editor alone
     b = st.container(horizontal=True, gap="small")
-    if b.button("Undo (u)", key="review_undo", width="content"):
+    if b.button(f"Next to review{key('n')}", key="review_next", width="content"):
+        go_on(project, doc_id)
+        st.rerun()
+    if b.button(f"Undo{key('u')}", key="review_undo", width="content"):
         review_event(project, {"op": "undo", "doc": doc_id, "version": shown}, reviewer)
         st.rerun()
-    if b.button("Reject (r)", key="review_reject", width="content"):
+    if b.button(f"Reject{key('r')}", key="review_reject", width="content"):
         review_event(project, {"op": "reject", "doc": doc_id, "version": shown}, reviewer)
         st.rerun()
+    if final.review is None:
+        st.info(
+            "Rejected without a review: Undo takes the rejection back, or merge or accept a version above."
+            if final.status == "rejected"
+            else "Not reviewed yet: Merge the ticked spans, or accept one annotator's version, above; the final "
+            "version then shows here for corrections."
+        )
+        st.session_state.setdefault("shown", {})[(doc_id, FINAL)] = final.version
+        return
     span_editor(
         editor_data(final, project.types, threshold),
         key="editor",
@@ -203,7 +181,7 @@ def agreement_section(project: Project) -> None:
             pd.DataFrame(
                 [
                     {
-                        "annotators": " / ".join(r["annotators"]),
+                        "annotators": plain(" / ".join(r["annotators"])),  # (a table's cells are Markdown)
                         "type": r["type"],
                         "documents": r["documents"],
                         "tokens": r["tokens"],

@@ -6,13 +6,15 @@
 // trigger value; Python saves it and sends the document back.  All text goes in through
 // textContent (never innerHTML), so user text is always escaped.
 //
-// Mouse: press on a word and drag (or click a word, shift+click another) to select words;
-// click a span's lane or chip to select the span (a DSE's holder is then outlined in the text).
+// Mouse: click a word in a span to select the span (in two or more, the innermost; click it again for the
+// next, then the word alone), or its lane or chip; press on a word and drag (or click a word, shift+click
+// another) to select words.  A DSE selected has its holder outlined in the text.
 // Keys: d / 1 DSE, e / 2 ESE (label the selected words or relabel the selected span);
 // x / Delete delete the span; shift+left/right move the span's end, alt+left/right its start;
 // i / p step the span's intensity / polarity; h on a DSE steps its holder (writer, implicit, none, not
 // set), or, with words selected after clicking a DSE, makes those words its holder;
-// u / ctrl+z undo; a accept the document; n next unfinished document; Escape clear.
+// u / ctrl+z undo; a accept the document; n next unfinished document; Escape clear.  A key with nothing to
+// act on says so in the line above the text.  The span selected stays selected after i, p and h.
 export default function (component) {
   const { data, parentElement, setTriggerValue } = component;
   if (!data) return;
@@ -31,10 +33,19 @@ export default function (component) {
   // dse: the DSE last clicked, whose holder is shown and set (it stays while words are selected for its holder)
   const state = kept && kept.doc === data.doc ? { dse: null, ...kept, dragging: false }
     : { doc: data.doc, anchor: null, focus: null, span: null, dse: null, dragging: false };
+  state.press = null; // the word the mouse went down on (a click, or the start of a drag)
+  state.cycle = null; // the word clicked last and the DSE chosen before (a click again goes on to the next)
   if (state.anchor !== null && (state.anchor >= data.tokens.length || state.focus >= data.tokens.length))
     state.anchor = state.focus = null;
-  if (state.span !== null && !data.spans.some((s) => s.id === state.span)) state.span = null;
-  if (state.dse !== null && !data.spans.some((s) => s.id === state.dse && s.type === "DSE")) state.dse = null;
+  // a span kept by its type and tokens (and its id where it still has it): an edit of a copy not made yet makes
+  // the copy, whose spans have new ids
+  const found = (id, key, type) => {
+    const fits = (s) => (!type || s.type === type) && (!key || (s.type === key[0] && s.start === key[1] && s.end === key[2]));
+    const s = data.spans.find((x) => x.id === id && fits(x)) || (key ? data.spans.find(fits) : null);
+    return s ? s.id : null;
+  };
+  state.span = state.span === null ? null : found(state.span, state.spanKey);
+  state.dse = state.dse === null ? null : found(state.dse, state.dseKey, "DSE");
   // Keys pressed (and toolbar buttons clicked) while an edit is on its way (from send until the editor is drawn
   // again with the document the page returns) are held and replayed on that drawing: this drawing's version is
   // then out of date, and the page would refuse an edit made on it as stale.  If no drawing comes within
@@ -47,7 +58,7 @@ export default function (component) {
   const held = parentElement.__otHeld;
   parentElement.__otHeld = null;
   const send = (ev) => {
-    parentElement.__otSelection = null; // an edit ends the selection
+    parentElement.__otSelection = null; // an edit ends the selection (i, p and h keep it: ``keep``)
     parentElement.__otHeld = { keys: [], since: Date.now() };
     setTriggerValue("event", { ...ev, doc: data.doc, version: data.version });
   };
@@ -136,9 +147,8 @@ export default function (component) {
           ev.preventDefault();
           releaseFocus();
           ev.stopPropagation();
-          state.span = s.id;
-          state.dse = s.type === "DSE" ? s.id : null;
-          state.anchor = state.focus = null;
+          state.cycle = null;
+          pickSpan(s);
           paint();
         });
       }
@@ -153,25 +163,42 @@ export default function (component) {
     });
     if (underlines.length) w.style.boxShadow = underlines.join(", ");
     covering.forEach((ty) => w.classList.add(`in-${ty.toLowerCase()}`));
+    if (covering.length) w.classList.add("in-span");
+    // a click (the mouse up on the word it went down on) selects the word's span (clickWord); a drag, or
+    // shift+click, selects words (state.dse stays: the words may be its holder)
     w.addEventListener("mousedown", (ev) => {
       ev.preventDefault();
       releaseFocus();
-      if (ev.shiftKey && state.anchor !== null) state.focus = i;
-      else state.anchor = state.focus = i;
-      state.span = null; // (state.dse stays: the words may be its holder)
+      state.cycle = state.cycle && state.cycle.tok === i ? state.cycle : null;
+      if (ev.shiftKey) {
+        if (state.anchor === null) state.anchor = i;
+        state.focus = i;
+        state.span = null;
+        paint();
+        return;
+      }
+      state.press = i;
       state.dragging = true;
-      paint();
     });
     w.addEventListener("mouseenter", () => {
-      if (state.dragging) {
-        state.focus = i;
-        paint();
+      if (!state.dragging) return;
+      if (state.press !== null) {
+        state.anchor = state.press;
+        state.press = null; // a drag, not a click
+        state.span = null;
+        state.cycle = null;
       }
+      state.focus = i;
+      paint();
     });
     group.appendChild(t);
     tokEls.push(t);
   });
-  const stopDrag = () => (state.dragging = false);
+  const stopDrag = () => {
+    if (state.dragging && state.press !== null) clickWord(state.press);
+    state.dragging = false;
+    state.press = null;
+  };
   document.addEventListener("mouseup", stopDrag);
 
   // A chip lies over its lane after its span's first word, so the word keeps its own width and the text its
@@ -211,26 +238,79 @@ export default function (component) {
     return [Math.min(state.anchor, state.focus), Math.max(state.anchor, state.focus) + 1];
   };
   const spanById = (id) => data.spans.find((s) => s.id === id);
+  const keyOf = (id) => {
+    const s = id === null ? null : spanById(id);
+    return s ? [s.type, s.start, s.end] : null;
+  };
+  // what the next drawing of this document starts with (a redraw between selecting and a key keeps it)
+  function remember() {
+    parentElement.__otSelection = {
+      doc: data.doc, anchor: state.anchor, focus: state.focus, span: state.span, dse: state.dse,
+      spanKey: keyOf(state.span), dseKey: keyOf(state.dse),
+    };
+  }
+  // after an edit of the span selected (i, p, h): the next drawing selects it again, so the next press acts on it
+  function keep(sp) {
+    state.anchor = state.focus = null;
+    state.span = sp.id;
+    remember();
+  }
+  function pickSpan(s) {
+    state.span = s.id;
+    state.dse = s.type === "DSE" ? s.id : null;
+    state.anchor = state.focus = null;
+  }
+  // the spans over token i, the innermost (fewest tokens) first
+  const spansOver = (i) => data.spans
+    .filter((s) => s.start <= i && i < s.end)
+    .sort((a, b) => a.end - a.start - (b.end - b.start) || types.indexOf(a.type) - types.indexOf(b.type));
+  // a click on word i: its span (the innermost); clicked again, the next span over it, then the word alone (with
+  // the DSE chosen before the first click, so the word can be its holder), then the innermost span again
+  function clickWord(i) {
+    const over = spansOver(i);
+    const again = state.cycle && state.cycle.tok === i;
+    if (!again) state.cycle = { tok: i, dse: state.dse };
+    const options = [...over.map((s) => s.id), "word"];
+    let at = -1;
+    if (again && state.span !== null) at = options.indexOf(state.span);
+    else if (again && state.anchor === i && state.focus === i) at = options.length - 1;
+    const next = options[(at + 1) % options.length];
+    if (next === "word") {
+      state.anchor = state.focus = i;
+      state.span = null;
+      state.dse = state.cycle.dse;
+    } else pickSpan(spanById(next));
+    paint();
+  }
+  // a key with nothing to act on says so (in the line above the text, until the next change of selection)
+  function say(message) {
+    info.textContent = message;
+    info.classList.add("ot-notice");
+  }
+  const NO_SPAN = "click a span (or a word in it) first";
   // MPQA's attributes of the picked span: each press of i / p takes the next value, then none
   function cycle(name, values) {
     const sp = state.span !== null ? spanById(state.span) : null;
-    if (!sp || !values) return;
+    if (!sp || !values) return say(`${name === "intensity" ? "i" : "p"} sets a span's ${name}: ${NO_SPAN}.`);
     const at = values.indexOf(sp[name]);
     const next = at + 1 < values.length ? values[at + 1] : null;
-    send({ op: "attributes", span: sp.id, intensity: sp.intensity ?? null, polarity: sp.polarity ?? null, [name]: next });
-    parentElement.__otSelection = { doc: data.doc, anchor: null, focus: null, span: sp.id, dse: state.dse }; // press again
+    send({ op: "attributes", span: sp.id, [name]: next }); // the other values stay as they are
+    keep(sp);
   }
   // a DSE's holder: the selected words, or (none selected) the next of writer, implicit, none, not set
   function holder() {
     const dse = state.dse !== null ? spanById(state.dse) : null;
-    if (!dse) return;
+    const sp = state.span !== null ? spanById(state.span) : null;
+    if (!dse && sp) return say(`h sets a DSE's holder: only a DSE has one, and this is an ${sp.type}.`);
+    if (!dse) return say(`h sets a DSE's holder: click a DSE (or a word in it) first.`);
     const sel = selected();
     if (sel) send({ op: "holder", span: dse.id, holder: { start: sel[0], end: sel[1] } });
     else {
       const at = data.holders.indexOf(dse.holder);
       send({ op: "holder", span: dse.id, holder: at + 1 < data.holders.length ? data.holders[at + 1] : null });
     }
-    parentElement.__otSelection = { doc: data.doc, anchor: null, focus: null, span: dse.id, dse: dse.id };
+    state.dse = dse.id;
+    keep(dse);
   }
   // a value and where it came from: "high (model 0.62)", "high ✎" (a person's)
   const valued = (sp, name, value) => `${value}${sp.from && sp.from[name] === "human" ? " ✎" : sp.from && sp.from[name] ? ` (${sp.from[name]})` : ""}`;
@@ -242,7 +322,8 @@ export default function (component) {
   }
 
   function paint() {
-    parentElement.__otSelection = { doc: data.doc, anchor: state.anchor, focus: state.focus, span: state.span, dse: state.dse };
+    remember();
+    info.classList.remove("ot-notice");
     const sel = selected();
     tokEls.forEach((t, i) => t.classList.toggle("sel", !!sel && i >= sel[0] && i < sel[1]));
     types.forEach((ty) => laneEls[ty].forEach((c) => c.classList.toggle("picked", state.span !== null && c.dataset.span === String(state.span))));
@@ -258,8 +339,9 @@ export default function (component) {
         + (sp.type === "DSE" ? " · h holder (or select its words, then h)" : "");
     } else if (sel) {
       info.textContent = `“${wordsOf(sel[0], sel[1])}” · press ${Object.keys(keys).filter((k) => isNaN(Number(k))).join(" or ")} to label`
-        + (dse ? `, h to make them the holder of DSE “${wordsOf(dse.start, dse.end)}”` : "");
-    } else info.textContent = "Select words with the mouse, or click a span.";
+        + (dse ? `, h to make them the holder of DSE “${wordsOf(dse.start, dse.end)}”` : "")
+        + (sel[1] - sel[0] === 1 && spansOver(sel[0]).length ? " · click the word again for its span" : "");
+    } else info.textContent = "Click a span (or a word in it), or select words with the mouse (drag, or shift+click).";
     delButton.disabled = !sp;
     holderButton.disabled = !dse;
     labelButtons.forEach((b) => (b.disabled = !sp && !sel));
@@ -269,9 +351,11 @@ export default function (component) {
     const sel = selected();
     if (state.span !== null) send({ op: "change", span: state.span, type });
     else if (sel) send({ op: "add", type, start: sel[0], end: sel[1] });
+    else say(`Nothing to label ${type}: select words (drag, or shift+click) or ${NO_SPAN}.`);
   }
   function removeSpan() {
     if (state.span !== null) send({ op: "delete", span: state.span });
+    else say(`x deletes a span: ${NO_SPAN}.`);
   }
   function resize(edge, delta) {
     const sp = state.span !== null ? spanById(state.span) : null;
@@ -279,10 +363,11 @@ export default function (component) {
       const start = edge === "start" ? sp.start + delta : sp.start;
       const end = edge === "end" ? sp.end + delta : sp.end;
       if (end > start && start >= 0 && end <= data.tokens.length) send({ op: "change", span: sp.id, start, end });
+      else say(`The span's ${edge} cannot move further that way.`);
     } else if (state.anchor !== null) {
       state.focus = Math.max(0, Math.min(data.tokens.length - 1, state.focus + delta));
       paint();
-    }
+    } else say(`shift/alt+←/→ resize a span: ${NO_SPAN}.`);
   }
 
   // what a key does here (a function), or null for a key the editor leaves to the page
@@ -303,7 +388,7 @@ export default function (component) {
     if (k === "n") return () => send({ op: "next" });
     if (ev.key === "Escape")
       return () => {
-        state.anchor = state.focus = state.span = state.dse = null;
+        state.anchor = state.focus = state.span = state.dse = state.cycle = null;
         paint();
       };
     return null;

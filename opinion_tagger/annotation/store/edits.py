@@ -183,22 +183,24 @@ class Edits(Documents):
         version: int,
         span_id: int,
         annotator: str | None,
-        intensity: str | None = None,
-        polarity: str | None = None,
+        intensity: str | None = UNCHANGED,
+        polarity: str | None = UNCHANGED,
         layer: str = FINAL,
         holder: Holder = UNCHANGED,
     ) -> int:
-        """Set a span's MPQA attributes (None: not set; both are written) and, unless ``UNCHANGED``, a DSE's
-        holder (``set_holder``).  A value that changes becomes a person's (source ``human``, no score); one
-        that stays keeps its source (the model's stays the model's).  The span keeps its source; the change
-        is recorded (who, when) in the history and can be undone."""
-        if intensity is not None and intensity not in INTENSITIES:
+        """Set a span's MPQA attributes (None: not set) and a DSE's holder (``set_holder``); a value given as
+        ``UNCHANGED`` (the default) is left as it is.  A value that changes becomes a person's (source ``human``,
+        no score); one that stays keeps its source (the model's stays the model's).  The span keeps its source;
+        the change is recorded (who, when) in the history and can be undone."""
+        if intensity not in (None, UNCHANGED, *INTENSITIES):
             raise ProjectError(f"unknown intensity {str(intensity)[:20]!r} (choose from {', '.join(INTENSITIES)})")
-        if polarity is not None and polarity not in POLARITIES:
+        if polarity not in (None, UNCHANGED, *POLARITIES):
             raise ProjectError(f"unknown polarity {str(polarity)[:20]!r} (choose from {', '.join(POLARITIES)})")
         with self._edit(doc_id, version, "attributes", annotator, layer=layer) as db:
             typ, _, _ = self._span_row(db, doc_id, span_id, layer)
             for name, value in (("intensity", intensity), ("polarity", polarity)):
+                if value == UNCHANGED:
+                    continue
                 db.execute(
                     f"UPDATE spans SET {name}_source = CASE WHEN ? IS NULL THEN NULL WHEN {name} IS ? "
                     f"THEN {name}_source ELSE 'human' END, {name}_score = CASE WHEN {name} IS ? "

@@ -17,7 +17,7 @@ INTENSITIES = ("low", "medium", "high", "extreme", "neutral")  # neutral: a mode
 POLARITIES = ("positive", "negative", "neutral", "both")
 HOLDERS = ("writer", "implicit", "none")  # a DSE's holder that is no span of the document's tokens
 SPAN_HOLDER = "span"  # the stored kind of a holder that is a token span (``holder_start``, ``holder_end``)
-UNCHANGED = "unchanged"  # ``set_attributes``: leave the holder as it is
+UNCHANGED = "unchanged"  # ``set_attributes``: leave a value (intensity, polarity, holder) as it is
 # a holder as Python gives it: one of HOLDERS, a token span (start, end) of the document, or None (not set)
 Holder = str | tuple[int, int] | None
 
@@ -70,6 +70,12 @@ class StoredSpan:
     @property
     def key(self) -> tuple[str, int, int]:
         return self.type, self.tok_start, self.tok_end
+
+    @property
+    def confidence(self) -> float:
+        """The span's score wherever it is shown or exported: the model's confidence for a model span, 1.0 for a
+        person's (who made or changed it: ``score`` is None then)."""
+        return 1.0 if self.score is None else float(self.score)
 
     @property
     def holder_value(self) -> Holder:
