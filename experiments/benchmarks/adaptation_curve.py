@@ -140,7 +140,12 @@ def summary(args, results: list[dict], news_zero: dict) -> dict:
         rows.append(row)
     return {
         "model": args.model,
-        "data": {"source": args.data[0], "path": Path(args.data[1]).name, "doclist": str(args.doclist)},
+        "data": {
+            "source": args.data[0],
+            "path": Path(args.data[1]).name,
+            "doclist": str(args.doclist),
+            **({"genre": args.genre} if args.genre else {}),
+        },
         "settings": {
             k: getattr(args, k)
             for k in ("replay", "learning_rate", "epochs", "held_out_every", "seed", "optimizer", "schedule")
@@ -168,6 +173,10 @@ def main(argv=None) -> int:
     p.add_argument("--model", default="accurate")
     p.add_argument("--data", nargs=2, metavar=("SOURCE", "PATH"), required=True)
     p.add_argument("--doclist", type=Path)
+    p.add_argument(
+        "--genre",
+        help="only the documents of this ULA genre (experiments/genre_study.py: letters, telephone, ...)",
+    )
     p.add_argument("--sizes", type=int, nargs="+", default=[5, 10, 20, 30])
     p.add_argument("--draws", type=int, default=3)
     p.add_argument("--uncertainty-sizes", type=int, nargs="*", default=[10, 20])
@@ -193,6 +202,10 @@ def main(argv=None) -> int:
     zero = SentenceTagger.load(resolve_model(args.model))
     frames = zero.heads is not None
     docs = new_documents(*args.data, frames, args.doclist)
+    if args.genre:
+        from experiments.genre_study import genre
+
+        docs = {n: d for n, d in docs.items() if genre(n) == args.genre}
     sentences = [s for sents in docs.values() for s in sents]
     zero_tags = zero.predict_tags([s.words for s in sentences])
     zero_shot = {id(s): {t: zero_tags[t][i] for t in zero.types} for i, s in enumerate(sentences)}
