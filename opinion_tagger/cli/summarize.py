@@ -74,7 +74,9 @@ def run(args) -> int:
         with atomic_path(out / FILES[1]) as tmp:
             write_parquet(rows, tmp)
         absent = missing("report")
-        note = missing_line("report", "the report's plots", absent) + "; report.html has the tables" if absent else ""
+        note = ""
+        if absent:
+            note = missing_line("report", "drawing the report's plots", absent) + "; report.html has the tables"
         sources = ["standard input" if f == "-" else f for f in args.tagged]
         atomic_write_text(out / FILES[2], report_html(summary, sources, args.top, plots=not absent, note=note))
         if note:

@@ -45,26 +45,35 @@ def _figure(width: float, height: float) -> Any:
 
 
 def stacked_bars(names: list[str], counts: list[dict[str, int]], order: list[str], xlabel: str, prefix: str) -> str:
-    """Horizontal bars, one a name (the first at the top), each split by polarity (``order``)."""
+    """Horizontal bars, one a name (the first at the top), each split by polarity (``order``; a polarity none of
+    them has is left out of the legend too)."""
+    from matplotlib.ticker import MaxNLocator
+
     fig = _figure(7.5, 1.2 + 0.32 * len(names))
     ax = fig.add_subplot()
     ys = list(range(len(names)))[::-1]
     left = [0] * len(names)
     for pol in order:
         widths = [c.get(pol, 0) for c in counts]
+        if not any(widths):
+            continue
         ax.barh(ys, widths, left=left, color=POLARITY_COLORS.get(pol, OTHER_COLOR), label=label(pol), height=0.7)
         left = [a + b for a, b in zip(left, widths)]
     ax.set_yticks(ys, [label(n) for n in names])
     ax.set_xlabel(xlabel)
-    ax.legend(loc="lower right", frameon=False, fontsize="small")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.legend(frameon=False, fontsize="small", loc="upper left", bbox_to_anchor=(1, 1))
     ax.spines[["top", "right"]].set_visible(False)
     return _svg(fig, prefix)
 
 
 def polarity_intensity(counts: dict[tuple[str, str, str], int], types: list[str], order: list[str], prefix: str) -> str:
     """A panel a span type: its expressions by polarity, each bar split by intensity (neutral .. extreme)."""
+    from matplotlib.ticker import MaxNLocator
+
     fig = _figure(3.4 * max(len(types), 1) + 1.2, 3.6)
     axes = fig.subplots(1, max(len(types), 1), sharey=True, squeeze=False)[0]
+    axes[0].yaxis.set_major_locator(MaxNLocator(integer=True))
     for ax, typ in zip(axes, types):
         bottom = [0] * len(order)
         for level, color in zip(INTENSITY_LEVELS, INTENSITY_COLORS):
@@ -80,6 +89,8 @@ def polarity_intensity(counts: dict[tuple[str, str, str], int], types: list[str]
             )
             bottom = [a + b for a, b in zip(bottom, heights)]
         ax.set_title(typ, loc="left")
+        if any(len(p) > 9 for p in order):  # long names (an unusual polarity) slanted, so that they do not overlap
+            ax.tick_params(axis="x", labelrotation=30)
         ax.spines[["top", "right"]].set_visible(False)
     axes[0].set_ylabel("expressions")
     axes[-1].legend(title="intensity", frameon=False, fontsize="small", loc="upper left", bbox_to_anchor=(1, 1))
@@ -102,5 +113,7 @@ def heat_map(rows: list[str], columns: list[str], cells: list[list[int]], ylabel
                 ax.text(
                     j, i, str(v), ha="center", va="center", fontsize="small", color="white" if v > 0.6 * top else "#222"
                 )
-    fig.colorbar(image, ax=ax, label="expressions", shrink=0.8)
+    from matplotlib.ticker import MaxNLocator
+
+    fig.colorbar(image, ax=ax, label="expressions", shrink=0.8, ticks=MaxNLocator(integer=True))
     return _svg(fig, prefix)

@@ -233,7 +233,7 @@ def read(name: str) -> Iterator[Line]:
     fh: BinaryIO = sys.stdin.buffer if name == STDIN else open(name, "rb")
     try:
         for n, raw in enumerate(fh, 1):
-            raw = raw.removeprefix(b"\xef\xbb\xbf")
+            raw = raw.removeprefix(b"\xef\xbb\xbf").rstrip(b"\r\n")
             if not raw.strip():
                 continue
             where = f"{shown}:{n}"

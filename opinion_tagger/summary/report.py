@@ -74,13 +74,14 @@ class Page:
     def plot(self, make: Callable[[Any], str]) -> str | None:
         return None if self.plots is None else make(self.plots)
 
-    def holders(self) -> list[tuple[str, Tally]]:
-        """The ``top`` holders with the most expressions (spans with a holder field: the DSEs)."""
-        tallies = [(holder_label(*k), t) for k, t in self.s.holders.items() if k[0] != "untagged"]
-        return sorted(tallies, key=lambda kt: (-kt[1].count, kt[0]))[: self.top]
+    def holders(self) -> list[tuple[tuple[str, str | None], Tally]]:
+        """The ``top`` holders with the most expressions (spans with a holder field: the DSEs), by count and
+        then by name."""
+        tallies = [(k, t) for k, t in self.s.holders.items() if k[0] != "untagged"]
+        return sorted(tallies, key=lambda kt: (-kt[1].count, holder_label(*kt[0])))[: self.top]
 
     def holders_section(self) -> str:
-        top = self.holders()
+        top = [(holder_label(*k), t) for k, t in self.holders()]
         if not top:
             return "<h2>Who holds opinions</h2><p class='note'>No span has a holder field (the DSEs have one).</p>"
         names, counts = [n for n, _ in top], [dict(t.polarities) for _, t in top]
@@ -133,8 +134,7 @@ class Page:
         )
 
     def heat_map_section(self) -> str:
-        holders = [k for k, _ in sorted(self.s.holders.items(), key=lambda kt: (-kt[1].count, str(kt[0])))]
-        holders = [k for k in holders if k[0] != "untagged"][: self.top]
+        holders = [k for k, _ in self.holders()]
         if not holders:
             return ""
         if self.s.has_targets:

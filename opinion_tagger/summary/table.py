@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from opinion_tagger.summary.records import (
+    HOLDER_KINDS,
     INTENSITY_LEVELS,
     INTENSITY_SCALE,
     Line,
@@ -156,7 +157,7 @@ class Summary:
                 text, doc = examples[k] if k < len(examples) else (None, None)
                 row[f"example_{k + 1}"], row[f"example_{k + 1}_doc"] = text, doc
             out.append(row)
-        out.sort(key=lambda r: (-r["count"], r["holder_kind"], r["holder"] or "", r["target"] or "", r["opinion"]))
+        out.sort(key=_order)
         return out
 
     def summary_line(self) -> str:
@@ -169,6 +170,14 @@ class Summary:
         if self.unframed:
             left.append(f"{counted(self.unframed, 'span')} without a frame")
         return line + (f"; not summarised: {', '.join(left)}" if left else "")
+
+
+def _order(row: dict[str, Any]) -> tuple[Any, ...]:
+    """The table's order: the largest groups first; then named holders (by name) before the others, named targets
+    before none, and by opinion."""
+    holder, target = row["holder"], row["target"]
+    kind = HOLDER_KINDS.index(row["holder_kind"]) if row["holder_kind"] in HOLDER_KINDS else len(HOLDER_KINDS)
+    return (-row["count"], holder is None, holder or "", kind, target is None, target or "", row["opinion"])
 
 
 def write_csv(rows: list[dict[str, Any]], path: Path) -> None:
