@@ -35,6 +35,7 @@ def add_parser(sub) -> None:
         "--top",
         type=positive_int,
         default=20,
+        metavar="N",
         help="groups in the text table; holders and targets in the report's plots and tables (default: %(default)s)",
     )
     p.set_defaults(func=run)
