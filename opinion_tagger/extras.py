@@ -4,7 +4,8 @@ missing.
 The core installation tags and evaluates (ONNX Runtime, spaCy, tokenizers, NumPy); the rest comes by extra:
 ``train`` (TensorFlow, Keras, keras-hub, tf2onnx, onnx, python-crfsuite: training, ``export-onnx``,
 ``--backend keras``), ``fast`` (JAX and optax: the fast trainer), ``annotate`` (Streamlit: the annotator's
-page), ``ray`` (``tag --engine ray``), ``report`` (matplotlib: the experiment report's plots), ``all``.
+page), ``ray`` (``tag --engine ray``), ``report`` (matplotlib: the plots of the experiment report and of
+``summarize``'s report), ``all``.
 """
 
 from __future__ import annotations
@@ -33,11 +34,13 @@ def missing(extra: str) -> list[str]:
     return [m for m in EXTRAS[extra] if importlib.util.find_spec(m) is None]
 
 
+def missing_line(extra: str, what: str, absent: list[str]) -> str:
+    """One line: ``what`` needs ``extra``, whose modules ``absent`` are not installed, and the pip command."""
+    return f"{what} needs the {extra} extra ({', '.join(absent)} not installed): pip install 'opinion-tagger[{extra}]'"
+
+
 def require(extra: str, what: str) -> None:
-    """Raise ``MissingExtra`` (one line: what needs which extra, and the pip command) unless every module of
-    ``extra`` is installed."""
+    """Raise ``MissingExtra`` (``missing_line``) unless every module of ``extra`` is installed."""
     absent = missing(extra)
     if absent:
-        raise MissingExtra(
-            f"{what} needs the {extra} extra ({', '.join(absent)} not installed): pip install 'opinion-tagger[{extra}]'"
-        )
+        raise MissingExtra(missing_line(extra, what, absent))

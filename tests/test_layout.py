@@ -29,6 +29,10 @@ TRAINING_STACK = ("opinion_tagger.model", "opinion_tagger.export", "opinion_tagg
 TRAINING_LIBRARIES = {"keras", "tensorflow", "jax", "jaxlib", "optax", "keras_hub", "tf2onnx", "onnx", "pycrfsuite"}
 # ``evaluate`` reads corpora and scores a bundle: core libraries only (it may use the training data's loader)
 CORE_ONLY_ROOTS = ("opinion_tagger.cli.evaluate",)
+# ``summarize`` reads tagging's output back: no model, runtime, tagger or engine, none of their libraries
+SUMMARY_ROOTS = ("opinion_tagger.summary", "opinion_tagger.cli.summarize")
+MODEL_MODULES = (*TRAINING_STACK, "opinion_tagger.runtime", "opinion_tagger.tagging", "opinion_tagger.engines")
+MODEL_LIBRARIES = TRAINING_LIBRARIES | {"onnxruntime", "spacy", "tokenizers", "streamlit", "ray"}
 REGISTRY = "opinion_tagger.encoders"
 
 
@@ -159,6 +163,15 @@ def test_evaluation_needs_only_the_core_libraries():
     for root in CORE_ONLY_ROOTS:
         chain = _paths_to(graph, root, lambda m: bool(libraries[m] & (TRAINING_LIBRARIES | {"streamlit", "ray"})))
         assert chain is None, " -> ".join(chain)
+
+
+def test_the_summary_reaches_no_model():
+    graph, libraries = _imports()
+    roots = _roots(graph, SUMMARY_ROOTS)
+    assert {"opinion_tagger.summary.records", "opinion_tagger.cli.summarize"} <= set(roots)
+    for root in roots:
+        chain = _paths_to(graph, root, lambda m: m.startswith(MODEL_MODULES) or bool(libraries[m] & MODEL_LIBRARIES))
+        assert chain is None, f"{' -> '.join(chain)} (imports {sorted(libraries[chain[-1]] & MODEL_LIBRARIES)})"
 
 
 def test_the_closure_check_sees_a_lazy_import(tmp_path):

@@ -2,7 +2,7 @@
 
 A module per command group adds its parser and runs it over the library: ``corpus`` (stats, convert,
 agreement), ``train`` (its configuration options made in ``options`` from ``TaggerConfig``'s field
-metadata), ``evaluate``, ``tag``, ``annotate``, ``models`` (download, export-onnx); ``common`` holds what
+metadata), ``evaluate``, ``tag``, ``summarize``, ``annotate``, ``models`` (download, export-onnx); ``common`` holds what
 several share.  Building the parser imports only light modules; a command imports what it runs (a network,
 an engine, a trainer) when it runs, so ``tag`` never loads TensorFlow.  ``main`` maps errors to exit
 statuses: a ``TaggerError`` or ``OSError`` is one line and 2, a closed pipe 141, usage errors 2 (argparse).
@@ -16,7 +16,7 @@ import os
 import sys
 from typing import NoReturn
 
-from opinion_tagger.cli import adapt, annotate, corpus, evaluate, models, tag, train
+from opinion_tagger.cli import adapt, annotate, corpus, evaluate, models, summarize, tag, train
 from opinion_tagger.cli.common import Parser
 from opinion_tagger.errors import TaggerError
 
@@ -33,6 +33,7 @@ def build_parser() -> Parser:
     evaluate.add_parser(sub)
     models.add_parsers(sub)
     tag.add_parser(sub)
+    summarize.add_parser(sub)
     annotate.add_parser(sub)
     return parser
 
