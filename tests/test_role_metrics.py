@@ -1,6 +1,9 @@
 """Scores of a DSE's roles (opinion_tagger.evaluation.roles): holder and target binary and proportional overlap
 with the gold DSEs given and end to end, and the attitude type's accuracy, on hand-made frames whose figures are
-worked out by hand below."""
+worked out by hand below; and the evaluation's path for a predictor of targets and attitudes (none is bundled
+yet), with a fake one."""
+
+from types import SimpleNamespace
 
 import pytest
 
@@ -11,7 +14,7 @@ from opinion_tagger.evaluation.roles import (
     role_report,
     role_spans,
 )
-from opinion_tagger.sentences import Frame
+from opinion_tagger.sentences import Frame, Sentence, Token
 
 
 def dse(start, end, holder=None, targets=None, attitude=None) -> Frame:
@@ -149,3 +152,70 @@ def test_frames_given_must_be_those_of_the_gold_dses():
         given_overlap(GOLD, GIVEN[:2], "holder")
     with pytest.raises(ValueError, match="3 gold sentences but 2 predicted"):
         end_to_end_overlap(GOLD, PRED[:2], "holder")
+
+
+class FakePredictor:
+    """A predictor of a DSE's holder, targets and attitude (no bundled model predicts the last two yet), as
+    ``opinion_tagger.evaluation.scoring`` uses a ``SentenceTagger``: on the gold DSE spans it answers GIVEN, and
+    it tags the DSEs of PRED."""
+
+    types = ("DSE",)
+    roles = ("holder", "target", "attitude")
+    heads = object()
+    config = SimpleNamespace(model=SimpleNamespace(frames=SimpleNamespace(both="keep", dse_intensity="intensity")))
+
+    def predict_frames_given(self, words, given):
+        from opinion_tagger.runtime.frame_heads import FramePrediction
+
+        assert given == [{"DSE": [(f.start, f.end) for f in s if f.type == "DSE"]} for s in GOLD]
+
+        def predictions(frames):
+            return [
+                FramePrediction("DSE", f.start, f.end, "neutral", 0.9, "low", 0.8, f.holder, 0.7, f.attitude, f.targets)
+                for f in frames
+            ]
+
+        out = []
+        for w, p, g in zip(words, PRED, GIVEN):
+            tags = ["O"] * len(w)
+            for f in p:
+                tags[f.start : f.end] = ["B-DSE"] + ["I-DSE"] * (f.end - f.start - 1)
+            out.append(({"DSE": (tags, [1.0] * len(w))}, predictions(p), predictions(g)))
+        return out
+
+
+def gold_sentences() -> list[Sentence]:
+    out = []
+    for k, (frames, doc) in enumerate(zip(GOLD, DOCUMENTS)):
+        words = [f"w{i}" for i in range(12)]
+        tags = ["O"] * 12
+        for f in frames:
+            if f.type == "DSE":
+                tags[f.start : f.end] = ["B-DSE"] + ["I-DSE"] * (f.end - f.start - 1)
+        tokens = [Token(w, 3 * i, 3 * i + 2) for i, w in enumerate(words)]
+        out.append(Sentence(tokens, {"DSE": tags}, doc, k, " ".join(words), frames=frames))
+    return out
+
+
+def test_evaluation_scores_and_prints_targets_and_attitudes_when_predicted(capsys):
+    from opinion_tagger.cli.evaluate import print_roles
+    from opinion_tagger.evaluation.scoring import predict_with_roles
+
+    tags, frames, roles = predict_with_roles(FakePredictor(), gold_sentences())
+    assert tags["DSE"][0][2:4] == ["B-DSE", "I-DSE"] and set(frames) == {"DSE"}
+    assert roles == role_report(GOLD, PRED, GIVEN, ("holder", "target"), attitude=True, documents=DOCUMENTS)
+    print_roles(roles)
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1].split() == ["holder", "gold", "given", "binary", "66.67", "100.00", "80.00", "2", "3"]
+    assert [line.split()[:-5] for line in lines[1:9]] == [  # before P, R, F1 and the counts
+        [role, *setting.split(), metric]
+        for role in ("holder", "target")
+        for setting in ("gold given", "end to end")
+        for metric in ("binary", "proportional")
+    ]
+    assert lines[10].split() == ["attitude", "gold", "given", "66.67", "66.67", "3"]
+    assert lines[11].split() == ["attitude", "matched", "0.00", "100.00", "1"]
+    # a predictor of holders only: no target or attitude rows
+    holders = FakePredictor()
+    holders.roles = ("holder",)
+    assert set(predict_with_roles(holders, gold_sentences())[2]) == {"holder"}
