@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
 TYPES = ("DSE", "ESE")
@@ -27,6 +28,19 @@ class Span:
 HOLDER_CLASSES = ("writer", "implicit", "none")  # a holder that is no token span of the sentence
 POLARITIES = ("neutral", "negative", "positive", "both")  # an opinion frame's values (opinion_tagger.corpus.frames)
 INTENSITIES = ("neutral", "low", "medium", "high", "extreme")
+# the types of a DSE's attitude (MPQA 2.0's ``attitude-type``, read by opinion_tagger.corpus.frames)
+ATTITUDE_TYPES = (
+    "sentiment-pos",
+    "sentiment-neg",
+    "arguing-pos",
+    "arguing-neg",
+    "agree-pos",
+    "agree-neg",
+    "intention-pos",
+    "intention-neg",
+    "speculation",
+    "other-attitude",
+)
 
 
 @dataclass(frozen=True)
@@ -38,6 +52,13 @@ class Frame:
     ``holder``: a token span (i, j) of the sentence (the source's mention nearest the expression), ``"writer"``,
     ``"implicit"``, ``"none"`` (the source has no mention in the sentence), or None: not known.  Every value is
     None where the corpus gives none (or no annotation matches the span).
+
+    For a DSE of a document with attitude annotations (MPQA 2.0's attitude subset and ULA): ``attitude``, the
+    type of its attitude (one of ATTITUDE_TYPES; None where it has none), and ``targets``, the token spans
+    (i, j) of the sentence that its attitudes are about, in token order (empty where there are none).
+    ``targets`` is None where they were not read (an ESE, a document without attitudes, a predictor without a
+    target head); ``docs/frames.md`` gives the rules.  Every field is a string, an int, None or a tuple of
+    those, so a frame goes to JSON and back as it is (``frame_to_dict``, ``frame_from_dict``).
     """
 
     type: str
@@ -47,6 +68,33 @@ class Frame:
     intensity: str | None = None
     expression_intensity: str | None = None  # DSEs only
     holder: tuple[int, int] | str | None = None
+    attitude: str | None = None  # DSEs
+    targets: tuple[tuple[int, int], ...] | None = None  # DSEs
+
+
+def frame_to_dict(frame: Frame) -> dict:
+    """A frame as JSON values (token spans as lists)."""
+    out = dataclasses.asdict(frame)
+    out["holder"] = list(frame.holder) if isinstance(frame.holder, tuple) else frame.holder
+    out["targets"] = None if frame.targets is None else [list(t) for t in frame.targets]
+    return out
+
+
+def frame_from_dict(data: dict) -> Frame:
+    """``frame_to_dict``'s inverse; a dict written before attitudes and targets were read lacks them (None)."""
+    holder = data.get("holder")
+    targets = data.get("targets")
+    return Frame(
+        data["type"],
+        int(data["start"]),
+        int(data["end"]),
+        data.get("polarity"),
+        data.get("intensity"),
+        data.get("expression_intensity"),
+        (int(holder[0]), int(holder[1])) if isinstance(holder, list | tuple) else holder,
+        data.get("attitude"),
+        None if targets is None else tuple((int(i), int(j)) for i, j in targets),
+    )
 
 
 @dataclass

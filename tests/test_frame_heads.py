@@ -76,6 +76,41 @@ def test_a_tiny_network_learns_the_polarity_of_its_spans(trained):
     assert [f.intensity for _, frames in preds for f in frames] == [f.intensity for s in sents for f in s.frames]
 
 
+def test_the_heads_run_on_the_spans_given(trained):
+    """``predict_frames_given``: ``predict_frames``'s tags and frames and, from the same pass of the network, the
+    frames of the spans given (the gold DSEs, any other span, none in an empty sentence); the holder's scores
+    with the gold DSEs given."""
+    from opinion_tagger.evaluation.scoring import predict_with_roles
+
+    _, tagger, _ = trained
+    sents = sentences()
+    words = [s.words for s in sents] + [[]]
+    given = [{"DSE": [(f.start, f.end) for f in s.frames if f.type == "DSE"]} for s in sents] + [{}]
+    given[0]["ESE"] = [(0, 2)]
+    both = tagger.predict_frames_given(words, given)
+
+    def spans(frames):
+        return [(f.type, f.start, f.end, f.polarity, f.holder) for f in frames]
+
+    assert [(tags, spans(frames)) for tags, frames, _ in both] == [
+        (tags, spans(frames)) for tags, frames in tagger.predict_frames(words)
+    ]
+    assert [[(f.type, f.start, f.end) for f in on_given] for _, _, on_given in both] == [
+        [("DSE", 1, 2), ("ESE", 0, 2)],
+        [("DSE", 1, 2)],
+        [("DSE", 1, 2)],
+        [("DSE", 1, 2)],
+        [],
+    ]
+    assert [f.holder for _, _, g in both for f in g if f.type == "DSE"] == [(0, 1), (0, 1), (0, 1), "implicit"]
+    assert tagger.roles == ("holder",)
+    with pytest.raises(ValueError, match="5 sentences but spans given for 4"):
+        tagger.predict_frames_given(words, given[:4])
+    _, _, roles = predict_with_roles(tagger, sents)
+    assert roles["holder"]["gold_dse_given"]["binary"]["f1"] == 1.0
+    assert roles["holder"]["gold_dse_given"]["counts"] == {"dses": 4, "gold": 3, "predicted": 3}
+
+
 def test_onnx_runtime_gives_the_keras_networks_frames(trained):
     """The bundle on ONNX Runtime (states from model.onnx, the heads in NumPy from frames.npz) against the
     network in Keras: the same states, the same frames; and the NumPy heads against the Keras heads of the
@@ -255,10 +290,15 @@ def test_the_cli_trains_frame_heads_and_records_their_data_and_dev_scores(sample
     capsys.readouterr()  # what training printed
     evaluate = ["evaluate", "--model", str(out), "--data", "mpqa", str(sample_mpqa), "--datasplit", str(split)]
     assert main([*evaluate, "--split", "dev", "--json"]) == 0
-    assert json.loads(capsys.readouterr().out)["frames"] == dev
+    result = json.loads(capsys.readouterr().out)
+    assert result["frames"] == dev
+    # the holder's overlap F1 with the gold DSEs given and end to end; no targets or attitudes: no head for them
+    assert set(result["roles"]) == {"holder"} and set(result["roles"]["holder"]) == {"gold_dse_given", "end_to_end"}
     assert main([*evaluate, "--split", "dev"]) == 0
     table = capsys.readouterr().out
     assert "DSE   polarity-aware proportional" in table and "DSE   holder named" in table
+    assert "holder   gold given     binary" in table and "holder   end to end     proportional" in table
+    assert "target" not in table and "attitude" not in table
     assert f"ESE   {'polarity':24} {100 * dev['ESE']['polarity']['accuracy']:7.2f}" in table
     # training continues from the bundle: its network's weights and its heads' (frames.npz)
     import numpy as np

@@ -2,8 +2,12 @@
 
 Every sentence here was written for this project; nothing comes from MPQA.
 Spans are marked inline as [[TYPE|text]] (TYPE: DSE, ESE, DSE-implicit,
-DSE-insub, OSE) and turned into byte-offset annotations, so the expected tags
-in tests/test_corpus_unit.py can be checked by eye.  The files are generated,
+DSE-insub, OSE; DSE-att, a DSE with attitudes; ATT-aN and TGT-tN, attitude
+and target N) and turned into byte-offset annotations, so the expected tags
+in tests/test_corpus_unit.py can be checked by eye.  demo/doc-a carries
+attitudes and targets (doclist.attitudeSubset): the committee's DSE links
+to an inferred attitude (a1, whose target t2 lies in another sentence), an
+arguing one (a2, about "the absurd plan") and an id that names none (a7).  The files are generated,
 not committed (file names like gateman.* are reserved for real corpus data):
     python corpora/sample/make_sample.py OUT_DIR
 """
@@ -14,9 +18,10 @@ from pathlib import Path
 
 DOCS = {
     "demo/doc-a": [
-        "The committee [[DSE|has refused to make any statements]] about the [[ESE|absurd]] plan.",
+        "The committee [[ATT-a1|[[ATT-a2|[[DSE-att|has refused to make any statements]]]]]] about "
+        "[[TGT-t1|the [[ESE|absurd]] plan]].",
         "Officials [[DSE|said]] the vote was [[ESE|as usual]] a [[ESE|daylight robbery]].",
-        "Rain fell on Tuesday.",
+        "Rain fell on [[TGT-t2|Tuesday]].",
     ],
     "demo/doc-b": [
         "Caf\u00e9 owners [[DSE|fear]] the new tax.",
@@ -35,6 +40,11 @@ ATTRS = {
     "ESE": 'nested-source="w" intensity="high" polarity="negative"',
     "ESE2": 'nested-source="w" intensity="low"',
     "OSE": 'nested-source="w"',
+    "DSE-att": 'nested-source="w, the committee" intensity="medium" attitude-link="a1, a2, a7"',
+    "ATT-a1": 'id="a1" attitude-type="sentiment-neg" intensity="low" inferred="yes" target-link="t2"',
+    "ATT-a2": 'id="a2" attitude-type="arguing-neg" intensity="medium" target-link="t1"',
+    "TGT-t1": 'id="t1"',
+    "TGT-t2": 'id="t2"',
 }
 TYPE = {
     "DSE": "GATE_direct-subjective",
@@ -43,6 +53,11 @@ TYPE = {
     "ESE": "GATE_expressive-subjectivity",
     "ESE2": "GATE_expressive-subjectivity",
     "OSE": "GATE_objective-speech-event",
+    "DSE-att": "GATE_direct-subjective",
+    "ATT-a1": "GATE_attitude",
+    "ATT-a2": "GATE_attitude",
+    "TGT-t1": "GATE_target",
+    "TGT-t2": "GATE_target",
 }
 
 
@@ -97,6 +112,7 @@ def write_sample(root: str | Path) -> Path:
         (ann_dir / "gatesentences.mpqa.2.0").write_text("\n".join(slines) + "\n")
     (ROOT / "doclist.mpqaOriginalSubset").write_text("demo/doc-a\ndemo/doc-b\n")
     (ROOT / "doclist.ulaSubset").write_text("other/doc-c\n")
+    (ROOT / "doclist.attitudeSubset").write_text("demo/doc-a\n")
     return ROOT
 
 

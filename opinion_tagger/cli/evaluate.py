@@ -43,7 +43,7 @@ def add_parser(sub) -> None:
 def run(args) -> int:
     from opinion_tagger.corpus.sources import select
     from opinion_tagger.corpus.split import load_split
-    from opinion_tagger.evaluation.scoring import by_document, predict_with_frames, score_predictions
+    from opinion_tagger.evaluation.scoring import by_document, predict_with_roles, score_predictions
     from opinion_tagger.runtime.sentence_tagger import SentenceTagger
     from opinion_tagger.training.run_data import load_data, recorded_data_path
 
@@ -69,9 +69,12 @@ def run(args) -> int:
         where = f"fold {fold} {args.split}"
     names = without_trained(args.model, tagger.meta, names)
     sentences = select(docs, names)
-    tags, frame_scores = predict_with_frames(tagger, sentences)  # spans and frames from one pass of the network
+    # spans, frames and the roles of the gold DSEs from one pass of the network
+    tags, frame_scores, role_scores = predict_with_roles(tagger, sentences)
     report = headline_scores(score_predictions(sentences, tags))
     out = {**report, "frames": frame_scores} if frame_scores is not None else dict(report)
+    if role_scores is not None:
+        out["roles"] = role_scores
     if args.by_document:
         out["documents"] = {
             d: {**r, "scores": headline_scores(r["scores"])} for d, r in by_document(sentences, tags).items()
@@ -87,6 +90,8 @@ def run(args) -> int:
             print(f"{t:5} {m:13} {100 * s['precision']:7.2f} {100 * s['recall']:7.2f} {100 * s['f1']:7.2f}")
     if frame_scores is not None:
         print_frames(frame_scores)
+    if role_scores is not None:
+        print_roles(role_scores)
     if args.by_document:
         print_documents(out["documents"])
     return 0
@@ -137,3 +142,26 @@ def print_frames(frames: dict) -> None:
             if what in r:
                 a = r[what]
                 print(f"{t:5} {what:24} {100 * a['accuracy']:7.2f} {100 * a['majority']:7.2f} {a['matched']:7d}")
+
+
+def print_roles(roles: dict) -> None:
+    """The DSE roles' scores (``opinion_tagger.evaluation.roles``) as a table: binary and proportional F1 of the
+    holder (and targets, when predicted) with the gold DSEs given and end to end; the attitude type's accuracy."""
+    print(f"{'role':8} {'DSEs':14} {'overlap':13} {'P':>7} {'R':>7} {'F1':>7} {'gold':>6} {'pred.':>6}")
+    for role, r in roles.items():
+        if role == "attitude":
+            continue
+        for setting, name in (("gold_dse_given", "gold given"), ("end_to_end", "end to end")):
+            if setting not in r:
+                continue
+            s, n = r[setting], r[setting]["counts"]
+            for m in ("binary", "proportional"):
+                p, rc, f1 = (100 * s[m][k] for k in ("precision", "recall", "f1"))
+                print(f"{role:8} {name:14} {m:13} {p:7.2f} {rc:7.2f} {f1:7.2f} {n['gold']:6d} {n['predicted']:6d}")
+    if "attitude" in roles:
+        print(f"{'attitude':8} {'DSEs':14} {'':13} {'acc':>7} {'major.':>7} {'DSEs':>7}")
+        for setting, name in (("gold_dse_given", "gold given"), ("matched", "matched")):
+            if setting in roles["attitude"]:
+                a = roles["attitude"][setting]
+                acc, major = 100 * a["accuracy"], 100 * a["majority"]
+                print(f"{'attitude':8} {name:14} {'':13} {acc:7.2f} {major:7.2f} {a['matched']:7d}")

@@ -26,6 +26,11 @@ The mapping to a ``opinion_tagger.sentences.Frame``'s values:
   that names no agent of the document (a trailing comma is ignored, and an id is also matched regardless of
   case).
 
+- attitude and targets (DSEs of a document that carries attitudes, ``opinion_tagger.corpus.attitudes``): the
+  type of one of the attitudes the annotation links to (not inferred first, then sentiment, arguing,
+  agreement, intention, speculation, other, then the first listed), and the token spans in the sentence of the
+  targets of all of them; both None elsewhere (not read).
+
 A tagged span (a span of the sentence's BIO tags: annotations that share a token merged, as
 ``opinion_tagger.corpus.labels`` tags them; or a span of Irsoy & Cardie's files) takes the values of the
 annotation of its type that overlaps it by the most characters (ties: the longer annotation, then the one
@@ -39,6 +44,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
+from opinion_tagger.corpus.attitudes import Attitudes, RoleCounts, read_roles
 from opinion_tagger.corpus.auxiliary import document_tokens
 from opinion_tagger.corpus.labels import LabelRules, opinion_annotations, spans_from_bio, token_range
 from opinion_tagger.corpus.mpqa import Annotation, Document, MPQACorpus
@@ -122,11 +128,18 @@ def holder_of(ann: Annotation, agents: Agents, tokens: list[Token]) -> tuple[int
 
 
 def span_frames(
-    typ: str, tokens: list[Token], tags: list[str], candidates: list[Annotation], agents: Agents
+    typ: str,
+    tokens: list[Token],
+    tags: list[str],
+    candidates: list[Annotation],
+    agents: Agents,
+    attitudes: Attitudes | None = None,
+    roles: RoleCounts | None = None,
 ) -> tuple[list[Frame], list[bool], int]:
     """The frames of a sentence's spans of ``typ`` (tokens with document offsets), from the annotations
     ``candidates`` of that type; whether an annotation matched each; and how many spans several annotations of
-    different polarities overlap."""
+    different polarities overlap.  With the document's ``attitudes`` (one that carries them), a DSE's attitude
+    and targets too, what they kept and dropped added to ``roles``."""
     frames, matched, conflicts = [], [], 0
     for i, j, _ in spans_from_bio(tags):
         start, end = tokens[i].start, tokens[j - 1].end
@@ -138,6 +151,9 @@ def span_frames(
             continue
         _, ann = max(over, key=lambda p: (p[0], p[1].end - p[1].start, -p[1].line))
         conflicts += len({polarity_value(a.attrs.get("polarity")) for _, a in over}) > 1
+        attitude, targets = None, None
+        if typ == "DSE" and attitudes is not None and attitudes.present:
+            attitude, targets = read_roles(ann, attitudes, tokens, roles)
         frames.append(
             Frame(
                 typ,
@@ -147,6 +163,8 @@ def span_frames(
                 intensity_value(ann.attrs.get("intensity")),
                 intensity_value(ann.attrs.get("expression-intensity")) if typ == "DSE" else None,
                 holder_of(ann, agents, tokens),
+                attitude,
+                targets,
             )
         )
     return frames, matched, conflicts
@@ -163,7 +181,9 @@ def holder_kind(holder: tuple[int, int] | str | None) -> str:
 class FrameCounts:
     """What reading the frames found, per type: tagged spans, those an annotation matched, those that
     annotations of different polarities overlap, and the values; the documents whose reference sentences
-    could not be matched to MPQA's (their spans get frames of None values)."""
+    could not be matched to MPQA's (their spans get frames of None values); for the DSEs of documents that carry
+    attitudes, what reading their attitudes and targets kept and dropped (``roles``), and how many documents
+    carry them."""
 
     spans: Counter = field(default_factory=Counter)
     matched: Counter = field(default_factory=Counter)
@@ -173,6 +193,8 @@ class FrameCounts:
     expression_intensity: dict[str, Counter] = field(default_factory=lambda: {t: Counter() for t in TYPES})
     holder: dict[str, Counter] = field(default_factory=lambda: {t: Counter() for t in TYPES})
     unmatched_documents: list[str] = field(default_factory=list)
+    roles: RoleCounts = field(default_factory=RoleCounts)
+    attitude_documents: int = 0
 
     def add(self, frame: Frame, matched: bool) -> None:
         t = frame.type
@@ -189,7 +211,10 @@ class FrameCounts:
         out["conflicts"] = dict(self.conflicts)
         for name in ("polarity", "intensity", "expression_intensity", "holder"):
             out[name] = {t: dict(sorted(c.items())) for t, c in getattr(self, name).items() if c}
-        return {**out, "unmatched_documents": len(self.unmatched_documents), "e.g.": self.unmatched_documents[:1]}
+        out = {**out, "unmatched_documents": len(self.unmatched_documents), "e.g.": self.unmatched_documents[:1]}
+        if self.attitude_documents:  # only data with attitudes: other records stay as they were
+            out["attitudes"] = {"documents": self.attitude_documents, **self.roles.to_dict()}
+        return out
 
 
 def add_frames(
@@ -222,6 +247,8 @@ def document_frames(
     kept = opinion_annotations(doc.annotations, doc.text, rules)
     candidates = {t: [a for span, a in kept if span.type == t] for t in TYPES}
     agents = Agents(doc.annotations)
+    attitudes = Attitudes(doc.annotations)
+    counts.attitude_documents += attitudes.present
     for k, sent in enumerate(sentences):
         frames: list[Frame] = []
         for t in TYPES:
@@ -231,7 +258,9 @@ def document_frames(
                 found = [Frame(t, i, j) for i, j, _ in spans_from_bio(sent.tags[t])]
                 matched = [False] * len(found)
             else:
-                found, matched, conflicts = span_frames(t, tokens[k], sent.tags[t], candidates[t], agents)
+                found, matched, conflicts = span_frames(
+                    t, tokens[k], sent.tags[t], candidates[t], agents, attitudes, counts.roles
+                )
                 counts.conflicts.update({t: conflicts} if conflicts else {})
             for f, m in zip(found, matched):
                 counts.add(f, m)

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 from opinion_tagger.evaluation.frames import frame_report
 from opinion_tagger.evaluation.metrics import span_report
+from opinion_tagger.evaluation.roles import ROLES, role_report
 from opinion_tagger.sentences import Frame, Sentence
 
 
@@ -50,10 +51,42 @@ def predict_with_frames(tagger, sentences: Sequence[Sentence]) -> tuple[dict[str
         return tagger.predict_tags([s.words for s in sentences]), None
     preds = tagger.predict_frames([s.words for s in sentences])
     tags = {t: [tags[t][0] for tags, _ in preds] for t in tagger.types}
-    frames = tagger.config.model.frames
     predicted = [[f.frame for f in found] for _, found in preds]
-    options = dict(both=frames.both, dse_intensity=frames.dse_intensity)
-    return tags, score_frames(sentences, predicted, tagger.types, **options)
+    return tags, score_frames(sentences, predicted, tagger.types, **_frame_options(tagger))
+
+
+def _frame_options(tagger) -> dict:
+    """How the tagger's configuration reads the corpus's frames (``frame_both``, ``frame_dse_intensity``)."""
+    frames = tagger.config.model.frames
+    return dict(both=frames.both, dse_intensity=frames.dse_intensity)
+
+
+def predict_with_roles(
+    tagger, sentences: Sequence[Sentence]
+) -> tuple[dict[str, list[list[str]]], dict | None, dict | None]:
+    """``predict_with_frames``'s tags and frame scores and, third, the scores of the DSE roles the tagger predicts
+    (``tagger.roles``: the holder; targets and the attitude type once a head predicts them;
+    ``opinion_tagger.evaluation.roles``), with the gold DSEs given (the heads run on the gold DSE spans in the
+    same pass of the network) and end to end; None for a tagger without frame heads or roles."""
+    roles = tuple(getattr(tagger, "roles", ()))
+    if tagger.heads is None or not roles or "DSE" not in tagger.types:
+        tags, frames = predict_with_frames(tagger, sentences)
+        return tags, frames, None
+    missing = sum(s.frames is None for s in sentences)
+    if missing:
+        raise ValueError(f"{missing} of {len(sentences)} gold sentences have no frames (read them: corpus.frames)")
+    gold = [s.frames or [] for s in sentences]
+    given = [{"DSE": [(f.start, f.end) for f in frames if f.type == "DSE"]} for frames in gold]
+    preds = tagger.predict_frames_given([s.words for s in sentences], given)
+    tags = {t: [tags[t][0] for tags, _, _ in preds] for t in tagger.types}
+    predicted = [[f.frame for f in found] for _, found, _ in preds]
+    on_gold = [[f.frame for f in found] for _, _, found in preds]
+    frame_scores = score_frames(sentences, predicted, tagger.types, **_frame_options(tagger))
+    scored = [r for r in ROLES if r in roles]
+    role_scores = role_report(
+        gold, predicted, on_gold, scored, attitude="attitude" in roles, documents=[s.doc for s in sentences]
+    )
+    return tags, frame_scores, role_scores
 
 
 def by_document(sentences: Sequence[Sentence], predicted: dict[str, list[list[str]]]) -> dict[str, dict]:

@@ -75,11 +75,23 @@ class FramePrediction:
     intensity_score: float
     holder: tuple[int, int] | str | None = None
     holder_score: float | None = None
+    attitude: str | None = None  # a DSE's attitude type and target token spans: no head predicts them yet
+    targets: tuple[tuple[int, int], ...] | None = None
 
     @property
     def frame(self) -> Frame:
-        """As a corpus frame (``opinion_tagger.evaluation.frames`` scores these)."""
-        return Frame(self.type, self.start, self.end, self.polarity, self.intensity, None, self.holder)
+        """As a corpus frame (``opinion_tagger.evaluation.frames`` and ``.roles`` score these)."""
+        return Frame(
+            self.type,
+            self.start,
+            self.end,
+            self.polarity,
+            self.intensity,
+            None,
+            self.holder,
+            self.attitude,
+            self.targets,
+        )
 
 
 def softmax(x: np.ndarray) -> np.ndarray:
@@ -101,6 +113,11 @@ class FrameHeads:
         self.w = {k: np.asarray(arrays[k], dtype=np.float32) for k in expected}
         self.config = config
         self.polarities, self.intensities = polarity_classes(config), intensity_classes()
+
+    @property
+    def roles(self) -> tuple[str, ...]:
+        """What the heads predict of a DSE's roles (``opinion_tagger.evaluation.roles``): its holder."""
+        return ("holder",) if "DSE" in self.config.types else ()
 
     @classmethod
     def load(cls, bundle: str | Path, config: TaggerConfig) -> FrameHeads:

@@ -95,19 +95,44 @@ class SentenceTagger:
     ) -> list[tuple[dict[str, tuple[list[str], list[float]]], list[FramePrediction]]]:
         """``predict``'s result for each sentence, with the frames of its spans (each type's spans in order):
         the frame heads run on the states of the spans just tagged."""
-        if self.heads is None:
+        return [(tags, frames) for tags, frames, _ in self._frames(sentences, None, batch_size)]
+
+    def predict_frames_given(
+        self,
+        sentences: Sequence[Sequence[str]],
+        given: Sequence[dict[str, Sequence[tuple[int, int]]]],
+        batch_size: int = 64,
+    ) -> list[tuple[dict[str, tuple[list[str], list[float]]], list[FramePrediction], list[FramePrediction]]]:
+        """``predict_frames``'s result for each sentence and, third, the frames of the spans ``given`` for it
+        (``{type: [(start, end), ...]}``, e.g. its gold spans; each type's in the order given), from the same pass
+        of the network: the frame heads run on the states of any spans."""
+        if len(given) != len(sentences):
+            raise ValueError(f"{len(sentences)} sentences but spans given for {len(given)}")
+        return self._frames(sentences, given, batch_size)
+
+    @property
+    def roles(self) -> tuple[str, ...]:
+        """What the frame heads predict of a DSE's roles (``FrameHeads.roles``; none without heads)."""
+        return self.heads.roles if self.heads is not None else ()
+
+    def _frames(self, sentences, given, batch_size: int) -> list:
+        """(tags, the frames of the spans tagged, the frames of the spans given or []) for each sentence."""
+        heads = self.heads
+        if heads is None:
             raise TaggerError("this model has no frame heads (its configuration's frames are off)")
         results: list[tuple] = [None] * len(sentences)  # type: ignore[list-item]
         for batch, lengths, out in self._batches(sentences, batch_size):
             decoded = {t: self._decode(out[t], lengths, t) for t in self.types}
             for row, i in enumerate(batch):
                 tags = {t: decoded[t][row] for t in self.types}
-                frames = []
-                for t in self.types:
-                    spans = [(a, b) for a, b, _ in spans_from_bio(tags[t][0])]
-                    if spans:
-                        frames += self.heads.apply(out[STATES][row, : lengths[row]], spans, t)
-                results[i] = (tags, frames)
+                states = out[STATES][row, : lengths[row]] if lengths[row] else None
+
+                def apply(spans: Sequence[tuple[int, int]], t: str, states=states) -> list[FramePrediction]:
+                    return heads.apply(states, spans, t) if spans and states is not None else []
+
+                frames = [f for t in self.types for f in apply([(a, b) for a, b, _ in spans_from_bio(tags[t][0])], t)]
+                on_given = [f for t in self.types for f in apply(given[i].get(t, []), t)] if given is not None else []
+                results[i] = (tags, frames, on_given)
         return results
 
     def distributions(
