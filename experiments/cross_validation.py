@@ -38,10 +38,10 @@ from typing import Any
 
 import yaml
 
+from experiments.fold_locks import claim_fold
+from experiments.summaries import DIVERGED_FILE
 from opinion_tagger.config import TaggerConfig
 from opinion_tagger.errors import TaggerError, TrainingDiverged
-from opinion_tagger.evaluation.results import DIVERGED_FILE
-from opinion_tagger.locks import claim_fold
 from opinion_tagger.paths import default_datasplit, default_mpqa, default_reference
 from opinion_tagger.storage import atomic_write_text
 
@@ -381,7 +381,7 @@ def _score_folds(exp, trained, diverged, configs, seeds, run) -> list[Path]:
 def _write_diverged(exp, fold, cfg, attempts, commit, results) -> Path:
     """``results/<name>/diverged-fold<k>.json``: a fold whose every seed diverged (``attempts``: each seed and
     the epoch its loss became infinite), so that studies show it; a later result of the fold replaces it."""
-    from opinion_tagger.provenance import machine
+    from experiments.cpu_pinning import machine
 
     record = {
         "name": exp.name,
@@ -401,7 +401,7 @@ def _write_diverged(exp, fold, cfg, attempts, commit, results) -> Path:
 def _write_result(
     exp, fold, split, parts, path, datasplit, commit, t0, scores, training, config, seed, results
 ) -> Path:
-    from opinion_tagger.provenance import machine
+    from experiments.cpu_pinning import machine
 
     train_s, dev_s, test_s = parts
     record = {
