@@ -20,11 +20,13 @@ Shared by every stage: ``config`` (TaggerConfig), ``cells`` and ``encoders`` (th
 ``provenance``, ``storage`` (atomic files).  The study itself (its cross-validation runner, fold locks, CPU
 pinning, result summaries, names, tables, findings) lives under ``experiments/`` in the repository, not in the
 package.
+
+Importing the package sets nothing in the process's environment (Keras's back end and TensorFlow's log level
+are given their defaults by ``opinion_tagger.model``, which the training stack imports before Keras).
 """
 
 from __future__ import annotations
 
-import os as _os
 from typing import TYPE_CHECKING
 
 __version__ = "0.1.0"
@@ -40,9 +42,6 @@ __all__ = [
     "TaggerError",
     "__version__",
 ]
-
-_os.environ.setdefault("KERAS_BACKEND", "tensorflow")
-_os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 if TYPE_CHECKING:  # what a type checker sees; at run time each name is imported when first used
     from opinion_tagger.errors import BundleError, InvalidText, TaggerError
