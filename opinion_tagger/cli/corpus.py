@@ -11,10 +11,11 @@ from pathlib import Path
 from opinion_tagger.cli.common import problems_line
 from opinion_tagger.corpus.agreement import measure_agreement
 from opinion_tagger.corpus.convert import mpqa_sentences, write_conll
-from opinion_tagger.corpus.labels import IMPLICIT_CHOICES, OVERLAP_STRATEGIES, LabelRules, spans_from_bio
+from opinion_tagger.corpus.labels import IMPLICIT_CHOICES, OVERLAP_STRATEGIES, LabelRules
 from opinion_tagger.corpus.mpqa import SUBSETS, MPQACorpus
 from opinion_tagger.corpus.reference import read_reference
 from opinion_tagger.paths import default_mpqa, default_reference
+from opinion_tagger.runtime.bio import spans_from_bio
 from opinion_tagger.sentences import TYPES
 from opinion_tagger.wording import counted
 

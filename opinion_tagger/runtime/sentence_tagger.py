@@ -16,9 +16,9 @@ from pathlib import Path
 import numpy as np
 
 from opinion_tagger.config import TaggerConfig
-from opinion_tagger.corpus.labels import spans_from_bio
 from opinion_tagger.errors import TaggerError
 from opinion_tagger.runtime.batching import budget_batches, decode_tag_rows, encode_words, network_inputs
+from opinion_tagger.runtime.bio import spans_from_bio
 from opinion_tagger.runtime.bundle import load_bundle_files
 from opinion_tagger.runtime.decoding import marginals_batch, viterbi_batch
 from opinion_tagger.runtime.frame_heads import STATES, FrameHeads, FramePrediction
