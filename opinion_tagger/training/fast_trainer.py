@@ -193,7 +193,7 @@ class FastTrainer:
         resume: bool = False,
         teachers: Sequence[str | Path] | None = None,
     ):
-        """Train one model per (train, dev, out_dir); returns [(Tagger, meta)] in the same order, with a
+        """Train one model per (train, dev, out_dir); returns [(SentenceTagger, meta)] in the same order, with a
         ``TrainingDiverged`` in place of a model whose loss became infinite (the others train on).  ``init``:
         a bundle whose network and vocabulary every model starts from (words it lacks read as unknown).
         ``resume``: continue from the newest epoch every model has a complete checkpoint of (if none,
@@ -398,7 +398,7 @@ def train_fast(
     init: str | Path | None = None,
     resume: bool = False,
 ):
-    """Train with the JAX loop and write the bundle to ``out_dir``; returns (Tagger, meta).  Raises
+    """Train with the JAX loop and write the bundle to ``out_dir``; returns (SentenceTagger, meta).  Raises
     ``TrainingDiverged`` when the loss becomes infinite.  ``init``: a bundle to continue training from;
     ``resume``: continue from the checkpoint in ``out_dir``."""
     (result,) = FastTrainer(config, progress).run([(train, dev, out_dir)], extra_words, [record or {}], init, resume)
@@ -417,6 +417,6 @@ def train_fast_together(
     teachers: Sequence[str | Path] | None = None,
 ):
     """Train several models of one configuration together, one per (train, dev, out_dir) (e.g. the folds of
-    a cross-validation); returns [(Tagger, meta)], a ``TrainingDiverged`` for a model whose loss became
+    a cross-validation); returns [(SentenceTagger, meta)], a ``TrainingDiverged`` for a model whose loss became
     infinite.  ``resume``: continue from their checkpoints; ``teachers``: each model's teacher bundle."""
     return FastTrainer(config, progress).run(runs, extra_words, records, resume=resume, teachers=teachers)
