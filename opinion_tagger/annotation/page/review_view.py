@@ -35,14 +35,7 @@ def _copy_html(doc) -> str:
 def review_view(project: Project, reviewer: str, threshold: float) -> None:
     """Two annotators' copies side by side; accept one, or merge the ticked spans, into the final
     version; then the final version in the editor (further corrections, undo)."""
-    from opinion_tagger.annotation.review import (
-        FINISHED,
-        accept_copy,
-        candidates,
-        merge,
-        next_to_review,
-        reviewable,
-    )
+    from opinion_tagger.annotation.review import FINISHED, reviewable
 
     ready = reviewable(project)
     progress_bar([status if status in FINISHED else "todo" for _, _, status, _ in ready], "reviewed")
@@ -53,6 +46,23 @@ def review_view(project: Project, reviewer: str, threshold: float) -> None:
         )
         return
     by_id = {r[0]: r for r in ready}
+    doc_id = _pick_document(project, by_id, ready[0][0])
+    finished = [a for a, s in by_id[doc_id][3] if s in FINISHED]
+    c = st.columns(2)
+    first = c[0].selectbox("Left", finished, index=0, key=f"review_a_{doc_id}")
+    second = c[1].selectbox("Right", [a for a in finished if a != first], index=0, key=f"review_b_{doc_id}")
+    pair = [first, second]
+    final = project.document(doc_id)
+    _show_copies(project, doc_id, pair, final)
+    _merge_form(project, doc_id, pair, final, reviewer)
+    agreement_section(project)
+    _final_version(project, final, reviewer, threshold)
+
+
+def _pick_document(project: Project, by_id: dict, first: int) -> int:
+    """The document to review, chosen in a list that shows each one's status and its copies'; the next to
+    review after a review, or a search result, is chosen for the reviewer."""
+    from opinion_tagger.annotation.review import next_to_review
 
     def label(i: int) -> str:
         _, name, status, copies = by_id[i]
@@ -67,17 +77,16 @@ def review_view(project: Project, reviewer: str, threshold: float) -> None:
         if wanted in by_id:  # the next to review after a review, or a search result
             st.session_state["review_doc"] = st.session_state[key] = wanted
     if st.session_state.get("review_doc") not in by_id:
-        st.session_state["review_doc"] = next_to_review(project) or ready[0][0]
+        st.session_state["review_doc"] = next_to_review(project) or first
     if st.session_state.get(key) not in by_id:
         st.session_state[key] = st.session_state["review_doc"]
     doc_id = st.selectbox("Document to review", list(by_id), key=key, format_func=labels.get)
     st.session_state["review_doc"] = doc_id
-    finished = [a for a, s in by_id[doc_id][3] if s in FINISHED]
-    c = st.columns(2)
-    first = c[0].selectbox("Left", finished, index=0, key=f"review_a_{doc_id}")
-    second = c[1].selectbox("Right", [a for a in finished if a != first], index=0, key=f"review_b_{doc_id}")
-    pair = [first, second]
-    final = project.document(doc_id)
+    return doc_id
+
+
+def _show_copies(project: Project, doc_id: int, pair: list[str], final) -> None:
+    """The two copies side by side, and how the final version was made (when it was reviewed)."""
     for col, name in zip(st.columns(2), pair):
         copy = project.document(doc_id, name)
         col.markdown(f"**{plain(name)}** · {STATUS_MARK[copy.status]} · {counted(len(copy.spans), 'span')}")
@@ -90,14 +99,22 @@ def review_view(project: Project, reviewer: str, threshold: float) -> None:
                 f"(copies of {', '.join(r.get('annotators') or [])}), {STATUS_MARK[final.status]}"
             )
         )
-    cands = candidates(project, doc_id, pair)
+
+
+def _merge_form(project: Project, doc_id: int, pair: list[str], final, reviewer: str) -> None:
+    """A checkbox per span of the two copies and the buttons that merge the ticked ones, or accept one copy,
+    into the final version."""
+    from opinion_tagger.annotation.review import accept_copy, candidates, merge
+
+    first, second = pair
     with st.form(f"merge_{doc_id}_{first}_{second}", border=True):
         st.markdown(
             "**Spans of the two copies**: tick those the final version keeps (ticked: both made it); a span's "
             "polarity, intensity and holder are the left copy's where it has the span"
         )
         keep = []
-        for cand in cands:  # a checkbox per span (type and tokens), whatever the copies hold by now
+        # a checkbox per span (type and tokens), whatever the copies hold by now
+        for cand in candidates(project, doc_id, pair):
             frame = cand.frame_text()  # the copies' polarity, intensity and holder of it
             tick = st.checkbox(
                 f"{cand.key[0]} “{plain(cand.text)}” — {plain(', '.join(cand.by))}"
@@ -111,24 +128,29 @@ def review_view(project: Project, reviewer: str, threshold: float) -> None:
         merged = b.form_submit_button("Merge the ticked spans", type="primary", width="content")
         took_a = b.form_submit_button(f"Accept {first}'s version", width="content")
         took_b = b.form_submit_button(f"Accept {second}'s version", width="content")
-    if merged or took_a or took_b:
-        # the final version as this tab showed it: a review on a version changed since is refused
-        version = st.session_state.get("shown", {}).get((doc_id, FINAL), final.version)
-        try:
-            if merged:
-                merge(project, doc_id, version, keep, pair, reviewer)
-                flash(f"Merged {counted(len(keep), 'span')} into the final version.")
-            else:
-                chosen = first if took_a else second
-                accept_copy(project, doc_id, version, chosen, pair, reviewer)
-                flash(plain(f"The final version is {chosen}'s."))
-            go_on(project, doc_id)
-        except ConflictError as exc:
-            flash(plain(f"Not saved: {exc}."), "warning")
-        except ProjectError as exc:
-            flash(plain(f"Not saved: {exc}."), "warning")
-        st.rerun()
-    agreement_section(project)
+    if not (merged or took_a or took_b):
+        return
+    # the final version as this tab showed it: a review on a version changed since is refused
+    version = st.session_state.get("shown", {}).get((doc_id, FINAL), final.version)
+    try:
+        if merged:
+            merge(project, doc_id, version, keep, pair, reviewer)
+            flash(f"Merged {counted(len(keep), 'span')} into the final version.")
+        else:
+            chosen = first if took_a else second
+            accept_copy(project, doc_id, version, chosen, pair, reviewer)
+            flash(plain(f"The final version is {chosen}'s."))
+        go_on(project, doc_id)
+    except ConflictError as exc:
+        flash(plain(f"Not saved: {exc}."), "warning")
+    except ProjectError as exc:
+        flash(plain(f"Not saved: {exc}."), "warning")
+    st.rerun()
+
+
+def _final_version(project: Project, final, reviewer: str, threshold: float) -> None:
+    """The final version in the editor, with its undo and reject buttons."""
+    doc_id = final.id
     st.markdown("**Final version** (exported and trained on)")
     # the version this tab last showed; a run cut short by a click (Streamlit stops it for the next) never
     # recorded it, and then the version read in this run is taken, as for a merge above
