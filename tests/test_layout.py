@@ -1,6 +1,7 @@
-"""The shape of the package that its import contracts cannot state: no module over 450 lines, encoder names only
-in the encoder registry, every optional install declared.  The rules on imports (layers, no cycle, what tagging
-may reach, imports inside functions too) are contracts in pyproject.toml, which ``lint-imports`` checks."""
+"""The shape of the package that its import contracts and lint rules cannot state: encoder names only in the
+encoder registry, every optional install declared.  The rules on imports (layers, no cycle, what tagging may
+reach, imports inside functions too) are contracts in pyproject.toml, which ``lint-imports`` checks; the size
+of functions is ruff's (C901, PLR0913, PLR0915, at the limits pyproject.toml sets)."""
 
 import ast
 from pathlib import Path
@@ -9,7 +10,6 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "opinion_tagger"
-MAX_LINES = 450
 REGISTRY = "opinion_tagger.encoders"
 
 
@@ -20,11 +20,6 @@ def _module(path: Path) -> str:
 
 def _modules() -> dict[str, Path]:
     return {_module(p): p for p in PACKAGE.rglob("*.py")}
-
-
-def test_no_module_over_450_lines():
-    lines = {str(p.relative_to(PACKAGE)): len(p.read_text().splitlines()) for p in PACKAGE.rglob("*.py")}
-    assert {m: n for m, n in lines.items() if n > MAX_LINES} == {}
 
 
 def _string_constants(path: Path) -> set[str]:
