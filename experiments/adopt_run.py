@@ -18,10 +18,10 @@ import json
 import sys
 from pathlib import Path
 
+from experiments.cross_validation import load_experiments, result_path
 from experiments.locations import RESULTS
+from experiments.summaries import flat_config
 from opinion_tagger.errors import TaggerError
-from opinion_tagger.evaluation.results import flat_config
-from opinion_tagger.experiment import load_experiments, result_path
 from opinion_tagger.storage import atomic_write_text
 
 

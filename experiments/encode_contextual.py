@@ -13,9 +13,9 @@ from __future__ import annotations
 import argparse
 import sys
 
+from experiments.cross_validation import context_cache_path, data_path, load_experiments
 from experiments.locations import RUNS
 from opinion_tagger.errors import TaggerError
-from opinion_tagger.experiment import context_cache_path, data_path, load_experiments
 
 
 def main(argv=None) -> int:

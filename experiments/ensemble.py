@@ -32,13 +32,14 @@ from pathlib import Path
 
 import numpy as np
 
+from experiments.cpu_pinning import machine
 from opinion_tagger.config import TaggerConfig
 from opinion_tagger.corpus.sources import select
 from opinion_tagger.corpus.split import load_split
 from opinion_tagger.errors import TaggerError
 from opinion_tagger.evaluation.scoring import evaluate_tagger
 from opinion_tagger.paths import default_datasplit, default_reference
-from opinion_tagger.provenance import git_commit, machine
+from opinion_tagger.provenance import git_commit
 from opinion_tagger.runtime.batching import decode_tags
 from opinion_tagger.runtime.bundle import load_bundle_files
 from opinion_tagger.runtime.decoding import likeliest_valid_batch, marginals, viterbi_batch

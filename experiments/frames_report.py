@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from opinion_tagger.evaluation.results import fmt_mean_std, mean_std
+from experiments.summaries import fmt_mean_std, mean_std
 
 # The published work nearest to these rows: (work, what it scores, its protocol, whether the rows compare).  Their
 # figures are not given here: the papers' result tables could not be read from the sources this project could

@@ -13,8 +13,8 @@ import json
 import sys
 from pathlib import Path
 
+from experiments.cpu_pinning import machine
 from experiments.locations import RESULTS
-from opinion_tagger.provenance import machine
 from opinion_tagger.storage import atomic_write_text
 
 

@@ -1,5 +1,5 @@
-"""Where this repository's experiments keep their results and runs (the library's runner,
-``opinion_tagger.experiment``, takes both as arguments)."""
+"""Where this repository's experiments keep their results and runs (the runner, ``experiments.cross_validation``,
+takes both as arguments)."""
 
 from pathlib import Path
 

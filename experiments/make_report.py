@@ -9,11 +9,11 @@ import argparse
 import sys
 from pathlib import Path
 
+from experiments.cross_validation import load_experiments
 from experiments.locations import RESULTS
 from experiments.study import write_report
+from experiments.summaries import load_diverged, load_results
 from opinion_tagger.errors import TaggerError
-from opinion_tagger.evaluation.results import load_diverged, load_results
-from opinion_tagger.experiment import load_experiments
 
 CONFIGS = Path(__file__).resolve().parent / "configs"
 

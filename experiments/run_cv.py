@@ -13,10 +13,10 @@ import argparse
 import logging
 import sys
 
+from experiments.cpu_pinning import add_cpus_option, pin_cpus
+from experiments.cross_validation import load_experiments, run_experiment
 from experiments.locations import RESULTS, RUNS
 from opinion_tagger.errors import TaggerError
-from opinion_tagger.experiment import load_experiments, run_experiment
-from opinion_tagger.threads import add_cpus_option, pin_cpus
 
 
 def main(argv=None) -> int:

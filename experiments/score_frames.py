@@ -1,5 +1,5 @@
 """Add a frame-head run's frame scores to its results, for runs whose results were written before results
-recorded them (``scores.dev_frames`` and ``scores.test_frames``, as ``opinion_tagger.experiment`` now writes at
+recorded them (``scores.dev_frames`` and ``scores.test_frames``, as ``experiments.cross_validation`` now writes at
 the end of a fold): each fold's bundle in experiments/runs/NAME/foldK scored on that fold's dev and test
 documents, the data read as the run read it.
 

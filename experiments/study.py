@@ -1,5 +1,5 @@
 """The study's report: tables against the paper, the findings and plots, from the JSON results (the
-study's own names, numbers and prose; the statistics are ``opinion_tagger.evaluation.results``).
+study's own names, numbers and prose; the statistics are ``experiments.summaries``).
 
 python -m experiments.make_report        # writes experiments/REPORT.md and experiments/report/*.png
 """
@@ -15,7 +15,7 @@ from pathlib import Path
 from experiments.frames_report import frames_cv_section
 from experiments.genre_report import genre_section
 from experiments.locations import RESULTS
-from opinion_tagger.evaluation.results import fmt_mean_std, paired, summarise
+from experiments.summaries import fmt_mean_std, paired, summarise
 
 # Irsoy & Cardie (2014), 10-fold CV, F1 % as (proportional, binary): ../shared/README.md
 PAPER = {
@@ -122,9 +122,9 @@ def write_report(
     diverged: Sequence[dict] = (),
     choices: dict[str, str] | None = None,
 ) -> Path:
-    """``diverged``: the folds no seed could train (``opinion_tagger.experiment.load_diverged``), listed in their study;
-    ``choices``: each experiment's ``choices`` as its configuration file says them now, in place of the text its
-    results recorded when they ran (a choice is often written down after its runs)."""
+    """``diverged``: the folds no seed could train (``experiments.summaries.load_diverged``), listed in their
+    study; ``choices``: each experiment's ``choices`` as its configuration file says them now, in place of the
+    text its results recorded when they ran (a choice is often written down after its runs)."""
     summaries = summarise(results)
     for s in summaries.values():
         s["choices"] = (choices or {}).get(s["name"]) or s["choices"]
@@ -376,7 +376,7 @@ def grid_section(summaries: dict, study: dict | None = None) -> list[str]:
     if reruns:
         lines += [
             "Runs whose training loss became infinite (the authors' recipe has no gradient clipping) were run "
-            "again with the seed + 1000 (`opinion_tagger.experiment.DIVERGED_RETRIES`): " + "; ".join(reruns) + ".",
+            "again with the seed + 1000 (`experiments.cross_validation.DIVERGED_RETRIES`): " + "; ".join(reruns) + ".",
             "",
         ]
     stuck = [

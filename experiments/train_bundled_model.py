@@ -65,19 +65,19 @@ import tempfile
 import time
 from pathlib import Path
 
+from experiments.cpu_pinning import add_cpus_option, pin_cpus
+from experiments.cross_validation import load_experiments
 from experiments.model_cards import write_card
 from opinion_tagger.config import TaggerConfig
 from opinion_tagger.corpus.mpqa import MPQACorpus
 from opinion_tagger.corpus.sources import load_documents, select
 from opinion_tagger.corpus.split import load_split
 from opinion_tagger.evaluation.scoring import evaluate_tagger, evaluate_with_frames
-from opinion_tagger.experiment import load_experiments
 from opinion_tagger.export.bundle_writer import add_onnx
 from opinion_tagger.paths import BUNDLED, default_datasplit, default_mpqa
 from opinion_tagger.provenance import git_commit
 from opinion_tagger.runtime.sentence_tagger import SentenceTagger
 from opinion_tagger.storage import atomic_write_text
-from opinion_tagger.threads import add_cpus_option, pin_cpus
 from opinion_tagger.training.checkpoints import has_checkpoint, remove_checkpoint
 from opinion_tagger.training.run import train
 from opinion_tagger.training.run_data import load_data

@@ -8,8 +8,7 @@ runtime -> tagging -> engines / annotator / CLI):
     training/    one way in (run: chooses the trainer), the Keras trainer, the fast JAX trainer, data-parallel,
                  the CRF baseline; checkpoints and early stopping shared
     export/      a trained network to ONNX, bundles written
-    evaluation/  the paper's metrics, scoring, summaries and paired comparisons of results
-    experiment   the cross-validation runner (configurations, folds, results where the caller says)
+    evaluation/  the paper's metrics and scoring
     runtime/     what tagging needs and nothing else: bundles read and checked, ONNX Runtime, SentenceTagger
     tagging/     input records, OpinionTagger (text in, spans out), output formats
     engines/     the local engine (a worker process per core), batch tagging in partitions, on Ray
@@ -18,13 +17,16 @@ runtime -> tagging -> engines / annotator / CLI):
 
 Shared by every stage: ``config`` (TaggerConfig), ``cells`` and ``encoders`` (the registries), ``sentences``
 (tokens, sentences, spans), ``tokenize`` (spaCy), ``extras`` (the optional installs), ``errors``, ``paths``,
-``provenance``, ``storage`` (atomic files).  The study itself (its names, tables, findings, result
-directories) lives under ``experiments/`` in the repository, not in the package.
+``provenance``, ``storage`` (atomic files).  The study itself (its cross-validation runner, fold locks, CPU
+pinning, result summaries, names, tables, findings) lives under ``experiments/`` in the repository, not in the
+package.
+
+Importing the package sets nothing in the process's environment (Keras's back end and TensorFlow's log level
+are given their defaults by ``opinion_tagger.model``, which the training stack imports before Keras).
 """
 
 from __future__ import annotations
 
-import os as _os
 from typing import TYPE_CHECKING
 
 __version__ = "0.1.0"
@@ -40,9 +42,6 @@ __all__ = [
     "TaggerError",
     "__version__",
 ]
-
-_os.environ.setdefault("KERAS_BACKEND", "tensorflow")
-_os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 if TYPE_CHECKING:  # what a type checker sees; at run time each name is imported when first used
     from opinion_tagger.errors import BundleError, InvalidText, TaggerError

@@ -70,17 +70,15 @@ def default_model() -> Path:
 
 
 def resolve_model(spec: str | Path | None) -> Path:
-    """A model bundle from a directory path or the name of a bundled model (``fast``, ``accurate``;
-    ``default`` is the default model); None means the default model.  An existing path wins over
-    a name."""
+    """A model bundle from the name of a bundled model (``fast``, ``accurate``, ...; ``default`` is the default
+    model) or a bundle's path; None means the default model.  A bare name (a string without a path separator)
+    that names a bundled model is that model, whatever the working directory holds; anything else is a path:
+    ``./fast`` or ``models/fast`` for a folder of that name, a ``Path`` always."""
     if spec is None:
         return default_model()
-    path = Path(spec)
-    if path.exists():
-        return path
-    name = str(spec)
-    if name == "default":
-        return default_model()
-    if name.replace("-", "").replace("_", "").isalnum() and (BUNDLED / name).is_dir():
-        return BUNDLED / name
-    return path  # loading reports "model bundle not found" with the path
+    if isinstance(spec, str) and not any(sep in spec for sep in ("/", os.sep, os.altsep or "/")):
+        if spec == "default":
+            return default_model()
+        if spec.replace("-", "").replace("_", "").isalnum() and (BUNDLED / spec).is_dir():
+            return BUNDLED / spec
+    return Path(spec)  # loading reports "model bundle not found" with the path

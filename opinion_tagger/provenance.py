@@ -1,9 +1,8 @@
-"""What a result records about where it came from."""
+"""The commit of the code a trained bundle or a result came from."""
 
 from __future__ import annotations
 
 import os
-import platform
 import subprocess
 
 from opinion_tagger.paths import REPO_ROOT
@@ -27,12 +26,3 @@ def git_commit() -> str:
     except (OSError, subprocess.SubprocessError):
         given = os.environ.get("OPINION_TAGGER_GIT_COMMIT")
         return f"{given} (copy)" if given else "unknown"
-
-
-def machine() -> str:
-    from opinion_tagger.threads import cpu_threads
-
-    n = cpu_threads()
-    return f"{platform.machine()} {platform.system()}, Python {platform.python_version()}" + (
-        f", {n} CPU thread{'s' if n > 1 else ''} for kernels" if n else ""
-    )  # cores it was pinned to

@@ -38,7 +38,7 @@ from spacy.util import minibatch
 from opinion_tagger.paths import DEFAULT_NAME, resolve_model
 from opinion_tagger.runtime.bundle import check_exists
 from opinion_tagger.runtime.network import DEFAULT_BACKEND, DEFAULT_PRECISION
-from opinion_tagger.tagging.tagger import BATCH_SIZE, OpinionTagger
+from opinion_tagger.tagging.tagger import OpinionTagger
 
 SPANS_KEY = "opinions"
 COPIED = "model"  # the folder of a copied bundle inside the component's folder of a saved pipeline
@@ -52,7 +52,7 @@ COPIED = "model"  # the folder of a copied bundle inside the component's folder 
         "backend": DEFAULT_BACKEND,
         "precision": DEFAULT_PRECISION,
         "threads": None,
-        "batch_size": BATCH_SIZE,
+        "batch_size": None,
         "copy_model": False,
     },
     assigns=["doc.spans"],
@@ -65,7 +65,7 @@ def make_opinion_tagger(
     backend: str,
     precision: str,
     threads: int | None,
-    batch_size: int,
+    batch_size: int | None,
     copy_model: bool,
 ) -> OpinionTaggerComponent:
     """The component (spaCy calls this with the pipeline's config)."""
@@ -74,7 +74,9 @@ def make_opinion_tagger(
 
 class OpinionTaggerComponent:
     """Writes DSE and ESE spans into ``doc.spans[spans_key]`` (labels ``DSE``, ``ESE``; scores in the group's
-    ``attrs["scores"]``)."""
+    ``attrs["scores"]``).  ``model``, ``backend``, ``threads``, ``batch_size`` and ``precision`` are
+    ``OpinionTagger.load``'s: ``batch_size`` sentences a batch of the network whatever their length (for a GPU),
+    None for batches within the model's budget of words or wordpieces."""
 
     def __init__(
         self,
@@ -84,7 +86,7 @@ class OpinionTaggerComponent:
         spans_key: str = SPANS_KEY,
         backend: str = DEFAULT_BACKEND,
         threads: int | None = None,
-        batch_size: int = BATCH_SIZE,
+        batch_size: int | None = None,
         copy_model: bool = False,
         precision: str = DEFAULT_PRECISION,
     ) -> None:
@@ -102,7 +104,11 @@ class OpinionTaggerComponent:
         """The loaded model: loaded when first used, again in a forked worker process."""
         if self._tagger is None or self._pid != os.getpid():
             self._tagger = OpinionTagger.load(
-                self.model, backend=self.backend, threads=self.threads, precision=self.precision
+                self.model,
+                backend=self.backend,
+                threads=self.threads,
+                batch_size=self.batch_size,
+                precision=self.precision,
             )
             self._pid = os.getpid()
         return self._tagger

@@ -88,7 +88,7 @@ def test_encode_contextual_fills_the_shared_cache(sample_mpqa, tmp_path, capsys,
     import importlib.util
     from pathlib import Path
 
-    from opinion_tagger.experiment import context_cache_path, load_experiments
+    from experiments.cross_validation import context_cache_path, load_experiments
 
     script = Path(__file__).parents[1] / "experiments" / "encode_contextual.py"
     monkeypatch.syspath_prepend(str(script.parent))  # as when it runs as a script: its directory first

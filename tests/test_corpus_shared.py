@@ -27,7 +27,7 @@ def reference(shared_reference):
 
 
 def test_reference_counts(reference):
-    from opinion_tagger.corpus.labels import spans_from_bio
+    from opinion_tagger.runtime.bio import spans_from_bio
 
     assert len(reference) == 11111
     assert sum(len(s) for s in reference) == 298581

@@ -6,9 +6,10 @@ import pytest
 
 from opinion_tagger.cli import main
 from opinion_tagger.corpus.convert import document_sentences, mpqa_sentences, read_conll, write_conll
-from opinion_tagger.corpus.labels import LabelRules, ranges_to_bio, spans_from_bio
+from opinion_tagger.corpus.labels import LabelRules, ranges_to_bio
 from opinion_tagger.corpus.mpqa import MPQACorpus, parse_annotation_line, parse_attributes
 from opinion_tagger.errors import CorpusError
+from opinion_tagger.runtime.bio import spans_from_bio
 
 
 def tags_of(sent, typ):

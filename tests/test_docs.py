@@ -25,7 +25,7 @@ FENCE = re.compile(r"^\s*(```|~~~)")
 
 TEST_LINE = (
     'pip install -e ".[all,test]" && opinion-tagger download && opinion-tagger download --encoder mpnet && '
-    "ruff check && ruff format --check && mypy && mkdocs build --strict && python -m pytest -q -n 2"
+    "ruff check && ruff format --check && mypy && lint-imports && mkdocs build && pytest -q -n 2"
 )
 SETUP_LINE = (
     "python3 -m venv .venv && . .venv/bin/activate && pip install -e . && opinion-tagger download && "

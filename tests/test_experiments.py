@@ -8,12 +8,12 @@ import pytest
 from conftest import experiment_script, write_split
 
 from experiments import study
+from experiments.cross_validation import load_experiments, run_experiment
+from experiments.summaries import load_diverged, load_results, sign_test
 from opinion_tagger.config import TaggerConfig
 from opinion_tagger.corpus.sources import load_documents, select
 from opinion_tagger.corpus.split import load_split
 from opinion_tagger.errors import TaggerError
-from opinion_tagger.evaluation.results import load_diverged, load_results, sign_test
-from opinion_tagger.experiment import load_experiments, run_experiment
 from opinion_tagger.training.trainer import Trainer
 
 
@@ -142,7 +142,8 @@ def test_fold_lock_shares_folds_between_jobs(setup):
     import os
     import subprocess
 
-    from opinion_tagger.experiment import claim_fold, result_path
+    from experiments.cross_validation import result_path
+    from experiments.fold_locks import claim_fold
 
     split, cfg, _, tmp = setup
     lock = tmp / "runs" / "x" / "fold0.lock"
@@ -361,7 +362,7 @@ def test_sign_test_and_depth_table_by_hand():
 
 
 def test_grid_section_by_hand_lists_stuck_and_diverged_runs():
-    from opinion_tagger.evaluation.results import summarise
+    from experiments.summaries import summarise
 
     def result(fold, test_f1, dev_f1, **extra):
         score = lambda f: {
@@ -404,7 +405,7 @@ def test_grid_section_by_hand_lists_stuck_and_diverged_runs():
 
 
 def test_variants_section_by_hand_pairs_with_the_elman_cell():
-    from opinion_tagger.evaluation.results import summarise
+    from experiments.summaries import summarise
 
     def result(name, source, fold, f1):
         score = {"DSE": {m: {"precision": f1, "recall": f1, "f1": f1} for m in ("proportional", "binary", "exact")}}
@@ -450,7 +451,7 @@ def test_variants_section_by_hand_pairs_with_the_elman_cell():
 
 
 def test_units_section_by_hand_pairs_the_new_cells_with_elman_lstm_and_gru():
-    from opinion_tagger.evaluation.results import summarise
+    from experiments.summaries import summarise
 
     def result(name, cell, fold, f1, depth=3):
         score = {"ESE": {m: {"precision": f1, "recall": f1, "f1": f1} for m in ("proportional", "binary", "exact")}}
@@ -513,7 +514,7 @@ def test_the_irlm_memory_figures_and_tables_join_the_report_once_written(tmp_pat
 
 
 def test_factors_and_seed_spread_by_hand():
-    from opinion_tagger.evaluation.results import summarise
+    from experiments.summaries import summarise
 
     def result(name, dev_f1, seed=1, fold=0):
         score = {
@@ -554,7 +555,7 @@ def test_factors_and_seed_spread_by_hand():
 
 
 def test_factor_rows_name_the_units_where_not_elman():
-    from opinion_tagger.evaluation.results import summarise
+    from experiments.summaries import summarise
 
     assert study.network({"cell": "lstm", "depth": 3, "budget": "24k"}) == "lstm d3 24k"
     assert study.network({"cell": "elman", "depth": 1, "budget": "200k"}) == "d1 200k"
@@ -587,7 +588,7 @@ def test_factor_rows_name_the_units_where_not_elman():
 
 
 def test_goal_check_by_hand_for_the_best_and_the_shipped_configuration():
-    from opinion_tagger.evaluation.results import summarise
+    from experiments.summaries import summarise
 
     def result(name, fold, prop, binary, exact):
         score = {
@@ -846,7 +847,7 @@ def test_the_frames_study_shows_span_and_frame_scores_of_its_runs():
     accuracies beside their majority class (hand-written values)."""
     import copy
 
-    from opinion_tagger.evaluation.results import summarise
+    from experiments.summaries import summarise
 
     base = json.loads(
         (
@@ -947,7 +948,7 @@ def test_the_frames_cross_validation_rows_average_the_folds_frame_scores():
     import copy
 
     from experiments.frames_report import frames_cv_section
-    from opinion_tagger.evaluation.results import summarise
+    from experiments.summaries import summarise
 
     base = json.loads(
         (

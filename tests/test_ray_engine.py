@@ -19,10 +19,13 @@ import pyarrow.parquet as pq
 
 from opinion_tagger.cli import main
 from opinion_tagger.engines.partitions import parquet_row, parquet_schema
-from opinion_tagger.engines.ray_engine import tag_with_ray
+from opinion_tagger.engines.ray_engine import ClusterOptions, OutputOptions, tag_with_ray
 
 ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.slow
+TWO_WORKERS = ClusterOptions(workers=2)
+OUTPUT_2 = OutputOptions(partition_size=2)
+ONE_A_PARTITION = OutputOptions(partition_size=1)
 
 GOOD = [
     "Officials said the plan was, as usual, daylight robbery.",
@@ -68,7 +71,7 @@ def _parts(out: Path) -> list[dict]:
 
 
 def test_two_workers_give_the_local_output_record_for_record(mixed, tmp_path):
-    totals = tag_with_ray([str(mixed)], tmp_path / "out", workers=2, partition_size=2, progress=False)
+    totals = tag_with_ray([str(mixed)], tmp_path / "out", output=OUTPUT_2, cluster=TWO_WORKERS, progress=False)
     local = _local([mixed], tmp_path)
     assert len(local) == 13 and sum("error" in r for r in local) == 6
     assert _parts(tmp_path / "out") == local
@@ -79,7 +82,7 @@ def test_two_workers_give_the_local_output_record_for_record(mixed, tmp_path):
 
 def test_restart_skips_finished_partitions(mixed, tmp_path):
     out = tmp_path / "out"
-    tag_with_ray([str(mixed)], out, workers=2, partition_size=1, progress=False)
+    tag_with_ray([str(mixed)], out, output=ONE_A_PARTITION, cluster=TWO_WORKERS, progress=False)
     first = _parts(out)
     (out / "part-00003.jsonl").unlink()  # lost
     with open(out / "part-00005.jsonl", "r+b") as fh:  # cut short by a crash
@@ -90,7 +93,7 @@ def test_restart_skips_finished_partitions(mixed, tmp_path):
         for f in out.glob("part-*.jsonl")
         if f.name not in ("part-00005.jsonl", "part-00007.jsonl")
     }
-    totals = tag_with_ray([str(mixed)], out, workers=2, partition_size=1, progress=False)
+    totals = tag_with_ray([str(mixed)], out, output=ONE_A_PARTITION, cluster=TWO_WORKERS, progress=False)
     assert (totals["partitions"], totals["skipped"]) == (13, 10)  # 4 files, 8 JSONL lines, 1 file
     assert (totals["records"], totals["errors"]) == (13, 6)
     assert _parts(out) == first
@@ -133,9 +136,8 @@ def test_parquet_in_and_out(tmp_path):
     ids = ["p0", None, "p2", "p3", "p4"]
     texts = [GOOD[0], GOOD[2], None, "", GOOD[3]]
     pq.write_table(pa.table({"id": ids, "text": texts}), tmp_path / "in.parquet", row_group_size=2)
-    tag_with_ray(
-        [str(tmp_path / "*.parquet")], tmp_path / "out", fmt="parquet", workers=2, partition_size=2, progress=False
-    )
+    parquet = OutputOptions(fmt="parquet", partition_size=2)
+    tag_with_ray([str(tmp_path / "*.parquet")], tmp_path / "out", output=parquet, cluster=TWO_WORKERS, progress=False)
     rows = pq.read_table(sorted((tmp_path / "out").glob("part-*.parquet"))).to_pylist()
     assert [r["id"] for r in rows] == ["p0", f"{tmp_path / 'in.parquet'}:2", "p2", "p3", "p4"]
     assert [r["error"] for r in rows] == [None, None, "text must be a string, not NoneType", "empty text", None]

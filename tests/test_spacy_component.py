@@ -67,6 +67,23 @@ def test_the_doc_keeps_its_own_annotation(fast_nlp):
     assert list(nlp(TEXTS[0]).spans) == ["mine"]
 
 
+def test_batch_size_makes_batches_of_that_many_sentences_as_opinion_taggers_does():
+    nlp = spacy.blank("en")
+    component = nlp.add_pipe("opinion_tagger", config={"model": "fast", "batch_size": 2})
+    assert component.tagger.batch_size == 2
+    rows = []
+    forward = component.tagger.tagger.network.forward
+    component.tagger.tagger.network.forward = lambda inputs: (
+        rows.append(len(inputs["words"] if isinstance(inputs, dict) else inputs)) or forward(inputs)
+    )
+    text = " ".join(TEXTS)  # three sentences, as its sentencizer cuts them
+    doc = nlp(text)
+    assert sorted(rows, reverse=True) == [2, 1]
+    assert spans(doc) == tagged(OpinionTagger.load("fast"), text)
+    default = spacy.blank("en").add_pipe("opinion_tagger", config={"model": "fast"})
+    assert default.tagger.batch_size == OpinionTagger.load("fast").batch_size  # within the model's budgets
+
+
 def test_sentences_set_by_an_earlier_component_are_used(fast_nlp):
     ot = OpinionTagger.load("fast")
     nlp = spacy.blank("en")

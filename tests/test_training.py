@@ -188,8 +188,7 @@ print("RESULT " + json.dumps(out))
 
 def test_training_steps_compile_on_jax_and_crf_steps_not_on_tensorflow():
     """On TensorFlow, ``jit_compile`` asks for XLA except for a CRF (its scan's gradient does not compile there).
-    On JAX every step is compiled, the CRF's too: uncompiled, each step traces and compiles the scans again
-    (MPNet's CRF run on the GPU machine took about 3 s a batch so)."""
+    On JAX every step is compiled, the CRF's too: uncompiled, each step traces and compiles the scans again."""
     import os
     import subprocess
     import sys

@@ -47,7 +47,7 @@ def runs_planned(sizes, draws, uncertainty_sizes, n_docs) -> list[tuple[int, str
 def uncertainty_order(tagger: SentenceTagger, docs: dict) -> list[str]:
     """Documents in the annotator's uncertainty order: lowest span score first (a span's score is the mean of
     its tokens' tag probabilities), documents without a span last, ties in document order."""
-    from opinion_tagger.corpus.labels import spans_from_bio
+    from opinion_tagger.runtime.bio import spans_from_bio
 
     key = {}
     for name, sents in docs.items():

@@ -53,7 +53,7 @@ def main() -> int:
 
     import ray
 
-    from opinion_tagger.engines.ray_engine import _package_root, tag_with_ray
+    from opinion_tagger.engines.ray_engine import ClusterOptions, OutputOptions, _package_root, tag_with_ray
 
     tmp = Path(tempfile.mkdtemp(prefix="bench_ray_"))
     try:
@@ -99,7 +99,13 @@ def main() -> int:
                 out = tmp / f"ray{n}"
                 shutil.rmtree(out, ignore_errors=True)
                 t0 = time.perf_counter()
-                totals = tag_with_ray([str(src)], out, workers=n, partition_size=args.partition_size, progress=False)
+                totals = tag_with_ray(
+                    [str(src)],
+                    out,
+                    output=OutputOptions(partition_size=args.partition_size),
+                    cluster=ClusterOptions(workers=n),
+                    progress=False,
+                )
                 runs.append((time.perf_counter() - t0, totals["worker_seconds"] / n, totals["worker_cpu_seconds"]))
                 assert totals["tokens"] == n_tokens, totals["tokens"]
             wall[name], inside[name], cpu[name] = (statistics.median(r[k] for r in runs) for k in range(3))

@@ -42,8 +42,8 @@ import statistics
 import sys
 import tempfile
 
+from experiments.cpu_pinning import add_cpus_option, pin_cpus
 from opinion_tagger.config import CELLS
-from opinion_tagger.threads import add_cpus_option, pin_cpus
 
 
 def main() -> int:
@@ -247,10 +247,10 @@ def bench_cell(cell: str, args, docs, train_s, dev_s, extra) -> dict:
 
 def bench_experiment(ap, args) -> int:
     """``--experiment``: one configuration of an experiment file, trained for ``--epochs`` epochs."""
+    from experiments.cross_validation import data_path, load_experiments
     from opinion_tagger.corpus.sources import corpus_words, load_documents, select
     from opinion_tagger.corpus.split import load_split
     from opinion_tagger.errors import TaggerError
-    from opinion_tagger.experiment import data_path, load_experiments
     from opinion_tagger.paths import default_datasplit
     from opinion_tagger.training.run import train
 

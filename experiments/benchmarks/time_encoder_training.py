@@ -35,7 +35,7 @@ def main(argv=None) -> int:
     ap.add_argument("--encoders", nargs="+", choices=("minilm", "mpnet"), default=["minilm", "mpnet"])
     ap.add_argument("--precisions", nargs="+", choices=PRECISIONS, default=["float32"])
     args = ap.parse_args(argv)
-    from opinion_tagger.threads import limit_cpu_threads, parse_cpus
+    from experiments.cpu_pinning import limit_cpu_threads, parse_cpus
 
     limit_cpu_threads(parse_cpus(args.cpus) if args.cpus else None)
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")

@@ -129,53 +129,105 @@ def apply_event(
     typ = event.get("type")
     if typ is not None and typ not in project.types:
         raise ProjectError(f"unknown span type {str(typ)[:20]!r}")
-    if op == "add":
-        if typ is None:
-            raise ProjectError("an added span needs a type")
-        project.add_span(doc_id, version, typ, _int(event, "start"), _int(event, "end"), annotator, layer=layer)
-        doc = project.document(doc_id, layer)
-        span = next(s for s in doc.spans if s.type == typ and s.tok_start == event["start"])
-        a, b = doc.span_chars(span)
-        return Outcome(f"Saved {typ} “{doc.text[a:b]}”.")
-    if op == "delete":
-        project.delete_span(doc_id, version, _int(event, "span"), annotator, layer=layer)
-        return Outcome("Span deleted.")
-    if op == "change":
-        start = _int(event, "start") if "start" in event else None
-        end = _int(event, "end") if "end" in event else None
-        project.change_span(
-            doc_id, version, _int(event, "span"), annotator, typ=typ, tok_start=start, tok_end=end, layer=layer
-        )
-        return Outcome("Span changed.")
-    if op == "undo":
-        project.undo(doc_id, version, annotator, layer=layer)
-        return Outcome("Undone.", "info")
-    if op == "attributes":  # the values the event names; those it leaves out stay as they are
-        values = {k: event[k] for k in ("intensity", "polarity") if k in event}
-        if any(v is not None and (not isinstance(v, str) or v == UNCHANGED) for v in values.values()):
-            raise ProjectError("attributes must be names")
-        holder = _holder(event["holder"]) if "holder" in event else UNCHANGED
-        project.set_attributes(doc_id, version, _int(event, "span"), annotator, **values, layer=layer, holder=holder)
-        return Outcome("Attributes saved.")
-    if op == "holder":
-        holder = _holder(event.get("holder"))
-        project.set_holder(doc_id, version, _int(event, "span"), annotator, holder, layer=layer)
-        if isinstance(holder, tuple):
-            doc = project.document(doc_id, layer)
-            words = doc.text[doc.tokens[holder[0]].start : doc.tokens[holder[1] - 1].end]
-            return Outcome(f"Holder saved: “{' '.join(words.split())}”.")
-        return Outcome("Holder saved: " + (holder or "not set") + ".")
-    if op == "reject":
-        project.set_status(doc_id, version, "rejected", annotator, layer=layer)
-        return Outcome(
-            "Rejected (out of training data and exports)."
-            if layer == FINAL
-            else "Rejected (your copy; the reviewer decides).",
-            "info",
-            next_doc=project.next_unfinished(after=doc_id, order=order, annotator=queue_of),
-        )
-    project.set_status(doc_id, version, "done", annotator, layer=layer)  # accept
-    return Outcome("Accepted.", next_doc=project.next_unfinished(after=doc_id, order=order, annotator=queue_of))
+    return _SAVE[op](_Edit(project, event, doc_id, version, annotator, layer, typ, order, queue_of))
+
+
+@dataclass(frozen=True)
+class _Edit:
+    """An edit to save: the event, its document, the version it was made on, by whom, on which layer, its span
+    type (if any), and the order and queue that "next" follows."""
+
+    project: Project
+    event: dict
+    doc: int
+    version: int
+    annotator: str | None
+    layer: str
+    typ: str | None
+    order: str
+    queue_of: str | None
+
+    def next_doc(self) -> int | None:
+        return self.project.next_unfinished(after=self.doc, order=self.order, annotator=self.queue_of)
+
+
+def _add(e: _Edit) -> Outcome:
+    if e.typ is None:
+        raise ProjectError("an added span needs a type")
+    start, end = _int(e.event, "start"), _int(e.event, "end")
+    e.project.add_span(e.doc, e.version, e.typ, start, end, e.annotator, layer=e.layer)
+    doc = e.project.document(e.doc, e.layer)
+    span = next(s for s in doc.spans if s.type == e.typ and s.tok_start == e.event["start"])
+    a, b = doc.span_chars(span)
+    return Outcome(f"Saved {e.typ} “{doc.text[a:b]}”.")
+
+
+def _delete(e: _Edit) -> Outcome:
+    e.project.delete_span(e.doc, e.version, _int(e.event, "span"), e.annotator, layer=e.layer)
+    return Outcome("Span deleted.")
+
+
+def _change(e: _Edit) -> Outcome:
+    start = _int(e.event, "start") if "start" in e.event else None
+    end = _int(e.event, "end") if "end" in e.event else None
+    span = _int(e.event, "span")
+    e.project.change_span(e.doc, e.version, span, e.annotator, typ=e.typ, tok_start=start, tok_end=end, layer=e.layer)
+    return Outcome("Span changed.")
+
+
+def _undo(e: _Edit) -> Outcome:
+    e.project.undo(e.doc, e.version, e.annotator, layer=e.layer)
+    return Outcome("Undone.", "info")
+
+
+def _attributes(e: _Edit) -> Outcome:
+    """The values the event names; those it leaves out stay as they are."""
+    values = {k: e.event[k] for k in ("intensity", "polarity") if k in e.event}
+    if any(v is not None and (not isinstance(v, str) or v == UNCHANGED) for v in values.values()):
+        raise ProjectError("attributes must be names")
+    holder = _holder(e.event["holder"]) if "holder" in e.event else UNCHANGED
+    span = _int(e.event, "span")
+    e.project.set_attributes(e.doc, e.version, span, e.annotator, **values, layer=e.layer, holder=holder)
+    return Outcome("Attributes saved.")
+
+
+def _set_holder(e: _Edit) -> Outcome:
+    holder = _holder(e.event.get("holder"))
+    e.project.set_holder(e.doc, e.version, _int(e.event, "span"), e.annotator, holder, layer=e.layer)
+    if isinstance(holder, tuple):
+        doc = e.project.document(e.doc, e.layer)
+        words = doc.text[doc.tokens[holder[0]].start : doc.tokens[holder[1] - 1].end]
+        return Outcome(f"Holder saved: “{' '.join(words.split())}”.")
+    return Outcome("Holder saved: " + (holder or "not set") + ".")
+
+
+def _reject(e: _Edit) -> Outcome:
+    e.project.set_status(e.doc, e.version, "rejected", e.annotator, layer=e.layer)
+    return Outcome(
+        "Rejected (out of training data and exports)."
+        if e.layer == FINAL
+        else "Rejected (your copy; the reviewer decides).",
+        "info",
+        next_doc=e.next_doc(),
+    )
+
+
+def _accept(e: _Edit) -> Outcome:
+    e.project.set_status(e.doc, e.version, "done", e.annotator, layer=e.layer)
+    return Outcome("Accepted.", next_doc=e.next_doc())
+
+
+# how each kind of edit is saved ("next" saves nothing: apply_event answers it)
+_SAVE = {
+    "add": _add,
+    "delete": _delete,
+    "change": _change,
+    "undo": _undo,
+    "accept": _accept,
+    "reject": _reject,
+    "attributes": _attributes,
+    "holder": _set_holder,
+}
 
 
 _mount = None  # the component's mount command, made once (it registers itself on each runtime)

@@ -134,8 +134,8 @@ def streamlit_command(port: int, host: str, app: Path = APP, verbose: bool = Fal
         "--browser.gatherUsageStats",
         "false",
         # a served page's code does not change: no file watcher (which read every module's path after each
-        # run of each session's page) and no full garbage collection after each run; with ten annotators
-        # at once the two took half the server's CPU (experiments/benchmarks/bench_annotation.py --annotators)
+        # run of each session's page) and no full garbage collection after each run: with many annotators at
+        # once the two took much of the server's CPU (experiments/benchmarks/bench_annotation.py --annotators)
         "--server.fileWatcherType",
         "none",
         "--runner.postScriptGC",

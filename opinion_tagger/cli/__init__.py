@@ -5,12 +5,12 @@ agreement), ``train`` (its configuration options made in ``options`` from ``Tagg
 metadata), ``evaluate``, ``tag``, ``summarize``, ``annotate``, ``models`` (download, export-onnx); ``common`` holds what
 several share.  Building the parser imports only light modules; a command imports what it runs (a network,
 an engine, a trainer) when it runs, so ``tag`` never loads TensorFlow.  ``main`` maps errors to exit
-statuses: a ``TaggerError`` or ``OSError`` is one line and 2, a closed pipe 141, usage errors 2 (argparse).
+statuses: a ``TaggerError`` or ``OSError`` is one line and 2, a closed pipe 141, usage errors 2 (argparse);
+``console``, the program, ends the process without the interpreter's teardown (``quick_exit``).
 """
 
 from __future__ import annotations
 
-import atexit
 import logging
 import os
 import sys
@@ -18,6 +18,7 @@ from typing import NoReturn
 
 from opinion_tagger.cli import adapt, annotate, corpus, evaluate, models, summarize, tag, train
 from opinion_tagger.cli.common import Parser
+from opinion_tagger.cli.quick_exit import BROKEN_PIPE, run_and_exit
 from opinion_tagger.errors import TaggerError
 
 
@@ -48,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except BrokenPipeError:  # the reader went away (e.g. | head): stop quietly, as Unix tools do
         _silence_stdout()
-        return 141  # 128 + SIGPIPE, the status of a tool the signal ended
+        return BROKEN_PIPE  # the status of a tool the signal ended
     except OSError as exc:  # e.g. the disk filled up while writing
         print(
             f"opinion-tagger: error: {exc.filename or ''}{': ' if exc.filename else ''}{exc.strerror or exc}",
@@ -59,21 +60,9 @@ def main(argv: list[str] | None = None) -> int:
 
 def console() -> NoReturn:
     """The ``opinion-tagger`` program (and ``python -m opinion_tagger``): ``main``, then the exit handlers and a
-    flush of standard output and error as at any exit, but without the interpreter's teardown of every
-    object, which took 0.12 s after tagging the 535 MPQA documents (ONNX Runtime, spaCy's vocabulary)."""
-    status = main()
-    atexit._run_exitfuncs()
-    try:
-        sys.stdout.flush()
-    except BrokenPipeError:  # the reader went away as the last lines were written
-        status = 141
-    except (OSError, ValueError):
-        pass
-    try:
-        sys.stderr.flush()
-    except (OSError, ValueError):
-        pass
-    os._exit(status)
+    flush of standard output and error as at any exit, without the interpreter's teardown of every object
+    (``opinion_tagger.cli.quick_exit``)."""
+    run_and_exit(main)
 
 
 def _silence_stdout() -> None:

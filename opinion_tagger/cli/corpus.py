@@ -13,10 +13,11 @@ from opinion_tagger.corpus.agreement import measure_agreement
 from opinion_tagger.corpus.attitudes import AttitudeCounts
 from opinion_tagger.corpus.convert import document_sentences, mpqa_sentences, write_conll
 from opinion_tagger.corpus.frames import FrameCounts, document_frames
-from opinion_tagger.corpus.labels import IMPLICIT_CHOICES, OVERLAP_STRATEGIES, LabelRules, spans_from_bio
+from opinion_tagger.corpus.labels import IMPLICIT_CHOICES, OVERLAP_STRATEGIES, LabelRules
 from opinion_tagger.corpus.mpqa import SUBSETS, MPQACorpus
 from opinion_tagger.corpus.reference import read_reference
 from opinion_tagger.paths import default_mpqa, default_reference
+from opinion_tagger.runtime.bio import spans_from_bio
 from opinion_tagger.sentences import TYPES
 from opinion_tagger.wording import counted
 

@@ -284,7 +284,7 @@ def _require_lang_check(args) -> None:
 
 def run_ray(args) -> int:
     """``tag --engine ray``: partitioned output in --out DIR (opinion_tagger.engines.ray_engine)."""
-    from opinion_tagger.engines.ray_engine import tag_with_ray
+    from opinion_tagger.engines.ray_engine import ClusterOptions, ModelOptions, OutputOptions, tag_with_ray
 
     if args.text or not args.input:
         raise TaggerError("--engine ray tags files: give --input FILE|DIR|GLOB (no TEXT arguments)")
@@ -293,19 +293,10 @@ def run_ray(args) -> int:
     totals = tag_with_ray(
         args.input,
         args.out,
-        model=args.model,
-        backend=args.backend,
-        precision=args.precision,
-        fmt=args.format,
-        max_chars=args.max_chars,
-        chunk=args.chunk,
-        batch_size=args.batch_size,
-        partition_size=args.partition_size,
-        address=args.address,
-        workers=args.workers,
-        gpus_per_worker=args.gpus_per_worker or 0.0,
+        model=ModelOptions(args.model, args.backend, args.precision, args.batch_size, args.lang_check == "on"),
+        output=OutputOptions(args.format, args.max_chars, args.chunk, args.partition_size),
+        cluster=ClusterOptions(args.address, args.workers, args.gpus_per_worker or 0.0),
         progress=not args.quiet,
-        lang_check=args.lang_check == "on",
     )
     for rid, reason in totals["error_records"]:
         print(f"opinion-tagger: {rid}: {reason}", file=sys.stderr)

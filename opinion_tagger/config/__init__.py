@@ -34,6 +34,7 @@ from opinion_tagger.config.blocks import (
     BUDGETS,
     CELLS,
     FEATURES,
+    GLOVE_DIM,
     INITS,
     LR_SCHEDULES,
     OPTIMIZERS,
@@ -165,8 +166,6 @@ class TaggerConfig:
     @property
     def word_dim(self) -> int:
         """The size of a word vector: GloVe's 50, or ``model.embeddings.dim`` for random vectors."""
-        from opinion_tagger.runtime.vocabulary import GLOVE_DIM
-
         e = self.model.embeddings
         return GLOVE_DIM if e.features == "glove" else e.dim
 

@@ -23,6 +23,7 @@ TASKS = {"dse": ("DSE",), "ese": ("ESE",), "joint": ("DSE", "ESE")}
 CELLS = tuple(CELL_SPECS)
 OUTPUTS = ("softmax", "crf")
 FEATURES = ("glove", "random")
+GLOVE_DIM = 50  # the size of a GloVe 6B 50-d vector
 OPTIMIZERS = ("adam", "sgd")
 LR_SCHEDULES = ("constant", "cosine")
 TRAINERS = ("keras", "fast")

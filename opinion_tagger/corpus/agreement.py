@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from opinion_tagger.corpus.labels import spans_from_bio
+from opinion_tagger.runtime.bio import spans_from_bio
 from opinion_tagger.sentences import TYPES, Sentence
 
 _PTB = {"``": '"', "''": '"', "-LRB-": "(", "-RRB-": ")", "-LSB-": "[", "-RSB-": "]", "-LCB-": "{", "-RCB-": "}"}

@@ -17,9 +17,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from opinion_tagger.corpus.agreement import align_tokens
-from opinion_tagger.corpus.labels import bio_tags, spans_from_bio, token_range
+from opinion_tagger.corpus.labels import bio_tags, token_range
 from opinion_tagger.corpus.mpqa import Annotation, MPQACorpus
 from opinion_tagger.errors import CorpusError
+from opinion_tagger.runtime.bio import spans_from_bio
 from opinion_tagger.sentences import AUXILIARY_TYPES, Sentence, Span, Token
 
 # auxiliary type -> its MPQA annotation type

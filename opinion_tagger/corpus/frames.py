@@ -46,9 +46,10 @@ from dataclasses import dataclass, field
 
 from opinion_tagger.corpus.attitudes import Attitudes, RoleCounts, read_roles
 from opinion_tagger.corpus.auxiliary import document_tokens
-from opinion_tagger.corpus.labels import LabelRules, opinion_annotations, spans_from_bio, token_range
+from opinion_tagger.corpus.labels import LabelRules, opinion_annotations, token_range
 from opinion_tagger.corpus.mpqa import Annotation, Document, MPQACorpus
 from opinion_tagger.errors import CorpusError
+from opinion_tagger.runtime.bio import spans_from_bio
 from opinion_tagger.sentences import HOLDER_CLASSES, INTENSITIES, POLARITIES, TYPES, Frame, Sentence, Span, Token
 
 WRITER, IMPLICIT, NO_HOLDER = HOLDER_CLASSES

@@ -1,8 +1,8 @@
-"""Which MPQA annotations are DSEs and ESEs, and how spans become BIO tags."""
+"""Which MPQA annotations are DSEs and ESEs, and how spans become BIO tags (and BIO tags spans again:
+``opinion_tagger.runtime.bio``)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
 from opinion_tagger.corpus.mpqa import Annotation
@@ -116,26 +116,3 @@ def bio_tags(tokens: list[Token], spans: list[Span], label: str, overlap: str = 
     """BIO tags of type ``label`` for ``tokens``; a token is inside a span it overlaps."""
     ranges = [r for s in spans if s.type == label and (r := token_range(tokens, s))]
     return ranges_to_bio(len(tokens), ranges, label, overlap)
-
-
-def spans_from_bio(tags: Sequence[str]) -> list[tuple[int, int, str]]:
-    """Token spans [i, j) with their type from BIO tags, decoded as Irsoy & Cardie do:
-    a span starts at B, or at an I that follows O (or a different type) or
-    opens the sentence.  Untyped tags (``B``, ``I``) give type ""."""
-    tags = list(tags)
-    if tags.count("O") == len(tags):  # most sentences have no span of a type: no loop over their tags
-        return []
-    spans: list[tuple[int, int, str]] = []
-    start: int | None = None
-    cur = ""
-    for k, tag in enumerate(tags + ["O"]):
-        prefix, _, typ = tag.partition("-")
-        if prefix == "B" or (prefix == "I" and (start is None or typ != cur)):
-            if start is not None:
-                spans.append((start, k, cur))
-            start, cur = k, typ
-        elif prefix != "I":
-            if start is not None:
-                spans.append((start, k, cur))
-            start, cur = None, ""
-    return spans

@@ -26,8 +26,8 @@ _WORKER: dict = {}  # the worker process's tagger, made by _init
 def default_workers(model=None) -> int:
     """Worker processes for ``model`` (a name or bundle path): one per core for networks on word vectors
     (tokenising and formatting then run in parallel too), one for a network with the MiniLM encoder,
-    whose session uses every core itself (two processes on two cores were 1.15 times one thread, one
-    process with two threads 1.68 times: the encoder's 90 MB of weights are then read once per batch)."""
+    whose session uses every core itself (faster than a process per core: the encoder's weights are then
+    read once per batch, not once per process: experiments/README.md)."""
     from opinion_tagger.runtime.onnx_network import default_threads
 
     try:
@@ -124,8 +124,7 @@ def tag_stream(
     load = (model, backend, 1, batch_size, precision, lang_check)
     # the pool's thread that receives the workers' results needs the interpreter lock, which this process's
     # tagging holds for up to the switch interval at a time (5 ms by default): a worker whose result fills
-    # the pipe waits meanwhile.  At 1 ms the worker of the 2-core CPU waited 0.1 s instead of 0.3 over the 535
-    # MPQA documents, and the whole command took 2.8 s instead of 3.1 (experiments/README.md)
+    # the pipe waits meanwhile.  A shorter interval keeps the workers busier (experiments/README.md)
     interval = sys.getswitchinterval()
     sys.setswitchinterval(SWITCH_INTERVAL)
     try:

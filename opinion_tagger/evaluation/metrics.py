@@ -22,7 +22,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Sequence
 
-from opinion_tagger.corpus.labels import spans_from_bio
+from opinion_tagger.runtime.bio import spans_from_bio
 
 
 def _types(sentences: Sequence[Sequence[str]]) -> list[str]:

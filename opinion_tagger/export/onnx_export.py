@@ -31,7 +31,6 @@ recurrent states (``states``), on which the runtime runs the heads (``opinion_ta
 from __future__ import annotations
 
 import logging
-import os
 import warnings
 from pathlib import Path
 
@@ -182,7 +181,6 @@ def export_onnx(model, config: TaggerConfig, vocab, bundle: str | Path, delta: b
     """Write ``bundle/model.onnx`` (atomically) for ``model``; return the ``onnx`` entry for meta.json.
     ``delta``: the bundle's weights.npz holds the word-vector table as GloVe rows (``table_delta``), so the
     table is external too."""
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     import onnx
     import tensorflow as tf
     import tf2onnx

@@ -5,8 +5,7 @@ mean and the variance as ``GlobalAveragePool`` (or ``ReduceMean``) over the last
 ``x * g + (-mean * g + beta)`` with ``g = gamma / sqrt(variance + epsilon)``.  ONNX Runtime's own
 layer-norm fusion does not know that form, so every encoder layer made about a dozen passes over its
 activations.  ``fuse_layer_norms`` puts one ``LayerNormalization`` operator (opset 17) in each such
-place: on the 2-core CPU the ``accurate`` network then tagged about 8% more tokens a second, with the same
-tags and confidences within 2e-6 (experiments/README.md).
+place, with the same tags and confidences within 2e-6; the network then tags faster (experiments/README.md).
 """
 
 from __future__ import annotations

@@ -34,7 +34,6 @@ def import_keras(verbose: bool) -> None:
         import keras  # noqa: F401
 
         return
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     sys.stderr.flush()
     saved, null = os.dup(2), os.open(os.devnull, os.O_WRONLY)
     os.dup2(null, 2)

@@ -147,21 +147,8 @@ def load_bundle_files(path: str | Path, verify: bool = True):
     for name in bundle_files(net):
         if not (path / name).is_file():
             raise BundleError(f"{path / name}: missing from the model bundle")
-    meta = read_json(path / "meta.json")
-    if meta.get("format_version") != FORMAT_VERSION:
-        raise BundleError(
-            f"{path / 'meta.json'}: bundle format {meta.get('format_version')!r} "
-            f"is not supported (expected {FORMAT_VERSION})"
-        )
+    meta = _read_meta(path, verify)
     hashed = verify and "manifest" in meta
-    if verify and not hashed:  # shown as one line "<bundle>/meta.json:0: BundleWarning: no file manifest ..."
-        warnings.warn_explicit(
-            "no file manifest (a bundle of an older version): files not verified; "
-            "opinion-tagger export-onnx upgrades it",
-            BundleWarning,
-            str(path / "meta.json"),
-            0,
-        )
     if hashed:  # the network and vocabulary first: a truncated file is named as such
         _check_manifest(path, meta, (net, "vocab.txt"))
     config = read_config(path / "config.json")
@@ -178,26 +165,52 @@ def load_bundle_files(path: str | Path, verify: bool = True):
         if not (path / name).is_file():
             raise BundleError(f"{path / name}: missing from the model bundle (config.json has frame heads)")
         if hashed:
-            if name not in meta["manifest"]:
-                raise BundleError(f"{path / 'meta.json'}: field manifest must list {name}")
-            _check_manifest(path, meta, (name,))
+            _check_listed(path, meta, name)
     if "onnx" in meta:
-        if not isinstance(meta["onnx"], dict):
-            raise BundleError(f"{path / 'meta.json'}: field onnx must be an object")
-        if verify and meta["onnx"].get("config_sha256") not in (None, config_digest(config)):
-            raise BundleError(
-                f"{path / 'config.json'}: not the configuration model.onnx was exported from "
-                "(its sha256 in meta.json's onnx entry differs)"
-            )
-        if not (path / ONNX).is_file():
-            raise BundleError(f"{path / ONNX}: missing from the model bundle (meta.json describes it)")
-        if hashed:
-            if ONNX not in meta["manifest"]:
-                raise BundleError(f"{path / 'meta.json'}: field manifest must list {ONNX}")
-            problem = manifest_problem(path, {ONNX: meta["manifest"][ONNX]})
-            if problem:
-                raise BundleError(f"{problem} (manifest in meta.json)")
+        _check_onnx(path, config, meta, verify)
     return vocab, config, meta
+
+
+def _read_meta(path: Path, verify: bool) -> dict:
+    """meta.json, of this format version; a warning when ``verify`` asks for a manifest it does not have."""
+    meta = read_json(path / "meta.json")
+    if meta.get("format_version") != FORMAT_VERSION:
+        raise BundleError(
+            f"{path / 'meta.json'}: bundle format {meta.get('format_version')!r} "
+            f"is not supported (expected {FORMAT_VERSION})"
+        )
+    if verify and "manifest" not in meta:  # one line "<bundle>/meta.json:0: BundleWarning: no file manifest ..."
+        warnings.warn_explicit(
+            "no file manifest (a bundle of an older version): files not verified; "
+            "opinion-tagger export-onnx upgrades it",
+            BundleWarning,
+            str(path / "meta.json"),
+            0,
+        )
+    return meta
+
+
+def _check_listed(path: Path, meta: dict, name: str) -> None:
+    """``name`` listed in the manifest, and the file it lists."""
+    if name not in meta["manifest"]:
+        raise BundleError(f"{path / 'meta.json'}: field manifest must list {name}")
+    _check_manifest(path, meta, (name,))
+
+
+def _check_onnx(path: Path, config: TaggerConfig, meta: dict, verify: bool) -> None:
+    """The ONNX graph that meta.json's ``onnx`` entry describes: there, listed in the manifest (when it has
+    one), and exported from this config.json."""
+    if not isinstance(meta["onnx"], dict):
+        raise BundleError(f"{path / 'meta.json'}: field onnx must be an object")
+    if verify and meta["onnx"].get("config_sha256") not in (None, config_digest(config)):
+        raise BundleError(
+            f"{path / 'config.json'}: not the configuration model.onnx was exported from "
+            "(its sha256 in meta.json's onnx entry differs)"
+        )
+    if not (path / ONNX).is_file():
+        raise BundleError(f"{path / ONNX}: missing from the model bundle (meta.json describes it)")
+    if verify and "manifest" in meta:
+        _check_listed(path, meta, ONNX)
 
 
 def keras_config_json(file: Path) -> str:

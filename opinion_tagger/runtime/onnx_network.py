@@ -1,7 +1,7 @@
 """The network of a bundle in ONNX Runtime: how every bundle is run when tagging.
 
 Needs onnxruntime and NumPy (and, for a model with the MiniLM encoder, the pinned weights package and
-safetensors), never TensorFlow or Keras: a process that tags starts in about a second.  The bundle's
+safetensors), never TensorFlow or Keras, so a process that tags starts without loading them.  The bundle's
 ``model.onnx`` is written by ``opinion_tagger.export.onnx_export`` when the bundle is saved; meta.json's ``onnx``
 entry names its inputs and outputs, its CRF transitions, and the *external* weights that the file does
 not hold, which are supplied here when the session is created:

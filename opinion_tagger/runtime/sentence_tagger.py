@@ -16,9 +16,9 @@ from pathlib import Path
 import numpy as np
 
 from opinion_tagger.config import TaggerConfig
-from opinion_tagger.corpus.labels import spans_from_bio
 from opinion_tagger.errors import TaggerError
 from opinion_tagger.runtime.batching import budget_batches, decode_tag_rows, encode_words, network_inputs
+from opinion_tagger.runtime.bio import spans_from_bio
 from opinion_tagger.runtime.bundle import load_bundle_files
 from opinion_tagger.runtime.decoding import marginals_batch, viterbi_batch
 from opinion_tagger.runtime.frame_heads import STATES, FrameHeads, FramePrediction
@@ -29,14 +29,12 @@ from opinion_tagger.runtime.wordpieces import WordPieces, word_pieces
 
 class SentenceTagger:
     # at most this many wordpieces (padding included) in a batch of the MiniLM encoder, beside the batch size:
-    # long sentences come in smaller batches.  On the 2-core CPU, budgets of 1,024 to 4,096 and batches of 32 or
-    # 64 sentences tagged alike (4,500-4,800 tokens/s, medians of 3; single runs 4,400-6,000), batches of 256
-    # sentences more slowly (4,100)
+    # long sentences come in smaller batches (budgets from 1,024 to 4,096 tag alike on a CPU; very large
+    # batches more slowly: experiments/README.md)
     piece_budget = 4096
     # at most this many words (padding included) in a batch of a network on word vectors: the recurrent
-    # operators also run over padding, so batches of similar lengths cost less.  Tagging the 535 MPQA documents
-    # in the local engine's chunks of 20,000 characters on one thread (experiments/README.md): 7.1 us a token
-    # with budgets of 512 or 1,024 words, 10.5 with batches of 128 sentences, 7.7 with batches of 32
+    # operators also run over padding, so batches of similar lengths cost less than batches of a fixed number
+    # of sentences (experiments/README.md)
     word_budget = 512
 
     def __init__(

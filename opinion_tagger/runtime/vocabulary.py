@@ -18,7 +18,6 @@ import numpy as np
 from opinion_tagger.storage import atomic_write_text
 
 PAD, UNK = "<pad>", "<unk>"
-GLOVE_DIM = 50
 
 
 def normalize(word: str) -> str:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from opinion_tagger.corpus.labels import spans_from_bio
+from opinion_tagger.runtime.bio import spans_from_bio
 
 # (sentence index, type) -> a list per token of the sentence
 BySentenceAndType = dict[tuple[int, str], list[Any]]

@@ -15,9 +15,9 @@ tokens (for HTML, the words a browser shows), and ``check`` puts that on the doc
   over byte n-grams, its model in the package: nothing to download; deterministic; NumPy only), which warns
   when it names another language than English with a probability of at least ``MIN_CONFIDENCE``.
 
-Only the first ``SAMPLE_TOKENS`` tokens are read, so the check costs the same on any length of text (about
-50 µs a document, half a percent of ``fast``'s tagging time on the MPQA documents); the detector's model
-(0.6 s to load) is loaded when a text first reaches it, so English input never pays for it.  Each of the
+Only the first ``SAMPLE_TOKENS`` tokens are read, so the check costs the same on any length of text (a small
+share of tagging's time: docs/tagging.md); the detector's model is loaded when a text first reaches it, so
+English input never pays for it.  Each of the
 10,254 sentences of 40 letters or more of the 535 MPQA documents, taken as a text of its own, passes without
 a warning; of the example sentences of spaCy's languages long enough to judge, it warned on 77 of 106 in the
 32 languages written in the Latin alphabet and on 30 of 35 in the others (a sentence of Chinese or Japanese

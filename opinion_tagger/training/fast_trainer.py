@@ -8,6 +8,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -118,6 +119,28 @@ class _Fold:
             setattr(self, k, state[k])
 
 
+@dataclass(frozen=True)
+class _EpochEnd:
+    """What every model's end of an epoch reads: the epoch, its seconds, the dev reports and the weights on the
+    host (an evaluated epoch; else None), how many models trained in it and how many train together."""
+
+    epoch: int
+    seconds: float
+    reports: list[dict] | None
+    host: Any
+    live: int
+    models: int
+
+
+def _clear_checkpoints(folds: list[_Fold], resume: bool) -> None:
+    """A fresh start: an existing checkpoint is an error without ``resume``; with it, none is complete."""
+    stale = [f.out_dir / "checkpoint" for f in folds if has_checkpoint(f.out_dir)]
+    if stale and not resume:
+        refuse_existing(stale[0])
+    for f in folds:
+        remove_checkpoint(f.out_dir)
+
+
 class FastTrainer:
     """Trains one or several taggers of the same configuration together (e.g. the folds of a cross-
     validation): their weights are stacked on a leading axis and one compiled step (``jax.vmap``) trains
@@ -193,27 +216,19 @@ class FastTrainer:
         resume: bool = False,
         teachers: Sequence[str | Path] | None = None,
     ):
-        """Train one model per (train, dev, out_dir); returns [(Tagger, meta)] in the same order, with a
+        """Train one model per (train, dev, out_dir); returns [(SentenceTagger, meta)] in the same order, with a
         ``TrainingDiverged`` in place of a model whose loss became infinite (the others train on).  ``init``:
         a bundle whose network and vocabulary every model starts from (words it lacks read as unknown).
         ``resume``: continue from the newest epoch every model has a complete checkpoint of (if none,
         start afresh); without it, an existing checkpoint is an error.  ``teachers``: with ``teacher`` in the
         configuration, each model's teacher bundle (default: the configured path, which then may not name a
         {fold})."""
-        jax, cfg = self.jax, self.config
+        cfg = self.config
         folds = [_Fold(*r) for r in runs]
         if not folds or not all(f.train for f in folds):
             raise TaggerError("no training sentences")
-        extra_words = list(extra_words)
-        per_model, models, vocabs = [], [], []
-        for f in folds:
-            set_seeds(cfg.training.seed)  # each model starts as it would alone
-            vocab, model = bundle_start(init, cfg) if init is not None else fresh_model(cfg, f.train, extra_words)
-            per_model.append(params_from_model(model, cfg))
-            models.append(model)
-            vocabs.append(vocab)
-        params, consts = _stack([p for p, _ in per_model]), _stack([c for _, c in per_model])
-        opt_state = jax.jit(jax.vmap(self.opt.init))(params)
+        models, vocabs, params, consts = self._start(folds, list(extra_words), init)
+        opt_state = self.jax.jit(self.jax.vmap(self.opt.init))(params)
         first, train_seconds = 1, 0.0
         restored = self._restore(folds, params, opt_state) if resume else None
         if restored is not None:
@@ -223,98 +238,125 @@ class FastTrainer:
                 f"{f' and {len(folds) - 1} more' if len(folds) > 1 else ''})"
             )
         else:
-            stale = [f.out_dir / "checkpoint" for f in folds if has_checkpoint(f.out_dir)]
-            if stale and not resume:
-                refuse_existing(stale[0])
-            for f in folds:
-                remove_checkpoint(f.out_dir)
-        train_sets = [list(f.train) for f in folds]  # with a teacher, its noisy copies join them
-        softs: list[dict[str, list[np.ndarray]]] = [{} for _ in folds]
+            _clear_checkpoints(folds, resume)
         records = [dict(r) for r in (records or [{}] * len(folds))]
-        if cfg.training.distillation.teacher is not None:
+        train_data = self._train_data(folds, vocabs, records, teachers)
+        dev_data = [Encoded(v, f.dev, cfg.types) for v, f in zip(vocabs, folds)]
+        for epoch in range(first, cfg.training.stopping.max_epochs + 1):
+            live = [f.active for f in folds]
+            if not any(live):
+                break
+            params, opt_state, losses, seconds = self._train_epoch(params, opt_state, consts, train_data, epoch, live)
+            train_seconds += seconds
+            evaluate = epoch % cfg.training.stopping.eval_every == 0 or epoch == cfg.training.stopping.max_epochs
+            ended = _EpochEnd(
+                epoch,
+                seconds,
+                self._reports(params, consts, dev_data, folds) if evaluate else None,
+                self.jax.tree_util.tree_map(np.asarray, params) if evaluate else None,
+                sum(live),
+                len(folds),
+            )
+            for m, f in enumerate(folds):
+                if live[m]:
+                    self._end_epoch(m, f, ended, losses[m], sum(train_data[m].lengths))
+            if evaluate:
+                self._checkpoint(folds, epoch, ended.host, opt_state, train_seconds)
+        together = {"trained_together": len(folds)}
+        seconds_each = train_seconds / len(folds)
+        return [
+            self._outcome(f, models[m], vocabs[m], seconds_each, records[m] | together) for m, f in enumerate(folds)
+        ]
+
+    def _start(self, folds: list[_Fold], extra_words: list[str], init: str | Path | None):
+        """Each model's Keras model and vocabulary (from ``init``, else fresh from its training sentences), and
+        their weights and constants stacked."""
+        cfg, per_model, models, vocabs = self.config, [], [], []
+        for f in folds:
+            set_seeds(cfg.training.seed)  # each model starts as it would alone
+            vocab, model = bundle_start(init, cfg) if init is not None else fresh_model(cfg, f.train, extra_words)
+            per_model.append(params_from_model(model, cfg))
+            models.append(model)
+            vocabs.append(vocab)
+        return models, vocabs, _stack([p for p, _ in per_model]), _stack([c for _, c in per_model])
+
+    def _train_data(self, folds: list[_Fold], vocabs, records: list[dict], teachers) -> list[Encoded]:
+        """Each model's training sentences, encoded; with a teacher in the configuration, its noisy copies of
+        them too and its probabilities, each model's record naming its teacher."""
+        cfg = self.config
+        train_sets = [list(f.train) for f in folds]
+        softs: list[dict[str, list[np.ndarray]]] = [{} for _ in folds]
+        teacher = cfg.training.distillation.teacher
+        if teacher is not None:
             if teachers is None:
-                if "{fold}" in cfg.training.distillation.teacher:
-                    raise TaggerError(
-                        f"teacher {cfg.training.distillation.teacher} names a {{fold}}: give each run's teacher bundle"
-                    )
-                teachers = [cfg.training.distillation.teacher] * len(folds)
+                if "{fold}" in teacher:
+                    raise TaggerError(f"teacher {teacher} names a {{fold}}: give each run's teacher bundle")
+                teachers = [teacher] * len(folds)
             for m, (f, bundle, record) in enumerate(zip(folds, teachers, records)):
                 train_sets[m], softs[m], record["teacher"] = with_teacher(f.train, bundle, cfg, record, self.progress)
         train_data = [Encoded(v, s, cfg.types) for v, s in zip(vocabs, train_sets)]
         for data, soft in zip(train_data, softs):
             data.soft = soft
-        dev_data = [Encoded(v, f.dev, cfg.types) for v, f in zip(vocabs, folds)]
-        tokens = [sum(d.lengths) for d in train_data]
+        return train_data
+
+    def _train_epoch(self, params, opt_state, consts, train_data: list[Encoded], epoch: int, live: list[bool]):
+        """One epoch's steps for the models still training (``live``): the weights and optimizer state after
+        it, each model's mean loss and the epoch's seconds."""
+        jax, cfg = self.jax, self.config
+        t0 = time.perf_counter()
+        losses = []
         key = jax.random.PRNGKey(cfg.training.seed)
-        for epoch in range(first, cfg.training.stopping.max_epochs + 1):
-            live = [f.active for f in folds]
-            if not any(live):
-                break
-            t0 = time.perf_counter()
-            losses = []
-            plan = epoch_plan([d.lengths for d in train_data], cfg.training.batch_size, cfg.training.seed, epoch)
-            for b, picks in enumerate(EpochProgress(plan, epoch, self.progress)):
-                picks = [p if a else None for p, a in zip(picks, live)]
-                ids, tags = stacked_batch(train_data, picks, cfg.training.batch_size, cfg.types)
-                active = np.array([p is not None for p in picks])
-                step_key = jax.random.fold_in(key, epoch * 100003 + b)  # the same for every model, as if alone
-                keys = jax.numpy.broadcast_to(step_key, (len(folds), *step_key.shape))
-                params, opt_state, loss = self._step(params, opt_state, consts, ids, tags, keys, active)
-                losses.append((loss, active))
-            sums = np.zeros(len(folds))
-            counts = np.zeros(len(folds))
-            for loss, active in losses:  # waits for the last step
-                sums += np.asarray(loss)
-                counts += active
-            seconds = time.perf_counter() - t0
-            train_seconds += seconds
-            evaluate = epoch % cfg.training.stopping.eval_every == 0 or epoch == cfg.training.stopping.max_epochs
-            reports = self._reports(params, consts, dev_data, folds) if evaluate else []
-            host = jax.tree_util.tree_map(np.asarray, params) if evaluate else None
-            for m, f in enumerate(folds):
-                if not live[m]:
-                    continue
-                mean_loss = float(sums[m] / max(counts[m], 1))
-                if not np.isfinite(mean_loss):  # this model stops; the others go on
-                    f.active, f.diverged = False, epoch
-                    log.warning("model %d: training diverged at epoch %d (loss %s)", m + 1, epoch, mean_loss)
-                    continue
-                entry = {
-                    "epoch": epoch,
-                    "loss": mean_loss,
-                    "seconds": seconds / len(folds),
-                    "tokens_per_s": tokens[m] / (seconds / sum(live)),
-                }
-                if evaluate:
-                    score = dev_score(reports[m]) if f.dev else -mean_loss
-                    entry.update(dev_score=score, dev=reports[m])
-                    improved, f.bad = judge(f.best, f.bad, score, bool(f.dev))
-                    if improved:
-                        f.best, f.best_epoch = score, epoch
-                        f.best_params = jax.tree_util.tree_map(lambda x: x[m], host)  # noqa: B023 (called at once)
-                label = f" (model {m + 1}/{len(folds)})" if len(folds) > 1 else ""
-                shown = entry["dev_score"] if evaluate and f.dev else None
-                say(epoch_line(epoch, mean_loss, seconds, shown, label), self.progress)
-                f.history.append(entry)
-                if out_of_patience(cfg.training.stopping.patience, f.bad):
-                    f.active = False
-            if evaluate:
-                self._checkpoint(folds, epoch, host, opt_state, train_seconds)
-        out = []
-        for m, f in enumerate(folds):
-            if f.diverged:
-                remove_checkpoint(f.out_dir)  # a rerun takes another seed
-                out.append(
-                    TrainingDiverged(
-                        f"training diverged at epoch {f.diverged}; lower --lr or change --seed", f.diverged
-                    )
-                )
-                continue
-            params_to_model(f.best_params, models[m], cfg)
-            record = records[m]
-            record["trained_together"] = len(folds)
-            out.append(self._finish(f, models[m], vocabs[m], train_seconds / len(folds), record))
-        return out
+        plan = epoch_plan([d.lengths for d in train_data], cfg.training.batch_size, cfg.training.seed, epoch)
+        for b, picks in enumerate(EpochProgress(plan, epoch, self.progress)):
+            picks = [p if a else None for p, a in zip(picks, live)]
+            ids, tags = stacked_batch(train_data, picks, cfg.training.batch_size, cfg.types)
+            active = np.array([p is not None for p in picks])
+            step_key = jax.random.fold_in(key, epoch * 100003 + b)  # the same for every model, as if alone
+            keys = jax.numpy.broadcast_to(step_key, (len(live), *step_key.shape))
+            params, opt_state, loss = self._step(params, opt_state, consts, ids, tags, keys, active)
+            losses.append((loss, active))
+        sums = np.zeros(len(live))
+        counts = np.zeros(len(live))
+        for loss, active in losses:  # waits for the last step
+            sums += np.asarray(loss)
+            counts += active
+        return params, opt_state, sums / np.maximum(counts, 1), time.perf_counter() - t0
+
+    def _end_epoch(self, m: int, f: _Fold, ended: _EpochEnd, mean_loss: float, tokens: int) -> None:
+        """Model ``m``'s epoch: its history entry and line, its dev score and best epoch (when evaluated), and
+        whether it goes on (not when its loss became infinite or it ran out of patience)."""
+        mean_loss = float(mean_loss)
+        if not np.isfinite(mean_loss):  # this model stops; the others go on
+            f.active, f.diverged = False, ended.epoch
+            log.warning("model %d: training diverged at epoch %d (loss %s)", m + 1, ended.epoch, mean_loss)
+            return
+        entry: dict[str, Any] = {
+            "epoch": ended.epoch,
+            "loss": mean_loss,
+            "seconds": ended.seconds / ended.models,
+            "tokens_per_s": tokens / (ended.seconds / ended.live),
+        }
+        if ended.reports is not None:
+            score = dev_score(ended.reports[m]) if f.dev else -mean_loss
+            entry.update(dev_score=score, dev=ended.reports[m])
+            improved, f.bad = judge(f.best, f.bad, score, bool(f.dev))
+            if improved:
+                f.best, f.best_epoch = score, ended.epoch
+                f.best_params = self.jax.tree_util.tree_map(lambda x: x[m], ended.host)
+        label = f" (model {m + 1}/{ended.models})" if ended.models > 1 else ""
+        shown = entry["dev_score"] if ended.reports is not None and f.dev else None
+        say(epoch_line(ended.epoch, mean_loss, ended.seconds, shown, label), self.progress)
+        f.history.append(entry)
+        if out_of_patience(self.config.training.stopping.patience, f.bad):
+            f.active = False
+
+    def _outcome(self, f: _Fold, model, vocab, train_seconds: float, record: dict):
+        """The trained model's (SentenceTagger, meta), its bundle written; or its ``TrainingDiverged``."""
+        if f.diverged:
+            remove_checkpoint(f.out_dir)  # a rerun takes another seed
+            return TrainingDiverged(f"training diverged at epoch {f.diverged}; lower --lr or change --seed", f.diverged)
+        params_to_model(f.best_params, model, self.config)
+        return self._finish(f, model, vocab, train_seconds, record)
 
     def _checkpoint(self, folds, epoch, host, opt_state, train_seconds) -> None:
         """Each model's slice of the stacked weights and optimizer state, with its best weights and
@@ -398,7 +440,7 @@ def train_fast(
     init: str | Path | None = None,
     resume: bool = False,
 ):
-    """Train with the JAX loop and write the bundle to ``out_dir``; returns (Tagger, meta).  Raises
+    """Train with the JAX loop and write the bundle to ``out_dir``; returns (SentenceTagger, meta).  Raises
     ``TrainingDiverged`` when the loss becomes infinite.  ``init``: a bundle to continue training from;
     ``resume``: continue from the checkpoint in ``out_dir``."""
     (result,) = FastTrainer(config, progress).run([(train, dev, out_dir)], extra_words, [record or {}], init, resume)
@@ -417,6 +459,6 @@ def train_fast_together(
     teachers: Sequence[str | Path] | None = None,
 ):
     """Train several models of one configuration together, one per (train, dev, out_dir) (e.g. the folds of
-    a cross-validation); returns [(Tagger, meta)], a ``TrainingDiverged`` for a model whose loss became
+    a cross-validation); returns [(SentenceTagger, meta)], a ``TrainingDiverged`` for a model whose loss became
     infinite.  ``resume``: continue from their checkpoints; ``teachers``: each model's teacher bundle."""
     return FastTrainer(config, progress).run(runs, extra_words, records, resume=resume, teachers=teachers)

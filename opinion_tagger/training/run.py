@@ -34,7 +34,7 @@ def train(
     devices: str | None = None,
     teacher: str | Path | None = None,
 ):
-    """Train a tagger and write its bundle to ``out_dir``; returns (Tagger, meta).  ``teacher``: distillation's
+    """Train a tagger and write its bundle to ``out_dir``; returns (SentenceTagger, meta).  ``teacher``: distillation's
     teacher bundle (default: the configuration's).  ``context_cache``: a file
     that keeps contextual vectors between runs; ``init``: a bundle to continue training from (same network;
     the configuration's training fields may differ); ``devices`` (``all`` or a number): data-parallel over
@@ -67,7 +67,7 @@ def train_folds(
     teachers: Sequence[str | Path] | None = None,
     records: Sequence[dict] | None = None,
 ) -> list:
-    """One model per (train, dev, out_dir), e.g. the folds of a cross-validation; [(Tagger, meta)] in that
+    """One model per (train, dev, out_dir), e.g. the folds of a cross-validation; [(SentenceTagger, meta)] in that
     order, a ``TrainingDiverged`` in place of a model whose loss became infinite (its checkpoint removed, so a
     rerun with another seed starts afresh).  With the fast trainer they train together in one program, from
     the newest epoch every one has checkpointed; else one after the other, each from its own checkpoint.
@@ -112,7 +112,7 @@ def train_bundle(
     keep_checkpoints: bool = False,
 ):
     """Configuration and data in, bundle out: train on ``data`` and write the bundle to ``out_dir``, its
-    training record naming the data, seed, code and the bundle it continued (``init``); returns (Tagger, meta).
+    training record naming the data, seed, code and the bundle it continued (``init``); returns (SentenceTagger, meta).
     ``heads_only``: train only frame heads on the network of ``init``
     (``opinion_tagger.training.frame_fit``).  The epochs' checkpoints (what a resume needs) are removed once the
     bundle is written, unless ``keep_checkpoints``."""

@@ -62,7 +62,7 @@ def reseed_epoch(model, seed: int, epoch: int) -> None:
     """Random state as a function of (seed, epoch) alone: each layer's own (dropout) seed
     generator is set, so a resumed run repeats the uninterrupted one.  (The global seed is
     left alone: ``tf.random.set_seed`` makes every later training step re-instantiate its
-    graph, about a second each on a CPU; the training step draws only from these generators.)"""
+    graph; the training step draws only from these generators.)"""
     generators = [v for v in model.variables if v.path.endswith("seed_generator_state")]
     starts = np.random.default_rng([seed, epoch]).integers(1, 2**30, size=len(generators))
     for var, start in zip(generators, starts):

@@ -1,4 +1,5 @@
-"""CPU threads and cores for TensorFlow's and XLA's kernels: set before either library is imported.
+"""Pinning a study's job to CPU cores, which sets the threads of TensorFlow's and XLA's kernels (before either
+library is imported), and the machine line each result records.
 
 Training on the 2-core machine runs two jobs side by side, each on a core of its own
 (``run_cv.py --cpus 0`` and ``--cpus 1``).  Left to their defaults, each job's XLA runtime keeps a
@@ -10,6 +11,7 @@ variable, is what limits it.
 from __future__ import annotations
 
 import os
+import platform
 
 ENV = "OPINION_TAGGER_CPU_THREADS"  # what was asked for, recorded with each result
 
@@ -61,3 +63,11 @@ def cpu_threads() -> int:
         return int(os.environ.get(ENV, "0"))
     except ValueError:
         return 0
+
+
+def machine() -> str:
+    """The machine a result was computed on, as the result records it, with the cores the job was pinned to."""
+    n = cpu_threads()
+    return f"{platform.machine()} {platform.system()}, Python {platform.python_version()}" + (
+        f", {n} CPU thread{'s' if n > 1 else ''} for kernels" if n else ""
+    )

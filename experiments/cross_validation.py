@@ -29,7 +29,6 @@ from __future__ import annotations
 import itertools
 import json
 import logging
-import shutil
 import time
 from contextlib import ExitStack
 from dataclasses import dataclass, field
@@ -38,10 +37,10 @@ from typing import Any
 
 import yaml
 
+from experiments.fold_locks import claim_fold
+from experiments.summaries import DIVERGED_FILE
 from opinion_tagger.config import TaggerConfig
 from opinion_tagger.errors import TaggerError, TrainingDiverged
-from opinion_tagger.evaluation.results import DIVERGED_FILE
-from opinion_tagger.locks import claim_fold
 from opinion_tagger.paths import default_datasplit, default_mpqa, default_reference
 from opinion_tagger.storage import atomic_write_text
 
@@ -189,7 +188,9 @@ def run_experiment(
     """Train and score ``exp`` on each fold that has no result yet; returns the result files written.
     Configurations with ``trainer: fast`` train up to ``together`` folds at once in one program
     (``opinion_tagger.training.fast_trainer``); others one fold at a time, resuming from checkpoints."""
-    from opinion_tagger.corpus.sources import corpus_words, load_documents
+    from opinion_tagger.corpus.sources import corpus_words, load_documents, select
+    from opinion_tagger.corpus.split import load_split
+    from opinion_tagger.provenance import git_commit
     from opinion_tagger.training.run import trains_together
 
     datasplit = Path(datasplit or default_datasplit())
@@ -218,92 +219,115 @@ def run_experiment(
                 elif not result_path(results, exp.name, fold).exists():  # not finished by another job meanwhile
                     mine.append(fold)
             if mine:
-                written += _run_folds(exp, mine, docs, extra, path, results, runs, datasplit, progress)
+                splits = {k: load_split(datasplit, k) for k in mine}
+                parts = {k: tuple(select(docs, splits[k].part(p)) for p in ("train", "dev", "test")) for k in mine}
+                t0 = time.perf_counter()
+                run = FoldRun(exp, mine, splits, parts, path, datasplit, results, runs, git_commit(), t0)
+                written += _run_folds(run, extra, progress)
     return written
 
 
-def _run_folds(exp, folds, docs, extra, path, results, runs, datasplit, progress) -> list[Path]:
-    """Train and score ``folds`` of ``exp`` (several at once with the fast trainer) and write their results."""
-    from opinion_tagger.corpus.sources import select
-    from opinion_tagger.corpus.split import load_split
+@dataclass
+class FoldRun:
+    """The folds of ``exp`` that train together (one, or several with the fast trainer) and what they share: each
+    fold's split and its train, dev and test sentences, the corpus path and datasplit they came from, the results
+    and runs directories, the commit the folds started with (a fold can outlast a commit) and when the fold
+    being timed started."""
+
+    exp: Experiment
+    folds: list[int]
+    splits: dict[int, Any]  # fold -> its Split (documents)
+    parts: dict[int, tuple]  # fold -> its train, dev and test sentences
+    path: str
+    datasplit: Path
+    results: Path
+    runs: Path
+    commit: str
+    started: float
+
+    def fold_dir(self, fold: int) -> Path:
+        """Where the fold's checkpoints and bundle go."""
+        return self.runs / self.exp.name / f"fold{fold}"
+
+    def bundle_record(self, fold: int) -> dict:
+        """What the fold's bundle records in its meta.json: its data and split, by document."""
+        documents = {p: list(self.splits[fold].part(p)) for p in ("train", "dev", "test")}
+        return {"data": {"source": self.exp.data["source"], "fold": fold, "documents": documents}}
+
+
+@dataclass
+class FoldOutcome:
+    """What a fold's result records of its training: its scores (dev, test and, with frame heads, the frames'),
+    the training record (seconds, epochs, device, ...), the configuration and the seed it trained with."""
+
+    scores: dict
+    training: dict
+    config: dict
+    seed: int | None
+
+
+def _run_folds(run: FoldRun, extra, progress: bool) -> list[Path]:
+    """Train and score the folds of ``run`` and write their results; ``extra``: the corpus's words."""
+    if run.exp.kind == "crf":
+        return _run_crf_folds(run)
+    if run.exp.kind == "heads":  # the heads on another experiment's fold networks
+        return _fit_heads(run, progress)
+    return _train_rnn_folds(run, extra, progress)
+
+
+def _run_crf_folds(run: FoldRun) -> list[Path]:
+    """The paper's CRF baseline on each fold, one after another."""
     from opinion_tagger.evaluation.scoring import score_predictions
-    from opinion_tagger.provenance import git_commit
+    from opinion_tagger.training.crf_baseline import CRFBaseline
+
+    exp, out = run.exp, []
+    for k in run.folds:
+        train_s, dev_s, test_s = run.parts[k]
+        model = CRFBaseline(exp.types, **exp.model.get("crf", {})).fit(train_s)
+        dev = score_predictions(dev_s, model.predict_tags(dev_s))
+        test = score_predictions(test_s, model.predict_tags(test_s))
+        training = {"train_seconds": model.train_seconds, "epochs": None, "best_epoch": None, "device": "CPU"}
+        config = {"task": exp.model.get("task", "dse"), **exp.model}
+        out.append(_write_result(run, k, FoldOutcome({"dev": dev, "test": test}, training, config, None)))
+        run.started = time.perf_counter()
+    return out
+
+
+def _fit_heads(run: FoldRun, progress: bool) -> list[Path]:
+    """Frame heads fitted on the fold networks of the experiment ``run.exp.network``."""
+    from opinion_tagger.runtime.bundle import load_bundle_files
+    from opinion_tagger.training.frame_fit import fit_frame_heads
+
+    exp, folds, trained = run.exp, run.folds, {}
+    for k in folds:
+        init = run.runs / str(exp.network) / f"fold{k}"
+        config = load_bundle_files(init)[1].replace(**exp.model)
+        train_s, dev_s, _ = run.parts[k]
+        trained[k] = fit_frame_heads(config, train_s, dev_s, run.fold_dir(k), init, run.bundle_record(k), progress)
+    configs = {k: trained[k][0].config.to_dict() for k in folds}
+    seeds = {k: exp.config().training.seed for k in folds}
+    return _score_folds(run, trained, {k: [] for k in folds}, configs, seeds)
+
+
+def _train_rnn_folds(run: FoldRun, extra, progress: bool) -> list[Path]:
+    """Train the network on the folds of ``run`` (together with the fast trainer), a fold whose training
+    diverges again with another seed, and score them.  Raises TaggerError, after scoring the others, when a
+    fold diverged with every seed."""
     from opinion_tagger.training.checkpoints import remove_checkpoint
     from opinion_tagger.training.run import train_folds
 
-    splits = {k: load_split(datasplit, k) for k in folds}
-    parts = {k: tuple(select(docs, splits[k].part(p)) for p in ("train", "dev", "test")) for k in folds}
-    t0 = time.perf_counter()
-    commit = git_commit()  # the code the folds start with (a fold can outlast a commit)
-    out = []
-    if exp.kind == "crf":
-        from opinion_tagger.training.crf_baseline import CRFBaseline
-
-        for k in folds:
-            train_s, dev_s, test_s = parts[k]
-            model = CRFBaseline(exp.types, **exp.model.get("crf", {})).fit(train_s)
-            dev = score_predictions(dev_s, model.predict_tags(dev_s))
-            test = score_predictions(test_s, model.predict_tags(test_s))
-            training: dict[str, Any] = {
-                "train_seconds": model.train_seconds,
-                "epochs": None,
-                "best_epoch": None,
-                "device": "CPU",
-            }
-            out.append(
-                _write_result(
-                    exp,
-                    k,
-                    splits[k],
-                    parts[k],
-                    path,
-                    datasplit,
-                    commit,
-                    t0,
-                    {"dev": dev, "test": test},
-                    training,
-                    {"task": exp.model.get("task", "dse"), **exp.model},
-                    None,
-                    results,
-                )
-            )
-            t0 = time.perf_counter()
-        return out
-    cfg = exp.config()
-    dirs = {k: runs / exp.name / f"fold{k}" for k in folds}
-    records = {  # in each bundle's meta.json: its data and split, by document
-        k: {
-            "data": {
-                "source": exp.data["source"],
-                "fold": k,
-                "documents": {p: list(splits[k].part(p)) for p in ("train", "dev", "test")},
-            }
-        }
-        for k in folds
-    }
+    exp, folds, cfg = run.exp, run.folds, run.exp.config()
     seeds = {k: cfg.training.seed for k in folds}
     diverged: dict[int, list[dict]] = {k: [] for k in folds}
-    if exp.kind == "heads":  # the heads on another experiment's fold networks
-        from opinion_tagger.runtime.bundle import load_bundle_files
-        from opinion_tagger.training.frame_fit import fit_frame_heads
 
-        trained: dict[int, Any] = {}
-        for k in folds:
-            init = runs / str(exp.network) / f"fold{k}"
-            config = load_bundle_files(init)[1].replace(**exp.model)
-            trained[k] = fit_frame_heads(config, parts[k][0], parts[k][1], dirs[k], init, records[k], progress)
-        configs = {k: trained[k][0].config.to_dict() for k in folds}
-        return _score_folds(
-            exp, trained, diverged, configs, seeds, (splits, parts, path, datasplit, commit, t0, results)
-        )
-
-    def attempt(config, ks):  # [(Tagger, meta) or TrainingDiverged] for folds ks
+    def attempt(config, ks):  # [(SentenceTagger, meta) or TrainingDiverged] for folds ks
         resume = config.training.seed == cfg.training.seed  # another seed (after a divergence) starts afresh
-        cache = context_cache_path(runs, cfg, exp.data["source"]) if cfg.model.encoder.name else None
+        cache = context_cache_path(run.runs, cfg, exp.data["source"]) if cfg.model.encoder.name else None
         teacher = config.training.distillation.teacher  # {fold}: the run's
         teachers = [teacher.format(fold=k) for k in ks] if teacher else None
-        runs_k = [(parts[k][0], parts[k][1], dirs[k]) for k in ks]
-        return train_folds(config, runs_k, extra, progress, resume, cache, teachers, [records[k] for k in ks])
+        runs_k = [(run.parts[k][0], run.parts[k][1], run.fold_dir(k)) for k in ks]
+        records = [run.bundle_record(k) for k in ks]
+        return train_folds(config, runs_k, extra, progress, resume, cache, teachers, records)
 
     trained = dict(zip(folds, attempt(cfg, folds)))
     for k in folds:  # a run whose loss became infinite is run again with another seed, and recorded
@@ -318,12 +342,12 @@ def _run_folds(exp, folds, docs, extra, path, results, runs, datasplit, progress
             (trained[k],) = attempt(cfg.replace(seed=seeds[k]), [k])
         if isinstance(trained[k], TrainingDiverged):  # recorded, not scored; the folds that trained are
             diverged[k].append({"seed": seeds[k], "epoch": trained[k].epoch})
-            _write_diverged(exp, k, cfg, diverged[k], commit, results)
+            _write_diverged(run, k, cfg, diverged[k])
     configs = {k: cfg.replace(seed=seeds[k]).to_dict() for k in folds}
-    out = _score_folds(exp, trained, diverged, configs, seeds, (splits, parts, path, datasplit, commit, t0, results))
+    out = _score_folds(run, trained, diverged, configs, seeds)
     for k in folds:
         if not isinstance(trained[k], TrainingDiverged):
-            remove_checkpoint(dirs[k])
+            remove_checkpoint(run.fold_dir(k))
     failed = [k for k in folds if isinstance(trained[k], TrainingDiverged)]
     if failed:
         k = failed[0]
@@ -335,21 +359,20 @@ def _run_folds(exp, folds, docs, extra, path, results, runs, datasplit, progress
     return out
 
 
-def _score_folds(exp, trained, diverged, configs, seeds, run) -> list[Path]:
+def _score_folds(run: FoldRun, trained: dict, diverged: dict, configs: dict, seeds: dict) -> list[Path]:
     """Score each trained fold on its test documents (and its frames, for a model with frame heads) and write
-    its result; ``trained``: (Tagger, meta) or TrainingDiverged per fold, ``configs`` the configuration each
-    result records, ``run``: (splits, parts, corpus path, datasplit, commit, start time, results directory)."""
+    its result; ``trained``: (SentenceTagger, meta) or TrainingDiverged per fold, ``diverged``: the seeds that diverged
+    before, ``configs`` and ``seeds``: the configuration and seed each result records."""
     from opinion_tagger.evaluation.scoring import evaluate_tagger, evaluate_with_frames
 
-    splits, parts, path, datasplit, commit, t0, results = run
     out = []
     for k in (k for k, v in trained.items() if not isinstance(v, TrainingDiverged)):
         tagger, meta = trained[k]
         frames = {"dev_frames": meta["scores"]["dev_frames"]} if "dev_frames" in meta["scores"] else {}
         if frames:  # frame heads: their scores on the test fold too, from the same pass of the network
-            test, frames["test_frames"] = evaluate_with_frames(tagger, parts[k][2])
+            test, frames["test_frames"] = evaluate_with_frames(tagger, run.parts[k][2])
         else:
-            test = evaluate_tagger(tagger, parts[k][2])
+            test = evaluate_tagger(tagger, run.parts[k][2])
         t = meta["training"]
         keep = ("train_seconds", "epochs", "best_epoch", "device", "parameters", "history", "teacher", "heads_only")
         training = {key: t[key] for key in keep if key in t}
@@ -358,81 +381,61 @@ def _score_folds(exp, trained, diverged, configs, seeds, run) -> list[Path]:
         if diverged[k]:
             training["diverged"] = diverged[k]  # the seeds whose runs diverged before this one
         scores = {"dev": meta["scores"]["dev"], "test": test, **frames}
-        out.append(
-            _write_result(
-                exp,
-                k,
-                splits[k],
-                parts[k],
-                path,
-                datasplit,
-                commit,
-                t0,
-                scores,
-                training,
-                configs[k],
-                seeds[k],
-                results,
-            )
-        )
+        out.append(_write_result(run, k, FoldOutcome(scores, training, configs[k], seeds[k])))
     return out
 
 
-def _write_diverged(exp, fold, cfg, attempts, commit, results) -> Path:
+def _write_diverged(run: FoldRun, fold: int, cfg: TaggerConfig, attempts: list[dict]) -> Path:
     """``results/<name>/diverged-fold<k>.json``: a fold whose every seed diverged (``attempts``: each seed and
     the epoch its loss became infinite), so that studies show it; a later result of the fold replaces it."""
-    from opinion_tagger.provenance import machine
+    from experiments.cpu_pinning import machine
 
     record = {
-        "name": exp.name,
+        "name": run.exp.name,
         "fold": fold,
         "config": cfg.to_dict(),
         "diverged": attempts,
-        "git_commit": commit,
+        "git_commit": run.commit,
         "machine": machine(),
         "finished_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
-    out = results / exp.name / DIVERGED_FILE.format(fold=fold)
+    out = run.results / run.exp.name / DIVERGED_FILE.format(fold=fold)
     out.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_text(out, json.dumps(record, indent=1) + "\n")
     return out
 
 
-def _write_result(
-    exp, fold, split, parts, path, datasplit, commit, t0, scores, training, config, seed, results
-) -> Path:
-    from opinion_tagger.provenance import machine
+def _write_result(run: FoldRun, fold: int, outcome: FoldOutcome) -> Path:
+    """``results/<name>/fold<k>.json``: the fold's result (an earlier run's record of its divergence goes)."""
+    from experiments.cpu_pinning import machine
 
-    train_s, dev_s, test_s = parts
+    exp, split = run.exp, run.splits[fold]
+    train_s, dev_s, test_s = run.parts[fold]
     record = {
         "name": exp.name,
         "kind": exp.kind,
         "fold": fold,
-        "config": config,
-        "seed": seed,
-        "git_commit": commit,
+        "config": outcome.config,
+        "seed": outcome.seed,
+        "git_commit": run.commit,
         "choices": exp.choices,
         "data": {
             "source": exp.data["source"],
-            "path": Path(path).name,
-            "datasplit": datasplit.name,
+            "path": Path(run.path).name,
+            "datasplit": run.datasplit.name,
             "documents": {"train": len(split.train), "dev": len(split.dev), "test": len(split.test)},
             "sentences": {"train": len(train_s), "dev": len(dev_s), "test": len(test_s)},
         },
-        "scores": scores,
-        **training,
-        "wall_seconds": time.perf_counter() - t0,
+        "scores": outcome.scores,
+        **outcome.training,
+        "wall_seconds": time.perf_counter() - run.started,
         "machine": machine(),
         "finished_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
-    out = result_path(results, exp.name, fold)
+    out = result_path(run.results, exp.name, fold)
     out.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_text(out, json.dumps(record, indent=1) + "\n")  # fsynced: a crash leaves the old file or none
     (out.parent / DIVERGED_FILE.format(fold=fold)).unlink(missing_ok=True)  # an earlier run's divergence
-    test = {t: round(r["proportional"]["f1"], 4) for t, r in scores["test"].items()}
+    test = {t: round(r["proportional"]["f1"], 4) for t, r in outcome.scores["test"].items()}
     log.warning("%s fold %d: test %s", exp.name, fold, test)
     return out
-
-
-def clean_run(runs: Path, name: str) -> None:
-    shutil.rmtree(runs / name, ignore_errors=True)

@@ -7,7 +7,9 @@ import sys
 
 import pytest
 
-from opinion_tagger.threads import parse_cpus
+from experiments.cpu_pinning import parse_cpus
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the repository root: ``import experiments``
 
 
 def test_parse_cpus_by_hand():
@@ -26,7 +28,7 @@ def child(code: str) -> subprocess.CompletedProcess:
         capture_output=True,
         text=True,
         timeout=120,
-        env={k: v for k, v in os.environ.items() if k != "OPINION_TAGGER_CPU_THREADS"},
+        env={k: v for k, v in os.environ.items() if k != "OPINION_TAGGER_CPU_THREADS"} | {"PYTHONPATH": ROOT},
     )
 
 
@@ -35,13 +37,16 @@ ALLOWED = sorted(os.sched_getaffinity(0))  # the cores this test may use (a CI r
 
 def test_pinning_sets_the_affinity_and_the_thread_limit():
     out = child(
-        "import os\nfrom opinion_tagger.threads import limit_cpu_threads, cpu_threads\n"
+        "import os\nfrom experiments.cpu_pinning import limit_cpu_threads, cpu_threads, machine\n"
         f"limit_cpu_threads([{ALLOWED[-1]}])\n"
-        "print(sorted(os.sched_getaffinity(0)), cpu_threads(), os.environ['TF_NUM_INTRAOP_THREADS'])"
+        "print(sorted(os.sched_getaffinity(0)), cpu_threads(), os.environ['TF_NUM_INTRAOP_THREADS'])\n"
+        "print(machine())"
     )
     assert out.returncode == 0, out.stderr
-    assert out.stdout.split() == [f"[{ALLOWED[-1]}]", "1", "1"]
-    out = child(f"from opinion_tagger.threads import limit_cpu_threads\nlimit_cpu_threads([{os.cpu_count() + 7}])")
+    first, record = out.stdout.splitlines()
+    assert first.split() == [f"[{ALLOWED[-1]}]", "1", "1"]
+    assert record.endswith(", 1 CPU thread for kernels")  # the machine line a result records
+    out = child(f"from experiments.cpu_pinning import limit_cpu_threads\nlimit_cpu_threads([{os.cpu_count() + 7}])")
     assert out.returncode != 0 and f"cores [{os.cpu_count() + 7}] are not available here" in out.stderr
 
 
@@ -49,7 +54,7 @@ def test_pinning_sets_the_affinity_and_the_thread_limit():
 def test_a_pinned_job_gets_one_xla_compute_thread():
     pytest.importorskip("jax", reason="fast extra not installed")
     code = (
-        "import os, sys\nfrom opinion_tagger.threads import limit_cpu_threads\n"
+        "import os, sys\nfrom experiments.cpu_pinning import limit_cpu_threads\n"
         f"limit_cpu_threads([{ALLOWED[0]}] if sys.argv[1] == 'pin' else None)\n"
         "import jax, jax.numpy as jnp\n"
         "x = jnp.ones((64, 64)); jax.jit(lambda a: jnp.tanh(a @ a))(x).block_until_ready()\n"
@@ -63,7 +68,7 @@ def test_a_pinned_job_gets_one_xla_compute_thread():
             capture_output=True,
             text=True,
             timeout=120,
-            env={**os.environ, "JAX_PLATFORMS": "cpu"},
+            env={**os.environ, "JAX_PLATFORMS": "cpu", "PYTHONPATH": ROOT},
         )
         assert out.returncode == 0, out.stderr
         return int(out.stdout.split()[-1])

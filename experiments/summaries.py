@@ -1,5 +1,5 @@
 """Summaries of cross-validation results and paired comparisons between configurations: the statistics a
-report on experiments is built from (``opinion_tagger.experiment`` writes the results: one JSON record per
+report on experiments is built from (``experiments.cross_validation`` writes the results: one JSON record per
 configuration and fold), and reading them back."""
 
 from __future__ import annotations
@@ -104,7 +104,7 @@ def load_results(results: Path) -> list[dict]:
 
 
 def load_diverged(results: Path) -> list[dict]:
-    """The records of the folds whose every seed diverged (``opinion_tagger.experiment``), by name and fold."""
+    """The records of the folds whose every seed diverged (``experiments.cross_validation``), by name and fold."""
     out = []
     for p in sorted(results.glob(f"*/{DIVERGED_FILE.format(fold='*')}")):
         try:
