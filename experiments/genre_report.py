@@ -9,6 +9,8 @@ from pathlib import Path
 
 from experiments.genre_study import GENRES
 
+DOCS = Path(__file__).resolve().parents[1] / "docs"
+
 
 def _pct(x: float) -> str:
     return f"{100 * x:.1f}"
@@ -168,9 +170,12 @@ def genre_section(results: Path, plot_dir: Path) -> list[str]:
             "",
             *dev_run_lines([json.loads(p.read_text()) for p in dev]),
         ]
-    curve = results / "adaptation-curve.json"
-    if curve.is_file():
-        data = json.loads(curve.read_text())
-        plot = plot_curve(data, plot_dir / "adaptation_curve.png")
-        lines += ["", "### Adaptation: the learning curve", "", *curve_lines(data, plot)]
+    for path in sorted(results.glob("adaptation-curve*.json")):
+        data = json.loads(path.read_text())
+        genre = data["data"].get("genre")
+        plot = plot_curve(data, plot_dir / f"{path.stem.replace('-', '_')}.png")
+        if not genre:  # the docs page on adapting shows it too
+            plot_curve(data, DOCS / "adaptation-curve.png")
+        title = f"within one genre, {genre}" if genre else "all ULA genres"
+        lines += ["", f"### Adaptation: the learning curve, {title}", "", *curve_lines(data, plot)]
     return lines + ([""] if lines else [])
