@@ -407,6 +407,9 @@ def test_a_frame_head_model_pre_annotates_and_training_learns_the_accepted_frame
         v = p.set_attributes(2, 0, second.spans[0].id, "ann", intensity="medium", polarity="negative")
         p.set_status(2, v, "done", "ann")
         p.set_status(1, 0, "done", "ann")
+        # a third accepted document, without spans, held out to choose the epoch (training needs three)
+        assert import_records(p, [Record("bus.txt", "The bus left at noon.")], None).imported == 1
+        p.set_status(3, 0, "done", "ann")
     out = tmp_path / "m"
     argv = ["train", "--data", "annotations", str(path), "--task", "joint", "--depth", "1", "--hidden", "8"]
     argv += ["--features", "random", "--embedding-dim", "8", "--max-epochs", "1", "--no-jit", "--quiet"]
