@@ -20,12 +20,6 @@ def add_parser(sub) -> None:
         formatter_class=Help,
     )
     p.add_argument(
-        "--model",
-        default=DEFAULT_NAME,
-        metavar="NAME|PATH",
-        help=f"the bundle to adapt, or a bundled model's name ({BUNDLED_NAMES}; default: %(default)s)",
-    )
-    p.add_argument(
         "--data",
         nargs=2,
         metavar=("SOURCE", "PATH"),
@@ -39,10 +33,16 @@ def add_parser(sub) -> None:
 
 
 def add_adapt_options(p: argparse.ArgumentParser) -> None:
-    """--out and the adaptation's settings, shared with ``annotate adapt``."""
+    """--model, --out and the adaptation's settings, shared with ``annotate adapt``."""
     from opinion_tagger.training.adapt import AdaptSettings
 
     d = AdaptSettings()
+    p.add_argument(
+        "--model",
+        default=DEFAULT_NAME,
+        metavar="NAME|PATH",
+        help=f"the bundle to adapt, or a bundled model's name ({BUNDLED_NAMES}; default: %(default)s)",
+    )
     p.add_argument("--out", type=Path, required=True, help="the adapted bundle's directory")
     p.add_argument(
         "--replay",

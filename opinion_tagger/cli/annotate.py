@@ -130,12 +130,6 @@ def add_parser(sub) -> None:
         formatter_class=Help,
     )
     p.add_argument("project", type=Path)
-    p.add_argument(
-        "--model",
-        default=DEFAULT_NAME,
-        metavar="NAME|PATH",
-        help=f"the bundle to adapt, or a bundled model's name ({BUNDLED_NAMES}; default: %(default)s)",
-    )
     add_adapt_options(p)
     p.set_defaults(func=run_adapt)
 
