@@ -338,6 +338,7 @@ def test_the_exit_statuses_the_command_line_page_gives(tmp_path, capsys, monkeyp
     assert main(["tag", "--model", "missing", "x"]) == 2 and "model bundle" in rows["2"]
 
 
+@pytest.mark.integration
 def test_the_tagging_examples_run(tmp_path):
     """The examples of docs/tagging.md's first block that need no file of their own, as a shell runs them."""
     import os

@@ -76,6 +76,7 @@ def _tag(*argv, **kwargs) -> subprocess.CompletedProcess:
     return subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120, **kwargs)
 
 
+@pytest.mark.integration
 def test_piped_standard_input_is_tagged():
     done = _tag(input=TEXT + "\n")  # echo ... | opinion-tagger tag
     assert done.returncode == 0, done.stderr
@@ -85,6 +86,7 @@ def test_piped_standard_input_is_tagged():
     assert done.returncode == 0 and [r["id"] for r in records(done.stdout)] == ["a"], done.stderr
 
 
+@pytest.mark.integration
 def test_without_text_or_piped_input_there_is_nothing_to_tag():
     done = _tag(stdin=subprocess.DEVNULL)
     assert done.returncode == 2 and done.stdout == ""
