@@ -322,6 +322,7 @@ def test_the_frame_figures_are_the_model_cards():
     assert f"{accurate['DSE holder'][0]}%" in sentence and "news" in sentence
 
 
+@pytest.mark.integration
 def test_the_exit_statuses_the_command_line_page_gives(tmp_path, capsys, monkeypatch):
     from opinion_tagger.cli import main
 

@@ -172,6 +172,7 @@ def test_fold_lock_shares_folds_between_jobs(setup):
         live.wait()
 
 
+@pytest.mark.integration
 def test_git_commit_outside_git(tmp_path, monkeypatch):
     """A copy of the tree without .git records the commit it is told, marked as a copy."""
     from opinion_tagger import provenance

@@ -203,6 +203,7 @@ def test_tag_warns_in_the_records_and_in_one_line(mixed, capsys, workers):
     ]
 
 
+@pytest.mark.integration
 def test_lang_check_off_writes_the_records_as_before(mixed, capsys):
     assert main(["tag", "--model", "fast", "--quiet", "--input", str(mixed), "--lang-check", "off"]) == 0
     out, err = capsys.readouterr()

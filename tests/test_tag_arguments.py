@@ -30,6 +30,7 @@ def texts(tmp_path, monkeypatch):
     return tmp_path
 
 
+@pytest.mark.integration
 def test_a_file_argument_is_tagged_as_its_content(texts, capsys):
     assert main(["tag", "--model", "fast", "--quiet", "texts/movie.txt"]) == 0
     out, err = capsys.readouterr()
@@ -40,6 +41,7 @@ def test_a_file_argument_is_tagged_as_its_content(texts, capsys):
     assert records(capsys.readouterr().out) == [rec]  # as --input reads it
 
 
+@pytest.mark.integration
 def test_a_directory_argument_is_tagged_as_its_files(texts, capsys):
     assert main(["tag", "--model", "fast", "--quiet", "texts/"]) == 0
     out, err = capsys.readouterr()
