@@ -76,6 +76,19 @@ def _missing(reason: str) -> None:
     pytest.skip(reason)
 
 
+_INTEGRATION_MARKS = ("corpus", "slow", "browser")
+_CORPUS_FIXTURES = ("shared_mpqa", "shared_reference", "shared_datasplit")
+
+
+def pytest_collection_modifyitems(config, items):
+    """Every test that is ``corpus``, ``slow`` or ``browser``, or reads the real corpus through a shared
+    fixture, is also ``integration``: ``pytest -m "not integration"`` runs the unit tests alone."""
+    for item in items:
+        marked = any(item.get_closest_marker(name) for name in _INTEGRATION_MARKS)
+        if marked or any(name in getattr(item, "fixturenames", ()) for name in _CORPUS_FIXTURES):
+            item.add_marker(pytest.mark.integration)
+
+
 @pytest.fixture(scope="session")
 def shared_mpqa() -> Path:
     return _need(default_mpqa())

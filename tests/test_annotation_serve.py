@@ -342,6 +342,7 @@ def test_a_killed_parent_takes_its_server_along(serve):
     assert _stops(port, kids), "the server outlived its killed parent"
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("child_exit, expected", [(0, 0), (1, 128 + signal.SIGINT)])
 def test_a_signal_that_stops_the_server_is_the_status(child_exit, expected):
     """SIGINT to the parent reaches the child; a child that exits cleanly gives 0, one that stops with an error

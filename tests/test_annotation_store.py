@@ -153,6 +153,7 @@ WRITER = textwrap.dedent("""
 """)
 
 
+@pytest.mark.integration
 def test_killed_writer_loses_nothing_saved(project):
     proc = subprocess.Popen(
         [sys.executable, "-c", WRITER, str(project.path)],

@@ -51,6 +51,7 @@ def ot(model_dir):
 TEXT = "Officials said the vote was as usual a daylight robbery.\n\nRain fell on Tuesday."
 
 
+@pytest.mark.integration
 def test_tag_returns_offsets_into_the_input(ot):
     doc = ot.tag(TEXT, id="d1")
     assert doc.id == "d1" and len(doc.sentences) == 2
@@ -64,6 +65,7 @@ def test_tag_returns_offsets_into_the_input(ot):
     assert ("DSE", "said") in {(s.type, s.text) for s in doc.spans}
 
 
+@pytest.mark.integration
 def test_tag_many_streams_in_order(ot):
     texts = [f"Officials said thing number {k}." for k in range(10)] + ["Rain fell."]
     docs = list(ot.tag_many(((str(k), t) for k, t in enumerate(texts)), chunk=3))
@@ -71,6 +73,7 @@ def test_tag_many_streams_in_order(ot):
     assert [d.text for d in docs] == texts
 
 
+@pytest.mark.integration
 def test_dict_roundtrip_and_corrections(ot):
     doc = ot.tag(TEXT)
     back = TaggedDocument.from_dict(json.loads(json.dumps(doc.to_dict())))
@@ -107,6 +110,7 @@ def test_error_records(tmp_path):
     assert records_from_bytes("u.txt", b"")[0].error == "empty text"
 
 
+@pytest.mark.integration
 def test_formats(ot):
     doc = ot.tag('He said <script>alert("x")</script> & left.', id="<b>id</b>")
     page = render_html(doc)
@@ -187,6 +191,7 @@ def test_brat_fragments_across_lines():
     assert brat_ann(doc) == "T1\tESE 2 3;4 5\tb c\n"
 
 
+@pytest.mark.integration
 def test_cli_tag_formats_and_exit_status(model_dir, tmp_path, capsys):
     inp = tmp_path / "in.jsonl"
     inp.write_text('{"id": "r1", "text": "Officials said no."}\n{"id": "r2", "text": ""}\n')
@@ -224,6 +229,7 @@ def test_cli_tag_formats_and_exit_status(model_dir, tmp_path, capsys):
     assert main(["tag", "--model", str(model_dir), "x", "--format", "brat"]) == 2  # needs --out
 
 
+@pytest.mark.integration
 def test_keras_and_numpy_backends_agree_on_text(model_dir):
     a = OpinionTagger.load(model_dir, backend="onnx").tag(TEXT).to_dict()
     b = OpinionTagger.load(model_dir, backend="keras").tag(TEXT).to_dict()
@@ -244,6 +250,7 @@ def test_stdin_plain_text_and_overlong(tmp_path):
     assert [(r.id, r.text) for r in recs] == [("7", "A."), ("stdin:2", "B.")]
 
 
+@pytest.mark.integration
 def test_top_level_import_is_light_and_exports_the_api():
     # ``import opinion_tagger`` (done by every subpackage) must not load spaCy, ONNX Runtime, TensorFlow or a
     # network; the names of ``__all__`` are imported on first use, still without spaCy or ONNX Runtime

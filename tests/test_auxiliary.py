@@ -128,6 +128,7 @@ def test_auxiliary_losses_are_weighted():
     assert losses[1.0] - losses[0.5] == pytest.approx(2 * (losses[0.5] - losses[0.25]), rel=1e-4)
 
 
+@pytest.mark.integration
 def test_a_tagger_trained_with_an_auxiliary_head_keeps_only_its_types(sample_mpqa, tmp_path):
     from opinion_tagger.runtime.sentence_tagger import SentenceTagger
     from opinion_tagger.training.run import train
@@ -160,6 +161,7 @@ def test_the_reference_corpus_aligns_with_mpqa_for_auxiliary_tags(shared_referen
         assert 0 < counts.tagged[t] <= n, t
 
 
+@pytest.mark.integration
 def test_the_cli_trains_with_auxiliary_heads_and_records_their_tags(sample_mpqa, tmp_path, capsys):
     import json
 

@@ -128,6 +128,7 @@ def test_irlm_decay_init_sets_every_decay():
     np.testing.assert_allclose(np.tanh(np.asarray(layer.cell.decay_raw)), [0.9] * 3, rtol=1e-6)
 
 
+@pytest.mark.integration
 def test_irlm_associative_scan_equals_the_sequential_scan():
     """Both directions of a layer, sentences of different lengths (padding), decays near -1 and 1 over 60
     steps: within 1e-5 of the step-by-step scan."""

@@ -119,6 +119,7 @@ def interrupted(data, out, at_epoch):
         Trainer(TINY, out, progress=False, on_epoch=stop).run(*data)
 
 
+@pytest.mark.integration
 def test_resumed_run_says_so_and_equals_the_uninterrupted_one(data, straight, tmp_path, capfd):
     interrupted(data, tmp_path / "m", 2)
     capfd.readouterr()
@@ -131,6 +132,7 @@ def test_resumed_run_says_so_and_equals_the_uninterrupted_one(data, straight, tm
     assert [d.name for _, d in checkpoint_dirs(tmp_path / "m")] == ["epoch-0004", "epoch-0003"]
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize(
     "damage, file",
     [
@@ -155,6 +157,7 @@ def test_damaged_checkpoint_falls_back_to_the_previous_one(data, straight, tmp_p
     assert history(meta) == straight[0]
 
 
+@pytest.mark.integration
 def test_resume_without_a_complete_checkpoint_starts_afresh(data, straight, tmp_path, capfd):
     out = tmp_path / "m"
     interrupted(data, out, 1)

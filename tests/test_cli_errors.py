@@ -75,6 +75,7 @@ def test_fold_out_of_range_rejected_by_the_parser(capsys):
     one_line_error(capsys, "argument --fold")
 
 
+@pytest.mark.integration
 def test_broken_pipe_ends_quietly(tmp_path):
     inp = tmp_path / "many.jsonl"
     inp.write_text(
@@ -127,6 +128,7 @@ def test_accurate_model_tags_without_keras_hub(monkeypatch, capsys):
     assert main(["tag", "--model", "accurate", "--quiet", "Officials said the plan was daylight robbery."]) == 0
 
 
+@pytest.mark.integration
 def test_commands_that_load_tensorflow_keep_its_log_lines_off_standard_error():
     """train, export-onnx and --backend keras import TensorFlow through import_keras: none of the absl, oneDNN
     or CUDA lines it prints reach standard error, which works again afterwards."""

@@ -62,6 +62,7 @@ def test_one_vector_per_word_and_pooling(encoder, tmp_path):
     assert encoder.encode([[]])[0].shape == (0, 384)
 
 
+@pytest.mark.integration
 def test_contextual_tagger_trains_and_reloads(sample_mpqa, tmp_path):
     sents = list(mpqa_sentences(MPQACorpus(sample_mpqa)))
     cfg = TaggerConfig.of(
@@ -137,6 +138,7 @@ def test_wordpiece_inputs_point_at_each_words_first_piece(encoder):
     assert inputs["word_starts"][0, 510] == 0 and spans[0][510] == (511, 511)
 
 
+@pytest.mark.integration
 def test_fine_tuned_encoder_trains_saves_and_reloads(sample_mpqa, tmp_path):
     sents = list(mpqa_sentences(MPQACorpus(sample_mpqa)))
     cfg = TaggerConfig.of(
@@ -169,6 +171,7 @@ def test_fine_tuned_encoder_trains_saves_and_reloads(sample_mpqa, tmp_path):
     assert_same_predictions(SentenceTagger.load(tmp_path / "m").predict(words), tagger.predict(words))  # ONNX Runtime
 
 
+@pytest.mark.integration
 def test_lora_tuned_encoder_bundle_holds_only_what_training_changed(sample_mpqa, tmp_path):
     sents = list(mpqa_sentences(MPQACorpus(sample_mpqa)))
     cfg = LORA_TINY
@@ -229,6 +232,7 @@ def test_lora_tuned_encoder_bundle_holds_only_what_training_changed(sample_mpqa,
         SentenceTagger.load(bundle, backend="keras")
 
 
+@pytest.mark.integration
 def test_lora_crf_run_resumed_after_a_kill_equals_the_uninterrupted_one(sample_mpqa, tmp_path):
     """The LoRA path resumes by rebuilding the network and reading weights and optimizer state by position:
     a mix-up between variables of the same shape would pass every check and still change the next epoch."""

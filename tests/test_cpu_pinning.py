@@ -35,6 +35,7 @@ def child(code: str) -> subprocess.CompletedProcess:
 ALLOWED = sorted(os.sched_getaffinity(0))  # the cores this test may use (a CI runner may be pinned itself)
 
 
+@pytest.mark.integration
 def test_pinning_sets_the_affinity_and_the_thread_limit():
     out = child(
         "import os\nfrom experiments.cpu_pinning import limit_cpu_threads, cpu_threads, machine\n"
@@ -50,6 +51,7 @@ def test_pinning_sets_the_affinity_and_the_thread_limit():
     assert out.returncode != 0 and f"cores [{os.cpu_count() + 7}] are not available here" in out.stderr
 
 
+@pytest.mark.integration
 @pytest.mark.skipif(len(ALLOWED) < 2, reason="needs two cores to tell one thread from two")
 def test_a_pinned_job_gets_one_xla_compute_thread():
     pytest.importorskip("jax", reason="fast extra not installed")

@@ -322,6 +322,7 @@ def test_the_frame_figures_are_the_model_cards():
     assert f"{accurate['DSE holder'][0]}%" in sentence and "news" in sentence
 
 
+@pytest.mark.integration
 def test_the_exit_statuses_the_command_line_page_gives(tmp_path, capsys, monkeypatch):
     from opinion_tagger.cli import main
 
@@ -338,6 +339,7 @@ def test_the_exit_statuses_the_command_line_page_gives(tmp_path, capsys, monkeyp
     assert main(["tag", "--model", "missing", "x"]) == 2 and "model bundle" in rows["2"]
 
 
+@pytest.mark.integration
 def test_the_tagging_examples_run(tmp_path):
     """The examples of docs/tagging.md's first block that need no file of their own, as a shell runs them."""
     import os

@@ -7,6 +7,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.integration
+
 ROOT = Path(__file__).resolve().parent.parent
 KERAS_SETTINGS = ("KERAS_BACKEND", "TF_CPP_MIN_LOG_LEVEL")
 

@@ -92,6 +92,7 @@ def test_a_list_of_grids_gives_the_runs_of_each(tmp_path):
             load_experiments(cfg)
 
 
+@pytest.mark.integration
 def test_runner_writes_results_skips_and_resumes(setup):
     split, cfg, crf, tmp = setup
     results, runs = tmp / "results", tmp / "runs"
@@ -138,6 +139,7 @@ def test_runner_writes_results_skips_and_resumes(setup):
     assert (tmp / "report" / "precision_recall.png").stat().st_size > 1000
 
 
+@pytest.mark.integration
 def test_fold_lock_shares_folds_between_jobs(setup):
     import os
     import subprocess
@@ -170,6 +172,7 @@ def test_fold_lock_shares_folds_between_jobs(setup):
         live.wait()
 
 
+@pytest.mark.integration
 def test_git_commit_outside_git(tmp_path, monkeypatch):
     """A copy of the tree without .git records the commit it is told, marked as a copy."""
     from opinion_tagger import provenance
@@ -207,6 +210,7 @@ model: {{task: dse, trainer: fast, depth: 1, hidden: 4, features: random, embedd
     assert run_experiment(exp, None, tmp / "results", tmp / "runs", split, progress=False) == []  # all done
 
 
+@pytest.mark.integration
 def test_runner_reruns_a_diverged_fold_with_another_seed_then_gives_up(setup):
     pytest.importorskip("jax")
     split, _, _, tmp = setup
@@ -253,6 +257,7 @@ model: {{task: dse, trainer: fast, depth: 1, hidden: 4, features: random, embedd
     assert (tmp / "results" / "crfb" / "fold0.json").is_file()
 
 
+@pytest.mark.integration
 def test_rename_results_moves_records_and_keeps_the_old_name(tmp_path):
     import subprocess
 
@@ -286,6 +291,7 @@ def test_rename_results_moves_records_and_keeps_the_old_name(tmp_path):
     )
 
 
+@pytest.mark.integration
 def test_adopt_run_copies_a_fold_only_when_the_configuration_matches(tmp_path):
     import subprocess
 
@@ -879,6 +885,7 @@ def test_the_frames_study_shows_span_and_frame_scores_of_its_runs():
     assert study.frames_study_section({}) == []
 
 
+@pytest.mark.integration
 def test_a_frame_head_experiment_records_its_frame_scores_and_scoring_its_bundles_again_gives_them(setup):
     """A fold of a configuration with frame heads records their scores on dev and on the test fold;
     experiments/score_frames.py, scoring the fold's bundle again, writes the same."""
@@ -906,6 +913,7 @@ model: {{task: joint, cell: gru, depth: 1, hidden: 6, features: random, embeddin
     assert json.loads(written.read_text())["scores"]["test_frames"] == test
 
 
+@pytest.mark.integration
 def test_a_heads_experiment_fits_frame_heads_on_another_experiments_fold_networks(setup):
     """kind: heads fits frame heads on the fold bundles of an experiment trained without them: the result has the
     frames' dev and test scores and the very span scores of the network it started from."""

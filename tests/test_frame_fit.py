@@ -10,6 +10,8 @@ from test_frame_heads import TINY, sentences
 
 from opinion_tagger.config import TaggerConfig
 
+pytestmark = pytest.mark.integration
+
 PLAIN = {k: v for k, v in TINY.items() if not k.startswith("frame")}
 
 

@@ -60,6 +60,7 @@ def trained(tmp_path_factory):
     return cfg, tagger, out
 
 
+@pytest.mark.integration
 def test_a_tiny_network_learns_the_polarity_of_its_spans(trained):
     cfg, tagger, _ = trained
     sents = sentences()
@@ -76,6 +77,7 @@ def test_a_tiny_network_learns_the_polarity_of_its_spans(trained):
     assert [f.intensity for _, frames in preds for f in frames] == [f.intensity for s in sents for f in s.frames]
 
 
+@pytest.mark.integration
 def test_the_heads_run_on_the_spans_given(trained):
     """``predict_frames_given``: ``predict_frames``'s tags and frames and, from the same pass of the network, the
     frames of the spans given (the gold DSEs, any other span, none in an empty sentence); the holder's scores
@@ -111,6 +113,7 @@ def test_the_heads_run_on_the_spans_given(trained):
     assert roles["holder"]["gold_dse_given"]["counts"] == {"dses": 4, "gold": 3, "predicted": 3}
 
 
+@pytest.mark.integration
 def test_onnx_runtime_gives_the_keras_networks_frames(trained):
     """The bundle on ONNX Runtime (states from model.onnx, the heads in NumPy from frames.npz) against the
     network in Keras: the same states, the same frames; and the NumPy heads against the Keras heads of the
@@ -168,6 +171,7 @@ def test_onnx_runtime_gives_the_keras_networks_frames(trained):
                 np.testing.assert_allclose(end, outputs[f"{HOLDER}_end"][r, : len(gold), :n], atol=1e-5)
 
 
+@pytest.mark.integration
 def test_the_bundle_holds_the_heads_and_records_them(trained):
     import json
 
@@ -268,6 +272,7 @@ def test_every_network_exports_its_states(cell, output, tmp_path):
         assert [f.intensity_score for f in fa] == pytest.approx([f.intensity_score for f in fb], abs=1e-5)
 
 
+@pytest.mark.integration
 def test_the_cli_trains_frame_heads_and_records_their_data_and_dev_scores(sample_mpqa, tmp_path, capsys):
     import json
 
@@ -318,6 +323,7 @@ def test_the_cli_trains_frame_heads_and_records_their_data_and_dev_scores(sample
     assert (more / "frames.npz").is_file() and json.loads((more / "meta.json").read_text())["scores"]["dev_frames"]
 
 
+@pytest.mark.integration
 def test_detached_heads_leave_the_tags_as_a_network_without_heads_learns_them(tmp_path):
     """frame_detach: the heads' losses send no gradient into the network that tags, so its training is that of
     the same network without heads (same seed, same batches; no clipping couples the gradients): the tag

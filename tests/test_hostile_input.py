@@ -146,6 +146,7 @@ def test_api_tag_raises_a_clear_error_and_tag_many_keeps_going(ot):
     assert docs[1].to_dict() == {"id": "x", "error": "not valid Unicode: lone surrogate U+D800 at character 0"}
 
 
+@pytest.mark.integration
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(values=api_inputs)
 def test_property_api_one_document_per_input(ot, values):
@@ -183,6 +184,7 @@ def test_cli_surrogate_record_loses_nothing(tmp_path, capsys):
 _tmp = Path(tempfile.mkdtemp(prefix="hostile-"))
 
 
+@pytest.mark.integration
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(sample=jsonl_files())
 @example(sample=(b"", [None]))  # one blank line without its line feed is an empty file (found 2026-11-27)
@@ -202,6 +204,7 @@ def test_property_cli_batch_one_output_line_per_input_line(sample):
 
 
 # ----------------------------------------------------------------- the Streamlit page
+@pytest.mark.integration
 def test_page_hostile_upload_shows_messages_not_a_traceback(tmp_path, monkeypatch):
     monkeypatch.setenv("OPINION_TAGGER_PROJECT", str(tmp_path / "p.sqlite"))
     at = AppTest.from_file(str(ROOT / "streamlit_app.py"), default_timeout=120)

@@ -189,7 +189,7 @@ def mixed(tmp_path):
     return path
 
 
-@pytest.mark.parametrize("workers", ["1", "2"])
+@pytest.mark.parametrize("workers", ["1", pytest.param("2", marks=pytest.mark.integration)])  # 2: worker processes
 def test_tag_warns_in_the_records_and_in_one_line(mixed, capsys, workers):
     assert main(["tag", "--model", "fast", "--quiet", "--input", str(mixed), "--workers", workers]) == 0
     out, err = capsys.readouterr()
@@ -203,6 +203,7 @@ def test_tag_warns_in_the_records_and_in_one_line(mixed, capsys, workers):
     ]
 
 
+@pytest.mark.integration
 def test_lang_check_off_writes_the_records_as_before(mixed, capsys):
     assert main(["tag", "--model", "fast", "--quiet", "--input", str(mixed), "--lang-check", "off"]) == 0
     out, err = capsys.readouterr()
@@ -210,6 +211,7 @@ def test_lang_check_off_writes_the_records_as_before(mixed, capsys):
     assert err == "tagged 5 records, 0 errors\n"
 
 
+@pytest.mark.integration
 def test_english_input_never_loads_the_detector():
     """The detector's model takes a while to load: English prose (at least ENGLISH_SHARE of its words such as
     "the", "of", "which") and short text never reach it."""

@@ -72,6 +72,7 @@ sys.exit(rc)
 """
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("name", ["fast", "accurate", "accurate-mpnet"])
 def test_tagging_works_where_tensorflow_cannot_be_imported(name):
     need_encoder(name)
@@ -87,6 +88,7 @@ def test_tagging_works_where_tensorflow_cannot_be_imported(name):
         assert {(s["type"], s["text"]) for s in doc["spans"]} >= {("ESE", "as usual"), ("ESE", "daylight robbery")}
 
 
+@pytest.mark.integration
 def test_the_default_command_is_quiet_on_standard_error(tmp_path):
     proc = subprocess.run(
         [sys.executable, "-m", "opinion_tagger", "tag", TEXT], capture_output=True, text=True, cwd=ROOT
@@ -94,6 +96,7 @@ def test_the_default_command_is_quiet_on_standard_error(tmp_path):
     assert proc.returncode == 0 and proc.stderr == "tagged 1 record, 0 errors\n", proc.stderr
 
 
+@pytest.mark.integration
 def test_worker_processes_write_the_single_process_output(tmp_path):
     """The local engine with this process and one or two forked workers sharing the chunks (13 of them, more
     than the window of chunks read ahead): the same bytes as one process, errors included, in order."""
@@ -163,6 +166,7 @@ def test_a_batch_size_makes_batches_of_that_many_sentences_whatever_their_length
     assert len(tagged) == 7 and all(d["spans"] for d in tagged)
 
 
+@pytest.mark.integration
 def test_a_missing_bundle_in_worker_processes_is_one_line(tmp_path):
     src = tmp_path / "in.jsonl"
     src.write_text(json.dumps({"text": "Some text."}) + "\n")
@@ -346,6 +350,7 @@ def test_a_crf_ensemble_averages_the_members_crf_scores(tmp_path):
         ensemble.Ensemble([ensemble.StoredMember(softmax)], decode="crf").predict_tags(dev)
 
 
+@pytest.mark.integration
 def test_keeping_and_scoring_in_one_call_tags_each_bundle_once(tmp_path, monkeypatch):
     """experiments/ensemble.py --keep --name: the bundles' distributions on the fold's dev and test sentences
     are kept and the ensemble is scored from them, one pass through each network (dev, test), with the figures

@@ -5,6 +5,8 @@ in the right number.  Invented text only."""
 import io
 import json
 
+import pytest
+
 from opinion_tagger import OpinionTagger, TaggedDocument, TaggedSpan
 from opinion_tagger.cli import main
 from opinion_tagger.tagging.formats import Writer, file_stem
@@ -60,6 +62,7 @@ def test_html_output_of_an_html_page_shows_its_visible_text_with_the_marks():
     assert [PAGE[s["start"] : s["end"]] for s in rec["spans"]] == ["said", "daylight robbery", "said"]
 
 
+@pytest.mark.integration
 def test_tag_format_html_of_an_html_file_shows_no_markup(tmp_path, capsys):
     page = tmp_path / "page.html"
     page.write_text(PAGE, encoding="utf-8")
@@ -71,6 +74,7 @@ def test_tag_format_html_of_an_html_file_shows_no_markup(tmp_path, capsys):
         assert hidden not in body, hidden
 
 
+@pytest.mark.integration
 def test_brat_files_of_a_file_given_alone_are_named_after_it(tmp_path, capsys):
     (tmp_path / "x" / "in").mkdir(parents=True)
     (tmp_path / "x" / "in" / "a.txt").write_text("Officials said it was a disaster.", encoding="utf-8")
@@ -81,6 +85,7 @@ def test_brat_files_of_a_file_given_alone_are_named_after_it(tmp_path, capsys):
     assert (out / "a.txt").read_text(encoding="utf-8") == "Officials said it was a disaster."
 
 
+@pytest.mark.integration
 def test_brat_files_of_a_directory_are_named_after_their_place_in_it(tmp_path, monkeypatch):
     docs = tmp_path / "docs"
     (docs / "sub").mkdir(parents=True)

@@ -89,6 +89,7 @@ def test_precision_bf16_with_the_keras_back_end_is_refused():
         SentenceTagger.load(resolve_model("fast"), backend="keras", precision="bf16")
 
 
+@pytest.mark.integration
 @pytest.mark.skipif(NATIVE_BF16, reason="this CPU has native bf16")
 def test_bf16_is_refused_in_one_line_on_a_cpu_without_native_bf16():
     done = subprocess.run(

@@ -10,6 +10,7 @@ from opinion_tagger.runtime.sentence_tagger import SentenceTagger
 from opinion_tagger.training.run import train
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize(
     "cell,output,task",
     [

@@ -39,6 +39,7 @@ def fast_nlp():
     return nlp
 
 
+@pytest.mark.integration
 def test_the_factory_is_found_without_importing_the_package_first():
     code = (
         "import spacy; nlp = spacy.blank('en'); "  # no import of opinion_tagger: spaCy reads the entry point
@@ -117,6 +118,7 @@ def test_another_tokenizer_is_tagged_on_its_own_tokens():
     assert all(s.text == doc.text[s.start_char : s.end_char] for s in doc.spans["opinions"])  # whole tokens
 
 
+@pytest.mark.integration
 def test_two_processes_tag_as_one():
     """``nlp.pipe(..., n_process=2)`` in a fresh interpreter (forking this test process, which has loaded
     TensorFlow and JAX in other tests, is what no program should do): the same spans as one process, also after

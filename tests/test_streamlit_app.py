@@ -14,7 +14,8 @@ from opinion_tagger.annotation.store import ConflictError, Project, ProjectError
 from opinion_tagger.paths import DEFAULT_NAME, bundled_models
 from opinion_tagger.tagging.inputs import Record
 
-pytestmark = pytest.mark.usefixtures("no_login")  # tests/conftest.py
+# no_login: tests/conftest.py; integration: Streamlit runs each page whole, seconds a test
+pytestmark = [pytest.mark.usefixtures("no_login"), pytest.mark.integration]
 
 
 @pytest.fixture

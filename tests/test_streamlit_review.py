@@ -13,7 +13,8 @@ from opinion_tagger.annotation.page.login import CHOSEN
 from opinion_tagger.annotation.store import Project
 from opinion_tagger.tagging.inputs import Record
 
-pytestmark = pytest.mark.usefixtures("no_login")  # tests/conftest.py
+# no_login: tests/conftest.py; integration: Streamlit runs each page whole, seconds a test
+pytestmark = [pytest.mark.usefixtures("no_login"), pytest.mark.integration]
 
 
 @pytest.fixture

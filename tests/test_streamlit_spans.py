@@ -8,7 +8,8 @@ from streamlit.testing.v1 import AppTest
 from opinion_tagger.annotation.page.login import CHOSEN
 from opinion_tagger.annotation.store import Project, StoredSpan, StoredToken
 
-pytestmark = pytest.mark.usefixtures("no_login")  # tests/conftest.py
+# no_login: tests/conftest.py; integration: Streamlit runs each page whole, seconds a test
+pytestmark = [pytest.mark.usefixtures("no_login"), pytest.mark.integration]
 
 # invented sentence: "Maria said the plan was a disaster."
 TEXT = "Maria said the plan was a disaster."

@@ -371,6 +371,7 @@ def test_without_matplotlib_the_tables_are_written(tagged, capsys, monkeypatch):
     assert "<svg" not in page and note.replace("'", "&#x27;") in page and '<table class="groups">' in page
 
 
+@pytest.mark.integration
 def test_summarize_loads_no_model_library(tagged):
     code = (
         "import sys; from opinion_tagger.cli import main; "

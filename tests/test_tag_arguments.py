@@ -30,6 +30,7 @@ def texts(tmp_path, monkeypatch):
     return tmp_path
 
 
+@pytest.mark.integration
 def test_a_file_argument_is_tagged_as_its_content(texts, capsys):
     assert main(["tag", "--model", "fast", "--quiet", "texts/movie.txt"]) == 0
     out, err = capsys.readouterr()
@@ -40,6 +41,7 @@ def test_a_file_argument_is_tagged_as_its_content(texts, capsys):
     assert records(capsys.readouterr().out) == [rec]  # as --input reads it
 
 
+@pytest.mark.integration
 def test_a_directory_argument_is_tagged_as_its_files(texts, capsys):
     assert main(["tag", "--model", "fast", "--quiet", "texts/"]) == 0
     out, err = capsys.readouterr()
@@ -76,6 +78,7 @@ def _tag(*argv, **kwargs) -> subprocess.CompletedProcess:
     return subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120, **kwargs)
 
 
+@pytest.mark.integration
 def test_piped_standard_input_is_tagged():
     done = _tag(input=TEXT + "\n")  # echo ... | opinion-tagger tag
     assert done.returncode == 0, done.stderr
@@ -85,6 +88,7 @@ def test_piped_standard_input_is_tagged():
     assert done.returncode == 0 and [r["id"] for r in records(done.stdout)] == ["a"], done.stderr
 
 
+@pytest.mark.integration
 def test_without_text_or_piped_input_there_is_nothing_to_tag():
     done = _tag(stdin=subprocess.DEVNULL)
     assert done.returncode == 2 and done.stdout == ""

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.integration
+
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "tag_output"
 
 

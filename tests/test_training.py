@@ -45,6 +45,7 @@ def trained(tmp_path_factory):
     return sents, out, tagger, meta
 
 
+@pytest.mark.integration
 def test_tiny_model_overfits_to_f1_one(trained):
     sents, _, tagger, meta = trained
     report = evaluate_tagger(tagger, sents)
@@ -55,6 +56,7 @@ def test_tiny_model_overfits_to_f1_one(trained):
     assert meta["scores"]["dev"]["DSE"]["proportional"]["f1"] == pytest.approx(1.0)
 
 
+@pytest.mark.integration
 def test_save_load_identical_predictions(trained):
     sents, out, tagger, _ = trained
     loaded = SentenceTagger.load(out, backend="keras")  # the Keras round trip; ONNX: test_runtime.py
@@ -65,6 +67,7 @@ def test_save_load_identical_predictions(trained):
     assert meta["format_version"] == 1 and meta["types"] == ["DSE", "ESE"]
 
 
+@pytest.mark.integration
 def test_bundle_errors_name_the_path(trained, tmp_path):
     with pytest.raises(BundleError, match="not found"):
         SentenceTagger.load(tmp_path / "nothing")
@@ -80,6 +83,7 @@ def test_bundle_errors_name_the_path(trained, tmp_path):
         SentenceTagger.load(bad)
 
 
+@pytest.mark.integration
 def test_resume_continues_from_last_checkpoint(sample_sentences, tmp_path):
     cfg = TaggerConfig.of(task="dse", cell="gru", max_epochs=4, patience=10, **TINY)
     straight = Trainer(cfg, tmp_path / "a", progress=False).run(sample_sentences, sample_sentences)[1]
@@ -123,6 +127,7 @@ def test_resume_continues_from_last_checkpoint(sample_sentences, tmp_path):
     assert a == b
 
 
+@pytest.mark.integration
 def test_crf_joint_model_trains_and_reloads(sample_sentences, tmp_path):
     cfg = TaggerConfig.of(task="joint", cell="lstm", output="crf", max_epochs=25, patience=25, **TINY)
     tagger, _ = train(cfg, sample_sentences, sample_sentences, tmp_path / "crf", progress=False)
@@ -147,6 +152,7 @@ def length_buckets(monkeypatch):
     features.length_buckets.cache_clear()
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("output", ["softmax", "crf"])
 def test_coarser_length_buckets_pad_more_and_learn_the_same(sample_sentences, tmp_path, length_buckets, output):
     """Padding is masked: coarser buckets change the shapes compiled, not the losses or the tags."""
@@ -186,6 +192,7 @@ print("RESULT " + json.dumps(out))
 """
 
 
+@pytest.mark.integration
 def test_training_steps_compile_on_jax_and_crf_steps_not_on_tensorflow():
     """On TensorFlow, ``jit_compile`` asks for XLA except for a CRF (its scan's gradient does not compile there).
     On JAX every step is compiled, the CRF's too: uncompiled, each step traces and compiles the scans again."""
@@ -212,6 +219,7 @@ def test_training_steps_compile_on_jax_and_crf_steps_not_on_tensorflow():
     assert result == {"crf": True, "softmax": True}
 
 
+@pytest.mark.integration
 def test_mixed_bfloat16_trains_in_bfloat16_and_saves_float32(sample_sentences, tmp_path):
     import keras
 
@@ -262,6 +270,7 @@ def test_cli_errors_are_one_line(tmp_path, capsys):
     assert "unknown source" in capsys.readouterr().err
 
 
+@pytest.mark.integration
 def test_cli_train_and_evaluate_on_sample(sample_mpqa, tmp_path, capsys):
     """Fold files made for the sample: train on doc-a, dev is doc-b, test on doc-c."""
     from conftest import write_split
@@ -361,6 +370,7 @@ def test_keras_trainer_weights_gold_o_tokens():
     assert weighted == pytest.approx(0.25 * plain, rel=1e-6)
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("trainer", ["keras", "fast"])
 def test_patience_waits_until_the_network_tags_something(sample_sentences, trainer, tmp_path):
     """Trained on sentences stripped of their opinion spans, the network learns to tag everything O, so its
@@ -386,6 +396,7 @@ def test_patience_waits_until_the_network_tags_something(sample_sentences, train
     assert max(scores) > 0 and meta["training"]["epochs"] == min(12, scores.index(max(scores)) + 2)
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("output", ["softmax", "crf"])
 def test_the_keras_trainer_learns_from_a_teacher_and_its_noisy_copies(sample_sentences, tmp_path, output):
     """A tiny student of the bundled fast model: the teacher tags the training text and one noisy copy of it,

@@ -30,6 +30,7 @@ class Terminal(io.StringIO):
         return True
 
 
+@pytest.mark.integration
 def test_redirected_keras_training_writes_plain_lines_one_per_epoch(sample_mpqa, tmp_path, capsys):
     sents = list(mpqa_sentences(MPQACorpus(sample_mpqa)))
     cfg = TaggerConfig.of(task="joint", cell="elman", max_epochs=3, patience=3, **TINY)
@@ -39,6 +40,7 @@ def test_redirected_keras_training_writes_plain_lines_one_per_epoch(sample_mpqa,
     assert [int(n) for n in re.findall(r"^epoch (\d+): loss [\d.]+, dev prop F1", out, re.MULTILINE)] == [1, 2, 3]
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("trainer", ["keras", "fast"])
 def test_training_without_dev_documents_claims_no_dev_f1(sample_mpqa, tmp_path, capsys, trainer):
     """Without dev documents (a bundle on train + dev) the epoch is picked by the negated loss: the log line
@@ -54,6 +56,7 @@ def test_training_without_dev_documents_claims_no_dev_f1(sample_mpqa, tmp_path, 
     assert "dev prop F1" not in out
 
 
+@pytest.mark.integration
 def test_redirected_fast_training_has_a_line_for_every_epoch(sample_mpqa, tmp_path, capsys):
     pytest.importorskip("jax")
     pytest.importorskip("optax")
