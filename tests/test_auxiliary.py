@@ -1,4 +1,4 @@
-"""Auxiliary heads (issue 37): MPQA's other annotations as tags, the configuration, the weighted loss, and
+"""Auxiliary heads: MPQA's other annotations as tags, the configuration, the weighted loss, and
 bundles that keep only the tagged types' heads."""
 
 import numpy as np

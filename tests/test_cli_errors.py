@@ -1,5 +1,5 @@
 """Command-line mistakes give one line naming the path or option and exit 2;
-a closed pipe ends quietly; evaluate finds the default corpus (issue 13, items 3 and 7)."""
+a closed pipe ends quietly; evaluate finds the default corpus."""
 
 import json
 import os

@@ -1,5 +1,5 @@
 """Reading a damaged or hostile MPQA directory: clear errors, nothing read from
-outside the corpus, binary documents skipped with a reason (issue 13, item 6)."""
+outside the corpus, binary documents skipped with a reason."""
 
 import json
 
