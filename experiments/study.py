@@ -841,7 +841,7 @@ def accurate_section(summaries: dict) -> list[str]:
     if not any(k[0].startswith(ACCURATE_PREFIX) for k in rows):
         return []
     lines = [
-        "### The accurate tagger (issues 15 and 37): dev study on fold 0",
+        "### The accurate tagger: dev study on fold 0",
         "",
         "Each row is the fold-0 run of a configuration, scored on the 135 dev documents at its selected "
         "epoch; the `beyond-minilm` rows are the earlier MiniLM configurations' fold 0. Reproduce with "
@@ -887,7 +887,7 @@ def study_section(study: dict, baseline: dict) -> list[str]:
         if rows:
             study[key] = {**s, "dev_reports": [s["dev_reports"][rows[0]]], "records": [s["records"][rows[0]]]}
     lines = [
-        "### The training recipe (issue 14): dev study on fold 0",
+        "### The training recipe: dev study on fold 0",
         "",
         "Each row is one run on fold 0 (network: the units where not Elman, depth, parameter budget), scored on the "
         "135 dev documents at its selected epoch. Reproduce with "
@@ -993,7 +993,7 @@ def cells_study_section(study: dict, diverged: Sequence[dict] = ()) -> list[str]
     tail = ["", "Diverged with every seed, so not scored: " + "; ".join(failed) + ".", ""] if failed else []
     return [
         *_dev_study_section(
-            "The multiplicative RNN and IRLM cells (issue 36): dev study on fold 0",
+            "The multiplicative RNN and IRLM cells: dev study on fold 0",
             "Each row is one run on fold 0, depth 3 at the 200k budget on the paper's tokens, scored on the 135 dev "
             "documents at its selected epoch; the recipe starts from the grid's (`paper.yaml`). Reproduce with "
             "`python -m experiments.run_cv experiments/configs/cells-dev.yaml --only NAME`; the configuration's "
@@ -1022,7 +1022,7 @@ def distill_study_section(study: dict) -> list[str]:
     """Issue 37's teacher for the fast tagger (experiments/configs/fast-distill-study.yaml and
     fast-distill-mpnet-study.yaml, and the student's size: fast-student-study.yaml): fold-0 dev scores."""
     return _dev_study_section(
-        "A teacher for the fast tagger (issue 37): dev study on fold 0",
+        "A teacher for the fast tagger: dev study on fold 0",
         "Each row is one run of the bundled `fast` configuration on fold 0 (spaCy tokens of MPQA, the 360 "
         "training documents), scored on the 135 dev documents at its selected epoch; with a teacher, that share "
         "of each token's loss is the cross-entropy with the teacher bundle's tag probabilities (a CRF's "

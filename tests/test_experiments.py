@@ -679,7 +679,7 @@ def test_accurate_study_runs_show_dev_scores_only(tmp_path):
         tmp_path / "REPORT.md",
         tmp_path / "plots",
     ).read_text()
-    tables, dev_study = text.split("### The accurate tagger (issues 15 and 37): dev study on fold 0")
+    tables, dev_study = text.split("### The accurate tagger: dev study on fold 0")
     assert "`accurate-lora16-bilstm-joint`: " in tables and "accurate-study-rank64" not in tables
     assert "accurate-beyond-study-crf" not in tables
     assert "| `accurate-study-rank64` | DSE |" in dev_study and "| 71.00 |" in dev_study
@@ -703,7 +703,7 @@ PAPER_RECIPE = {
 
 
 def test_cells_study_runs_show_dev_scores_only(tmp_path):
-    """Issue 36's dev runs (cells-dev-*) are not rows of the test tables; their section gives dev scores and
+    """The cells' dev runs (cells-dev-*) are not rows of the test tables; their section gives dev scores and
     the cell's own settings."""
 
     def result(name, cell, f1, **extra):
@@ -721,7 +721,7 @@ def test_cells_study_runs_show_dev_scores_only(tmp_path):
     ).read_text()
     tables, rest = text.split("## How each choice was made")
     assert "paper-elman-ese-d3-200k" in tables and "cells-dev" not in tables
-    cells = rest.split("### The multiplicative RNN and IRLM cells (issue 36): dev study on fold 0")[1]
+    cells = rest.split("### The multiplicative RNN and IRLM cells: dev study on fold 0")[1]
     mrnn = next(line for line in cells.splitlines() if line.startswith("| `cells-dev-ese-mrnn-factors33` | ESE |"))
     assert "| mrnn d3 200k |" in mrnn and ", 33 factors," in mrnn and "| 54.32 |" in mrnn
     irlm = next(line for line in cells.splitlines() if line.startswith("| `cells-dev-ese-irlm-decay_init0.9"))
@@ -802,7 +802,7 @@ def test_distillation_study_runs_show_dev_scores_only_and_name_their_teacher(tmp
     ).read_text()
     tables, rest = text.split("## How each choice was made")
     assert "fast-distill-study" not in tables
-    section = rest.split("### A teacher for the fast tagger (issue 37): dev study on fold 0")[1]
+    section = rest.split("### A teacher for the fast tagger: dev study on fold 0")[1]
     rows = [line for line in section.splitlines() if line.startswith("| `fast-distill-study-")]
     assert len(rows) == 2 and "| 60.12 |" in rows[0] and "teacher" not in rows[0]
     assert "teacher `experiments/runs/t/fold{fold}` ×0.5" in rows[1] and "| 62.34 |" in rows[1]
