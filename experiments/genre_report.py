@@ -57,22 +57,89 @@ def zero_shot_lines(study: dict) -> list[str]:
     return lines
 
 
+def char_level_lines(study: dict) -> list[str]:
+    """Character-level proportional F1 (precision / recall) per model and part (``experiments/char_level.py``)."""
+    rows = study["results"]
+    models = list(dict.fromkeys(r["model"] for r in rows))
+    lines = [
+        "The same at the level of characters, as a new user meets it: each MPQA sentence tagged as one text by "
+        "`OpinionTagger` (what `opinion-tagger tag` runs, spaCy's tokens), its spans' characters scored against the "
+        "annotations' (`experiments/char_level.py`).  Proportional F1 (precision / recall):",
+        "",
+        "| part | " + " | ".join(f"{m} DSE | {m} ESE" for m in models) + " |",
+        "|---|" + "---|---|" * len(models),
+    ]
+    for part in dict.fromkeys(r["part"] for r in rows):
+        cells = []
+        for m in models:
+            got = next(r["scores"] for r in rows if r["model"] == m and r["part"] == part)
+            for t in ("DSE", "ESE"):
+                p = got[t]["proportional"]
+                cells.append(f"{_pct(p['f1'])} ({_pct(p['precision'])} / {_pct(p['recall'])})")
+        lines.append(f"| {part} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def density_lines(study: dict) -> list[str]:
+    """Gold spans a sentence and the share of low-intensity ones, per part."""
+    if "density" not in study:
+        return []
+    lines = [
+        "How densely each part is annotated: gold spans a sentence, and the share of them whose intensity is "
+        "`low` (of those the corpus gives an intensity):",
+        "",
+        "| part | DSE a sentence | DSE low | ESE a sentence | ESE low |",
+        "|---|---|---|---|---|",
+    ]
+    for part, d in study["density"].items():
+        cells = [f"{d[t]['per_sentence']:.2f} | {_pct(d[t]['low_intensity'])}%" for t in ("DSE", "ESE")]
+        lines.append(f"| {part} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def filter_lines(study: dict) -> list[str]:
+    """Proportional F1 (precision / recall) with the least sure spans dropped, all ULA and the news."""
+    rows = study.get("filters") or []
+    if not rows:
+        return []
+    lines = [
+        "Dropping the spans a model is least sure of: those its frame heads give a `low` intensity, or whose mean "
+        "tag confidence is under a threshold.  Proportional F1 (precision / recall):",
+        "",
+        "| model | dropped | DSE ULA | DSE news | ESE ULA | ESE news |",
+        "|---|---|---|---|---|---|",
+    ]
+    for m in dict.fromkeys(r["model"] for r in rows):
+        got = {r["part"]: r["scores"] for r in rows if r["model"] == m}
+        for rule in got["all ULA"]:
+            cells = []
+            for t in ("DSE", "ESE"):
+                for part in ("all ULA", "news fold-0 test"):
+                    p = got[part][rule][t]["proportional"]
+                    cells.append(f"{_pct(p['f1'])} ({_pct(p['precision'])} / {_pct(p['recall'])})")
+            lines.append(f"| {m} | {rule} | " + " | ".join(cells) + " |")
+    return lines
+
+
 def dev_run_lines(runs: list[dict]) -> list[str]:
     lines = [
-        "| optimizer, learning rate, schedule | replay | epochs (kept) | ULA DSE | ULA ESE | news DSE | news ESE "
-        "| wall s |",
-        "|---|---|---|---|---|---|---|---|",
+        "| optimizer, learning rate, schedule | trained | replay | epochs (kept) | ULA DSE | ULA ESE | news DSE "
+        "| news ESE | wall s |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
+
+    def cell(scores: dict) -> str:  # proportional F1, with precision / recall where the run recorded them
+        pr = scores.get("proportional_pr")
+        return _pct(scores["proportional"]) + (f" ({_pct(pr[0])} / {_pct(pr[1])})" if pr else "")
+
     for r in runs:
         s, run = r["settings"], r["runs"][0]
-        ula = " | ".join(
-            f"{_pct(run['zero_shot'][t]['proportional'])} → {_pct(run['adapted'][t]['proportional'])}"
-            for t in ("DSE", "ESE")
-        )
-        news = " | ".join(_pct(run["news_fold0_test"][t]["proportional"]) for t in ("DSE", "ESE"))
+        ula = " | ".join(f"{cell(run['zero_shot'][t])} → {cell(run['adapted'][t])}" for t in ("DSE", "ESE"))
+        news = " | ".join(cell(run["news_fold0_test"][t]) for t in ("DSE", "ESE"))
+        trained = "heads and recurrent layers" if s.get("freeze_encoder") else "all"
         how = f"{s.get('optimizer', 'adam')} {s['learning_rate']:g} {s.get('schedule', 'constant')}"
         kept = f"{s['epochs']} ({run['best_epoch']})"
-        lines.append(f"| {how} | {s['replay']:g} | {kept} | {ula} | {news} | {run['wall_seconds']:.0f} |")
+        lines.append(f"| {how} | {trained} | {s['replay']:g} | {kept} | {ula} | {news} | {run['wall_seconds']:.0f} |")
     return lines
 
 
@@ -156,8 +223,12 @@ def genre_section(results: Path, plot_dir: Path) -> list[str]:
             "",
             "### Zero-shot, by genre",
             "",
-            *zero_shot_lines(json.loads(study.read_text())),
+            *zero_shot_lines(data := json.loads(study.read_text())),
         ]
+        chars = results / "genre-char-level.json"
+        char_part = char_level_lines(json.loads(chars.read_text())) if chars.is_file() else []
+        for part in (char_part, density_lines(data), filter_lines(data)):
+            lines += ["", *part] if part else []
     dev = sorted((results / "adaptation-dev").glob("*.json"))
     if dev:
         lines += [

@@ -7,7 +7,10 @@ precision on the other genres at a price on the news.
     python -m experiments.genre_study --models accurate fast accurate-mpnet --o-bias 0 0.5 1 1.5 2
 
 prints a table and writes ``experiments/results/genre-zero-shot.json`` (proportional and binary overlap
-precision, recall and F1 per type, genre and model, over each genre's sentences).
+precision, recall and F1 per type, genre and model, over each genre's sentences).  Two more questions go with
+it: how densely each part is annotated (gold spans a sentence, the share of low-intensity ones: ``density``), and
+whether dropping the spans a model is least sure of (its frame heads' intensity ``low``, or a mean tag
+confidence under a threshold) buys the other genres' precision (``filters``, for models with frame heads).
 """
 
 from __future__ import annotations
@@ -76,6 +79,48 @@ def scores(sentences, tags: dict) -> dict:
     return out
 
 
+def density(sentences) -> dict:
+    """Per type: gold spans a sentence and, of the spans whose frame has an intensity, the share ``low``."""
+    out = {}
+    for t in ("DSE", "ESE"):
+        spans = sum(tag.startswith("B-") for s in sentences for tag in s.tags[t])
+        rated = [f.intensity for s in sentences for f in s.frames or () if f.type == t and f.intensity]
+        out[t] = {
+            "per_sentence": round(spans / max(1, len(sentences)), 4),
+            "low_intensity": round(sum(i == "low" for i in rated) / max(1, len(rated)), 4),
+        }
+    return out
+
+
+FILTERS = ("none", "intensity low", "confidence < 0.6", "confidence < 0.7")
+
+
+def filtered(tagger: SentenceTagger, sentences) -> dict:
+    """Per rule of ``FILTERS``: ``scores`` of the tagger's spans less those the rule drops (a span's confidence:
+    the mean of its tokens' tag probabilities; its intensity: the frame heads')."""
+    predicted = tagger.predict_frames([s.words for s in sentences])
+
+    def dropped(rule: str, frame, conf) -> bool:
+        if rule == "intensity low":
+            return frame.intensity == "low"
+        if rule.startswith("confidence"):
+            return sum(conf[frame.start : frame.end]) / (frame.end - frame.start) < float(rule.split()[-1])
+        return False
+
+    out = {}
+    for rule in FILTERS:
+        tags: dict[str, list[list[str]]] = {t: [] for t in tagger.types}
+        for tagged, frames in predicted:
+            for t in tagger.types:
+                row, conf = list(tagged[t][0]), tagged[t][1]
+                for f in frames:
+                    if f.type == t and dropped(rule, f, conf):
+                        row[f.start : f.end] = ["O"] * (f.end - f.start)
+                tags[t].append(row)
+        out[rule] = scores(sentences, tags)
+    return out
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--models", nargs="+", default=["accurate", "fast"])
@@ -83,15 +128,25 @@ def main(argv=None) -> int:
     p.add_argument("--ula", type=Path, default=ULA)
     p.add_argument("--out", type=Path, default=HERE / "results" / "genre-zero-shot.json")
     args = p.parse_args(argv)
-    ula = load_data("mpqa", args.ula, doclist="doclist.ulaSubset")
-    news = load_data("mpqa", default_mpqa())
+    ula = load_data("mpqa", args.ula, doclist="doclist.ulaSubset", frames=True)
+    news = load_data("mpqa", default_mpqa(), frames=True)
     parts = {g: [s for n, sents in ula.items() if genre(n) == g for s in sents] for g in GENRES}
     parts = {"all ULA": [s for sents in ula.values() for s in sents], **parts}
     parts["news fold-0 test"] = [s for n in load_split(default_datasplit(), 0).test for s in news[n]]
     documents = {g: sum(genre(n) == g for n in ula) for g in GENRES}
     results = []
+    densities = {part: density(sentences) for part, sentences in parts.items()}
+    filters = []
+    for part, d in densities.items():
+        print(
+            f"{part:17} gold spans a sentence, share low intensity: "
+            + "  ".join(f"{t} {v['per_sentence']:.2f} {100 * v['low_intensity']:.0f}%" for t, v in d.items())
+        )
     for name in args.models:
         tagger = SentenceTagger.load(resolve_model(name))
+        if tagger.heads is not None:
+            for part in ("all ULA", "news fold-0 test"):
+                filters.append({"model": name, "part": part, "scores": filtered(tagger, parts[part])})
         for part, sentences in parts.items():
             crf = tagger.config.model.head.output == "crf"
             emissions = tagger.distributions([s.words for s in sentences], scores=True) if crf else None
@@ -112,7 +167,17 @@ def main(argv=None) -> int:
                 print(f"{name:15} {part:17} bias {bias:3.1f} " + "  ".join(cells), flush=True)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(
-        json.dumps({"documents": documents, "results": results, "git_commit": git_commit()}, indent=1) + "\n"
+        json.dumps(
+            {
+                "documents": documents,
+                "density": densities,
+                "results": results,
+                "filters": filters,
+                "git_commit": git_commit(),
+            },
+            indent=1,
+        )
+        + "\n"
     )
     return 0
 

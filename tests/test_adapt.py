@@ -101,6 +101,27 @@ def test_adapt_to_a_project_with_replay(base, project, tmp_path, capsys):
     assert set(tags) == {"DSE", "ESE"}
 
 
+def test_adapt_with_a_frozen_encoder_trains_the_recurrent_layers_and_heads_only(base, project, tmp_path, capsys):
+    from opinion_tagger.model.keras_backend import load_keras_model
+
+    out = tmp_path / "frozen"
+    argv = ["adapt", "--model", str(base), "--data", "annotations", str(project), "--out", str(out)]
+    assert main([*argv, "--epochs", "1", "--learning-rate", "0.01", "--freeze-encoder", "--quiet"]) == 0
+    capsys.readouterr()
+    before, after = load_keras_model(base), load_keras_model(out)
+    # the random word vectors learn in training but stay as they were here; the recurrent layer moved
+    assert all(
+        (a == b).all()
+        for a, b in zip(before.get_layer("embedding").get_weights(), after.get_layer("embedding").get_weights())
+    )
+    assert any(
+        (a != b).any()
+        for a, b in zip(before.get_layer("birnn_1").get_weights(), after.get_layer("birnn_1").get_weights())
+    )
+    assert json.loads((out / "meta.json").read_text())["training"]["adapted"]["settings"]["freeze_encoder"] is True
+    assert "(the encoder and word vectors frozen)" in (out / "README.md").read_text()
+
+
 def test_annotate_adapt_and_an_mpqa_doclist_and_a_conll_file(base, project, sample_mpqa, tmp_path, capsys):
     out = tmp_path / "from-project"
     assert (

@@ -67,11 +67,13 @@ def chosen(plan_item, names: list[str], order: list[str], seed: int) -> list[str
 
 
 def scores(tags_by_type: dict, sentences) -> dict:
-    """Binary and proportional F1 per type of predicted tags against the sentences' gold tags."""
+    """Binary and proportional F1 per type of predicted tags against the sentences' gold tags, and the
+    proportional precision and recall (``proportional_pr``)."""
     out = {}
     for t, tags in tags_by_type.items():
         r = span_report([s.tags[t] for s in sentences], tags, [t])[t]
         out[t] = {m: round(r[m]["f1"], 4) for m in ("binary", "proportional")}
+        out[t]["proportional_pr"] = [round(r["proportional"][k], 4) for k in ("precision", "recall")]
     return out
 
 
@@ -83,9 +85,7 @@ def run_one(args, item, docs, pool, news_test, zero_shot, order) -> dict:
     test_names = [n for n in names if n not in set(adapt_names)]
     test = [s for n in test_names for s in docs[n]]
     out_dir = Path(args.runs) / f"model-{item[0]}-{item[1]}"
-    settings = AdaptSettings(
-        args.replay, args.learning_rate, args.epochs, args.held_out_every, args.seed, args.optimizer, args.schedule
-    )
+    settings = AdaptSettings.from_namespace(args)
     t0 = time.perf_counter()
     adapt_documents(
         resolve_model(args.model),
@@ -148,7 +148,16 @@ def summary(args, results: list[dict], news_zero: dict) -> dict:
         },
         "settings": {
             k: getattr(args, k)
-            for k in ("replay", "learning_rate", "epochs", "held_out_every", "seed", "optimizer", "schedule")
+            for k in (
+                "replay",
+                "learning_rate",
+                "epochs",
+                "held_out_every",
+                "seed",
+                "optimizer",
+                "schedule",
+                "freeze_encoder",
+            )
         },
         "news_fold0_test_zero_shot": news_zero,
         "curve": rows,
@@ -188,6 +197,7 @@ def main(argv=None) -> int:
     p.add_argument("--seed", type=int, default=d.seed)
     p.add_argument("--optimizer", default=d.optimizer)
     p.add_argument("--schedule", default=d.schedule)
+    p.add_argument("--freeze-encoder", action="store_true", help="adapt's --freeze-encoder")
     p.add_argument("--part", default="1/1", help="K/N: this process does every N-th run from the K-th")
     p.add_argument("--runs", type=Path, default=HERE / "runs" / "adaptation-curve")
     p.add_argument("--results", type=Path, default=HERE / "results" / "adaptation-curve.json")

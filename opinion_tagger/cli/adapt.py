@@ -60,6 +60,12 @@ def add_adapt_options(p: argparse.ArgumentParser) -> None:
         help="one new document in this many is held out to choose the epoch (the last one when fewer)",
     )
     p.add_argument("--seed", type=int, default=d.seed)
+    p.add_argument(
+        "--freeze-encoder",
+        action="store_true",
+        help="only the recurrent layers and the heads learn (the encoder and word vectors stay): several times "
+        "faster, a little less gained (docs/adapt.md)",
+    )
     p.add_argument("--keep-checkpoints", action="store_true", help="keep the epochs' checkpoints in --out")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
 
@@ -79,7 +85,7 @@ def adapt(args, source: str, path: str, doclist: Path | None) -> int:
     import_keras(args.verbose)
     from opinion_tagger.training.adapt import AdaptSettings, adapt_bundle
 
-    settings = AdaptSettings(args.replay, args.learning_rate, args.epochs, args.held_out_every, args.seed)
+    settings = AdaptSettings.from_namespace(args)
     problems = Problems()
     _, meta = adapt_bundle(
         resolve_model(args.model),

@@ -5,7 +5,7 @@ chosen on new documents held out of training, and the bundle's record and card s
 from __future__ import annotations
 
 import random
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -21,7 +21,8 @@ if TYPE_CHECKING:  # the settings are read when the command line is built: nothi
 class AdaptSettings:
     """How an adaptation trains: ``replay`` news sentences for each new training sentence (0: none), the
     learning rate (constant) and at most ``epochs`` epochs, the best on the held-out documents kept, and one new
-    document in ``held_out_every`` held out for that choice."""
+    document in ``held_out_every`` held out for that choice.  ``freeze_encoder``: only the recurrent layers and the
+    heads learn (the sub-word encoder and the word vectors stay as they are), several times faster."""
 
     replay: float = 3.0
     learning_rate: float = 5e-5
@@ -30,6 +31,12 @@ class AdaptSettings:
     seed: int = 1
     optimizer: str = "adam"
     schedule: str = "constant"
+    freeze_encoder: bool = False
+
+    @classmethod
+    def from_namespace(cls, args) -> AdaptSettings:
+        """The settings a parsed command line gives (by field name; those it lacks keep their defaults)."""
+        return cls(**{f.name: getattr(args, f.name) for f in fields(cls) if hasattr(args, f.name)})
 
     def __post_init__(self) -> None:
         if self.replay < 0:
@@ -191,9 +198,17 @@ def adapt_documents(
         },
     }
     words = {w for sents in docs.values() for s in sents for w in s.words}
-    result = train(
-        config, new_train + replayed, dev, out_dir, extra_words=words, progress=progress, record=record, init=model
-    )
+    if settings.freeze_encoder:  # the Keras trainer's option
+        from opinion_tagger.training.trainer import Trainer
+
+        if config.training.trainer == "fast":
+            raise TaggerError(f"{model}: --freeze-encoder is for models of the Keras trainer; this one has no encoder")
+        trainer = Trainer(config, out_dir, progress, init=model, freeze_encoder=True)
+        result = trainer.run(new_train + replayed, dev, words, record=record)
+    else:
+        result = train(
+            config, new_train + replayed, dev, out_dir, extra_words=words, progress=progress, record=record, init=model
+        )
     if not keep_checkpoints:
         remove_checkpoint(out_dir)
     write_card(Path(out_dir), result[1])
@@ -220,6 +235,7 @@ def write_card(out_dir: Path, meta: dict) -> None:
         if replay["sentences"]
         else "none"
     )
+    frozen = " (the encoder and word vectors frozen)" if s.get("freeze_encoder") else ""
     atomic_write_text(
         out_dir / "README.md",
         f"""# Adapted model
@@ -230,7 +246,7 @@ Model card of a bundle written by `opinion-tagger adapt`.
 
 `{a["from"]}`, adapted to {len(d["train_documents"])} annotated documents of {d["source"]} data at {where}
 ({d["sentences"]["train"]} sentences).  Replayed beside them so that it keeps what it knew: {replay_line}.
-Adam at a constant {s["learning_rate"]}, at most {s["epochs"]} epochs; epoch {t["best_epoch"]} kept, chosen on
+Adam at a constant {s["learning_rate"]}, at most {s["epochs"]} epochs{frozen}; epoch {t["best_epoch"]} kept, chosen on
 {len(d["dev_documents"])} held-out documents ({d["sentences"]["dev"]} sentences), seed {s["seed"]};
 {t["train_seconds"]:.0f} s of training on {t["device"]}.
 

@@ -138,6 +138,15 @@ def o_weights(y: dict[str, np.ndarray], o_weight: float, tagged=None) -> dict[st
     }
 
 
+def freeze_features(model, config: TaggerConfig) -> None:
+    """Stop the word vectors and the sub-word encoder (its LoRA adapters included) learning: each variable is
+    marked, since a Keras model gathers its trainable variables past a frozen sub-model's flag."""
+    names = ["embedding", *([config.model.encoder.name] if config.model.encoder.fine_tune else [])]
+    for name in names:
+        for variable in model.get_layer(name).weights:
+            variable.trainable = False
+
+
 class Trainer:
     """Trains one tagger; ``run`` returns the trained ``SentenceTagger`` and a record."""
 
@@ -150,8 +159,10 @@ class Trainer:
         context_cache: str | Path | None = None,
         init: str | Path | None = None,
         teacher: str | Path | None = None,
+        freeze_encoder: bool = False,
     ):
         self.config, self.out_dir = config, Path(out_dir)
+        self.freeze_encoder = freeze_encoder  # with init: only the recurrent layers and the heads learn
         self.init = init  # a bundle whose network and vocabulary training continues from
         self.teacher = teacher  # distillation's teacher bundle (default: the configuration's)
         self.context_cache = context_cache
@@ -191,6 +202,8 @@ class Trainer:
 
         assert self.init is not None  # _fresh's branch
         vocab, model = bundle_start(self.init, self.config)
+        if self.freeze_encoder:
+            freeze_features(model, self.config)
         compile_model(model, self.config, self._steps(train))
         state: dict[str, Any] = {
             "epoch": 0,
