@@ -237,7 +237,9 @@ def genre_section(results: Path, plot_dir: Path) -> list[str]:
             "",
             "`accurate` adapted (`opinion_tagger.training.adapt`) on one draw of 20 ULA documents (16 to learn from, 4 "
             "held out to choose the epoch), scored on the other 28 ULA documents and on the news fold-0 test "
-            "(proportional F1).  The settings `opinion-tagger adapt` takes by default were chosen here.",
+            "(proportional F1, with precision / recall where the run recorded them).  The settings "
+            "`opinion-tagger adapt` takes by default were chosen here.  *Trained: heads and recurrent layers* is "
+            "`--freeze-encoder` (the encoder and word vectors stay); replay 0 trains on the new documents alone.",
             "",
             *dev_run_lines([json.loads(p.read_text()) for p in dev]),
         ]

@@ -63,8 +63,8 @@ def add_adapt_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--freeze-encoder",
         action="store_true",
-        help="only the recurrent layers and the heads learn (the encoder and word vectors stay): several times "
-        "faster, a little less gained (docs/adapt.md)",
+        help="only the recurrent layers and the heads learn (the encoder and word vectors stay): faster, no "
+        "better on the genres measured (docs/adapt.md)",
     )
     p.add_argument("--keep-checkpoints", action="store_true", help="keep the epochs' checkpoints in --out")
     p.add_argument("--quiet", action="store_true", help="no progress bar")

@@ -22,7 +22,8 @@ class AdaptSettings:
     """How an adaptation trains: ``replay`` news sentences for each new training sentence (0: none), the
     learning rate (constant) and at most ``epochs`` epochs, the best on the held-out documents kept, and one new
     document in ``held_out_every`` held out for that choice.  ``freeze_encoder``: only the recurrent layers and the
-    heads learn (the sub-word encoder and the word vectors stay as they are), several times faster."""
+    heads learn (the sub-word encoder and the word vectors stay as they are): for ``accurate`` 0.65M of its 5.5M
+    trained weights, no gradient through the encoder."""
 
     replay: float = 3.0
     learning_rate: float = 5e-5
