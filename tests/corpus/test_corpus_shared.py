@@ -46,7 +46,7 @@ def test_conversion_counts(converted):
 
 
 def test_agreement_with_reference(converted, reference):
-    """Targets from the corpus issue: span counts within 3% of the reference and
+    """The converted corpus agrees with the reference files: span counts within 3% of the reference's and
     both overlap shares at least 95%."""
     a = measure_agreement(converted[1], reference)
     assert a.sentences_matched == 11111

@@ -1,6 +1,5 @@
 """Hostile input never stops tagging: one output record per input record,
-whatever its bytes (issue 13, items 1 and 2), on the command line, in the
-Python API and in the Streamlit page."""
+whatever its bytes, on the command line, in the Python API and in the Streamlit page."""
 
 import io
 import json
@@ -90,7 +89,7 @@ def test_overlong_lines_are_skipped_without_reading_them_whole():
     assert recs[0].error == "over-long line: 100012 characters (limit: --max-chars 100)"
 
 
-# ----------------------------------------------------------------- error records say what is wrong (issue 34, item 5)
+# ----------------------------------------------------------------------------------- error records say what is wrong
 def test_invalid_json_reason_is_whole_with_line_and_column():
     recs = records_from_bytes("f.jsonl", b'{"id": "a", "text": "tab\there"}\n{"text": "ok",}\n')
     assert [r.error for r in recs] == [

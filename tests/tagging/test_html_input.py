@@ -1,5 +1,5 @@
-"""HTML input (issue 34, item 4): the visible text is tagged, every offset points
-into the HTML source, and plain text is tagged as before."""
+"""HTML input: the visible text is tagged, every offset points into the HTML source, and plain text is tagged
+as plain text."""
 
 import json
 from pathlib import Path
@@ -14,7 +14,7 @@ from opinion_tagger.tagging.html_input import tag_html, tag_records, visible_tex
 from opinion_tagger.tagging.inputs import Record, read_records
 
 ROOT = Path(__file__).resolve().parents[2]
-ISSUE = "<p>The senator <b>strongly condemned</b> the decision.</p>"
+SNIPPET = "<p>The senator <b>strongly condemned</b> the decision.</p>"
 
 
 class Marker:
@@ -129,7 +129,7 @@ def test_html_without_visible_text_is_an_error_record(marked):
         tag_html(marked, "<!-- nothing -->")
 
 
-def test_plain_text_records_are_tagged_exactly_as_before(ot):
+def test_plain_text_records_among_html_ones_are_tagged_as_tag_many_tags_them(ot):
     recs = [
         Record("a", "The <b>senator</b> said &amp; fears."),
         Record("b", error="blank line"),
@@ -144,14 +144,14 @@ def test_plain_text_records_are_tagged_exactly_as_before(ot):
     assert mixed[2]["text"] == "<p>Officials said it.</p><p>Two blocks.</p>"
 
 
-def test_issue_example_on_the_command_line(tmp_path, capsys):
-    assert main(["tag", "--input-format", "html", ISSUE, "--quiet"]) == 0
+def test_an_html_snippet_on_the_command_line(tmp_path, capsys):
+    assert main(["tag", "--input-format", "html", SNIPPET, "--quiet"]) == 0
     rec = json.loads(capsys.readouterr().out)
-    assert rec["text"] == ISSUE
+    assert rec["text"] == SNIPPET
     words = [t["text"] for s in rec["sentences"] for t in s["tokens"]]
     assert words == ["The", "senator", "strongly", "condemned", "the", "decision", "."]
-    assert rec["spans"] and all(ISSUE[sp["start"] : sp["end"]] == sp["text"] for sp in rec["spans"])
-    assert main(["tag", ISSUE, "--quiet"]) == 0  # auto: an argument is text, markup and all
+    assert rec["spans"] and all(SNIPPET[sp["start"] : sp["end"]] == sp["text"] for sp in rec["spans"])
+    assert main(["tag", SNIPPET, "--quiet"]) == 0  # auto: an argument is text, markup and all
     assert "p" in [t["text"] for s in json.loads(capsys.readouterr().out)["sentences"] for t in s["tokens"]]
 
 
@@ -159,9 +159,9 @@ def test_directories_give_html_files_as_html_auto_and_text_modes(tmp_path, capsy
     out = tmp_path / "out.jsonl"
     tmp_path = tmp_path / "in"
     tmp_path.mkdir()
-    (tmp_path / "a.html").write_text(ISSUE, encoding="utf-8")
+    (tmp_path / "a.html").write_text(SNIPPET, encoding="utf-8")
     (tmp_path / "b.HTM").write_text("<p>Officials said it.</p>", encoding="utf-8")
-    (tmp_path / "c.txt").write_text(ISSUE, encoding="utf-8")
+    (tmp_path / "c.txt").write_text(SNIPPET, encoding="utf-8")
     assert [r.html for r in read_records(inputs=[str(tmp_path)], input_format="auto")] == [True, True, False]
     assert [r.html for r in read_records(inputs=[str(tmp_path)], input_format="html")] == [True, True, True]
     assert [r.html for r in read_records(inputs=[str(tmp_path)])] == [False, False, False]
@@ -169,7 +169,7 @@ def test_directories_give_html_files_as_html_auto_and_text_modes(tmp_path, capsy
     recs = [json.loads(x) for x in out.read_text(encoding="utf-8").splitlines()]
     first_words = [r["sentences"][0]["tokens"][0]["text"] for r in recs]
     assert first_words == ["The", "Officials", "<"]
-    assert [r["text"] for r in recs] == [ISSUE, "<p>Officials said it.</p>", ISSUE]
+    assert [r["text"] for r in recs] == [SNIPPET, "<p>Officials said it.</p>", SNIPPET]
 
 
 def test_ray_engine_refuses_html_input(capsys):

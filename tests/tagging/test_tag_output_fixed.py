@@ -1,11 +1,7 @@
-"""`opinion-tagger tag` output on a fixed input is byte for byte what it was (the bundled `fast` model).
+"""`opinion-tagger tag` output on a fixed input is byte for byte the expected files (the bundled `fast` model).
 
-The expected files in tests/fixtures/tag_output/ were written by the command before the CLI and the
-training package were reorganised (issue 35); the input is invented text.  fast.jsonl was written again
-when the JSONL writer became orjson (issue 33: no spaces after separators; the records are equal), and all three
-when the bundled `fast` became the student of `accurate` (issue 37: its tags changed), and again when it
-also learnt from noisy copies of its training text (issue 37).
-Retraining or replacing the bundled `fast` model changes them: regenerate with
+The expected files in tests/fixtures/tag_output/ are the command's JSONL, CoNLL and HTML output on invented text
+(JSONL without spaces after separators).  Retraining or replacing the bundled `fast` model changes them: regenerate with
 `opinion-tagger tag --model fast --input tests/fixtures/tag_output/input.jsonl --format FMT --out
 tests/fixtures/tag_output/fast.FMT` for FMT in jsonl, conll, html.
 """

@@ -1,4 +1,4 @@
-"""Training progress (issue 34, item 7): no bar frames in a redirected log, a line per
+"""Training progress: no bar frames in a redirected log, a line per
 epoch, and an estimate that the first (compiling) batch does not inflate."""
 
 import io
