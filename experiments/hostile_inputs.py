@@ -1,4 +1,4 @@
-"""Hypothesis strategies for hostile input, shared by tests/test_hostile_input.py
+"""Hypothesis strategies for hostile input, shared by tests/tagging/test_hostile_input.py
 and experiments/fuzz_batch.py: JSONL lines of arbitrary bytes and arbitrary JSON
 values, and inputs for ``OpinionTagger.tag_many``.
 

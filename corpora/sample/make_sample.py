@@ -4,7 +4,7 @@ Every sentence here was written for this project; nothing comes from MPQA.
 Spans are marked inline as [[TYPE|text]] (TYPE: DSE, ESE, DSE-implicit,
 DSE-insub, OSE; DSE-att, a DSE with attitudes; ATT-aN and TGT-tN, attitude
 and target N) and turned into byte-offset annotations, so the expected tags
-in tests/test_corpus_unit.py can be checked by eye.  demo/doc-a carries
+in tests/corpus/test_corpus_unit.py can be checked by eye.  demo/doc-a carries
 attitudes and targets (doclist.attitudeSubset): the committee's DSE links
 to an inferred attitude (a1, whose target t2 lies in another sentence), an
 arguing one (a2, about "the absurd plan") and an id that names none (a7).  The files are generated,

@@ -107,7 +107,7 @@ case "$1" in
     # prediction step for each of its dev and test batches': 18 + 15 + 12 with the default buckets, about 30 s
     # each with six jobs at once (the jobs shared no compilation, most likely since a fold's schedule is a
     # constant of its step).  Coarser buckets compile 8 + 7 + 7 for about 20% more padding (masked, so the same
-    # results: tests/test_training.py); XLA's GEMM autotuning is left out too.
+    # results: tests/training/test_training.py); XLA's GEMM autotuning is left out too.
     export OPINION_TAGGER_LENGTH_BUCKETS=16,32,64,128,256
     export XLA_FLAGS="${XLA_FLAGS:-} --xla_gpu_autotune_level=0"
     python3 -m experiments.device.mpnet_weights unpack "$W/mpnet.tar"

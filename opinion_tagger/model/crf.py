@@ -3,7 +3,7 @@
 No maintained CRF layer supports Keras 3 (tensorflow-addons is retired, the
 keras-crf packages target tf.keras 2), so it is written here with
 ``keras.ops`` and tested against brute-force enumeration on tiny cases
-(tests/test_crf.py).
+(tests/model/test_crf.py).
 
 The layer takes per-token emission scores ``[B, T, K]`` and outputs them with
 the sequence mask appended as channel ``K`` (``[B, T, K+1]``), so that its

@@ -18,7 +18,7 @@ TAG_NAMES = ("O", "B", "I")
 
 LENGTH_BUCKETS = (8, 16, 24, 32, 48, 64, 96, 128, 192, 256)
 # Fewer, coarser buckets: fewer shapes to compile (each a long compilation for MPNet on an accelerator) for
-# more padding.  Padding is masked, so the results do not change (tests/test_training.py).
+# more padding.  Padding is masked, so the results do not change (tests/training/test_training.py).
 BUCKETS_VARIABLE = "OPINION_TAGGER_LENGTH_BUCKETS"
 
 

@@ -5,7 +5,7 @@ The Keras network (``opinion_tagger.model.network.build_model``) stays the one d
 model: training starts from a freshly built Keras model, reads its weights into
 a JAX parameter tree, trains them here and writes them back into the Keras
 model, which is saved as an ordinary bundle (so tagging in ONNX Runtime and
-the Keras path both read what was trained).  ``tests/test_fast_training.py``
+the Keras path both read what was trained).  ``tests/training/test_fast_training.py``
 checks that the loss and gradients computed here equal the Keras model's for
 the same weights.
 

@@ -1,5 +1,5 @@
 -- an annotation project as opinion-tagger wrote it at schema version 2 (sqlite3's iterdump;
--- invented sentences); tests/test_annotation_review.py opens it with today's code
+-- invented sentences); tests/annotation/test_review.py opens it with today's code
 BEGIN TRANSACTION;
 CREATE TABLE documents (
     id INTEGER PRIMARY KEY,

@@ -1,5 +1,5 @@
 -- an annotation project as opinion-tagger wrote it at schema version 3 (sqlite3's iterdump; invented
--- sentences): a person's intensity and polarity on a model span, and in a copy; tests/test_annotation_frames.py
+-- sentences): a person's intensity and polarity on a model span, and in a copy; tests/annotation/test_frames.py
 -- opens it with today's code
 BEGIN TRANSACTION;
 CREATE TABLE copies (
