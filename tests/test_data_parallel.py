@@ -76,7 +76,15 @@ def test_devices_needs_jax_and_an_even_split():
     from opinion_tagger.training.data_parallel import data_parallel, select_devices, train_data_parallel
 
     with pytest.raises(TaggerError, match="runs on one device"):
-        train_data_parallel(TaggerConfig.of(trainer="fast", cell="elman", output="softmax"), [], [], "unused", "2")
+        train_data_parallel(
+            TaggerConfig.from_dict(
+                {"training.trainer": "fast", "model.recurrent.cell": "elman", "model.head.output": "softmax"}
+            ),
+            [],
+            [],
+            "unused",
+            "2",
+        )
     if keras.backend.backend() != "jax":
         with pytest.raises(TaggerError, match="needs the JAX backend"):
             select_devices("2")
