@@ -78,8 +78,8 @@ def test_bad_auxiliary_requests_name_the_culprit(sample_mpqa):
 @pytest.mark.parametrize(
     "values, message",
     [
-        ({"model.auxiliary.types": "agent,speaker"}, '"agent,speaker" is not distinct types among AGENT'),
-        ({"model.auxiliary.types": "ose,OSE"}, 'types: "ose,OSE" is not distinct types'),
+        ({"model.auxiliary.types": "agent,speaker"}, '"agent,speaker" must name distinct types among AGENT'),
+        ({"model.auxiliary.types": "ose,OSE"}, 'types: "ose,OSE" must name distinct types'),
         ({"model.auxiliary.types": "ose", "training.trainer": "fast"}, "auxiliary heads need training.trainer: keras"),
         (
             {"model.auxiliary.types": "ose", "model.auxiliary.weight": 0.0},
@@ -175,4 +175,7 @@ def test_the_cli_trains_with_auxiliary_heads_and_records_their_tags(sample_mpqa,
     assert json.loads((out / "config.json").read_text())["model"]["auxiliary"]["weight"] == 0.3
     capsys.readouterr()
     assert main([*argv, "--auxiliary", "speaker", "--out", str(tmp_path / "bad")]) == 2
-    assert "auxiliary takes distinct types among AGENT, TARGET, ATTITUDE, OSE" in capsys.readouterr().err
+    assert (
+        'model.auxiliary.types: "speaker" must name distinct types among AGENT, TARGET, ATTITUDE, OSE'
+        in capsys.readouterr().err
+    )

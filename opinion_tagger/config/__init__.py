@@ -268,7 +268,7 @@ def _training_problems(c: TaggerConfig) -> Iterator[str]:
     aux = c.auxiliary_types
     if not all(a in AUXILIARY_TYPES for a in aux) or len(set(aux)) != len(aux):
         yield (
-            f"model.auxiliary.types: {_shown(m.auxiliary.types)} is not distinct types among "
+            f"model.auxiliary.types: {_shown(m.auxiliary.types)} must name distinct types among "
             f"{', '.join(AUXILIARY_TYPES)}"
         )
     if aux and t.trainer != "keras":
