@@ -218,7 +218,8 @@ from opinion_tagger.config import TaggerConfig
 from opinion_tagger.model.network import build_training_model, compile_model
 out = {}
 for output in ("crf", "softmax"):
-    cfg = TaggerConfig.of(task="joint", cell="lstm", output=output, features="random", embedding_dim=8, hidden=4)
+    cfg = TaggerConfig.from_dict({"task": "joint", "model": {"recurrent": {"cell": "lstm", "hidden": 4},
+                                  "head": {"output": output}, "embeddings": {"features": "random", "dim": 8}}})
     model = build_training_model(cfg, 20, 8)
     compile_model(model, cfg)
     out[output] = model.jit_compile
