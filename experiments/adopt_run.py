@@ -20,7 +20,7 @@ from pathlib import Path
 
 from experiments.cross_validation import load_experiments, result_path
 from experiments.locations import RESULTS
-from experiments.summaries import flat_config
+from experiments.summaries import result_config
 from opinion_tagger.errors import TaggerError
 from opinion_tagger.storage import atomic_write_text
 
@@ -38,8 +38,9 @@ def adopt(config: Path, target: str, source: str, folds: list[int], results: Pat
         if dst.exists():
             raise TaggerError(f"{dst}: already exists")
         record = json.loads(src.read_text())
-        want = exp.config().replace(seed=record["seed"]).flat()
-        have = flat_config(record)
+        want = exp.config().replace({"training.seed": record["seed"]}).dotted()
+        stored = result_config(record)
+        have = stored.dotted() if not isinstance(stored, dict) else stored
         diff = sorted(f for f in set(want) | set(have) if want.get(f) != have.get(f))
         if diff:
             raise TaggerError(

@@ -6,16 +6,27 @@ A configuration file (YAML) in ``experiments/configs/``::
     kind: rnn                      # rnn | crf (the paper's CRF baseline) | heads (see below)
     data: {source: reference}      # reference | mpqa | conll; optional path
     folds: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]
-    model: {cell: elman, ...}      # TaggerConfig fields (rnn) or c1/c2/max_iterations (crf)
-    grid: {task: [dse, ese], depth: [1, 3], budget: [24k, 200k]}   # optional: one run per combination
+    task: dse                      # the tagger's configuration (TaggerConfig): task, model and training,
+    model:                         # nested blocks or fields by path (model.recurrent.cell: elman);
+                                   # what is not given keeps its default
+      recurrent: {cell: elman}
+    training:
+      optimizer: {name: sgd, learning_rate: 0.001}
+    grid: {task: [dse, ese], model.recurrent.depth: [1, 3]}   # optional: one run per combination, fields by path
     # or a list of such grids: the runs of each (e.g. fields that only some cells have)
     overrides:                     # optional: fields that differ for the grid cells that match
-      - {when: {depth: [4, 5]}, model: {activation_l2: 1.0e-5}}
+      - {when: {model.recurrent.depth: [4, 5]}, set: {training.fast.activation_l2: 1.0e-5}}
     choices: "how each value was chosen (dev set only)"
 
-``kind: heads`` fits frame heads (``opinion_tagger.training.frame_fit``) on the fold networks of another
-experiment, ``network: NAME`` (its bundles RUNS/NAME/fold<k>/, which stay as they are); ``model`` then holds
-the heads' fields (``frames: true``, frame options, learning_rate, max_epochs, patience, batch_size, seed).
+``kind: crf`` takes ``task`` and ``crf: {c1, c2, max_iterations}`` (``opinion_tagger.training.crf_baseline``)
+instead of a tagger's configuration.  ``kind: heads`` fits frame heads (``opinion_tagger.training.frame_fit``)
+on the fold networks of another experiment, ``network: NAME`` (its bundles RUNS/NAME/fold<k>/, which stay as
+they are); its configuration then gives the heads' fields (``model.frames.enabled: true``, frame options) and
+their training (learning rate, epochs, patience, batch size, seed).
+
+A run's name is the configuration's name and its grid values: the task and the cell, budget and output as
+they are, the depth as ``d<depth>``, any other field as its name and value (``RUN_LABELS``: the names that
+fields had when the first runs were named, kept so that those runs keep theirs).
 
 One JSON result per (configuration, fold) holds the full configuration, seed,
 git commit, data source and split, dev and test scores (binary, proportional,
@@ -39,13 +50,26 @@ import yaml
 
 from experiments.fold_locks import claim_fold
 from experiments.summaries import DIVERGED_FILE
-from opinion_tagger.config import TaggerConfig
+from opinion_tagger.config import FIELDS, TASKS, TaggerConfig, given_fields
 from opinion_tagger.errors import TaggerError, TrainingDiverged
 from opinion_tagger.paths import default_datasplit, default_mpqa, default_reference
 from opinion_tagger.storage import atomic_write_text
 
 log = logging.getLogger("opinion_tagger")
 DIVERGED_RETRIES = 2  # a fold whose training diverges is run again with seed + 1000, + 2000
+CONFIG_KEYS = ("task", "model", "training")  # a configuration file's keys that hold the tagger's configuration
+# The label of a grid field in run names where it is not the field's own name: the names these fields had when
+# the first runs of their grids were named (experiments/results/<name>/).
+RUN_LABELS = {
+    "model.encoder.lora_rank": "context_lora_rank",
+    "model.auxiliary.weight": "auxiliary_weight",
+    "model.frames.enabled": "frames",
+    "model.frames.weight": "frame_weight",
+    "model.frames.detach": "frame_detach",
+    "training.distillation.weight": "distill_weight",
+    "training.distillation.copies": "distill_copies",
+    "training.distillation.noise": "distill_noise",
+}
 
 
 @dataclass
@@ -54,29 +78,27 @@ class Experiment:
     kind: str = "rnn"
     data: dict = field(default_factory=lambda: {"source": "reference"})
     folds: list[int] = field(default_factory=lambda: list(range(10)))
-    model: dict = field(default_factory=dict)
+    fields: dict = field(default_factory=dict)  # the configuration's fields given, by path (rnn, heads; crf: task)
     choices: str = ""
     network: str | None = None  # kind heads: the experiment whose fold networks get the heads
+    crf: dict = field(default_factory=dict)  # kind crf: the CRF baseline's options
 
     def config(self) -> TaggerConfig:
-        return TaggerConfig.from_dict(self.model)
+        return TaggerConfig.from_dict(self.fields)
 
     @property
     def types(self) -> tuple[str, ...]:
-        from opinion_tagger.config import TASKS
-
-        return TASKS[self.model.get("task", "dse")]
+        return TASKS[self.fields.get("task", "dse")]
 
 
 def _grid_suffix(values: dict) -> str:
     parts = []
-    for k, v in values.items():
-        if k == "task":
-            parts.append(str(v))
-        elif k == "depth":
+    for path, v in values.items():
+        label = RUN_LABELS.get(path, path.rsplit(".", 1)[-1])
+        if label == "depth":
             parts.append(f"d{v}")
         else:
-            parts.append(str(v) if k in ("budget", "cell", "output") else f"{k}{v}")
+            parts.append(str(v) if label in ("task", "budget", "cell", "output") else f"{label}{v}")
     return "-".join(parts)
 
 
@@ -91,45 +113,32 @@ def load_experiments(path: str | Path) -> list[Experiment]:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         raise TaggerError(f"{path}: invalid YAML{where}: {getattr(exc, 'problem', None) or exc}") from None
-    known = {"name", "kind", "data", "folds", "model", "grid", "overrides", "choices", "network"}
-    if set(spec) - known:
-        raise TaggerError(f"{path}: unknown keys {', '.join(sorted(set(spec) - known))}")
-    if "name" not in spec:
-        raise TaggerError(f"{path}: a configuration needs a name")
-    if spec.get("kind", "rnn") not in ("rnn", "crf", "heads"):
-        raise TaggerError(f"{path}: kind must be rnn, crf or heads")
-    if (spec.get("kind") == "heads") != ("network" in spec) or (
-        spec.get("kind") == "heads" and not (spec.get("model") or {}).get("frames")
-    ):
-        raise TaggerError(f"{path}: kind heads, and only it, takes network: NAME (and model: frames: true)")
+    kind, given = _kind_and_fields(path, spec)
     grids = spec.get("grid") or {}
     grids = grids if isinstance(grids, list) else [grids]
     if not all(isinstance(g, dict) and all(isinstance(v, list) for v in g.values()) for g in grids):
         raise TaggerError(f"{path}: grid must be {{field: [values]}} or a list of those")
+    _check_paths(path, "grid", [f for g in grids for f in g])
     overrides = _overrides(path, spec.get("overrides") or [])
     combos = [dict(zip(g, combo)) for g in grids for combo in itertools.product(*g.values())]
     out = []
     for values in combos or [{}]:
-        model = {**(spec.get("model") or {}), **values}
-        for when, fields in overrides:
-            if all(model.get(k) in allowed for k, allowed in when.items()):
-                model.update(fields)
-        if "hidden" in values:
-            model["budget"] = None
+        fields = {**given, **values}
+        for when, changes in overrides:
+            if all(fields.get(k) in allowed for k, allowed in when.items()):
+                fields.update(changes)
+        if "model.recurrent.hidden" in values:
+            fields["model.recurrent.budget"] = None
         name = spec["name"] + (f"-{_grid_suffix(values)}" if values else "")
+        data = dict(spec.get("data") or {"source": "reference"})
+        folds = list(spec.get("folds", range(10)))
         exp = Experiment(
-            name,
-            spec.get("kind", "rnn"),
-            dict(spec.get("data") or {"source": "reference"}),
-            list(spec.get("folds", range(10))),
-            model,
-            spec.get("choices", ""),
-            spec.get("network"),
+            name, kind, data, folds, fields, spec.get("choices", ""), spec.get("network"), spec.get("crf", {})
         )
         if exp.kind in ("rnn", "heads"):
             try:
                 exp.config()
-            except (ValueError, TypeError) as exc:
+            except TaggerError as exc:
                 raise TaggerError(f"{path}: {name}: {exc}") from None
         out.append(exp)
     names = [e.name for e in out]
@@ -139,23 +148,59 @@ def load_experiments(path: str | Path) -> list[Experiment]:
     return out
 
 
+def _kind_and_fields(path: Path, spec: dict) -> tuple[str, dict]:
+    """A configuration file's kind and the tagger's fields it gives, by path, after checking its keys."""
+    known = {"name", "kind", "data", "folds", "crf", "grid", "overrides", "choices", "network"}
+    mine = [k for k in spec if _configures(k)]
+    if set(spec) - known - set(mine):
+        raise TaggerError(f"{path}: unknown keys {', '.join(sorted(set(spec) - known - set(mine)))}")
+    if "name" not in spec:
+        raise TaggerError(f"{path}: a configuration needs a name")
+    kind = spec.get("kind", "rnn")
+    if kind not in ("rnn", "crf", "heads"):
+        raise TaggerError(f"{path}: kind must be rnn, crf or heads")
+    if (kind == "crf") != ("crf" in spec) or (kind == "crf" and set(mine) - {"task"}):
+        raise TaggerError(f"{path}: kind crf, and only it, takes crf: {{...}} (and task, no model or training)")
+    try:
+        given = given_fields({k: spec[k] for k in mine})
+    except TaggerError as exc:
+        raise TaggerError(f"{path}: {exc}") from None
+    if (kind == "heads") != ("network" in spec) or (kind == "heads" and given.get("model.frames.enabled") is not True):
+        raise TaggerError(f"{path}: kind heads, and only it, takes network: NAME (and model.frames.enabled: true)")
+    return kind, given
+
+
+def _configures(key: str) -> bool:
+    """Whether a configuration file's key is part of the tagger's configuration (``model``, or a path below it)."""
+    return key in CONFIG_KEYS or key.split(".")[0] in CONFIG_KEYS
+
+
+def _check_paths(path: Path, where: str, paths) -> None:
+    """TaggerError naming a key of ``where`` that is not a field's path."""
+    unknown = [p for p in paths if p not in FIELDS]
+    if unknown:
+        raise TaggerError(f"{path}: {where}: {unknown[0]} is not a field (fields by path: model.recurrent.depth, ...)")
+
+
 def _overrides(path: Path, items) -> list[tuple[dict, dict]]:
-    """A configuration's ``overrides``: model fields that differ for some grid cells, e.g.
-    ``[{when: {depth: [4, 5]}, model: {activation_l2: 1.0e-5}}]``; returns [(when, fields)] with each
-    ``when`` value a list of the values it matches."""
+    """A configuration's ``overrides``: fields that differ for some grid cells, e.g.
+    ``[{when: {model.recurrent.depth: [4, 5]}, set: {training.fast.activation_l2: 1.0e-5}}]``; returns
+    [(when, fields)] by path, with each ``when`` value a list of the values it matches."""
     if not isinstance(items, list):
-        raise TaggerError(f"{path}: overrides must be a list of {{when: ..., model: ...}}")
+        raise TaggerError(f"{path}: overrides must be a list of {{when: ..., set: ...}}")
     out = []
     for k, item in enumerate(items):
         if (
             not isinstance(item, dict)
-            or set(item) != {"when", "model"}
+            or set(item) != {"when", "set"}
             or not isinstance(item["when"], dict)
-            or not isinstance(item["model"], dict)
+            or not isinstance(item["set"], dict)
         ):
-            raise TaggerError(f"{path}: overrides[{k}] must be {{when: {{field: values}}, model: {{field: value}}}}")
+            raise TaggerError(f"{path}: overrides[{k}] must be {{when: {{field: values}}, set: {{field: value}}}}")
         when = {f: v if isinstance(v, list) else [v] for f, v in item["when"].items()}
-        out.append((when, item["model"]))
+        changes = given_fields(item["set"])
+        _check_paths(path, f"overrides[{k}]", [*when, *changes])
+        out.append((when, changes))
     return out
 
 
@@ -283,11 +328,11 @@ def _run_crf_folds(run: FoldRun) -> list[Path]:
     exp, out = run.exp, []
     for k in run.folds:
         train_s, dev_s, test_s = run.parts[k]
-        model = CRFBaseline(exp.types, **exp.model.get("crf", {})).fit(train_s)
+        model = CRFBaseline(exp.types, **exp.crf).fit(train_s)
         dev = score_predictions(dev_s, model.predict_tags(dev_s))
         test = score_predictions(test_s, model.predict_tags(test_s))
         training = {"train_seconds": model.train_seconds, "epochs": None, "best_epoch": None, "device": "CPU"}
-        config = {"task": exp.model.get("task", "dse"), **exp.model}
+        config = {"task": exp.fields.get("task", "dse"), "crf": exp.crf}
         out.append(_write_result(run, k, FoldOutcome({"dev": dev, "test": test}, training, config, None)))
         run.started = time.perf_counter()
     return out
@@ -301,7 +346,7 @@ def _fit_heads(run: FoldRun, progress: bool) -> list[Path]:
     exp, folds, trained = run.exp, run.folds, {}
     for k in folds:
         init = run.runs / str(exp.network) / f"fold{k}"
-        config = load_bundle_files(init)[1].replace(**exp.model)
+        config = load_bundle_files(init)[1].replace(exp.fields)
         train_s, dev_s, _ = run.parts[k]
         trained[k] = fit_frame_heads(config, train_s, dev_s, run.fold_dir(k), init, run.bundle_record(k), progress)
     configs = {k: trained[k][0].config.to_dict() for k in folds}
@@ -339,11 +384,11 @@ def _train_rnn_folds(run: FoldRun, extra, progress: bool) -> list[Path]:
             log.warning(
                 "%s fold %d: training diverged at epoch %d; again with seed %d", exp.name, k, trained[k].epoch, seeds[k]
             )
-            (trained[k],) = attempt(cfg.replace(seed=seeds[k]), [k])
+            (trained[k],) = attempt(cfg.replace({"training.seed": seeds[k]}), [k])
         if isinstance(trained[k], TrainingDiverged):  # recorded, not scored; the folds that trained are
             diverged[k].append({"seed": seeds[k], "epoch": trained[k].epoch})
             _write_diverged(run, k, cfg, diverged[k])
-    configs = {k: cfg.replace(seed=seeds[k]).to_dict() for k in folds}
+    configs = {k: cfg.replace({"training.seed": seeds[k]}).to_dict() for k in folds}
     out = _score_folds(run, trained, diverged, configs, seeds)
     for k in folds:
         if not isinstance(trained[k], TrainingDiverged):

@@ -220,11 +220,11 @@ def run(args) -> int:
             members.append((member_name(m), SentenceTagger.load(m), config, meta))
         if members[-1][3].get("training", {}).get("data", {}).get("fold") not in (None, args.fold):
             raise TaggerError(f"{m}: trained on another fold than {args.fold}")
-    configs = [{k: v for k, v in c.flat().items() if k != "seed"} for _, _, c, _ in members]
+    configs = [c.replace({"training.seed": 0}) for _, _, c, _ in members]
     if any(c != configs[0] for c in configs):
         raise TaggerError("the members' configurations differ in more than the seed")
-    if args.name and args.decode == "crf" and members[0][2].output != "crf":
-        raise TaggerError(f"--decode crf needs CRF heads; the members' are {members[0][2].output}")
+    if args.name and args.decode == "crf" and members[0][2].model.head.output != "crf":
+        raise TaggerError(f"--decode crf needs CRF heads; the members' are {members[0][2].model.head.output}")
     docs = load_data("reference", args.data)
     split = load_split(args.datasplit, args.fold)
     dev_s, test_s = select(docs, split.dev), select(docs, split.test)

@@ -137,21 +137,22 @@ CARDS: dict[str, dict[str, str]] = {
 
 
 def recipe(stored: dict) -> str:
-    """The training recipe of a bundle's configuration (as meta.json stores it: nested, or flat before the
-    configuration's blocks), in a sentence."""
-    config = TaggerConfig.from_dict(stored).flat()
-    if config["optimizer"] == "sgd":
-        opt = f"SGD with momentum {config['momentum']:g}, learning rate {config['learning_rate']:g}"
+    """The training recipe of a bundle's configuration (as meta.json stores it), in a sentence."""
+    t = TaggerConfig.from_dict(stored).training
+    dropout = TaggerConfig.from_dict(stored).model.recurrent.dropout
+    o = t.optimizer
+    if o.name == "sgd":
+        opt = f"SGD with momentum {o.momentum:g}, learning rate {o.learning_rate:g}"
     else:
-        opt = f"Adam, peak learning rate {config['learning_rate']:g}"
-    if config.get("lr_schedule") == "cosine":
+        opt = f"Adam, peak learning rate {o.learning_rate:g}"
+    if t.schedule.name == "cosine":
         opt += " with a cosine schedule"
-    if config.get("lr_decay", 1.0) != 1.0:
-        opt += f" multiplied by {config['lr_decay']:g} after every update"
-    batches = f"batches of {config['batch_size']} sentences"
-    parts = [opt, batches + (" with summed token losses" if config.get("loss_sum") else "")]
-    parts.append(f"dropout {config['dropout']:g}" if config.get("dropout") else "no dropout")
-    if config.get("precision") == "mixed_bfloat16":
+    if t.fast.lr_decay != 1.0:
+        opt += f" multiplied by {t.fast.lr_decay:g} after every update"
+    batches = f"batches of {t.batch_size} sentences"
+    parts = [opt, batches + (" with summed token losses" if t.fast.loss_sum else "")]
+    parts.append(f"dropout {dropout:g}" if dropout else "no dropout")
+    if t.precision == "mixed_bfloat16":
         parts.append("bfloat16 products")
     return ", ".join(parts)
 
@@ -248,7 +249,7 @@ def card(name: str, meta: dict) -> str:
     data, selection = tr["data"], tr["epoch_selection"]
     sentences = data["sentences"]
     if selection.get("dev_history"):
-        every = selection["config"].get("eval_every", 1)
+        every = TaggerConfig.from_dict(selection["config"]).training.stopping.eval_every
         run = f" (the run `{selection['run']}`)" if "run" in selection else ""
         epochs = (
             f"{tr['selected_epochs']} epochs, chosen on the 135 fold-0 dev documents by a run on the 360 train "
@@ -257,7 +258,7 @@ def card(name: str, meta: dict) -> str:
     else:
         epochs = f"{tr['selected_epochs']} epochs, fixed by the configuration"
     teacher = tr.get("teacher")
-    weight = TaggerConfig.from_dict(meta["config"]).flat()["distill_weight"]
+    weight = TaggerConfig.from_dict(meta["config"]).training.distillation.weight
     taught = (
         f"  Distilled: {100 * weight:g}% of each token's loss is the cross-entropy with "
         f"the tag probabilities of the teacher `{Path(teacher['bundle']).name}`, trained on the same 495 documents"

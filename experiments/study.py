@@ -16,6 +16,7 @@ from experiments.frames_report import frames_cv_section
 from experiments.genre_report import genre_section
 from experiments.locations import RESULTS
 from experiments.summaries import fmt_mean_std, paired, summarise
+from opinion_tagger.config import TaggerConfig
 
 # Irsoy & Cardie (2014), 10-fold CV, F1 % as (proportional, binary): ../shared/README.md
 PAPER = {
@@ -80,31 +81,32 @@ def paper_key(s: dict) -> tuple | None:
 
 
 def _describe(s: dict) -> str:
-    c = s["config"]
     if s["kind"] == "crf":
         return "CRF baseline (crfsuite, token features)"
-    size = f"{c['hidden']} units" if c.get("hidden") else c["budget"]  # hidden overrides the budget
-    words = c["features"] + (" fine-tuned" if c.get("fine_tune") else "")
-    bits = [c["cell"], f"depth {c['depth']}", size, words] if c["depth"] else ["no recurrent layer", words]
-    if c.get("context_fine_tune"):
-        how = f"LoRA rank {c['context_lora_rank']}" if c.get("context_lora_rank") else "fine-tuned"
-        o_weight = f", O weight {c['o_weight']:g}" if c.get("o_weight", 1) != 1 else ""
+    c: TaggerConfig = s["config"]
+    m, t = c.model, c.training
+    r, e, enc = m.recurrent, m.embeddings, m.encoder
+    size = f"{r.hidden} units" if r.hidden else str(r.budget)  # hidden overrides the budget
+    words = e.features + (" fine-tuned" if e.fine_tune else "")
+    bits = [r.cell, f"depth {r.depth}", size, words] if r.depth else ["no recurrent layer", words]
+    if enc.fine_tune:
+        how = f"LoRA rank {enc.lora_rank}" if enc.lora_rank else "fine-tuned"
+        o_weight = f", O weight {t.o_weight:g}" if t.o_weight != 1 else ""
         bits.append(
-            f"+ {c['contextual']} {how} (first wordpiece, {c.get('lr_schedule', 'constant')} lr "
-            f"{c['learning_rate']:g}{o_weight})"
+            f"+ {enc.name} {how} (first wordpiece, {t.schedule.name} lr {t.optimizer.learning_rate:g}{o_weight})"
         )
-    elif c.get("contextual"):
-        bits.append(f"+ {c['contextual']} ({c.get('context_pooling', 'first')} wordpiece)")
-    if c.get("output") == "crf":
+    elif enc.name:
+        bits.append(f"+ {enc.name} ({enc.pooling} wordpiece)")
+    if m.head.output == "crf":
         bits.append("CRF output")
-    if c.get("task") == "joint":
+    if c.task == "joint":
         bits.append("joint")
     if s["kind"] == "heads":  # opinion_tagger.training.frame_fit
         bits.append("frame heads fitted on the network afterwards")
-    if c.get("precision", "float32") != "float32":  # opinion_tagger.model.network.build_training_model
+    if t.precision != "float32":  # opinion_tagger.model.network.build_training_model
         bits.append("trained with bfloat16 products")
-    if c.get("auxiliary"):  # opinion_tagger.corpus.auxiliary: heads trained beside DSE and ESE, then dropped
-        bits.append(f"auxiliary heads {c['auxiliary']} (loss weight {c.get('auxiliary_weight', 0.5):g})")
+    if m.auxiliary.types:  # opinion_tagger.corpus.auxiliary: heads trained beside DSE and ESE, then dropped
+        bits.append(f"auxiliary heads {m.auxiliary.types} (loss weight {m.auxiliary.weight:g})")
     ensemble = s["records"][0].get("ensemble") if s.get("records") else None
     if ensemble:  # experiments/ensemble.py: averaged per-word probabilities or CRF scores, and how decoded
         how = {
@@ -412,15 +414,16 @@ def variants_section(summaries: dict, cells: dict) -> list[str]:
     for (name, t), s in sorted(summaries.items()):
         if not VARIANT.match(name) or s["kind"] != "rnn":
             continue
-        c = s["config"]
-        key = (t, c.get("depth"), c.get("budget"))
+        r = s["config"].model.recurrent
+        key = (t, r.depth, r.budget)
         m, n = s["metric"], len(s["folds"])
         elman, paper = cells.get(key), PAPER.get(key)
-        if elman and c.get("lr_decay") != elman["config"].get("lr_decay"):
-            decays.add((elman["config"].get("lr_decay"), c.get("lr_decay"), name.split("-")[0]))
+        decay = s["config"].training.fast.lr_decay
+        if elman and decay != elman["config"].training.fast.lr_decay:
+            decays.add((elman["config"].training.fast.lr_decay, decay, name.split("-")[0]))
         vs = versus(elman, s)
         rows.append(
-            f"| `{name}` | {t} | {c.get('cell')}, depth {key[1]}, {key[2]} | {s['data']} | {n} | "
+            f"| `{name}` | {t} | {r.cell}, depth {key[1]}, {key[2]} | {s['data']} | {n} | "
             f"{prop_bin(s)} | "
             f"{m[('proportional', 'precision')][0]:.1f} / {m[('proportional', 'recall')][0]:.1f} | "
             f"{fmt_mean_std(elman['metric'][('proportional', 'f1')], len(elman['folds'])) if elman else '–'} | {vs} | "
@@ -474,9 +477,12 @@ def units_section(summaries: dict, cells: dict) -> list[str]:
     for (name, _t), s in summaries.items():
         m = GATED_NAME.match(name)
         if m and s["kind"] == "rnn":
-            others[(m.group(1).upper(), s["config"].get("depth"), m.group(3), m.group(2))] = s
+            others[(m.group(1).upper(), s["config"].model.recurrent.depth, m.group(3), m.group(2))] = s
     new = {
-        (t, s["config"].get("depth"), s["config"].get("budget"), s["config"].get("cell")): (name, s)
+        (t, s["config"].model.recurrent.depth, s["config"].model.recurrent.budget, s["config"].model.recurrent.cell): (
+            name,
+            s,
+        )
         for (name, t), s in summaries.items()
         if UNITS_NAME.match(name) and s["kind"] == "rnn"
     }
@@ -686,12 +692,12 @@ FACTORS = [
 ]
 
 
-def network(c: dict) -> str:
+def network(c: TaggerConfig) -> str:
     """A run's network in a few characters: "d3 200k", or "lstm d3 24k" for units other than Elman's; "d1 100u"
     for a size given in units (``hidden`` overrides the budget)."""
-    cell = c.get("cell", "elman")
-    size = f"{c['hidden']}u" if c.get("hidden") else c.get("budget")
-    return f"{'' if cell == 'elman' else cell + ' '}d{c.get('depth', 3)} {size}"
+    r = c.model.recurrent
+    size = f"{r.hidden}u" if r.hidden else r.budget
+    return f"{'' if r.cell == 'elman' else r.cell + ' '}d{r.depth} {size}"
 
 
 def fold0_dev(s: dict) -> float | None:
@@ -949,23 +955,25 @@ def _recipe_table(study: dict) -> list[str]:
 def _recipe_row(name: str, t: str, s: dict) -> str | None:
     """A dev-study table row: run, type, network, recipe, fold-0 dev scores, epochs, training time (None for a
     run without a dev report)."""
-    c = s["config"]
+    c: TaggerConfig = s["config"]
+    tr, r, e = c.training, c.model.recurrent, c.model.embeddings
+    o, fast, d = tr.optimizer, tr.fast, tr.distillation
     recipe = (
-        f"{c.get('trainer', 'keras')} trainer, {c['optimizer']} lr {c['learning_rate']:g}"
-        + (f" ×{c['lr_decay']:g}/update" if c.get("lr_decay", 1) != 1 else "")
-        + (f", momentum {c['momentum']:g}" if c["optimizer"] == "sgd" else "")
-        + f", batch {c['batch_size']}{' summed' if c.get('loss_sum') else ''}"
-        + f", O weight {c.get('o_weight', 1):g}, dropout {c['input_dropout']:g}/{c['dropout']:g}"
-        + (f", output lr ×{c['output_lr_scale']:g}" if c.get("output_lr_scale", 1) != 1 else "")
-        + (f", L2 {c['l2']:g} / act. {c['activation_l2']:g}" if c.get("l2") or c.get("activation_l2") else "")
-        + (f", init U(±{c['init_scale']:g})" if c.get("init") == "uniform" else "")
-        + (f", clipnorm {c['clipnorm']:g}" if c.get("clipnorm") else "")
-        + (f", {c['factors']} factors" if c.get("cell") == "mrnn" and c.get("factors") else "")
-        + (f", {c['activation']} between layers" if c.get("cell") == "irlm" and c.get("activation") else "")
-        + (f", decay starts at {c['decay_init']:g}" if c.get("cell") == "irlm" and c.get("decay_init") else "")
-        + f", {c['features']}{' fine-tuned' if c.get('fine_tune') else ''}"
-        + (f", teacher `{c['teacher']}` ×{c['distill_weight']:g}" if c.get("teacher") else "")
-        + (f", {c['distill_copies']} noisy copies (noise {c['distill_noise']:g})" if c.get("distill_copies") else "")
+        f"{tr.trainer} trainer, {o.name} lr {o.learning_rate:g}"
+        + (f" ×{fast.lr_decay:g}/update" if fast.lr_decay != 1 else "")
+        + (f", momentum {o.momentum:g}" if o.name == "sgd" else "")
+        + f", batch {tr.batch_size}{' summed' if fast.loss_sum else ''}"
+        + f", O weight {tr.o_weight:g}, dropout {r.input_dropout:g}/{r.dropout:g}"
+        + (f", output lr ×{fast.output_lr_scale:g}" if fast.output_lr_scale != 1 else "")
+        + (f", L2 {fast.l2:g} / act. {fast.activation_l2:g}" if fast.l2 or fast.activation_l2 else "")
+        + (f", init U(±{tr.init_scale:g})" if tr.init == "uniform" else "")
+        + (f", clipnorm {o.clipnorm:g}" if o.clipnorm else "")
+        + (f", {r.factors} factors" if r.cell == "mrnn" and r.factors else "")
+        + (f", {r.activation} between layers" if r.cell == "irlm" and r.activation else "")
+        + (f", decay starts at {r.decay_init:g}" if r.cell == "irlm" and r.decay_init else "")
+        + f", {e.features}{' fine-tuned' if e.fine_tune else ''}"
+        + (f", teacher `{d.teacher}` ×{d.weight:g}" if d.teacher else "")
+        + (f", {d.copies} noisy copies (noise {d.noise:g})" if d.copies else "")
     )
     dev = s["dev_reports"][0] if s.get("dev_reports") else None
     if dev is None:

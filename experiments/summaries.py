@@ -9,8 +9,12 @@ import math
 import statistics
 from collections import defaultdict
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from opinion_tagger.errors import TaggerError
+
+if TYPE_CHECKING:
+    from opinion_tagger.config import TaggerConfig
 
 DIVERGED_FILE = "diverged-fold{fold}.json"  # beside a configuration's results: a fold no seed could train
 
@@ -40,7 +44,7 @@ def summarise(results: list[dict]) -> dict:
             "name": name,
             "type": t,
             "kind": r0["kind"],
-            "config": flat_config(r0),
+            "config": result_config(r0),
             "dev_reports": [x["dev"] for x in rows],
             "records": [x["r"] for x in rows],
             "data": r0["data"]["source"],
@@ -114,11 +118,11 @@ def load_diverged(results: Path) -> list[dict]:
     return out
 
 
-def flat_config(result: dict) -> dict:
-    """A result's configuration by flat names (``TaggerConfig.flat``), whichever version wrote it; a CRF
-    baseline's as stored."""
+def result_config(result: dict) -> TaggerConfig | dict:
+    """A result's configuration (a TaggerConfig, whichever version wrote it); a CRF baseline's as stored (its
+    task and options)."""
     if result.get("kind") == "crf":
         return result["config"]
     from opinion_tagger.config import TaggerConfig
 
-    return TaggerConfig.from_dict(result["config"]).flat()
+    return TaggerConfig.from_dict(result["config"])

@@ -88,35 +88,34 @@ from opinion_tagger.training.run_data import load_data
 PAPER_GRID = load_experiments(Path(__file__).resolve().parent / "configs" / "paper.yaml")[0]
 assert PAPER_GRID.name == "paper-elman-dse-d3-200k", PAPER_GRID.name
 CONFIGS = {
-    "fast": TaggerConfig.from_dict({**PAPER_GRID.model, "task": "joint", "glove_vocab": 20000, "seed": 1}),
+    "fast": TaggerConfig.from_dict(
+        {**PAPER_GRID.fields, "task": "joint", "model.embeddings.glove_vocab": 20000, "training.seed": 1}
+    ),
     # experiments/configs/accurate-crf.yaml (chosen by the fold-0 dev study in experiments/REPORT.md, issue 37); 5
     # epochs with a cosine schedule, so the run ends at the schedule's end (--epochs 5: no separate epoch choice)
-    "accurate": TaggerConfig.of(
-        task="joint",
-        cell="lstm",
-        depth=1,
-        hidden=128,
-        budget=None,
-        features="glove",
-        glove_vocab=20000,
-        contextual="minilm",
-        context_fine_tune=True,
-        context_lora_rank=64,
-        output="crf",
-        input_dropout=0.1,
-        dropout=0.1,
-        optimizer="adam",
-        learning_rate=2e-3,
-        lr_schedule="cosine",
-        batch_size=32,
-        max_epochs=5,
-        patience=5,
-        jit_compile=False,
-        seed=1,
-        # the frame heads (docs/frames.md) on the states with the gradient stopped, as experiments/configs/
-        # frames-dev.yaml chose on fold-0 dev: the tags are learnt as without them
-        frames=True,
-        frame_detach=True,
+    "accurate": TaggerConfig.from_dict(
+        {
+            "task": "joint",
+            "model": {
+                "embeddings": {"features": "glove", "glove_vocab": 20000},
+                "encoder": {"name": "minilm", "fine_tune": True, "lora_rank": 64},
+                "recurrent": {"cell": "lstm", "depth": 1, "hidden": 128, "budget": None},
+                "recurrent.input_dropout": 0.1,
+                "recurrent.dropout": 0.1,
+                "head": {"output": "crf"},
+                # the frame heads (docs/frames.md) on the states with the gradient stopped, as experiments/configs/
+                # frames-dev.yaml chose on fold-0 dev: the tags are learnt as without them
+                "frames": {"enabled": True, "detach": True},
+            },
+            "training": {
+                "seed": 1,
+                "batch_size": 32,
+                "jit_compile": False,
+                "optimizer": {"name": "adam", "learning_rate": 2e-3},
+                "schedule": {"name": "cosine"},
+                "stopping": {"max_epochs": 5, "patience": 5},
+            },
+        }
     ),
 }
 # experiments/configs/accurate-mpnet-lr1e3.yaml (issue 37): the accurate configuration with MPNet-base in place of
@@ -124,14 +123,14 @@ CONFIGS = {
 # peak learning rate (2e-3 collapsed a fold) and with bfloat16 products; about 3 times the cost to train and to
 # tag, so a third bundle beside `accurate`.
 CONFIGS["accurate-mpnet"] = CONFIGS["accurate"].replace(
-    contextual="mpnet", learning_rate=1e-3, precision="mixed_bfloat16"
+    {"model.encoder.name": "mpnet", "training.optimizer.learning_rate": 1e-3, "training.precision": "mixed_bfloat16"}
 )
 
 
 # The recipe of frame heads fitted on a bundled network (--heads-only): Adam at 2e-3 for 10 epochs, as chosen on
 # fold-0 dev with accurate's network (docs/frames.md, experiments/results/frames-heads-only/accurate-fold0.json: the
 # dev loss lowest at epoch 10 of 60)
-HEADS = {"learning_rate": 2e-3, "max_epochs": 10, "batch_size": 32}
+HEADS = {"training.optimizer.learning_rate": 2e-3, "training.stopping.max_epochs": 10, "training.batch_size": 32}
 
 
 def fold0_record(train: int, test: int, seed: int) -> dict:
@@ -170,7 +169,7 @@ def choose_epochs(config: TaggerConfig, train_s, dev_s) -> tuple[int, list]:
 
 # What a dev run may differ in from the bundle's configuration and still choose its epochs: how long it ran,
 # and its teacher, which trained on no dev document (the bundle's teacher saw them).
-EPOCH_RUN_FIELDS = ("max_epochs", "patience", "teacher")
+EPOCH_RUN_FIELDS = ("training.stopping.max_epochs", "training.stopping.patience", "training.distillation.teacher")
 
 
 def epochs_from(result_path: str, config: TaggerConfig) -> tuple[int, dict]:
@@ -184,10 +183,11 @@ def epochs_from(result_path: str, config: TaggerConfig) -> tuple[int, dict]:
     except (OSError, ValueError, KeyError) as exc:
         raise SystemExit(f"--epochs-from {path}: not a readable experiment result ({exc})") from None
     if run.hidden_size == config.hidden_size:  # the same network, its size given in units or as a budget
-        run = run.replace(budget=config.model.recurrent.budget, hidden=config.model.recurrent.hidden)
-    want = config.flat()
+        r = config.model.recurrent
+        run = run.replace({"model.recurrent.budget": r.budget, "model.recurrent.hidden": r.hidden})
+    want = config.dotted()
     keep = {k: want[k] for k in EPOCH_RUN_FIELDS}
-    differ = sorted(k for k, v in run.replace(**keep).flat().items() if v != want[k])
+    differ = sorted(k for k, v in run.replace(keep).dotted().items() if v != want[k])
     if differ or result.get("fold") != 0 or result["data"]["source"] != "mpqa":
         raise SystemExit(
             f"--epochs-from {path}: not a fold-0 run of this configuration on MPQA "
@@ -353,7 +353,7 @@ def main() -> int:
     if args.readme_only or args.speed_only:
         write_readme(out, args.name, json.loads((out / "meta.json").read_text()))
         return 0
-    config = CONFIGS[args.name] if args.seed is None else CONFIGS[args.name].replace(seed=args.seed)
+    config = CONFIGS[args.name] if args.seed is None else CONFIGS[args.name].replace({"training.seed": args.seed})
     chosen_by = args.epochs is not None or args.epochs_from is not None
     if args.epochs is not None and args.epochs_from is not None:
         ap.error("give --epochs or --epochs-from, not both")
@@ -361,13 +361,15 @@ def main() -> int:
         ap.error("--teacher needs --dev-teacher (a teacher that never saw dev documents), --epochs or --epochs-from")
     if args.teacher is not None:
         config = config.replace(
-            teacher=args.dev_teacher or args.teacher,
-            distill_weight=args.distill_weight,
-            distill_copies=args.distill_copies,
-            distill_noise=args.distill_noise,
+            {
+                "training.distillation.teacher": args.dev_teacher or args.teacher,
+                "training.distillation.weight": args.distill_weight,
+                "training.distillation.copies": args.distill_copies,
+                "training.distillation.noise": args.distill_noise,
+            }
         )
     if args.lr_decay is not None:
-        config = config.replace(lr_decay=args.lr_decay)
+        config = config.replace({"training.fast.lr_decay": args.lr_decay})
     selection = {"config": config.to_dict(), "dev_history": []}
     if args.epochs_from is not None:
         args.epochs, selection = epochs_from(args.epochs_from, config)
@@ -379,9 +381,15 @@ def main() -> int:
     if epochs is None:
         epochs, dev_history = choose_epochs(config, train_s, dev_s)
         print(f"epochs chosen on fold-0 dev: {epochs} ({dev_history})", flush=True)
-    final = config.replace(max_epochs=epochs, patience=0, teacher=args.teacher)
+    final = config.replace(
+        {
+            "training.stopping.max_epochs": epochs,
+            "training.stopping.patience": 0,
+            "training.distillation.teacher": args.teacher,
+        }
+    )
     if final.training.trainer == "fast":  # no dev set: score once, at the end
-        final = final.replace(eval_every=epochs)
+        final = final.replace({"training.stopping.eval_every": epochs})
     full = train_s + dev_s
     record = {
         **fold0_record(len(full), len(test_s), config.training.seed),
@@ -431,9 +439,10 @@ def fit_heads(out: Path, name: str, epochs: int | None, mpqa: str, datasplit: st
     from opinion_tagger.training.frame_fit import fit_frame_heads
 
     _, saved, _ = load_bundle_files(out)
-    frames = {k: v for k, v in CONFIGS[name].flat().items() if k.startswith("frame")}
-    recipe = {**HEADS, **({"max_epochs": epochs} if epochs is not None else {})}
-    config = saved.replace(**{**frames, "frames": True, "frame_detach": True}, **recipe, patience=0)
+    frames = {k: v for k, v in CONFIGS[name].dotted().items() if k.startswith("model.frames.")}
+    recipe = {**HEADS, **({"training.stopping.max_epochs": epochs} if epochs is not None else {})}
+    frames |= {"model.frames.enabled": True, "model.frames.detach": True}
+    config = saved.replace({**frames, **recipe, "training.stopping.patience": 0})
     docs = load_data("mpqa", mpqa, frames=True)
     split = load_split(datasplit, 0)
     full, test_s = select(docs, split.train) + select(docs, split.dev), select(docs, split.test)

@@ -4,7 +4,7 @@ An entry says what the encoder is (its width and Keras layer name), how words be
 (special tokens, padding id, segment ids), where its pinned base weights come from and how they are
 checked, how Keras builds it (``keras_builder``, a ``module:function`` that only the training stack
 imports) and whether it can also give frozen, precomputed vectors.  The configuration names an encoder
-by its key (``contextual: minilm``); the runtime (``opinion_tagger.runtime.base_weights``,
+by its key (``model.encoder.name: minilm``); the runtime (``opinion_tagger.runtime.base_weights``,
 ``opinion_tagger.runtime.wordpieces``), the Keras networks (``opinion_tagger.model``) and the ONNX export
 read everything else from here.  Importing this module imports nothing but the standard library.
 """
@@ -34,7 +34,7 @@ class BaseWeights:
 
 @dataclass(frozen=True)
 class Encoder:
-    name: str  # the configuration's ``contextual`` value, the Keras layer's name and the ONNX externals' source
+    name: str  # the configuration's ``model.encoder.name`` value, the Keras layer's name and the ONNX externals' source
     title: str
     hub_id: str  # the model the weights are (for people and model cards)
     licence: str
@@ -45,7 +45,7 @@ class Encoder:
     segments: bool  # the encoder reads segment ids (zeros)
     weights: BaseWeights
     keras_builder: str  # "module:function(weights: bool, name: str)" returning the Keras backbone layer
-    frozen_vectors: bool  # also usable as frozen, precomputed vectors (``context_fine_tune: false``)
+    frozen_vectors: bool  # also usable as frozen, precomputed vectors (``model.encoder.fine_tune: false``)
 
     @property
     def download(self) -> str:

@@ -23,6 +23,11 @@ class BundleError(TaggerError):
     pass
 
 
+class ConfigError(TaggerError, ValueError):
+    """A configuration that is not one: one line naming the field by its path, the value and what is wrong
+    (``training.batch_size: "32" is not an integer``)."""
+
+
 class TrainingDiverged(TaggerError):
     """The training loss became infinite or NaN (``epoch``: where)."""
 

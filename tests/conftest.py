@@ -8,6 +8,16 @@ import pytest
 from opinion_tagger.paths import BUNDLED, default_datasplit, default_mpqa, default_reference
 
 ROOT = Path(__file__).resolve().parent.parent
+# a network that trains in seconds: one recurrent layer of 8 units over random 8-d word vectors, no dropout
+TINY_NETWORK = {
+    "model.recurrent.depth": 1,
+    "model.recurrent.hidden": 8,
+    "model.recurrent.input_dropout": 0.0,
+    "model.recurrent.dropout": 0.0,
+    "model.embeddings.features": "random",
+    "model.embeddings.dim": 8,
+    "training.batch_size": 4,
+}
 _spec = importlib.util.spec_from_file_location("make_sample", ROOT / "corpora" / "sample" / "make_sample.py")
 make_sample = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(make_sample)

@@ -1,24 +1,20 @@
 """A tiny joint tagger with frame heads and the hand-made sentences it learns: the frame heads' tests, the fit of
 heads to a trained network and the annotator's pre-annotation by a model with frame heads train it."""
 
+from conftest import TINY_NETWORK
+
 from opinion_tagger.sentences import Frame, Sentence, Token
 
-TINY = dict(
-    task="joint",
-    cell="elman",
-    depth=1,
-    hidden=8,
-    input_dropout=0.0,
-    dropout=0.0,
-    learning_rate=0.05,
-    batch_size=4,
-    features="random",
-    embedding_dim=8,
-    frames=True,
-    frame_units=8,
-    frame_weight=1.0,
-    patience=0,
-)
+TINY = {
+    **TINY_NETWORK,
+    "task": "joint",
+    "model.recurrent.cell": "elman",
+    "training.optimizer.learning_rate": 0.05,
+    "model.frames.enabled": True,
+    "model.frames.units": 8,
+    "model.frames.weight": 1.0,
+    "training.stopping.patience": 0,
+}
 
 # words, DSE spans and ESE spans as (start, end, polarity, intensity, holder)
 DATA = [

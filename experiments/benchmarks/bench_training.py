@@ -127,42 +127,32 @@ def bench_cell(cell: str, args, docs, train_s, dev_s, extra) -> dict:
     from opinion_tagger.training.run import train
 
     tokens = sum(len(s) for s in train_s)
-    common = dict(
-        task=args.task,
-        cell=cell,
-        depth=args.depth,
-        budget=args.budget,
-        batch_size=80,
-        input_dropout=0.0,
-        dropout=0.0,
-        max_epochs=args.epochs,
-        patience=0,
-        seed=1,
-    )
-    hidden = TaggerConfig.of(**common).hidden_size
+    recurrent = {"cell": cell, "depth": args.depth, "budget": args.budget, "input_dropout": 0.0, "dropout": 0.0}
+    common = {
+        "task": args.task,
+        "model": {"recurrent": recurrent},
+        "training": {"batch_size": 80, "seed": 1, "stopping": {"max_epochs": args.epochs, "patience": 0}},
+    }
+    hidden = TaggerConfig.from_dict(common).hidden_size
     print(
         f"{cell}, depth {args.depth}, {args.budget}: {hidden} units per direction, "
         f"{recurrent_parameters(cell, args.depth, hidden)} recurrent parameters at the paper's 300-d inputs",
         flush=True,
     )
     configs = {
-        "fast": TaggerConfig.of(
-            **common,
-            trainer="fast",
-            optimizer="sgd",
-            momentum=0.7,
-            learning_rate=0.001,
-            lr_decay=0.999,
-            loss_sum=True,
-            o_weight=0.5,
-            output_lr_scale=0.1,
-            l2=1e-4,
-            activation_l2=1e-4,
-            init="uniform",
-            clipnorm=0,
-            eval_every=args.epochs,
+        "fast": TaggerConfig.from_dict(common).replace(
+            {
+                "training.trainer": "fast",
+                "training.optimizer": {"name": "sgd", "momentum": 0.7, "learning_rate": 0.001, "clipnorm": 0},
+                "training.fast": {"lr_decay": 0.999, "loss_sum": True, "output_lr_scale": 0.1},
+                "training.fast.l2": 1e-4,
+                "training.fast.activation_l2": 1e-4,
+                "training.o_weight": 0.5,
+                "training.init": "uniform",
+                "training.stopping.eval_every": args.epochs,
+            }
         ),
-        "keras": TaggerConfig.of(**common, trainer="keras", optimizer="adam"),
+        "keras": TaggerConfig.from_dict(common).replace({"training.optimizer.name": "adam"}),
     }
     rows = {}
     for name in args.trainers:
@@ -262,7 +252,7 @@ def bench_experiment(ap, args) -> int:
     if not chosen:
         ap.error(f"--name {args.name}: not in {args.experiment} (it has {', '.join(e.name for e in exps)})")
     exp = chosen[0]
-    config = exp.config().replace(max_epochs=args.epochs, patience=0)
+    config = exp.config().replace({"training.stopping.max_epochs": args.epochs, "training.stopping.patience": 0})
     docs = load_documents(exp.data["source"], data_path(exp.data))
     split = load_split(default_datasplit(), 0)
     train_s, dev_s = select(docs, split.train), select(docs, split.dev)[:20]

@@ -47,27 +47,21 @@ def main(argv=None) -> int:
     from opinion_tagger.runtime.vocabulary import Vocabulary
     from opinion_tagger.runtime.wordpieces import word_pieces
 
-    base = dict(
-        task="joint",
-        cell="lstm",
-        depth=1,
-        hidden=128,
-        features="random",
-        embedding_dim=50,
-        context_fine_tune=True,
-        context_lora_rank=64,
-        output="crf",
-        input_dropout=0.1,
-        dropout=0.1,
-        learning_rate=2e-3,
-        batch_size=32,
-        jit_compile=False,
-    )
+    base = {
+        "task": "joint",
+        "model": {
+            "recurrent": {"cell": "lstm", "depth": 1, "hidden": 128, "input_dropout": 0.1, "dropout": 0.1},
+            "embeddings": {"features": "random", "dim": 50},
+            "encoder": {"fine_tune": True, "lora_rank": 64},
+            "head": {"output": "crf"},
+        },
+        "training": {"batch_size": 32, "jit_compile": False, "optimizer": {"learning_rate": 2e-3}},
+    }
     vocab = Vocabulary(["<pad>", "<unk>", *sorted(set(WORDS))])
     nets = {}
     for enc in args.encoders:
         for precision in args.precisions:
-            cfg = TaggerConfig.of(**base, contextual=enc, precision=precision)
+            cfg = TaggerConfig.from_dict({**base, "model.encoder.name": enc, "training.precision": precision})
             model = build_training_model(cfg, len(vocab), 50)  # no auxiliary heads in this configuration
             compile_model(model, cfg, steps_per_epoch=100)
             nets[f"{enc} {precision}"] = (model, word_pieces(enc))

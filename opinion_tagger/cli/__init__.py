@@ -1,12 +1,12 @@
 """``opinion-tagger``: the command-line interface, a thin layer over the library.
 
-A module per command group adds its parser and runs it over the library: ``corpus`` (stats, convert,
-agreement), ``train`` (its configuration options made in ``options`` from ``TaggerConfig``'s field
-metadata), ``evaluate``, ``tag``, ``summarize``, ``annotate``, ``models`` (download, export-onnx); ``common`` holds what
-several share.  Building the parser imports only light modules; a command imports what it runs (a network,
-an engine, a trainer) when it runs, so ``tag`` never loads TensorFlow.  ``main`` maps errors to exit
-statuses: a ``TaggerError`` or ``OSError`` is one line and 2, a closed pipe 141, usage errors 2 (argparse);
-``console``, the program, ends the process without the interpreter's teardown (``quick_exit``).
+A module per command group adds its parser and runs it over the library: ``corpus`` (stats, convert, agreement),
+``train`` (its configuration options made in ``options``, one per field of ``TaggerConfig``, named from the field's
+path), ``evaluate``, ``tag``, ``summarize``, ``annotate``, ``models`` (download, export-onnx); ``common`` holds what
+several share.  Building the parser imports only light modules; a command imports what it runs (a network, an engine,
+a trainer) when it runs, so ``tag`` never loads TensorFlow.  ``main`` maps errors to exit statuses: a ``TaggerError``
+or ``OSError`` is one line and 2, a closed pipe 141, usage errors 2 (argparse); ``console``, the program, ends the
+process without the interpreter's teardown (``quick_exit``).
 """
 
 from __future__ import annotations

@@ -64,7 +64,7 @@ def run(args) -> int:
     if args.heads_only:
         if init is None:
             raise TaggerError("--heads-only trains frame heads on a bundle's network: give --init-from")
-        config = config.replace(frames=True, frame_detach=True)
+        config = config.replace({"model.frames.enabled": True, "model.frames.detach": True})
     if config.training.trainer == "fast":
         require("fast", "trainer fast")
     problems = Problems()

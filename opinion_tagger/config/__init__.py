@@ -13,22 +13,32 @@
         optimizer, schedule, stopping, distillation
         fast                    options only the fast (JAX) trainer implements
 
-It is saved in every model bundle (``config.json``) and in every experiment result, with its ``version``.
-Every leaf field also has a flat name, the name of its ``opinion-tagger train`` option and of a key of an
-experiment's ``model:`` block (``cell``, ``context_lora_rank``, ``lr_schedule``, ...): the form the
-configuration had before blocks, version 1, which ``from_dict`` migrates and ``flat`` gives back.
+A field has one name, its dotted path: ``model.recurrent.cell``, ``training.optimizer.learning_rate``.  A
+configuration is written nested (``{"model": {"recurrent": {"cell": "lstm"}}}``), by paths
+(``{"model.recurrent.cell": "lstm"}``) or both mixed, in a bundle's ``config.json``, an experiment's YAML, a
+result, ``opinion-tagger train --config``; it is saved nested, with its ``version`` (2).  The version 1 form,
+every field at the top level under a flat name of its own, is read by ``opinion_tagger.config.legacy`` alone.
+
+The blocks are pydantic (v2) models: frozen, no unknown key, each value of its field's type as written
+(``"false"`` is not a boolean) and within its range; the checks that span fields follow.  pydantic is already
+installed with spaCy, a core dependency, so it adds nothing to install.  A configuration that is not one raises
+ConfigError (a TaggerError and a ValueError): one line naming the field by its path and the value.
 """
 
 from __future__ import annotations
 
-import dataclasses
+import difflib
 import json
-from dataclasses import dataclass, fields
+from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
+from pydantic.fields import FieldInfo
 
 from opinion_tagger.cells import CELLS as CELL_SPECS
 from opinion_tagger.cells import budget_units
+from opinion_tagger.config import legacy
 from opinion_tagger.config.blocks import (
     BUDGET_PARAMETERS,
     BUDGETS,
@@ -44,14 +54,14 @@ from opinion_tagger.config.blocks import (
     TASKS,
     TRAINERS,
     ModelConfig,
+    OneOf,
     TrainingConfig,
-    _block,
-    _field,
 )
 from opinion_tagger.encoders import ENCODERS, Encoder
+from opinion_tagger.errors import ConfigError
 from opinion_tagger.sentences import AUXILIARY_TYPES
 
-VERSION = 2  # 1: every field at the top level (bundles and results written before the blocks)
+VERSION = 2  # 1: every field at the top level under a flat name (opinion_tagger.config.legacy)
 __all__ = [
     "BUDGETS",
     "CELLS",
@@ -64,64 +74,52 @@ __all__ = [
     "TASKS",
     "TRAINERS",
     "VERSION",
-    "DIGEST_LATER",
     "FAST_ONLY",
-    "LEAVES",
+    "FIELDS",
+    "ConfigError",
     "TaggerConfig",
+    "check_value",
+    "given_fields",
 ]
 
-
-def _leaves(cls, path: tuple[str, ...] = ()):
-    """(flat name, path of attribute names, dataclass field) of every leaf field below ``cls``."""
-    for f in fields(cls):
-        if f.metadata.get("block"):
-            yield from _leaves(f.default_factory, (*path, f.name))
-        else:
-            yield f.metadata.get("flat") or f.name, (*path, f.name), f
-
-
-# Options the fast (JAX) trainer alone implements, by flat name, with their neutral values.
+# Options the fast (JAX) trainer alone implements, with their neutral values.
 FAST_ONLY = {
-    "loss_sum": False,
-    "output_lr_scale": 1.0,
-    "lr_decay": 1.0,
-    "l2": 0.0,
-    "activation_l2": 0.0,
-    "eval_every": 1,
+    "training.fast.loss_sum": False,
+    "training.fast.output_lr_scale": 1.0,
+    "training.fast.lr_decay": 1.0,
+    "training.fast.l2": 0.0,
+    "training.fast.activation_l2": 0.0,
+    "training.stopping.eval_every": 1,
 }
-# Version 1 fields added after bundles recorded the sha256 of their configuration (model.onnx, meta.json), with
-# the values that mean "as before": left out of that digest at these values (``runtime.bundle.config_digest``).
-DIGEST_LATER = {
-    "activation": None,
-    "factors": None,
-    "decay_init": None,
-    "teacher": None,
-    "distill_weight": 0.0,
-    "distill_copies": 0,
-    "distill_noise": 0.15,
-    "auxiliary": None,
-    "auxiliary_weight": 0.5,
-    "precision": "float32",
-    "frames": False,
-    "frame_weight": 0.5,
-    "frame_units": 64,
-    "frame_both": "keep",
-    "frame_dse_intensity": "intensity",
-    "frame_detach": False,
-}
+# The fields that may change when training continues from a bundle: the training block's, and the dropout
+# rates (the network stays).
+_TRAINING_TOO = ("model.recurrent.input_dropout", "model.recurrent.dropout")
 
 
-@dataclass
-class TaggerConfig:
-    """Model and training of a tagger; every leaf field is an option of ``opinion-tagger train``
-    (``opinion_tagger.cli.options`` makes them from the metadata here)."""
+class TaggerConfig(BaseModel):
+    """Model and training of a tagger.  ``from_dict`` reads one (nested, by paths, or version 1), ``to_dict``
+    gives its nested form, ``replace`` a copy with fields changed by path."""
 
-    task: str = _field("dse", "what is tagged: dse, ese, or joint (one network, a head per type)", choices=tuple(TASKS))
-    model: ModelConfig = _block(ModelConfig)
-    training: TrainingConfig = _block(TrainingConfig)
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
 
-    def __post_init__(self):
-        self.validate()
+    task: Annotated[str, OneOf(tuple(TASKS))] = Field(
+        default="dse", description="what is tagged: dse, ese, or joint (one network, a head per type)"
+    )
+    model: ModelConfig = ModelConfig()
+    training: TrainingConfig = TrainingConfig()
+
+    def __init__(self, **data: Any) -> None:  # TaggerConfig(task=...): the one-line error of from_dict too
+        try:
+            super().__init__(**data)
+        except ValidationError as exc:
+            raise ConfigError("; ".join(_message(e) for e in exc.errors())) from None
+
+    @model_validator(mode="after")
+    def _fields_agree(self) -> TaggerConfig:
+        problems = list(_problems(self))
+        if problems:
+            raise ValueError("; ".join(problems))
+        return self
 
     # ------------------------------------------------------------------ derived
     @property
@@ -153,9 +151,10 @@ class TaggerConfig:
             return 0
         if r.hidden is not None:
             return r.hidden
+        budget = str(r.budget)  # a budget when hidden is None (checked)
         if r.cell not in TABLE_CELLS:
-            return budget_units(r.cell, r.depth, BUDGET_PARAMETERS[str(r.budget)], r.factors)
-        return BUDGETS[str(r.budget)][r.depth - 1]  # validate(): a budget when hidden is None
+            return budget_units(r.cell, r.depth, BUDGET_PARAMETERS[budget], r.factors)
+        return BUDGETS[budget][r.depth - 1]
 
     @property
     def cell_activation(self) -> str | None:
@@ -169,145 +168,49 @@ class TaggerConfig:
         e = self.model.embeddings
         return GLOVE_DIM if e.features == "glove" else e.dim
 
-    # ------------------------------------------------------------------ checks
-    def validate(self) -> None:
-        def check(ok, msg):
-            if not ok:
-                raise ValueError(f"config: {msg}")
-
-        flat = self.flat()
-        for name, value in flat.items():  # each choice-limited field within its choices
-            choices = LEAVES[name][1].metadata.get("choices")
-            if choices is not None and value is not None and value not in choices:
-                shown = ", ".join(map(str, choices)) if not isinstance(choices, range) else "0..5"
-                check(False, f"{name} must be one of {shown}, got {value!r}")
-        m, t = self.model, self.training
-        e, enc, r = m.embeddings, m.encoder, m.recurrent
-        allowed = CELL_SPECS[r.cell].activations
-        check(
-            r.activation is None or r.activation in allowed,
-            f"activation of cell {r.cell} must be {' or '.join(allowed) or 'left unset'}, got {r.activation!r}",
-        )
-        check(
-            r.factors is None or (r.cell == "mrnn" and r.factors > 0),
-            f"factors (positive) is for cell mrnn, got {r.factors!r} (cell {r.cell})",
-        )
-        check(
-            r.decay_init is None or (r.cell == "irlm" and -1 < r.decay_init < 1),
-            f"decay_init (in (-1, 1)) is for cell irlm, got {r.decay_init!r} (cell {r.cell})",
-        )
-        check(r.depth > 0 or enc.name, "depth 0 (no recurrent layer) needs contextual features")
-        check(
-            r.hidden is not None or r.budget in BUDGETS,
-            f"give hidden units or a budget ({', '.join(BUDGETS)}), got budget {r.budget!r}",
-        )
-        check(r.hidden is None or r.hidden > 0, f"hidden must be positive, got {r.hidden}")
-        check(
-            enc.name is None or enc.fine_tune or ENCODERS[enc.name].frozen_vectors,
-            f"contextual: {enc.name} is read inside the network (context_fine_tune: true)",
-        )
-        check(not enc.fine_tune or enc.name, "context_fine_tune needs a contextual encoder")
-        check(0 <= enc.lora_rank <= 256, f"context_lora_rank must be 0..256, got {enc.lora_rank}")
-        check(not enc.lora_rank or enc.fine_tune, "context_lora_rank needs context_fine_tune")
-        check(
-            not enc.fine_tune or enc.pooling == "first",
-            "a fine-tuned encoder reads each word's first wordpiece (context_pooling: first)",
-        )
-        check(0 <= r.input_dropout < 1 and 0 <= r.dropout < 1, "dropout must be in [0, 1)")
-        o, stop, d, fast = t.optimizer, t.stopping, t.distillation, t.fast
-        check(t.batch_size > 0 and stop.max_epochs > 0 and o.learning_rate > 0, "sizes must be positive")
-        check(e.dim > 0 and e.glove_vocab >= 0, "embedding sizes must be positive")
-        check(t.init_scale > 0, "init_scale must be positive")
-        check(t.o_weight > 0 and fast.output_lr_scale > 0, "o_weight and output_lr_scale must be positive")
-        check(0 < fast.lr_decay <= 1, f"lr_decay must be in (0, 1], got {fast.lr_decay}")
-        check(fast.l2 >= 0 and fast.activation_l2 >= 0 and o.clipnorm >= 0, "penalties and clipnorm must be >= 0")
-        check(stop.eval_every >= 1 and stop.patience >= 0, "eval_every must be >= 1 and patience >= 0")
-        check(0 <= d.weight <= 1, f"distill_weight must be in [0, 1], got {d.weight}")
-        check((d.teacher is not None) == (d.weight > 0), "a teacher and distill_weight above 0 go together")
-        check(d.copies >= 0, f"distill_copies must be >= 0, got {d.copies}")
-        check(not d.copies or d.teacher is not None, "distill_copies needs a teacher")
-        check(0 <= d.noise <= 1, f"distill_noise must be in [0, 1], got {d.noise}")
-        aux = self.auxiliary_types
-        check(
-            all(a in AUXILIARY_TYPES for a in aux) and len(set(aux)) == len(aux),
-            f"auxiliary takes distinct types among {', '.join(AUXILIARY_TYPES)}, got {m.auxiliary.types!r}",
-        )
-        check(not aux or t.trainer == "keras", "auxiliary heads need trainer: keras")
-        check(
-            not aux or d.teacher is None,
-            "auxiliary heads and distillation do not go together (a teacher tags no auxiliary type)",
-        )
-        check(m.auxiliary.weight > 0, f"auxiliary_weight must be positive, got {m.auxiliary.weight}")
-        # frame heads with trainer: fast or distill_copies describe a network trained so and heads fitted on it
-        # afterwards (--heads-only); the trainers refuse to train such heads themselves
-        check(m.frames.weight > 0 and m.frames.units > 0, "frame_weight and frame_units must be positive")
-        if t.trainer == "keras":
-            changed = sorted(k for k, v in FAST_ONLY.items() if flat[k] != v)
-            check(not changed, f"{', '.join(changed)} need trainer: fast")
-        else:
-            check(
-                m.head.output == "softmax" and not enc.name and r.depth > 0,
-                "trainer fast trains recurrent taggers with softmax output on word features (no contextual)",
-            )
-            check(t.precision == "float32", f"precision {t.precision} needs trainer: keras")
-
     # ------------------------------------------------------------------ forms
     def to_dict(self) -> dict[str, Any]:
         """The nested form with its version (``config.json``, results)."""
-        return {"version": VERSION, **dataclasses.asdict(self)}
+        return {"version": VERSION, **self.model_dump()}
 
-    def flat(self) -> dict[str, Any]:
-        """Every leaf by its flat name (version 1's form: option names, experiments' keys)."""
-        out = {}
-        for name, path, _ in _leaves(TaggerConfig):
-            value: Any = self
-            for attr in path:
-                value = getattr(value, attr)
-            out[name] = value
-        return out
+    def dotted(self) -> dict[str, Any]:
+        """Every field by its path, in the order of the blocks."""
+        return {path: self.at(path) for path in FIELDS}
+
+    def at(self, path: str) -> Any:
+        """The value of the field at ``path`` (``config.at("model.recurrent.cell")``)."""
+        if path not in FIELDS:
+            raise ConfigError(_unknown(path))
+        value: Any = self
+        for name in path.split("."):
+            value = getattr(value, name)
+        return value
 
     def training_fields(self) -> dict[str, Any]:
-        """The flat fields that may change when training continues from a bundle (the training block's, and the
-        dropout rates: the network stays)."""
-        return {
-            k: v for k, v in self.flat().items() if LEAVES[k][0][0] == "training" or k in ("dropout", "input_dropout")
-        }
+        """The fields, by path, that may change when training continues from a bundle (the training block's,
+        and the dropout rates: the network stays)."""
+        return {p: v for p, v in self.dotted().items() if p.startswith("training.") or p in _TRAINING_TOO}
 
     @classmethod
-    def from_dict(cls, data: dict) -> TaggerConfig:
-        """A configuration from its nested form (``version`` 2) or from flat names (version 1, and experiments'
-        ``model:`` blocks); ValueError naming an unknown key."""
-        data = dict(data)
-        version = data.pop("version", 1 if not any(k in data for k in ("model", "training")) else VERSION)
-        if version == 1:
-            return cls.from_flat(data)
-        if version != VERSION:
-            raise ValueError(f"config: version {version!r} is not supported (this version reads 1 and {VERSION})")
-        return _build(cls, data, ())
+    def from_dict(cls, data: Mapping[str, Any]) -> TaggerConfig:
+        """A configuration from its nested form, from paths (``{"model.recurrent.cell": "lstm"}``), or both
+        mixed, the fields not given at their defaults; a dictionary with ``version: 1``, or without a version
+        and with flat names, is of version 1 (``opinion_tagger.config.legacy``).  ConfigError naming the field."""
+        values = given_fields(data)
+        try:
+            return cls.model_validate(nest(values))
+        except ValidationError as exc:
+            raise ConfigError("; ".join(_message(e) for e in exc.errors())) from None
 
-    @classmethod
-    def from_flat(cls, data: dict) -> TaggerConfig:
-        """A configuration from flat names (unknown names refused); the rest at their defaults."""
-        unknown = sorted(set(data) - set(LEAVES))
-        if unknown:
-            raise ValueError(f"config: unknown keys {', '.join(unknown)}")
-        nested: dict = {}
-        for name, value in data.items():
-            path = LEAVES[name][0]
-            block = nested
-            for attr in path[:-1]:
-                block = block.setdefault(attr, {})
-            block[path[-1]] = value
-        return _build(cls, nested, ())
-
-    @classmethod
-    def of(cls, **flat: Any) -> TaggerConfig:
-        """A configuration from flat names given as arguments: ``TaggerConfig.of(cell="lstm", hidden=64)``."""
-        return cls.from_flat(flat)
-
-    def replace(self, **changes) -> TaggerConfig:
-        """A copy with fields changed, given by their flat names."""
-        return TaggerConfig.from_flat({**self.flat(), **changes})
+    def replace(self, changes: Mapping[str, Any] | None = None, /, **more: Any) -> TaggerConfig:
+        """A copy with fields changed, given by path (nested blocks too): ``config.replace({"training.seed":
+        2})``, ``config.replace(task="joint")``, ``config.replace(other.training_fields())``."""
+        values = self.dotted()
+        for path, value in dotted_items({**(changes or {}), **more}):
+            if path not in values:
+                raise ConfigError(_unknown(path))
+            values[path] = value
+        return TaggerConfig.from_dict(values)
 
     def save(self, path: str | Path) -> None:
         from opinion_tagger.storage import atomic_write_text
@@ -316,25 +219,190 @@ class TaggerConfig:
 
     @classmethod
     def load(cls, path: str | Path) -> TaggerConfig:
-        return cls.from_dict(json.loads(Path(path).read_text()))
+        try:
+            return cls.from_dict(json.loads(Path(path).read_text()))
+        except ConfigError as exc:
+            raise ConfigError(f"{path}: {exc}") from None
 
 
-def _build(cls, data: dict, path: tuple[str, ...]):
-    """``cls`` from a nested dict (missing fields at their defaults; unknown keys refused, by their path)."""
-    if not isinstance(data, dict):
-        raise ValueError(f"config: {'.'.join(path)} must be an object, got {type(data).__name__}")
-    known = {f.name: f for f in fields(cls)}
-    unknown = sorted(set(data) - set(known))
-    if unknown:
-        where = ".".join(path)
-        raise ValueError(f"config: unknown keys {', '.join((where + '.' if where else '') + k for k in unknown)}")
-    values = {}
-    for name, value in data.items():
-        f = known[name]
-        values[name] = _build(f.default_factory, value, (*path, name)) if f.metadata.get("block") else value
-    return cls(**values)
+def _problems(c: TaggerConfig) -> Iterator[str]:
+    """What fields that are each valid say against one another, each naming its fields by path."""
+    yield from _network_problems(c)
+    yield from _training_problems(c)
 
 
-# flat name -> (path of attribute names, field)
-LEAVES: dict[str, tuple[tuple[str, ...], dataclasses.Field]] = {n: (p, f) for n, p, f in _leaves(TaggerConfig)}
-FLAT_NAMES = tuple(LEAVES)
+def _network_problems(c: TaggerConfig) -> Iterator[str]:
+    enc, r = c.model.encoder, c.model.recurrent
+    allowed = CELL_SPECS[r.cell].activations
+    if r.activation is not None and r.activation not in allowed:
+        takes = f"it takes {' or '.join(allowed)}" if allowed else "the cell has its own: leave it unset"
+        yield f"model.recurrent.activation: {_shown(r.activation)} is not for cell {r.cell} ({takes})"
+    if r.factors is not None and r.cell != "mrnn":
+        yield f"model.recurrent.factors: {r.factors} is for cell mrnn, not {r.cell}"
+    if r.decay_init is not None and r.cell != "irlm":
+        yield f"model.recurrent.decay_init: {r.decay_init} is for cell irlm, not {r.cell}"
+    if r.depth == 0 and not enc.name:
+        yield "model.recurrent.depth: 0 (no recurrent layer) needs an encoder (model.encoder.name)"
+    if r.hidden is None and r.budget is None:
+        yield f"model.recurrent: give hidden units (hidden) or a budget ({', '.join(BUDGETS)})"
+    if enc.name and not enc.fine_tune and not ENCODERS[enc.name].frozen_vectors:
+        yield f"model.encoder.name: {enc.name} is read inside the network (model.encoder.fine_tune: true)"
+    if enc.fine_tune and not enc.name:
+        yield "model.encoder.fine_tune: true needs an encoder (model.encoder.name)"
+    if enc.lora_rank and not enc.fine_tune:
+        yield f"model.encoder.lora_rank: {enc.lora_rank} needs model.encoder.fine_tune: true"
+    if enc.fine_tune and enc.pooling != "first":
+        yield f"model.encoder.pooling: {_shown(enc.pooling)}: a fine-tuned encoder reads each word's first wordpiece"
+
+
+def _training_problems(c: TaggerConfig) -> Iterator[str]:
+    m, t = c.model, c.training
+    d = t.distillation
+    if (d.teacher is not None) != (d.weight > 0):
+        yield (
+            f"training.distillation: a teacher and a weight above 0 go together (teacher {_shown(d.teacher)}, "
+            f"weight {d.weight})"
+        )
+    if d.copies and d.teacher is None:
+        yield f"training.distillation.copies: {d.copies} needs a teacher (training.distillation.teacher)"
+    aux = c.auxiliary_types
+    if not all(a in AUXILIARY_TYPES for a in aux) or len(set(aux)) != len(aux):
+        yield (
+            f"model.auxiliary.types: {_shown(m.auxiliary.types)} must name distinct types among "
+            f"{', '.join(AUXILIARY_TYPES)}"
+        )
+    if aux and t.trainer != "keras":
+        yield "model.auxiliary.types: auxiliary heads need training.trainer: keras"
+    if aux and d.teacher is not None:
+        yield "model.auxiliary.types: auxiliary heads and distillation do not go together (a teacher tags none)"
+    # frame heads with trainer: fast or distillation copies describe a network trained so and heads fitted on it
+    # afterwards (--heads-only); the trainers refuse to train such heads themselves
+    if t.trainer == "keras":
+        changed = [f"{p}: {_shown(c.at(p))}" for p, neutral in FAST_ONLY.items() if c.at(p) != neutral]
+        if changed:
+            yield f"{', '.join(changed)} need{'s' if len(changed) == 1 else ''} training.trainer: fast"
+    else:
+        if m.head.output != "softmax" or m.encoder.name or m.recurrent.depth == 0:
+            yield "training.trainer: fast trains recurrent taggers with softmax output on word features (no encoder)"
+        if t.precision != "float32":
+            yield f"training.precision: {t.precision} needs training.trainer: keras"
+
+
+# ---------------------------------------------------------------------- paths
+def _leaves(cls: type[BaseModel], prefix: str = "") -> Iterator[tuple[str, FieldInfo]]:
+    for name, f in cls.model_fields.items():
+        if isinstance(f.annotation, type) and issubclass(f.annotation, BaseModel):
+            yield from _leaves(f.annotation, f"{prefix}{name}.")
+        else:
+            yield prefix + name, f
+
+
+FIELDS: dict[str, FieldInfo] = dict(_leaves(TaggerConfig))
+"""Every field by its path, in the order of the blocks, with its pydantic description (type, default)."""
+
+
+def check_value(path: str, value: Any) -> Any:
+    """``value`` as the field at ``path`` takes it, alone (its type and range; not the checks across fields);
+    ConfigError naming the field otherwise."""
+    if path not in FIELDS:
+        raise ConfigError(_unknown(path))
+    f = FIELDS[path]
+    kind: Any = Annotated[(f.annotation, *f.metadata)] if f.metadata else f.annotation
+    try:
+        return TypeAdapter(kind).validate_python(value, strict=True)
+    except ValidationError as exc:
+        raise ConfigError("; ".join(_message(e, path) for e in exc.errors())) from None
+
+
+def given_fields(data: Mapping[str, Any]) -> dict[str, Any]:
+    """The fields a configuration gives, by path, however it is written: nested, by paths or both, or of
+    version 1 (migrated); ConfigError for a field given twice or a version not read here."""
+    if not isinstance(data, Mapping):
+        raise ConfigError(f"a configuration is an object of fields, not {_shown(data)}")
+    data = dict(data)
+    version = data.pop("version", None)
+    if version == 1 or (version is None and legacy.is_flat(data)):
+        data = legacy.migrate(data)
+    elif version is not None and version != VERSION:
+        raise ConfigError(f"version: {_shown(version)} is not supported (this version reads 1 and {VERSION})")
+    out: dict[str, Any] = {}
+    for path, value in dotted_items(data):
+        if path in out:
+            raise ConfigError(f"{path}: given twice")
+        out[path] = value
+    return out
+
+
+def dotted_items(data: Mapping[str, Any], prefix: str = "") -> Iterator[tuple[str, Any]]:
+    """(path, value) of every value in a configuration written nested, by paths or both (an empty block as
+    one value, ``{}``)."""
+    for key, value in data.items():
+        path = f"{prefix}{key}"
+        if isinstance(value, Mapping) and value:
+            yield from dotted_items(value, path + ".")
+        else:
+            yield path, value
+
+
+def nest(values: Mapping[str, Any]) -> dict[str, Any]:
+    """The nested form of fields given by path; ConfigError for a block also given as a value."""
+    out: dict[str, Any] = {}
+    for path, value in values.items():
+        names = str(path).split(".")
+        where = out
+        for k, name in enumerate(names[:-1]):
+            where = where.setdefault(name, {})
+            if not isinstance(where, dict):
+                raise ConfigError(f"{'.'.join(names[: k + 1])}: given as a value and as a block")
+        leaf = names[-1]
+        if isinstance(value, Mapping):  # an empty block: its fields' defaults
+            value = where.get(leaf, {})
+        elif isinstance(where.get(leaf), dict):
+            raise ConfigError(f"{path}: given as a value and as a block")
+        where[leaf] = value
+    return out
+
+
+# ---------------------------------------------------------------------- messages
+_REASONS = {
+    "bool_type": "is not a boolean (true or false)",
+    "int_type": "is not an integer",
+    "float_type": "is not a number",
+    "string_type": "is not a string",
+    "model_type": "is not a block of fields",
+    "model_attributes_type": "is not a block of fields",
+    "greater_than": "must be greater than {gt}",
+    "greater_than_equal": "must be {ge} or more",
+    "less_than": "must be less than {lt}",
+    "less_than_equal": "must be {le} or less",
+}
+
+
+def _shown(value: Any) -> str:
+    """A value as a configuration file writes it: ``"false"``, ``32``, ``true``, ``null``."""
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _message(error: Any, where: str = "") -> str:
+    """One pydantic error as one clause: the field's path (below ``where``), the value, what is wrong."""
+    path = ".".join(str(p) for p in (*(where.split(".") if where else ()), *error["loc"]))
+    kind = error["type"]
+    if kind == "value_error":  # the checks across fields, which name theirs
+        return str(error["msg"]).removeprefix("Value error, ")
+    if kind == "extra_forbidden":
+        return _unknown(path)
+    reason = _REASONS.get(kind, "")
+    ctx = {k: f"{v:g}" if isinstance(v, float) else v for k, v in error.get("ctx", {}).items()}
+    reason = reason.format(**ctx) if reason else str(error["msg"])
+    return f"{path}: {_shown(error.get('input'))} {reason}"
+
+
+def _unknown(path: str) -> str:
+    """The message for a key that is no field, with the field meant where one is near."""
+    leaf = path.rsplit(".", 1)[-1]
+    near = [p for p in FIELDS if p.rsplit(".", 1)[-1] == leaf] or difflib.get_close_matches(path, FIELDS, 1, 0.8)
+    return f"{path}: unknown field" + (f" (did you mean {' or '.join(near)}?)" if near else "")

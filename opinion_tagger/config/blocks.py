@@ -1,16 +1,25 @@
 """The blocks of a configuration (``opinion_tagger.config.TaggerConfig``): the model's (embeddings, encoder,
 recurrent stack, head, auxiliary heads, frame heads) and training's (optimizer, schedule, stopping,
-distillation, the fast trainer's options), each field with its flat name and its ``opinion-tagger train``
-option."""
+distillation, the fast trainer's options), as pydantic models that check each field's type and range.
+
+Every block is frozen, refuses a key it does not have, and takes each value as it is written (strict: the
+string ``"false"`` is not a boolean, ``"32"`` not an integer; an integer stands for a real number).  A field
+is named by its path from the top, ``model.recurrent.cell`` or ``training.optimizer.learning_rate``, the same
+in YAML, JSON and Python; its ``description`` says what it does.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from typing import Annotated, Any
+
+from annotated_types import Ge, Gt, Le, Lt
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic_core import PydanticCustomError, core_schema
 
 from opinion_tagger.cells import ACTIVATIONS
 from opinion_tagger.cells import CELLS as CELL_SPECS
 from opinion_tagger.encoders import ENCODERS
-from opinion_tagger.sentences import AUXILIARY_TYPES
 
 # Hidden units per direction for the paper's parameter budgets, depth 1..5
 # (Irsoy & Cardie 2014, solved for 300-d inputs).
@@ -29,250 +38,234 @@ LR_SCHEDULES = ("constant", "cosine")
 TRAINERS = ("keras", "fast")
 INITS = ("keras", "uniform")
 PRECISIONS = ("float32", "mixed_bfloat16")
+POOLINGS = ("first", "mean")
 FRAME_BOTH = ("keep", "neutral")
 DSE_INTENSITIES = ("intensity", "expression-intensity")
 
 
-def _field(default, help: str = "", name: str = "", recipe: bool = False, **option):
-    """A configuration field: its default, its flat name (``name``; default: the field's own), its
-    ``opinion-tagger train`` option (``help``; ``option``: ``flag`` when not ``--flat-name``, ``const`` for a
-    flag without a value, ``choices``, ``metavar``, ``type``, ``exclusive``: the name of a group of mutually
-    exclusive options) and whether the option belongs to the authors' recipe group (``recipe``)."""
-    return field(default=default, metadata={"flat": name, "help": help, "recipe": recipe, **option})
+@dataclass(frozen=True)
+class OneOf:
+    """A string field's allowed values (``Annotated[str, OneOf(CELLS)]``): another is refused by name."""
+
+    choices: tuple[str, ...]
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: Any) -> core_schema.CoreSchema:
+        return core_schema.no_info_after_validator_function(self.check, handler(source))
+
+    def check(self, value: str) -> str:
+        if value not in self.choices:
+            raise PydanticCustomError("choice", "is not one of {choices}", {"choices": ", ".join(self.choices)})
+        return value
 
 
-def _block(cls):
-    return field(default_factory=cls, metadata={"block": True})
+Positive = Annotated[int, Gt(0)]
+Count = Annotated[int, Ge(0)]
+Rate = Annotated[float, Gt(0)]
+Penalty = Annotated[float, Ge(0)]
+Dropout = Annotated[float, Ge(0), Lt(1)]
+Share = Annotated[float, Ge(0), Le(1)]
 
 
-@dataclass
-class Embeddings:
-    features: str = _field("glove", choices=FEATURES)  # glove (GloVe 6B 50-d) | random
-    dim: int = _field(50, "the size of random word vectors (GloVe's are 50)", name="embedding_dim")
-    fine_tune: bool = _field(False, "update the pretrained word vectors", const=True)
-    glove_vocab: int = _field(20000, "the most frequent GloVe words always in the vocabulary")
-    min_count: int = _field(1, "training-word frequency to get its own trainable vector")
+class Block(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
 
 
-@dataclass
-class EncoderBlock:
-    name: str | None = _field(  # None | a registry encoder
-        None,
-        "a pretrained sub-word encoder (the train extra): minilm (MiniLM-L6; frozen vectors, or fine-tuned) or "
-        "mpnet (MPNet-base, fine-tuned only; opinion-tagger download --encoder mpnet)",
-        name="contextual",
-        choices=tuple(ENCODERS),
+class Embeddings(Block):
+    features: Annotated[str, OneOf(FEATURES)] = Field(
+        default="glove", description="word vectors: glove (GloVe 6B 50-d) or random"
     )
-    fine_tune: bool = _field(
-        False,
-        "train the encoder with the tagger instead of using frozen vectors (first wordpiece; use a small --lr "
-        "such as 5e-5)",
-        name="context_fine_tune",
-        flag="--fine-tune-context",
-        const=True,
+    dim: Positive = Field(default=50, description="the size of random word vectors (GloVe's are 50)")
+    fine_tune: bool = Field(default=False, description="update the pretrained word vectors")
+    glove_vocab: Count = Field(default=20000, description="the most frequent GloVe words always in the vocabulary")
+    min_count: Positive = Field(default=1, description="training-word frequency to get its own trainable vector")
+
+
+class EncoderBlock(Block):
+    name: Annotated[str, OneOf(tuple(ENCODERS))] | None = Field(
+        default=None,
+        description="a pretrained sub-word encoder (the train extra): minilm (MiniLM-L6; frozen vectors, or "
+        "fine-tuned) or mpnet (MPNet-base, fine-tuned only; opinion-tagger download --encoder mpnet)",
     )
-    lora_rank: int = _field(
-        0,
-        "with --fine-tune-context: train low-rank (LoRA) adapters of rank R on the encoder's attention instead "
-        "of all its weights; the bundle then holds only what training changed",
-        name="context_lora_rank",
-        flag="--lora-rank",
-        metavar="R",
+    fine_tune: bool = Field(
+        default=False,
+        description="train the encoder with the tagger instead of using frozen vectors (first wordpiece; use a "
+        "small learning rate such as 5e-5)",
     )
-    pooling: str = _field(
-        "first",
-        "a word's vector from its wordpieces (frozen vectors)",
-        name="context_pooling",
-        choices=("first", "mean"),
+    lora_rank: Annotated[int, Ge(0), Le(256)] = Field(
+        default=0,
+        description="with a fine-tuned encoder: train low-rank (LoRA) adapters of this rank on the encoder's "
+        "attention instead of all its weights; the bundle then holds only what training changed",
+    )
+    pooling: Annotated[str, OneOf(POOLINGS)] = Field(
+        default="first", description="a word's vector from its wordpieces (frozen vectors)"
     )
 
 
-@dataclass
-class Recurrent:
-    cell: str = _field(
-        "elman", "elman, lstm, gru, mrnn (multiplicative RNN), irlm (impulse-response units)", choices=CELLS
+class Recurrent(Block):
+    cell: Annotated[str, OneOf(CELLS)] = Field(
+        default="elman", description="elman, lstm, gru, mrnn (multiplicative RNN), irlm (impulse-response units)"
     )
-    depth: int = _field(  # bidirectional layers; each reads both directions of the one below (0: encoder only)
-        3, "recurrent layers; 0 only with --contextual", choices=range(0, 6), metavar="0..5"
+    # bidirectional layers; each reads both directions of the one below (0: encoder only)
+    depth: Annotated[int, Ge(0), Le(5)] = Field(default=3, description="recurrent layers, 0..5; 0 only with an encoder")
+    budget: Annotated[str, OneOf(tuple(BUDGETS))] | None = Field(
+        default="200k",
+        description="the paper's hidden sizes per depth; mrnn, irlm: the units nearest its parameter count",
     )
-    budget: str | None = _field(  # 24k | 200k: the paper's hidden sizes per depth
-        "200k",
-        "the paper's hidden sizes per depth; mrnn, irlm: the units nearest its parameter count",
-        choices=tuple(BUDGETS),
-        exclusive="size",
-    )
-    hidden: int | None = _field(None, "hidden units per direction (instead of --budget)", type=int, exclusive="size")
-    activation: str | None = _field(  # None: the cell's own; lstm and gru have theirs
-        None,
-        "the nonlinearity of elman (relu, tanh) and mrnn, what irlm layers output "
+    hidden: Positive | None = Field(default=None, description="hidden units per direction (instead of the budget)")
+    # None: the cell's own; lstm, gru fix theirs
+    activation: Annotated[str, OneOf(ACTIVATIONS)] | None = Field(
+        default=None,
+        description="the nonlinearity of elman (relu, tanh) and mrnn, what irlm layers output "
         "(default: the cell's own: elman relu, mrnn tanh, irlm linear)",
-        choices=ACTIVATIONS,
     )
-    factors: int | None = _field(None, "mrnn: factor units per direction (default: the hidden size)", type=int)
-    decay_init: float | None = _field(
-        None, "irlm: every unit's decay starts here, in (-1, 1) (default: drawn as --init draws weights)", type=float
+    factors: Positive | None = Field(
+        default=None, description="mrnn: factor units per direction (default: the hidden size)"
     )
-    input_dropout: float = _field(0.2, "dropout on the word features")
-    dropout: float = _field(0.2, "dropout between recurrent layers and before the heads")
-
-
-@dataclass
-class Head:
-    output: str = _field("softmax", "linear-chain CRF output", flag="--crf", const="crf")  # softmax | crf
-
-
-@dataclass
-class Auxiliary:
-    types: str | None = _field(
-        None,
-        "train heads for MPQA's other annotations beside the tagged types, comma-separated: "
-        f"{', '.join(AUXILIARY_TYPES)} (objective speech events); their tags are not output",
-        name="auxiliary",
-        metavar="TYPES",
+    decay_init: Annotated[float, Gt(-1), Lt(1)] | None = Field(
+        default=None,
+        description="irlm: every unit's decay starts here, in (-1, 1) (default: drawn as init draws weights)",
     )
-    weight: float = _field(0.5, "loss weight of each auxiliary head", name="auxiliary_weight")
+    input_dropout: Dropout = Field(default=0.2, description="dropout on the word features")
+    dropout: Dropout = Field(default=0.2, description="dropout between recurrent layers and before the heads")
 
 
-@dataclass
-class Frames:
+class Head(Block):
+    output: Annotated[str, OneOf(OUTPUTS)] = Field(
+        default="softmax", description="softmax per token, or a linear-chain CRF per type"
+    )
+
+
+class Auxiliary(Block):
+    types: str | None = Field(
+        default=None,
+        description="train heads for MPQA's other annotations beside the tagged types, comma-separated: "
+        "AGENT, TARGET, ATTITUDE, OSE (objective speech events); their tags are not output",
+    )
+    weight: Rate = Field(default=0.5, description="loss weight of each auxiliary head")
+
+
+class Frames(Block):
     """Opinion frames (docs/frames.md): heads on the recurrent states that give each span its polarity and
     intensity (a softmax on the mean of its states) and each DSE its holder (a pointer over the sentence's
     tokens, or writer, implicit, none), trained from the gold spans."""
 
-    enabled: bool = _field(
-        False,
-        "also predict each span's polarity and intensity and each DSE's holder (data: mpqa or reference)",
-        name="frames",
-        const=True,
+    enabled: bool = Field(
+        default=False,
+        description="also predict each span's polarity and intensity and each DSE's holder (data: mpqa or reference)",
     )
-    weight: float = _field(0.5, "loss weight of each frame head", name="frame_weight")
-    units: int = _field(64, "units of the holder pointer's scoring layer", name="frame_units")
-    both: str = _field(
-        "keep",
-        "MPQA's polarity both: a class of its own (keep) or read as neutral",
-        name="frame_both",
-        choices=FRAME_BOTH,
+    weight: Rate = Field(default=0.5, description="loss weight of each frame head")
+    units: Positive = Field(default=64, description="units of the holder pointer's scoring layer")
+    both: Annotated[str, OneOf(FRAME_BOTH)] = Field(
+        default="keep", description="MPQA's polarity both: a class of its own (keep) or read as neutral"
     )
-    dse_intensity: str = _field(
-        "intensity",
-        "what a DSE's intensity head learns: MPQA's intensity or its expression-intensity",
-        name="frame_dse_intensity",
-        choices=DSE_INTENSITIES,
+    dse_intensity: Annotated[str, OneOf(DSE_INTENSITIES)] = Field(
+        default="intensity",
+        description="what a DSE's intensity head learns: MPQA's intensity or its expression-intensity",
     )
-    detach: bool = _field(
-        False,
-        "the heads learn on the states without training them (no gradient from the heads' losses into the "
-        "network that tags)",
-        name="frame_detach",
-        const=True,
+    detach: bool = Field(
+        default=False,
+        description="the heads learn on the states without training them (no gradient from the heads' losses "
+        "into the network that tags)",
     )
 
 
-@dataclass
-class ModelConfig:
-    embeddings: Embeddings = _block(Embeddings)
-    encoder: EncoderBlock = _block(EncoderBlock)
-    recurrent: Recurrent = _block(Recurrent)
-    head: Head = _block(Head)
-    auxiliary: Auxiliary = _block(Auxiliary)
-    frames: Frames = _block(Frames)
+class ModelConfig(Block):
+    embeddings: Embeddings = Embeddings()
+    encoder: EncoderBlock = EncoderBlock()
+    recurrent: Recurrent = Recurrent()
+    head: Head = Head()
+    auxiliary: Auxiliary = Auxiliary()
+    frames: Frames = Frames()
 
 
-@dataclass
-class Optimizer:
-    name: str = _field("adam", "adam, or sgd with momentum (the paper)", name="optimizer", choices=OPTIMIZERS)
-    learning_rate: float = _field(0.001, "peak learning rate", flag="--lr")
-    momentum: float = _field(0.9, "sgd's momentum")
-    clipnorm: float = _field(5.0, "largest norm of each weight's gradient (0: no clipping)")
+class Optimizer(Block):
+    name: Annotated[str, OneOf(OPTIMIZERS)] = Field(
+        default="adam", description="adam, or sgd with momentum (the paper)"
+    )
+    learning_rate: Rate = Field(default=0.001, description="peak learning rate")
+    momentum: Annotated[float, Ge(0), Lt(1)] = Field(default=0.9, description="sgd's momentum")
+    clipnorm: Penalty = Field(default=5.0, description="largest norm of each weight's gradient (0: no clipping)")
 
 
-@dataclass
-class Schedule:
-    name: str = _field(
-        "constant",
-        "cosine: warm-up over the first tenth of --max-epochs, then decay to zero",
-        name="lr_schedule",
-        choices=LR_SCHEDULES,
+class Schedule(Block):
+    name: Annotated[str, OneOf(LR_SCHEDULES)] = Field(
+        default="constant", description="cosine: warm-up over the first tenth of the epochs, then decay to zero"
     )
 
 
-@dataclass
-class Stopping:
-    max_epochs: int = _field(30, "epochs at most")
-    patience: int = _field(  # they count once the dev F1 has risen above 0 (an all-O network trains on)
-        5,
-        "dev evaluations without a better dev proportional F1 before stopping, counted once the dev F1 "
-        "is above 0; 0: never stop",
+class Stopping(Block):
+    max_epochs: Positive = Field(default=30, description="epochs at most")
+    # evaluations count once the dev F1 has risen above 0 (an all-O network trains on)
+    patience: Count = Field(
+        default=5,
+        description="dev evaluations without a better dev proportional F1 before stopping, counted once the dev "
+        "F1 is above 0; 0: never stop",
     )
-    eval_every: int = _field(1, "epochs between dev evaluations (--patience counts these; fast trainer)", recipe=True)
+    eval_every: Positive = Field(
+        default=1, description="epochs between dev evaluations (patience counts these; fast trainer)"
+    )
 
 
-@dataclass
-class Distillation:
-    teacher: str | None = _field(
-        None,
-        "distillation (both trainers): a bundle whose tag probabilities (a CRF's marginals) the student also learns "
-        "from, trained on no dev or test document of the run ({fold} in the path: the run's fold)",
-        metavar="BUNDLE",
+class Distillation(Block):
+    teacher: str | None = Field(
+        default=None,
+        description="a bundle whose tag probabilities (a CRF's marginals) the student also learns from, trained "
+        "on no dev or test document of the run ({fold} in the path: the run's fold); both trainers",
     )
-    weight: float = _field(
-        0.0,
-        "distillation: the teacher's share of each token's loss, in [0, 1] (gold's: the rest)",
-        name="distill_weight",
+    weight: Share = Field(
+        default=0.0, description="the teacher's share of each token's loss, in [0, 1] (gold's: the rest)"
     )
-    copies: int = _field(
-        0,
-        "distillation: this many noisy copies of each training sentence join the training data, tagged by the "
+    copies: Count = Field(
+        default=0,
+        description="this many noisy copies of each training sentence join the training data, tagged by the "
         "teacher alone (its likeliest tag per word as gold, its probabilities as the soft targets)",
-        name="distill_copies",
     )
-    noise: float = _field(
-        0.15,
-        "distillation: the share of a copy's words replaced by words drawn from the training text",
-        name="distill_noise",
+    noise: Share = Field(
+        default=0.15, description="the share of a copy's words replaced by words drawn from the training text"
     )
 
 
-@dataclass
-class FastOptions:
+class FastOptions(Block):
     """The authors' released recipe (oir/deep-recurrent, drnt.cpp), which the fast (JAX) trainer implements."""
 
-    loss_sum: bool = _field(False, "sum token losses over a batch instead of averaging them", const=True, recipe=True)
-    output_lr_scale: float = _field(1.0, "learning-rate multiplier of the output layer", recipe=True)
-    lr_decay: float = _field(1.0, "learning rate multiplied by this after every update", recipe=True)
-    l2: float = _field(0.0, "L2 penalty on network weights, l2/2 ||w||^2 per batch", recipe=True)
-    activation_l2: float = _field(0.0, "L2 penalty on hidden activations per batch", recipe=True)
+    loss_sum: bool = Field(default=False, description="sum token losses over a batch instead of averaging them")
+    output_lr_scale: Rate = Field(default=1.0, description="learning-rate multiplier of the output layer")
+    lr_decay: Annotated[float, Gt(0), Le(1)] = Field(
+        default=1.0, description="learning rate multiplied by this after every update, in (0, 1]"
+    )
+    l2: Penalty = Field(default=0.0, description="L2 penalty on network weights, l2/2 ||w||^2 per batch")
+    activation_l2: Penalty = Field(default=0.0, description="L2 penalty on hidden activations per batch")
 
 
-@dataclass
-class TrainingConfig:
-    trainer: str = _field(  # keras (Keras train_on_batch loop) | fast (JAX loop; softmax output, word features)
-        "keras",
-        "fast: a JAX training loop (softmax output, word features; the fast extra), the only one with the "
-        "options of this group but --o-weight",
-        choices=TRAINERS,
-        recipe=True,
+class TrainingConfig(Block):
+    # keras: train_on_batch | fast: JAX (softmax, word features)
+    trainer: Annotated[str, OneOf(TRAINERS)] = Field(
+        default="keras",
+        description="fast: a JAX training loop (softmax output, word features; the fast extra), the only one with "
+        "the options of training.fast and eval_every",
     )
-    seed: int = _field(1, "random seed")
-    batch_size: int = _field(32, "sentences a batch")
-    precision: str = _field(  # float32 | mixed_bfloat16 (Keras trainer; the saved network is float32 either way)
-        "float32",
-        "mixed_bfloat16: train with bfloat16 products and float32 weights (the output layers float32); "
-        "the saved network computes in float32",
-        choices=PRECISIONS,
+    seed: Count = Field(default=1, description="random seed")
+    batch_size: Positive = Field(default=32, description="sentences a batch")
+    # the saved network is float32 either way
+    precision: Annotated[str, OneOf(PRECISIONS)] = Field(
+        default="float32",
+        description="mixed_bfloat16: train with bfloat16 products and float32 weights (the output layers "
+        "float32); the saved network computes in float32",
     )
-    jit_compile: bool = _field(  # XLA on the TensorFlow backend (the JAX backend always compiles)
-        True, "do not compile the training step with XLA", flag="--no-jit", const=False
+    # XLA on the TensorFlow backend (the JAX backend always compiles)
+    jit_compile: bool = Field(
+        default=True,
+        description="compile the training step with XLA",
     )
-    init: str = _field(  # keras (Glorot / orthogonal / zero biases) | uniform: U(-init_scale, init_scale)
-        "keras",
-        "uniform: every recurrent and output weight from U(-init_scale, init_scale), as the authors' code",
-        choices=INITS,
+    # keras: Glorot / orthogonal / zero biases
+    init: Annotated[str, OneOf(INITS)] = Field(
+        default="keras",
+        description="uniform: every recurrent and output weight from U(-init_scale, init_scale), as the authors' code",
     )
-    init_scale: float = _field(0.01, "range of --init uniform", recipe=True)
-    o_weight: float = _field(1.0, "loss weight of tokens whose gold tag is O (both trainers)", recipe=True)
-    optimizer: Optimizer = _block(Optimizer)
-    schedule: Schedule = _block(Schedule)
-    stopping: Stopping = _block(Stopping)
-    distillation: Distillation = _block(Distillation)
-    fast: FastOptions = _block(FastOptions)
+    init_scale: Rate = Field(default=0.01, description="range of init uniform")
+    o_weight: Rate = Field(default=1.0, description="loss weight of tokens whose gold tag is O (both trainers)")
+    optimizer: Optimizer = Optimizer()
+    schedule: Schedule = Schedule()
+    stopping: Stopping = Stopping()
+    distillation: Distillation = Distillation()
+    fast: FastOptions = FastOptions()

@@ -1,4 +1,4 @@
-"""MPQA's other annotations as BIO tags for auxiliary training heads (``TaggerConfig.auxiliary``).
+"""MPQA's other annotations as BIO tags for auxiliary training heads (``model.auxiliary.types``).
 
 Issue 37: a tagger may learn, beside DSE and ESE, where MPQA marks agents (sources), targets, attitudes and
 objective speech events; those heads are trained and then dropped, the bundle tags DSE and ESE only.  A

@@ -15,10 +15,10 @@ The mapping to a ``opinion_tagger.sentences.Frame``'s values:
 
 - polarity: ``neutral``, ``negative``, ``positive``, ``both``; an ``uncertain-X`` value is read as ``X``.
   ``both`` is kept as a class of its own here; whether a polarity head merges it into ``neutral`` is to be
-  chosen on fold-0 dev (configuration ``frame_both``).  A span whose annotation has no polarity has None.
+  chosen on fold-0 dev (configuration ``model.frames.both``).  A span whose annotation has no polarity has None.
 - intensity: the annotation's ``intensity`` (both types); a DSE's ``expression-intensity`` is kept beside it
   as ``expression_intensity``.  Which of the two a DSE's intensity head learns is to be chosen on fold-0 dev
-  (configuration ``frame_dse_intensity``; ``intensity`` by default, the one every DSE has).  Values: neutral,
+  (configuration ``model.frames.dse_intensity``; ``intensity`` by default, the one every DSE has).  Values: neutral,
   low, medium, high, extreme; a value ``a-b`` reads as ``a``; anything else as None.
 - holder: ``writer`` (source ``w``), ``implicit``, or the token span of the source's mention nearest the
   expression in its sentence (the fewest characters between them; a tie goes to the earlier mention), or

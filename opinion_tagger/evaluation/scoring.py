@@ -37,7 +37,7 @@ def score_frames(
 def evaluate_with_frames(tagger, sentences: Sequence[Sentence]) -> tuple[dict, dict]:
     """(``evaluate_tagger``'s span scores, frame scores) of ``tagger`` (a ``SentenceTagger`` with frame heads) on
     gold ``sentences``, from one pass of its network: the frames of the spans it tags, scored as its
-    configuration reads the corpus (``frame_both``, ``frame_dse_intensity``)."""
+    configuration reads the corpus (``model.frames.both``, ``model.frames.dse_intensity``)."""
     tags, frames = predict_with_frames(tagger, sentences)
     if frames is None:
         raise ValueError("the tagger has no frame heads")
@@ -56,7 +56,8 @@ def predict_with_frames(tagger, sentences: Sequence[Sentence]) -> tuple[dict[str
 
 
 def _frame_options(tagger) -> dict:
-    """How the tagger's configuration reads the corpus's frames (``frame_both``, ``frame_dse_intensity``)."""
+    """How the tagger's configuration reads the corpus's frames (``model.frames.both``,
+    ``model.frames.dse_intensity``)."""
     frames = tagger.config.model.frames
     return dict(both=frames.both, dse_intensity=frames.dse_intensity)
 

@@ -70,7 +70,7 @@ def plain_model(model, config: TaggerConfig, vocab_size: int):
     from opinion_tagger.model.network import build_model
 
     dim = config.word_dim
-    plain = build_model(config.replace(context_lora_rank=0), vocab_size, dim, pretrained=False)
+    plain = build_model(config.replace({"model.encoder.lora_rank": 0}), vocab_size, dim, pretrained=False)
     weights = merged_weights(model)
     missing = [v.path for v in plain.weights if v.path not in weights]
     if missing:

@@ -112,7 +112,7 @@ class MaskedCrossEntropy(keras.losses.Loss):
 
 @keras.saving.register_keras_serializable(package="opinion_tagger")
 class StopGradient(layers.Layer):
-    """Its input, through which no gradient flows back (``frame_detach``: the heads' losses do not train the
+    """Its input, through which no gradient flows back (``model.frames.detach``: the heads' losses do not train the
     states they read)."""
 
     def __init__(self, **kwargs):
@@ -125,7 +125,7 @@ class StopGradient(layers.Layer):
 
 def add_frame_heads(config: TaggerConfig, states, words, head: dict) -> tuple[dict, dict]:
     """(span inputs, frame outputs) of the training network: the heads on ``states`` [B, T, D] for each tagged
-    type (``head``: the heads' dtype policy, float32 under a mixed one); with ``frame_detach``, on the states
+    type (``head``: the heads' dtype policy, float32 under a mixed one); with ``model.frames.detach``, on the states
     with their gradient stopped."""
     if config.model.frames.detach:
         states = StopGradient(name="frame_states")(states)

@@ -2,7 +2,7 @@
 vectors per word.
 
 The weights come from the pinned package (``opinion_tagger.runtime.base_weights``) and are loaded with
-keras-hub's ``BertBackbone.from_preset`` (no torch, no hub download).  Fine-tuned (``context_fine_tune``), the
+keras-hub's ``BertBackbone.from_preset`` (no torch, no hub download).  Fine-tuned (``model.encoder.fine_tune``), the
 encoder is a layer of the network (``opinion_tagger.model.network``).  Frozen, each sentence's words are split
 into wordpieces, the sentence is encoded once, and each word gets the vector of its first wordpiece (or the
 mean of its wordpieces); ``MiniLMEncoder`` caches the vectors per sentence, in memory and optionally on disk

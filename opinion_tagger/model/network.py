@@ -8,8 +8,8 @@ token on top.  Cells (``opinion_tagger.cells``): ReLU Elman (the paper), LSTM, G
 (``RecurrentCell`` in Keras's ``RNN`` layer).  Outputs: one head per opinion type, a per-token softmax or a
 linear-chain CRF.  Contextual features (MiniLM-L6) come either as frozen,
 precomputed vectors (input ``context``) or from the encoder inside the network,
-trained with it (``context_fine_tune``; inputs: wordpieces and each word's
-first wordpiece); MPNet-base (``contextual: mpnet``, ``opinion_tagger.model.mpnet``) only the latter way.
+trained with it (``model.encoder.fine_tune``; inputs: wordpieces and each word's
+first wordpiece); MPNet-base (``model.encoder.name: mpnet``, ``opinion_tagger.model.mpnet``) only the latter way.
 """
 
 from __future__ import annotations
@@ -299,7 +299,7 @@ def set_embeddings(model: keras.Model, matrix: np.ndarray, frozen: np.ndarray) -
 
 
 def learning_rate(config: TaggerConfig, steps_per_epoch: int):
-    """A constant rate, or (``lr_schedule: cosine``) a linear warm-up over the first
+    """A constant rate, or (``training.schedule.name: cosine``) a linear warm-up over the first
     tenth of ``max_epochs`` then cosine decay to zero at ``max_epochs``."""
     if config.training.schedule.name == "constant":
         return config.training.optimizer.learning_rate
@@ -312,7 +312,7 @@ def learning_rate(config: TaggerConfig, steps_per_epoch: int):
 
 def compile_model(model: keras.Model, config: TaggerConfig, steps_per_epoch: int = 1) -> None:
     """``steps_per_epoch``: batches per epoch, for a learning-rate schedule.  A network with auxiliary heads
-    (``build_model(auxiliary=True)``) weighs each of their losses by ``auxiliary_weight``."""
+    (``build_model(auxiliary=True)``) weighs each of their losses by ``model.auxiliary.weight``."""
     if config.model.encoder.fine_tune:  # keras-hub's [CLS] pooler is unused, and rebuilt trainable on loading
         backbone = model.get_layer(config.model.encoder.name)
         if any(layer.name == "pooled_dense" for layer in getattr(backbone, "layers", ())):

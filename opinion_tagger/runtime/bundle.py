@@ -10,8 +10,9 @@
                   by ``opinion_tagger.export.onnx_export``): the weights training changed (an adapted kernel
                   as its LoRA factors where those are smaller), the others (the encoder's base weights,
                   frozen GloVe rows) supplied from their packages when it loads
-    frames.npz    with frame heads (configuration ``frames``): their weights, which the runtime runs in NumPy on the
-                  states the network outputs (``opinion_tagger.runtime.frame_heads``; NumPy arrays, no pickle)
+    frames.npz    with frame heads (configuration ``model.frames.enabled``): their weights, which the runtime runs
+                  in NumPy on the states the network outputs (``opinion_tagger.runtime.frame_heads``; NumPy
+                  arrays, no pickle)
     config.json   the TaggerConfig
     vocab.txt     the vocabulary, one word a line (index = line number)
     meta.json     format version, tag types, training record, scores, the ONNX graph's description
@@ -34,9 +35,9 @@ import re
 import warnings
 from pathlib import Path
 
-from opinion_tagger.config import DIGEST_LATER, TaggerConfig
+from opinion_tagger.config import TaggerConfig, legacy
 from opinion_tagger.encoders import ENCODERS
-from opinion_tagger.errors import BundleError
+from opinion_tagger.errors import BundleError, ConfigError
 from opinion_tagger.runtime.frame_heads import FRAMES_FILE, STATES
 from opinion_tagger.runtime.vocabulary import Vocabulary
 from opinion_tagger.storage import manifest_problem
@@ -100,12 +101,13 @@ def read_json(file: Path) -> dict:
     return data
 
 
-def read_config(file: Path) -> TaggerConfig:
-    data = read_json(file)
+def read_config(file: Path, data: dict | None = None) -> TaggerConfig:
+    """The configuration in ``file`` (or ``data``, its JSON already read); BundleError naming the file and the
+    field."""
     try:
-        return TaggerConfig.from_dict(data)
-    except (ValueError, TypeError) as exc:
-        raise BundleError(f"{file}: {str(exc).removeprefix('config: ')}") from None
+        return TaggerConfig.from_dict(read_json(file) if data is None else data)
+    except ConfigError as exc:
+        raise BundleError(f"{file}: {exc}") from None
 
 
 def read_vocab(file: Path) -> Vocabulary:
@@ -151,11 +153,13 @@ def load_bundle_files(path: str | Path, verify: bool = True):
     hashed = verify and "manifest" in meta
     if hashed:  # the network and vocabulary first: a truncated file is named as such
         _check_manifest(path, meta, (net, "vocab.txt"))
-    config = read_config(path / "config.json")
+    stored = read_json(path / "config.json")
+    config = read_config(path / "config.json", stored)
     vocab = read_vocab(path / "vocab.txt")
     if network_file(config) != net:
         raise BundleError(
-            f"{path / 'config.json'}: field context_lora_rank asks for {network_file(config)} but the bundle has {net}"
+            f"{path / 'config.json'}: field model.encoder.lora_rank asks for {network_file(config)} but the bundle "
+            f"has {net}"
         )
     if net == "model.keras":  # a weights.npz bundle is checked weight by weight when it is loaded
         check_network(path, config, len(vocab))
@@ -167,7 +171,7 @@ def load_bundle_files(path: str | Path, verify: bool = True):
         if hashed:
             _check_listed(path, meta, name)
     if "onnx" in meta:
-        _check_onnx(path, config, meta, verify)
+        _check_onnx(path, stored, meta, verify)
     return vocab, config, meta
 
 
@@ -197,12 +201,12 @@ def _check_listed(path: Path, meta: dict, name: str) -> None:
     _check_manifest(path, meta, (name,))
 
 
-def _check_onnx(path: Path, config: TaggerConfig, meta: dict, verify: bool) -> None:
+def _check_onnx(path: Path, stored: dict, meta: dict, verify: bool) -> None:
     """The ONNX graph that meta.json's ``onnx`` entry describes: there, listed in the manifest (when it has
-    one), and exported from this config.json."""
+    one), and exported from this config.json (``stored``: as the file holds it)."""
     if not isinstance(meta["onnx"], dict):
         raise BundleError(f"{path / 'meta.json'}: field onnx must be an object")
-    if verify and meta["onnx"].get("config_sha256") not in (None, config_digest(config)):
+    if verify and meta["onnx"].get("config_sha256") not in (None, stored_digest(stored)):
         raise BundleError(
             f"{path / 'config.json'}: not the configuration model.onnx was exported from "
             "(its sha256 in meta.json's onnx entry differs)"
@@ -293,7 +297,17 @@ def check_network(path: str | Path, config: TaggerConfig, vocab_size: int) -> No
         "embedding dim": config.word_dim,
         "frames": config.model.frames.enabled,
     }
-    fields = {"task types": "task", "hidden size": "hidden/budget", "embedding dim": "features/embedding_dim"}
+    fields = {
+        "task types": "task",
+        "cell": "model.recurrent.cell",
+        "depth": "model.recurrent.depth",
+        "hidden size": "model.recurrent.hidden/budget",
+        "output": "model.head.output",
+        "contextual": "model.encoder.name",
+        "context_fine_tune": "model.encoder.fine_tune",
+        "embedding dim": "model.embeddings.features/dim",
+        "frames": "model.frames.enabled",
+    }
     for key, want in expected.items():
         if net[key] != want:
             raise BundleError(
@@ -311,9 +325,11 @@ def network_name(path: Path) -> str:
 
 
 def config_digest(config: TaggerConfig) -> str:
-    """The sha256 of a configuration (its fields, sorted; fields added later left out at their neutral values,
-    so that earlier bundles keep their digest): what ``model.onnx`` was exported from."""
-    import hashlib
+    """The sha256 of a configuration: what ``model.onnx`` was exported from (``opinion_tagger.config.legacy.digest``:
+    computed as bundles have recorded it since before the configuration's blocks, so that theirs still match)."""
+    return stored_digest(config.to_dict())
 
-    fields = {k: v for k, v in config.flat().items() if k not in DIGEST_LATER or v != DIGEST_LATER[k]}
-    return hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()
+
+def stored_digest(stored: dict) -> str:
+    """The sha256 of a configuration as config.json stores it (either version, its values as written)."""
+    return legacy.digest(stored, TaggerConfig().dotted())

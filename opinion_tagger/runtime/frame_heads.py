@@ -32,7 +32,7 @@ MAX_HOLDER_WIDTH = 16
 
 
 def polarity_classes(config: TaggerConfig) -> tuple[str, ...]:
-    """The polarity head's classes: POLARITIES, without ``both`` when it is read as neutral (``frame_both``)."""
+    """The polarity head's classes: POLARITIES, without ``both`` when it is read as neutral (``model.frames.both``)."""
     return POLARITIES if config.model.frames.both == "keep" else tuple(p for p in POLARITIES if p != "both")
 
 

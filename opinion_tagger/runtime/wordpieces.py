@@ -137,5 +137,5 @@ class WordPieces:
 
 
 def word_pieces(encoder: Encoder | str, tokenizer=None, cache: bool = True) -> WordPieces:
-    """The ``WordPieces`` of a fine-tuned encoder (``TaggerConfig.contextual``)."""
+    """The ``WordPieces`` of a fine-tuned encoder (``model.encoder.name``)."""
     return WordPieces(encoder, tokenizer, cache)

@@ -79,12 +79,14 @@ def replay_sample(sentences: list[Sentence], n: int, seed: int) -> list[Sentence
 def adapt_config(base: TaggerConfig, settings: AdaptSettings) -> TaggerConfig:
     """The bundle's configuration with the adaptation's training fields."""
     return base.replace(
-        learning_rate=settings.learning_rate,
-        optimizer=settings.optimizer,
-        lr_schedule=settings.schedule,
-        max_epochs=settings.epochs,
-        patience=settings.epochs,
-        seed=settings.seed,
+        {
+            "training.optimizer.learning_rate": settings.learning_rate,
+            "training.optimizer.name": settings.optimizer,
+            "training.schedule.name": settings.schedule,
+            "training.stopping.max_epochs": settings.epochs,
+            "training.stopping.patience": settings.epochs,
+            "training.seed": settings.seed,
+        }
     )
 
 

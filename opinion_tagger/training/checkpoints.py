@@ -71,8 +71,9 @@ def seal_checkpoint(d: Path, files: Sequence[str]) -> None:
 
 def check_same_run(saved: TaggerConfig, config: TaggerConfig, where: Path) -> None:
     """A checkpoint continues under the configuration it was made with; only the length of training
-    (``max_epochs``, ``patience``) may change.  Else one line naming ``where``."""
-    if saved.replace(max_epochs=1, patience=1) != config.replace(max_epochs=1, patience=1):
+    (``training.stopping.max_epochs``, ``training.stopping.patience``) may change.  Else one line naming ``where``."""
+    length = {"training.stopping.max_epochs": 1, "training.stopping.patience": 1}
+    if saved.replace(length) != config.replace(length):
         raise TaggerError(
             f"{where}: the checkpoint was made with another configuration; "
             "resume with the same options or train into a new directory"

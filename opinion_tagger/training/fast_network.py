@@ -193,7 +193,7 @@ def forward(params, consts, ids, config: TaggerConfig, key=None):
 
 def loss_fn(params, consts, ids, tags, config: TaggerConfig, key=None):
     """The training loss of a batch: per type, token cross-entropy (weight ``o_weight`` on gold-O tokens; with
-    ``distill_weight``, that share of it against the teacher's probabilities ``tags["TYPE/soft"]``),
+    ``training.distillation.weight``, that share of it against the teacher's probabilities ``tags["TYPE/soft"]``),
     summed (``loss_sum``) or averaged over the real tokens (as Keras's masked loss), summed over types;
     plus ``l2``/2 ||w||^2 over recurrent and output weights and ``activation_l2``/2 ||h||^2 over hidden
     activations."""

@@ -1,7 +1,7 @@
 """Frame heads for a trained network (``opinion-tagger train --init-from BUNDLE --heads-only``): the network
 stays as it is, and only the frame heads (``opinion_tagger.model.frame_heads``) learn, on its states.
 
-The heads of ``frame_detach`` send no gradient into the network, so training them beside the network or after
+The heads of ``model.frames.detach`` send no gradient into the network, so training them beside the network or after
 it differ only in the states they see: here the finished network's, as the runtime gives them.  Those are
 computed once per training sentence (inference: no dropout), then the heads train on them for up to
 ``max_epochs`` epochs (Adam at the peak learning rate, constant; batches of ``batch_size`` in a seeded order;
@@ -25,19 +25,17 @@ from opinion_tagger.config import TaggerConfig
 from opinion_tagger.errors import TaggerError
 from opinion_tagger.sentences import Sentence
 
-FRAME_FIELDS = ("frames", "frame_weight", "frame_units", "frame_both", "frame_dse_intensity", "frame_detach")
-
 
 def heads_config(saved: TaggerConfig, config: TaggerConfig, init: str | Path) -> TaggerConfig:
     """The configuration of the bundle with heads: the trained bundle's (``saved``) with the frame fields of
     ``config`` (heads on, detached); TaggerError where ``config`` describes another network."""
     if not config.model.frames.enabled:
         raise TaggerError("--heads-only trains frame heads: give --frames")
-    flat = config.flat()
-    frames = {k: flat[k] for k in FRAME_FIELDS} | {"frame_detach": True}
-    if saved.replace(**frames, **config.training_fields()) != config.replace(frame_detach=True):
+    frames = {p: v for p, v in config.dotted().items() if p.startswith("model.frames.")}
+    frames["model.frames.detach"] = True
+    if saved.replace({**frames, **config.training_fields()}) != config.replace({"model.frames.detach": True}):
         raise TaggerError(f"{init}: --heads-only keeps the bundle's network: give no option that changes it")
-    return saved.replace(**frames)
+    return saved.replace(frames)
 
 
 def _network_inputs(inputs):

@@ -46,7 +46,7 @@ def bundle_start(init: str | Path, config: TaggerConfig):
             f"{init}: training from a bundle is in float32 (precision {config.training.precision} trains from scratch)"
         )
     vocab, saved, _ = load_bundle_files(init)
-    if saved.replace(**config.training_fields()) != config:
+    if saved.replace(config.training_fields()) != config:
         raise TaggerError(
             f"{init}: training can continue only with the bundle's network (its task, cell, depth, sizes and features)"
         )

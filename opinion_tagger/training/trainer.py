@@ -320,8 +320,8 @@ class Trainer:
         record = dict(record or {})
         if cfg.model.frames.enabled and cfg.training.distillation.copies:
             raise TaggerError(
-                "frame heads learn from gold frames, which noisy copies have not: distill_copies 0 with frames "
-                "(or fit the heads afterwards: --heads-only)"
+                "frame heads learn from gold frames, which noisy copies have not: training.distillation.copies 0 with "
+                "frames (or fit the heads afterwards: --heads-only)"
             )
         soft = None
         if cfg.training.distillation.teacher is not None:  # the teacher's noisy copies join the training text

@@ -386,7 +386,7 @@ def test_a_frame_head_model_pre_annotates_and_training_learns_the_accepted_frame
     from opinion_tagger.training.run import train
 
     bundle = tmp_path / "tiny"
-    train(TaggerConfig.of(**TINY, max_epochs=60), sentences(), [], bundle, progress=False)
+    train(TaggerConfig.from_dict({**TINY, "training.stopping.max_epochs": 60}), sentences(), [], bundle, progress=False)
     tagger = OpinionTagger.load(bundle)
     texts = [("officials.txt", "Officials said the plan was awful."), ("hate.txt", "We hate the plan.")]
     expected = list(tagger.tag_many(texts, chunk=2))  # the model's own output, as JSONL gives it

@@ -28,9 +28,9 @@ name: tiny
 kind: rnn
 data: {{source: mpqa, path: {sample_mpqa}}}
 folds: [0, 1]
-model: {{cell: gru, hidden: 6, features: random, embedding_dim: 6, max_epochs: 3, patience: 3, batch_size: 4,
-        jit_compile: false}}
-grid: {{task: [dse, ese], depth: [1]}}
+model: {{recurrent: {{cell: gru, hidden: 6}}, embeddings: {{features: random, dim: 6}}}}
+training: {{batch_size: 4, jit_compile: false, stopping: {{max_epochs: 3, patience: 3}}}}
+grid: {{task: [dse, ese], model.recurrent.depth: [1]}}
 choices: tiny test settings
 """)
     crf = tmp_path / "crf.yaml"
@@ -39,7 +39,8 @@ name: crfb
 kind: crf
 data: {{source: mpqa, path: {sample_mpqa}}}
 folds: [0]
-model: {{task: joint, crf: {{max_iterations: 20}}}}
+task: joint
+crf: {{max_iterations: 20}}
 """)
     return split, cfg, crf, tmp_path
 
@@ -50,29 +51,33 @@ def test_grid_expansion_and_errors(setup, tmp_path):
     assert [e.name for e in exps] == ["tiny-dse-d1", "tiny-ese-d1"]
     assert exps[0].config().task == "dse" and exps[0].config().model.recurrent.depth == 1
     bad = tmp_path / "bad.yaml"
-    bad.write_text("name: x\nmodel: {cell: transformer}\n")
-    with pytest.raises(TaggerError, match="cell must be"):
+    bad.write_text("name: x\nmodel: {recurrent: {cell: transformer}}\n")
+    with pytest.raises(TaggerError, match='model.recurrent.cell: "transformer" is not one of'):
+        load_experiments(bad)
+    bad.write_text("name: x\nmodel: {cell: lstm}\n")  # a field by its name alone
+    with pytest.raises(TaggerError, match=r"model.cell: unknown field \(did you mean model.recurrent.cell\?\)"):
         load_experiments(bad)
 
 
 def test_overrides_set_fields_of_the_matching_grid_cells_only(tmp_path):
     cfg = tmp_path / "deep.yaml"
     cfg.write_text(
-        "name: deep\nmodel: {trainer: fast, activation_l2: 0.0001, l2: 0.0001}\n"
-        "grid: {depth: [1, 3, 4, 5], budget: [24k]}\n"
-        "overrides:\n  - when: {depth: [4, 5]}\n    model: {activation_l2: 0.00001}\n"
-        "  - when: {depth: 1, budget: 200k}\n    model: {l2: 0.5}\n"
+        "name: deep\ntraining: {trainer: fast, fast: {activation_l2: 0.0001, l2: 0.0001}}\n"
+        "grid: {model.recurrent.depth: [1, 3, 4, 5], model.recurrent.budget: [24k]}\n"
+        "overrides:\n  - when: {model.recurrent.depth: [4, 5]}\n    set: {training.fast.activation_l2: 0.00001}\n"
+        "  - when: {model.recurrent.depth: 1, model.recurrent.budget: 200k}\n    set: {training.fast.l2: 0.5}\n"
     )
     exps = load_experiments(cfg)
     assert [e.name for e in exps] == ["deep-d1-24k", "deep-d3-24k", "deep-d4-24k", "deep-d5-24k"]
     assert [e.config().training.fast.activation_l2 for e in exps] == [1e-4, 1e-4, 1e-5, 1e-5]
     assert [e.config().training.fast.l2 for e in exps] == [1e-4] * 4  # depth 1 matches, budget 24k does not
     for text, message in (
-        ("overrides: {depth: 4}", "must be a list"),
-        ("overrides: [{when: {depth: 4}}]", r"overrides\[0\] must be"),
+        ("overrides: {model.recurrent.depth: 4}", "must be a list"),
+        ("overrides: [{when: {model.recurrent.depth: 4}}]", r"overrides\[0\] must be"),
+        ("overrides: [{when: {depth: 4}, set: {}}]", r"overrides\[0\]: depth is not a field"),
     ):
         bad = tmp_path / "bad.yaml"
-        bad.write_text(f"name: x\ngrid: {{depth: [4]}}\n{text}\n")
+        bad.write_text(f"name: x\ngrid: {{model.recurrent.depth: [4]}}\n{text}\n")
         with pytest.raises(TaggerError, match=message):
             load_experiments(bad)
 
@@ -80,13 +85,18 @@ def test_overrides_set_fields_of_the_matching_grid_cells_only(tmp_path):
 def test_a_list_of_grids_gives_the_runs_of_each(tmp_path):
     cfg = tmp_path / "cells.yaml"
     cfg.write_text(
-        "name: c\nmodel: {depth: 1}\n"
-        "grid:\n  - {cell: [mrnn], factors: [8, 16]}\n  - {cell: [irlm], decay_init: [0.5]}\n"
+        "name: c\nmodel: {recurrent: {depth: 1}}\n"
+        "grid:\n  - {model.recurrent.cell: [mrnn], model.recurrent.factors: [8, 16]}\n"
+        "  - {model.recurrent.cell: [irlm], model.recurrent.decay_init: [0.5]}\n"
     )
     exps = load_experiments(cfg)
     assert [e.name for e in exps] == ["c-mrnn-factors8", "c-mrnn-factors16", "c-irlm-decay_init0.5"]
     assert [e.config().model.recurrent.factors for e in exps] == [8, 16, None]
-    for grid, message in (("[{cell: [mrnn]}, {cell: [mrnn]}]", "c-mrnn twice"), ("{cell: mrnn}", "grid must be")):
+    for grid, message in (
+        ("[{model.recurrent.cell: [mrnn]}, {model.recurrent.cell: [mrnn]}]", "c-mrnn twice"),
+        ("{model.recurrent.cell: mrnn}", "grid must be"),
+        ("{cell: [mrnn]}", "grid: cell is not a field"),
+    ):
         cfg.write_text(f"name: c\ngrid: {grid}\n")
         with pytest.raises(TaggerError, match=message):
             load_experiments(cfg)
@@ -115,7 +125,7 @@ def test_runner_writes_results_skips_and_resumes(setup):
     assert [p.name for p in written] == ["fold0.json", "fold1.json"]
     r0 = json.loads(written[0].read_text())
     assert r0["epochs"] == 3 and len(r0["history"]) == 3  # resumed: epochs 2, 3 added to epoch 1
-    assert r0["config"] == TaggerConfig.from_dict(exp.model).to_dict()
+    assert r0["config"] == exp.config().to_dict()
     assert r0["seed"] == 1 and r0["git_commit"] and r0["data"]["source"] == "mpqa"
     assert set(r0["scores"]) == {"dev", "test"}
     assert set(r0["scores"]["test"]["DSE"]) >= {"binary", "proportional", "exact"}
@@ -194,8 +204,10 @@ def test_runner_trains_fast_folds_together(setup):
 name: quick
 data: {{source: mpqa, path: {load_experiments(setup[1])[0].data["path"]}}}
 folds: [0, 1]
-model: {{task: dse, trainer: fast, depth: 1, hidden: 4, features: random, embedding_dim: 6, max_epochs: 2,
-        batch_size: 4, optimizer: sgd, loss_sum: true, o_weight: 0.5, eval_every: 2, patience: 0}}
+task: dse
+model: {{recurrent: {{depth: 1, hidden: 4}}, embeddings: {{features: random, dim: 6}}}}
+training: {{trainer: fast, batch_size: 4, o_weight: 0.5, optimizer: {{name: sgd}}, fast: {{loss_sum: true}},
+           stopping: {{max_epochs: 2, eval_every: 2, patience: 0}}}}
 """)
     (exp,) = load_experiments(fast)
     written = run_experiment(exp, None, tmp / "results", tmp / "runs", split, progress=False)
@@ -219,9 +231,10 @@ def test_runner_reruns_a_diverged_fold_with_another_seed_then_gives_up(setup):
 name: wild
 data: {{source: mpqa, path: {load_experiments(setup[1])[0].data["path"]}}}
 folds: [0]
-model: {{task: dse, trainer: fast, depth: 1, hidden: 4, features: random, embedding_dim: 6, max_epochs: 3,
-        batch_size: 4, optimizer: sgd, momentum: 0.9, learning_rate: 1.0e+30, clipnorm: 0, loss_sum: true,
-        eval_every: 1, patience: 0}}
+task: dse
+model: {{recurrent: {{depth: 1, hidden: 4}}, embeddings: {{features: random, dim: 6}}}}
+training: {{trainer: fast, batch_size: 4, fast: {{loss_sum: true}}, stopping: {{max_epochs: 3, patience: 0}},
+           optimizer: {{name: sgd, momentum: 0.9, learning_rate: 1.0e+30, clipnorm: 0}}}}
 """)
     (exp,) = load_experiments(wild)
     with pytest.raises(TaggerError, match=r"wild fold 0: training diverged with seeds 1, 1001 and 2001"):
@@ -229,7 +242,7 @@ model: {{task: dse, trainer: fast, depth: 1, hidden: 4, features: random, embedd
     assert not (tmp / "results" / "wild" / "fold0.json").exists()  # no result for a fold that never trained
     (record,) = load_diverged(tmp / "results")  # but the record of its divergence, for the study's report
     assert record["name"] == "wild" and record["fold"] == 0
-    assert TaggerConfig.from_dict(record["config"]).flat()["learning_rate"] == 1e30
+    assert TaggerConfig.from_dict(record["config"]).training.optimizer.learning_rate == 1e30
     assert [a["seed"] for a in record["diverged"]] == [1, 1001, 2001]
     assert all(a["epoch"] in (1, 2) for a in record["diverged"])  # a rate of 1e30: infinite at once
     attempts = [{"seed": 1, "epoch": 5}, {"seed": 1001, "epoch": 3}, {"seed": 2001, "epoch": 2}]
@@ -298,7 +311,7 @@ def test_adopt_run_copies_a_fold_only_when_the_configuration_matches(tmp_path):
     command, env = experiment_script("adopt_run")
     config = tmp_path / "c.yaml"
     config.write_text(
-        "name: big\nmodel: {task: joint, cell: lstm, hidden: 8, learning_rate: 2.0e-3}\n"
+        "name: big\ntask: joint\nmodel.recurrent: {cell: lstm, hidden: 8}\ntraining.optimizer.learning_rate: 2.0e-3\n"
         "grid: {task: [joint]}\nchoices: picked on dev\n"
     )
     (exp,) = load_experiments(config)
@@ -312,7 +325,7 @@ def test_adopt_run_copies_a_fold_only_when_the_configuration_matches(tmp_path):
             "fold": 0,
             "seed": 7,
             "choices": "a study",
-            "config": exp.config().replace(seed=7, **changes).to_dict(),
+            "config": exp.config().replace({"training.seed": 7, **changes}).to_dict(),
             "data": {"source": "reference"},
         }
         (results / name / "fold0.json").write_text(json.dumps(record))
@@ -325,9 +338,9 @@ def test_adopt_run_copies_a_fold_only_when_the_configuration_matches(tmp_path):
             text=True,
         )
 
-    put("study-lr", learning_rate=5e-4)
+    put("study-lr", **{"training.optimizer.learning_rate": 5e-4})
     refused = run("study-lr")
-    assert refused.returncode == 2 and "learning_rate (0.0005 vs 0.002)" in refused.stderr
+    assert refused.returncode == 2 and "training.optimizer.learning_rate (0.0005 vs 0.002)" in refused.stderr
     assert not (results / "big-joint").exists()
     put("study-same")
     done = run("study-same")
@@ -563,10 +576,13 @@ def test_factors_and_seed_spread_by_hand():
 def test_factor_rows_name_the_units_where_not_elman():
     from experiments.summaries import summarise
 
-    assert study.network({"cell": "lstm", "depth": 3, "budget": "24k"}) == "lstm d3 24k"
-    assert study.network({"cell": "elman", "depth": 1, "budget": "200k"}) == "d1 200k"
-    assert study.network({"depth": 2, "hidden": 128}) == "d2 128u"
-    assert study.network({"cell": "lstm", "depth": 1, "budget": "200k", "hidden": 100}) == "lstm d1 100u"
+    def network(**recurrent):
+        return study.network(TaggerConfig.from_dict({"model": {"recurrent": recurrent}}))
+
+    assert network(cell="lstm", depth=3, budget="24k") == "lstm d3 24k"
+    assert network(cell="elman", depth=1, budget="200k") == "d1 200k"
+    assert network(depth=2, hidden=128) == "d2 128u"
+    assert network(cell="lstm", depth=1, budget="200k", hidden=100) == "lstm d1 100u"
 
     def result(name, dev_f1):
         score = {
@@ -740,7 +756,7 @@ def test_the_report_gives_the_choices_the_configuration_files_say_now(tmp_path, 
     configs = tmp_path / "configs"
     (configs / "recipe").mkdir(parents=True)
     (configs / "recipe" / "later.yaml").write_text(
-        "name: later\nfolds: [0]\nmodel: {task: ese}\ngrid: {seed: [1, 2]}\nchoices: 'Not taken: no gain on dev.'\n"
+        "name: later\nfolds: [0]\ntask: ese\ngrid: {training.seed: [1, 2]}\nchoices: 'Not taken: no gain on dev.'\n"
     )
     (configs / "broken.yaml").write_text("name: [\n")
     choices = current_choices(configs)
@@ -818,24 +834,27 @@ def test_a_bundle_takes_its_epochs_from_a_finished_dev_run_of_its_configuration(
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     result = root / "experiments" / "results" / "fast-distill-study-distill_weight0.9" / "fold0.json"
-    cfg = mod.CONFIGS["fast"].replace(teacher="opinion_tagger/models/accurate", distill_weight=0.9)
+    cfg = mod.CONFIGS["fast"].replace(
+        {"training.distillation.teacher": "opinion_tagger/models/accurate", "training.distillation.weight": 0.9}
+    )
     epochs, selection = mod.epochs_from(str(result), cfg)
     scores = {h["epoch"]: h["dev_score"] for h in selection["dev_history"]}
     assert epochs == 75 == max(scores, key=lambda e: (scores[e], -e))  # the best dev score, earliest on a tie
     assert selection["run"] == "fast-distill-study-distill_weight0.9"
     assert selection["result"] == "experiments/results/fast-distill-study-distill_weight0.9/fold0.json"
-    assert selection["config"]["teacher"] == "experiments/runs/accurate-masked-study-crf/fold{fold}"
-    with pytest.raises(SystemExit, match=r"differs in: distill_weight\)"):
-        mod.epochs_from(str(result), cfg.replace(distill_weight=0.5))
-    with pytest.raises(SystemExit, match="differs in: depth"):
-        mod.epochs_from(str(result), cfg.replace(depth=2))
+    teacher = TaggerConfig.from_dict(selection["config"]).training.distillation.teacher
+    assert teacher == "experiments/runs/accurate-masked-study-crf/fold{fold}"
+    with pytest.raises(SystemExit, match=r"differs in: training.distillation.weight\)"):
+        mod.epochs_from(str(result), cfg.replace({"training.distillation.weight": 0.5}))
+    with pytest.raises(SystemExit, match="differs in: model.recurrent.depth"):
+        mod.epochs_from(str(result), cfg.replace({"model.recurrent.depth": 2}))
     # the noisy-copies study gives its 100 units as hidden: 100, the bundle as the 200k budget at depth 3
     copies = root / "experiments" / "results" / "fast-augment-study-distill_copies2-distill_noise0.3-lr_decay0.999667"
-    recipe = dict(distill_copies=2, distill_noise=0.3, lr_decay=0.999667)
-    taught = cfg.replace(teacher="opinion_tagger/models/accurate", **recipe)
+    recipe = {"training.distillation.copies": 2, "training.distillation.noise": 0.3, "training.fast.lr_decay": 0.999667}
+    taught = cfg.replace({"training.distillation.teacher": "opinion_tagger/models/accurate", **recipe})
     assert mod.epochs_from(str(copies / "fold0.json"), taught)[0] == 30
-    with pytest.raises(SystemExit, match="differs in: budget, hidden"):
-        mod.epochs_from(str(copies / "fold0.json"), taught.replace(budget="24k"))
+    with pytest.raises(SystemExit, match="differs in: model.recurrent.budget, model.recurrent.hidden"):
+        mod.epochs_from(str(copies / "fold0.json"), taught.replace({"model.recurrent.budget": "24k"}))
 
 
 def test_every_committed_configuration_loads():
@@ -898,8 +917,10 @@ def test_a_frame_head_experiment_records_its_frame_scores_and_scoring_its_bundle
 name: fr
 data: {{source: mpqa, path: {corpus}}}
 folds: [0]
-model: {{task: joint, cell: gru, depth: 1, hidden: 6, features: random, embedding_dim: 6, max_epochs: 1,
-        patience: 1, batch_size: 4, jit_compile: false, frames: true, frame_detach: true, frame_units: 4}}
+task: joint
+model: {{recurrent: {{cell: gru, depth: 1, hidden: 6}}, embeddings: {{features: random, dim: 6}},
+        frames: {{enabled: true, detach: true, units: 4}}}}
+training: {{batch_size: 4, jit_compile: false, stopping: {{max_epochs: 1, patience: 1}}}}
 """)
     (exp,) = load_experiments(cfg)
     (written,) = run_experiment(exp, None, tmp / "results", tmp / "runs", split, progress=False)
@@ -923,8 +944,9 @@ def test_a_heads_experiment_fits_frame_heads_on_another_experiments_fold_network
 name: net
 data: {{source: mpqa, path: {corpus}}}
 folds: [0]
-model: {{task: joint, cell: gru, depth: 1, hidden: 6, features: random, embedding_dim: 6, max_epochs: 2,
-        patience: 2, batch_size: 4, jit_compile: false}}
+task: joint
+model: {{recurrent: {{cell: gru, depth: 1, hidden: 6}}, embeddings: {{features: random, dim: 6}}}}
+training: {{batch_size: 4, jit_compile: false, stopping: {{max_epochs: 2, patience: 2}}}}
 """)
     heads = f"""
 name: net-heads
@@ -932,7 +954,8 @@ kind: heads
 network: net
 data: {{source: mpqa, path: {corpus}}}
 folds: [0]
-model: {{frames: true, frame_units: 4, max_epochs: 3, patience: 2, learning_rate: 0.01}}
+model.frames: {{enabled: true, units: 4}}
+training: {{optimizer: {{learning_rate: 0.01}}, stopping: {{max_epochs: 3, patience: 2}}}}
 """
     (tmp / "heads.yaml").write_text(heads)
     (net,) = load_experiments(tmp / "net.yaml")

@@ -23,17 +23,19 @@ from opinion_tagger.training.run import train
 )
 def test_onnx_equals_keras(sample_mpqa, tmp_path, cell, output, task):
     sents = list(mpqa_sentences(MPQACorpus(sample_mpqa)))
-    cfg = TaggerConfig.of(
-        task=task,
-        cell=cell,
-        output=output,
-        depth=2,
-        hidden=10,
-        features="random",
-        embedding_dim=8,
-        max_epochs=3,
-        batch_size=4,
-        learning_rate=0.02,
+    cfg = TaggerConfig.from_dict(
+        {
+            "task": task,
+            "model.recurrent.cell": cell,
+            "model.head.output": output,
+            "model.recurrent.depth": 2,
+            "model.recurrent.hidden": 10,
+            "model.embeddings.features": "random",
+            "model.embeddings.dim": 8,
+            "training.stopping.max_epochs": 3,
+            "training.batch_size": 4,
+            "training.optimizer.learning_rate": 0.02,
+        }
     )
     keras_tagger, _ = train(cfg, sents, sents, tmp_path / "m", progress=False)
     np_tagger = SentenceTagger.load(tmp_path / "m", backend="onnx")

@@ -32,7 +32,12 @@ def test_parameter_counts_by_hand():
 def test_budget_units_are_nearest_the_budget():
     # irlm depth 1: 2 (300 H + 2 H) = 604 H; 24,000 / 604 = 39.7: 40 (24,160) is nearer than 39 (23,556)
     assert budget_units("irlm", 1, 24_000) == 40
-    assert TaggerConfig.of(cell="irlm", depth=1, budget="24k").hidden_size == 40
+    assert (
+        TaggerConfig.from_dict(
+            {"model.recurrent.cell": "irlm", "model.recurrent.depth": 1, "model.recurrent.budget": "24k"}
+        ).hidden_size
+        == 40
+    )
     # the paper's Elman table but for depth 4, 24k (22 in the paper: 23,056 against 24,564 for 23)
     table = {"24k": (24_000, (36, 29, 25, 23, 21)), "200k": (200_000, (200, 125, 100, 86, 77))}
     for n, sizes in table.values():
@@ -40,21 +45,38 @@ def test_budget_units_are_nearest_the_budget():
     for cell in ("mrnn", "irlm"):
         for budget, n in (("24k", 24_000), ("200k", 200_000)):
             for depth in (1, 3):
-                h = TaggerConfig.of(cell=cell, depth=depth, budget=budget).hidden_size
+                h = TaggerConfig.from_dict(
+                    {"model.recurrent.cell": cell, "model.recurrent.depth": depth, "model.recurrent.budget": budget}
+                ).hidden_size
                 near = abs(recurrent_parameters(cell, depth, h) - n)
                 assert near <= abs(recurrent_parameters(cell, depth, h - 1) - n)
                 assert near <= abs(recurrent_parameters(cell, depth, h + 1) - n)
     # the factor units given, the units are solved with them
-    assert TaggerConfig.of(cell="mrnn", depth=3, factors=20).hidden_size == budget_units("mrnn", 3, 200_000, 20)
+    assert TaggerConfig.from_dict(
+        {"model.recurrent.cell": "mrnn", "model.recurrent.depth": 3, "model.recurrent.factors": 20}
+    ).hidden_size == budget_units("mrnn", 3, 200_000, 20)
     # elman, lstm and gru keep the paper's table
-    assert TaggerConfig.of(cell="lstm", depth=4, budget="24k").hidden_size == 22
+    assert (
+        TaggerConfig.from_dict(
+            {"model.recurrent.cell": "lstm", "model.recurrent.depth": 4, "model.recurrent.budget": "24k"}
+        ).hidden_size
+        == 22
+    )
 
 
 @pytest.mark.parametrize("cell", ["elman", "gru", "mrnn", "irlm"])
 def test_the_keras_network_has_the_counted_parameters(cell):
     from opinion_tagger.model.network import build_model
 
-    cfg = TaggerConfig.of(cell=cell, depth=2, budget="24k", features="random", embedding_dim=300)
+    cfg = TaggerConfig.from_dict(
+        {
+            "model.recurrent.cell": cell,
+            "model.recurrent.depth": 2,
+            "model.recurrent.budget": "24k",
+            "model.embeddings.features": "random",
+            "model.embeddings.dim": 300,
+        }
+    )
     model = build_model(cfg, 10, 300)
     weights = [w for k in (1, 2) for w in model.get_layer(f"birnn_{k}").trainable_weights]
     assert sum(int(np.prod(w.shape)) for w in weights) == recurrent_parameters(cell, 2, cfg.hidden_size)
@@ -93,7 +115,14 @@ def test_mrnn_two_steps_by_hand():
     """x = 1 then 2 (1-d), 2 units and 2 factors.  Step 1: h_0 = 0, so the factors are 0 and h_1 =
     tanh(W_hx x + b) = tanh([0.5, -0.4]).  Step 2: f = (W_fx 2) * (W_fh h_1) = [2, 4] * h_1;
     W_hf f = [2 tanh 0.5, -4 tanh(-0.4)]; W_hx 2 + b = [1, -0.9]."""
-    cfg = TaggerConfig.of(cell="mrnn", hidden=2, budget=None, depth=1)
+    cfg = TaggerConfig.from_dict(
+        {
+            "model.recurrent.cell": "mrnn",
+            "model.recurrent.hidden": 2,
+            "model.recurrent.budget": None,
+            "model.recurrent.depth": 1,
+        }
+    )
     x = np.array([[[1.0], [2.0], [0.0]]], "float32")  # the third step is padding
     h1 = np.tanh([0.5, -0.4])
     h2 = np.tanh([2 * np.tanh(0.5) + 1, 4 * np.tanh(0.4) - 0.9])
@@ -109,13 +138,20 @@ IRLM = {"W": [[1, -1]], "decay_raw": np.arctanh([0.5, -0.25]), "b": [0, 0.5]}
 def test_irlm_two_steps_by_hand(parallel):
     """Decays 0.5 and -0.25, x = 2 then 4 then padding.  h_1 = W 2 + b = [2, -1.5];
     h_2 = d h_1 + W 4 + b = [1 + 4, 0.375 - 3.5] = [5, -3.125]; linear output; padding outputs 0."""
-    cfg = TaggerConfig.of(cell="irlm", hidden=2, budget=None, depth=1)
+    cfg = TaggerConfig.from_dict(
+        {
+            "model.recurrent.cell": "irlm",
+            "model.recurrent.hidden": 2,
+            "model.recurrent.budget": None,
+            "model.recurrent.depth": 1,
+        }
+    )
     x = np.array([[[2.0], [4.0], [0.0]]], "float32")
     want = np.array([[[2, -1.5], [5, -3.125], [0, 0]]])
     np.testing.assert_allclose(_keras_rnn(cfg, IRLM, x), want, rtol=1e-6)
     np.testing.assert_allclose(_fast_direction(cfg, IRLM, x, parallel), want, rtol=1e-6)
     # tanh between layers: the layer outputs tanh(h), the state stays linear
-    tanh = cfg.replace(activation="tanh")
+    tanh = cfg.replace({"model.recurrent.activation": "tanh"})
     np.testing.assert_allclose(_keras_rnn(tanh, IRLM, x)[0, :2], np.tanh(want[0, :2]), rtol=1e-6)
     np.testing.assert_allclose(_fast_direction(tanh, IRLM, x, parallel)[0, :2], np.tanh(want[0, :2]), rtol=1e-6)
 
@@ -123,7 +159,18 @@ def test_irlm_two_steps_by_hand(parallel):
 def test_irlm_decay_init_sets_every_decay():
     from opinion_tagger.model.network import _recurrent
 
-    layer = _recurrent(TaggerConfig.of(cell="irlm", hidden=3, budget=None, depth=1, decay_init=0.9), "rnn_1")
+    layer = _recurrent(
+        TaggerConfig.from_dict(
+            {
+                "model.recurrent.cell": "irlm",
+                "model.recurrent.hidden": 3,
+                "model.recurrent.budget": None,
+                "model.recurrent.depth": 1,
+                "model.recurrent.decay_init": 0.9,
+            }
+        ),
+        "rnn_1",
+    )
     layer.build((None, None, 2))
     np.testing.assert_allclose(np.tanh(np.asarray(layer.cell.decay_raw)), [0.9] * 3, rtol=1e-6)
 
@@ -136,7 +183,15 @@ def test_irlm_associative_scan_equals_the_sequential_scan():
     from opinion_tagger.training.fast_network import _birnn
 
     rng = np.random.default_rng(4)
-    cfg = TaggerConfig.of(cell="irlm", hidden=5, budget=None, depth=1, activation="tanh")
+    cfg = TaggerConfig.from_dict(
+        {
+            "model.recurrent.cell": "irlm",
+            "model.recurrent.hidden": 5,
+            "model.recurrent.budget": None,
+            "model.recurrent.depth": 1,
+            "model.recurrent.activation": "tanh",
+        }
+    )
     decay = np.array([[0.99, -0.99, 0.5, 0.0, -0.3], [0.95, 0.2, -0.9, 0.7, 0.999]])
     layer = {"W": rng.normal(0, 0.3, (2, 4, 5)), "decay_raw": np.arctanh(decay), "b": rng.normal(0, 0.1, (2, 5))}
     layer = {k: np.asarray(v, "float32") for k, v in layer.items()}
@@ -165,8 +220,17 @@ def test_params_round_trip_through_the_keras_model():
     from opinion_tagger.training import fast_network as ft
 
     for cell in ("mrnn", "irlm"):
-        cfg = TaggerConfig.of(
-            cell=cell, depth=2, hidden=3, budget=None, features="random", embedding_dim=4, trainer="fast", task="joint"
+        cfg = TaggerConfig.from_dict(
+            {
+                "model.recurrent.cell": cell,
+                "model.recurrent.depth": 2,
+                "model.recurrent.hidden": 3,
+                "model.recurrent.budget": None,
+                "model.embeddings.features": "random",
+                "model.embeddings.dim": 4,
+                "training.trainer": "fast",
+                "task": "joint",
+            }
         )
         model = build_model(cfg, 8, 4)
         params, _ = ft.params_from_model(model, cfg)
@@ -182,35 +246,45 @@ def test_params_round_trip_through_the_keras_model():
 
 # --------------------------------------------------------------------------- configuration
 def test_cell_fields_round_trip_and_are_checked(tmp_path):
-    cfg = TaggerConfig.of(cell="mrnn", factors=7, activation="relu", depth=2)
+    cfg = TaggerConfig.from_dict(
+        {
+            "model.recurrent.cell": "mrnn",
+            "model.recurrent.factors": 7,
+            "model.recurrent.activation": "relu",
+            "model.recurrent.depth": 2,
+        }
+    )
     cfg.save(tmp_path / "c.json")
     assert TaggerConfig.load(tmp_path / "c.json") == cfg
-    irlm = TaggerConfig.of(cell="irlm", decay_init=-0.5, activation="tanh")
+    irlm = TaggerConfig.from_dict(
+        {"model.recurrent.cell": "irlm", "model.recurrent.decay_init": -0.5, "model.recurrent.activation": "tanh"}
+    )
     assert TaggerConfig.from_dict(json.loads(json.dumps(irlm.to_dict()))) == irlm
-    assert irlm.cell_activation == "tanh" and TaggerConfig.of(cell="irlm").cell_activation == "linear"
-    assert TaggerConfig.of(cell="mrnn").cell_activation == "tanh" and TaggerConfig().cell_activation == "relu"
-    assert TaggerConfig.of(cell="lstm").cell_activation is None
+    activation = {c: TaggerConfig.from_dict({"model.recurrent.cell": c}).cell_activation for c in ("irlm", "mrnn")}
+    assert irlm.cell_activation == "tanh" and activation == {"irlm": "linear", "mrnn": "tanh"}
+    assert TaggerConfig().cell_activation == "relu"
+    assert TaggerConfig.from_dict({"model.recurrent.cell": "lstm"}).cell_activation is None
     for bad, match in (
-        ({"cell": "elman", "factors": 3}, "factors"),
-        ({"cell": "mrnn", "factors": 0}, "factors"),
-        ({"cell": "mrnn", "decay_init": 0.5}, "decay_init"),
-        ({"cell": "irlm", "decay_init": 1.0}, "decay_init"),
-        ({"cell": "lstm", "activation": "tanh"}, "activation of cell lstm must be left unset"),
-        ({"cell": "elman", "activation": "linear"}, "activation of cell elman must be relu or tanh"),
-        ({"cell": "irlm", "activation": "sigmoid"}, "activation"),
-        ({"cell": "rnn"}, "cell"),
+        ({"cell": "elman", "factors": 3}, "factors: 3 is for cell mrnn, not elman"),
+        ({"cell": "mrnn", "factors": 0}, "factors: 0 must be greater than 0"),
+        ({"cell": "mrnn", "decay_init": 0.5}, "decay_init: 0.5 is for cell irlm, not mrnn"),
+        ({"cell": "irlm", "decay_init": 1.0}, "decay_init: 1.0 must be less than 1"),
+        ({"cell": "lstm", "activation": "tanh"}, "is not for cell lstm .the cell has its own: leave it unset"),
+        ({"cell": "elman", "activation": "linear"}, "is not for cell elman .it takes relu or tanh"),
+        ({"cell": "irlm", "activation": "sigmoid"}, '"sigmoid" is not one of relu, tanh, linear'),
+        ({"cell": "rnn"}, 'model.recurrent.cell: "rnn" is not one of'),
     ):
         with pytest.raises(ValueError, match=match):
-            TaggerConfig.of(**bad)
+            TaggerConfig.from_dict({"model": {"recurrent": bad}})
 
 
-@pytest.mark.parametrize("name, before", [("fast", False), ("accurate", True)])
-def test_configurations_written_before_the_cell_fields_load_and_keep_their_digest(name, before):
-    """``accurate`` was written before the cell fields existed, ``fast`` (retrained with a teacher) after."""
+@pytest.mark.parametrize("name", ["fast", "accurate"])
+def test_configurations_written_before_the_cell_fields_load_and_keep_their_digest(name):
+    """``accurate`` was exported before the cell fields existed, ``fast`` (retrained with a teacher) after: the
+    digest of each configuration is the one its meta.json records."""
     from opinion_tagger.export.onnx_export import config_digest
 
     data = json.loads((BUNDLED / name / "config.json").read_text())
-    assert ("activation" not in data) == before
     cfg = TaggerConfig.from_dict(data)
     assert (cfg.model.recurrent.activation, cfg.model.recurrent.factors, cfg.model.recurrent.decay_init) == (
         None,
@@ -219,7 +293,9 @@ def test_configurations_written_before_the_cell_fields_load_and_keep_their_diges
     )
     meta = json.loads((BUNDLED / name / "meta.json").read_text())
     assert config_digest(cfg) == meta["onnx"]["config_sha256"]
-    assert config_digest(cfg.replace(cell="irlm")) != config_digest(cfg.replace(cell="irlm", decay_init=0.5))
+    assert config_digest(cfg.replace({"model.recurrent.cell": "irlm"})) != config_digest(
+        cfg.replace({"model.recurrent.cell": "irlm", "model.recurrent.decay_init": 0.5})
+    )
 
 
 def test_train_options_set_the_cell_fields():
@@ -245,8 +321,16 @@ def test_irlm_memory_lengths_by_hand(tmp_path):
     from experiments import irlm_memory as memory
     from opinion_tagger.model.network import build_model
 
-    cfg = TaggerConfig.of(
-        cell="irlm", depth=2, hidden=3, budget=None, features="random", embedding_dim=4, decay_init=0.5
+    cfg = TaggerConfig.from_dict(
+        {
+            "model.recurrent.cell": "irlm",
+            "model.recurrent.depth": 2,
+            "model.recurrent.hidden": 3,
+            "model.recurrent.budget": None,
+            "model.embeddings.features": "random",
+            "model.embeddings.dim": 4,
+            "model.recurrent.decay_init": 0.5,
+        }
     )
     model = build_model(cfg, 6, 4)
     model.get_layer("birnn_2").backward_layer.cell.decay_raw.assign(np.arctanh([0.5, -0.75, 0.5]).astype("float32"))

@@ -14,20 +14,22 @@ from opinion_tagger.runtime.sentence_tagger import SentenceTagger  # noqa: E402
 from opinion_tagger.training.run import train  # noqa: E402
 
 # a BiLSTM over MiniLM tuned through rank-2 adapters, small enough for the sample corpus
-LORA_TINY = TaggerConfig.of(
-    task="joint",
-    depth=1,
-    cell="lstm",
-    hidden=8,
-    features="random",
-    embedding_dim=4,
-    contextual="minilm",
-    context_fine_tune=True,
-    context_lora_rank=2,
-    learning_rate=1e-3,
-    max_epochs=1,
-    batch_size=4,
-    jit_compile=False,
+LORA_TINY = TaggerConfig.from_dict(
+    {
+        "task": "joint",
+        "model.recurrent.depth": 1,
+        "model.recurrent.cell": "lstm",
+        "model.recurrent.hidden": 8,
+        "model.embeddings.features": "random",
+        "model.embeddings.dim": 4,
+        "model.encoder.name": "minilm",
+        "model.encoder.fine_tune": True,
+        "model.encoder.lora_rank": 2,
+        "training.optimizer.learning_rate": 1e-3,
+        "training.stopping.max_epochs": 1,
+        "training.batch_size": 4,
+        "training.jit_compile": False,
+    }
 )
 
 
@@ -65,17 +67,19 @@ def test_one_vector_per_word_and_pooling(encoder, tmp_path):
 @pytest.mark.integration
 def test_contextual_tagger_trains_and_reloads(sample_mpqa, tmp_path):
     sents = list(mpqa_sentences(MPQACorpus(sample_mpqa)))
-    cfg = TaggerConfig.of(
-        task="dse",
-        cell="lstm",
-        depth=1,
-        hidden=8,
-        features="random",
-        embedding_dim=8,
-        contextual="minilm",
-        max_epochs=2,
-        batch_size=4,
-        jit_compile=False,
+    cfg = TaggerConfig.from_dict(
+        {
+            "task": "dse",
+            "model.recurrent.cell": "lstm",
+            "model.recurrent.depth": 1,
+            "model.recurrent.hidden": 8,
+            "model.embeddings.features": "random",
+            "model.embeddings.dim": 8,
+            "model.encoder.name": "minilm",
+            "training.stopping.max_epochs": 2,
+            "training.batch_size": 4,
+            "training.jit_compile": False,
+        }
     )
     tagger, meta = train(cfg, sents, sents, tmp_path / "m", progress=False)
     words = [s.words for s in sents]
@@ -100,7 +104,7 @@ def test_encode_contextual_fills_the_shared_cache(sample_mpqa, tmp_path, capsys,
     cfg.write_text(f"""
 name: ctx
 data: {{source: mpqa, path: {sample_mpqa}}}
-model: {{cell: lstm, hidden: 4, features: random, embedding_dim: 4, contextual: minilm}}
+model: {{recurrent: {{cell: lstm, hidden: 4}}, embeddings: {{features: random, dim: 4}}, encoder: {{name: minilm}}}}
 grid: {{task: [dse, ese]}}
 """)
     runs = tmp_path / "runs"
@@ -141,22 +145,26 @@ def test_wordpiece_inputs_point_at_each_words_first_piece(encoder):
 @pytest.mark.integration
 def test_fine_tuned_encoder_trains_saves_and_reloads(sample_mpqa, tmp_path):
     sents = list(mpqa_sentences(MPQACorpus(sample_mpqa)))
-    cfg = TaggerConfig.of(
-        task="joint",
-        depth=0,
-        features="random",
-        embedding_dim=4,
-        contextual="minilm",
-        context_fine_tune=True,
-        learning_rate=5e-5,
-        lr_schedule="cosine",
-        max_epochs=1,
-        batch_size=4,
-        jit_compile=False,
+    cfg = TaggerConfig.from_dict(
+        {
+            "task": "joint",
+            "model.recurrent.depth": 0,
+            "model.embeddings.features": "random",
+            "model.embeddings.dim": 4,
+            "model.encoder.name": "minilm",
+            "model.encoder.fine_tune": True,
+            "training.optimizer.learning_rate": 5e-5,
+            "training.schedule.name": "cosine",
+            "training.stopping.max_epochs": 1,
+            "training.batch_size": 4,
+            "training.jit_compile": False,
+        }
     )
     train(cfg, sents, sents, tmp_path / "m", progress=False)
     # an interrupted run resumes from its checkpoint (encoder and optimizer state included)
-    tagger, meta = train(cfg.replace(max_epochs=2), sents, sents, tmp_path / "m", progress=False, resume=True)
+    tagger, meta = train(
+        cfg.replace({"training.stopping.max_epochs": 2}), sents, sents, tmp_path / "m", progress=False, resume=True
+    )
     assert [h["epoch"] for h in meta["training"]["history"]] == [1, 2]
     from opinion_tagger.model.minilm import build_encoder
 
@@ -177,7 +185,9 @@ def test_lora_tuned_encoder_bundle_holds_only_what_training_changed(sample_mpqa,
     cfg = LORA_TINY
     train(cfg, sents, sents, tmp_path / "m", progress=False)
     # an interrupted run resumes from its checkpoint: the adapters are rebuilt, not lost
-    tagger, meta = train(cfg.replace(max_epochs=2), sents, sents, tmp_path / "m", progress=False, resume=True)
+    tagger, meta = train(
+        cfg.replace({"training.stopping.max_epochs": 2}), sents, sents, tmp_path / "m", progress=False, resume=True
+    )
     assert [h["epoch"] for h in meta["training"]["history"]] == [1, 2]
     encoder = tagger.network.model.get_layer("minilm")
     from opinion_tagger.model.minilm import build_encoder
@@ -239,7 +249,9 @@ def test_lora_crf_run_resumed_after_a_kill_equals_the_uninterrupted_one(sample_m
     from opinion_tagger.training.trainer import Trainer
 
     sents = list(mpqa_sentences(MPQACorpus(sample_mpqa)))
-    cfg = LORA_TINY.replace(output="crf", lr_schedule="cosine", max_epochs=2)
+    cfg = LORA_TINY.replace(
+        {"model.head.output": "crf", "training.schedule.name": "cosine", "training.stopping.max_epochs": 2}
+    )
 
     class Killed(Exception):
         pass

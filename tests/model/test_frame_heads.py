@@ -16,7 +16,7 @@ def trained(tmp_path_factory):
     from opinion_tagger.training.run import train
 
     out = tmp_path_factory.mktemp("frames") / "bundle"
-    cfg = TaggerConfig.of(**TINY, max_epochs=60)
+    cfg = TaggerConfig.from_dict({**TINY, "training.stopping.max_epochs": 60})
     tagger, meta = train(cfg, sentences(), [], out, progress=False)
     return cfg, tagger, out
 
@@ -155,11 +155,13 @@ def test_frames_off_leave_the_network_and_its_digest_as_they_were():
     from opinion_tagger.model.network import build_model, build_training_model
     from opinion_tagger.runtime.bundle import config_digest
 
-    plain = TaggerConfig.of(**{k: v for k, v in TINY.items() if not k.startswith("frame")})
-    assert config_digest(plain) == config_digest(plain.replace(frame_weight=0.5, frame_both="keep"))
-    assert config_digest(plain) != config_digest(plain.replace(frames=True))
+    plain = TaggerConfig.from_dict({k: v for k, v in TINY.items() if not k.startswith("model.frames.")})
+    assert config_digest(plain) == config_digest(
+        plain.replace({"model.frames.weight": 0.5, "model.frames.both": "keep"})
+    )
+    assert config_digest(plain) != config_digest(plain.replace({"model.frames.enabled": True}))
     assert set(build_training_model(plain, 10, 8).output) == {"DSE", "ESE"}
-    with_frames = TaggerConfig.of(**TINY)
+    with_frames = TaggerConfig.from_dict({**TINY})
     assert set(build_model(with_frames, 10, 8).output) == {"DSE", "ESE", "states"}
     names = set(build_training_model(with_frames, 10, 8).output)
     assert names == {"DSE", "ESE", "DSE_polarity", "DSE_intensity", "ESE_polarity", "ESE_intensity"} | {
@@ -172,7 +174,9 @@ def test_frame_targets_of_a_batch():
     from opinion_tagger.training.frame_data import frame_batch
 
     sents = sentences()
-    cfg = TaggerConfig.of(**TINY, frame_both="neutral", frame_dse_intensity="expression-intensity")
+    cfg = TaggerConfig.from_dict(
+        {**TINY, "model.frames.both": "neutral", "model.frames.dse_intensity": "expression-intensity"}
+    )
     spans, y = frame_batch(cfg, sents, [0, 2], 3, 8)
     assert spans["DSE_spans"].shape == (3, 4, 2) and spans["DSE_spans"][:, 0].tolist() == [[1, 2], [1, 2], [0, 0]]
     assert y["DSE_polarity"][:, 0].tolist() == [0, 1, -1]  # neutral, negative (of neutral, negative, positive)
@@ -187,15 +191,29 @@ def test_frames_need_the_keras_trainer_and_frames_in_the_data(tmp_path):
     from opinion_tagger.errors import TaggerError
     from opinion_tagger.training.run import train
 
-    fast = TaggerConfig.of(**TINY, trainer="fast", max_epochs=1)
+    fast = TaggerConfig.from_dict({**TINY, "training.trainer": "fast", "training.stopping.max_epochs": 1})
     with pytest.raises(TaggerError, match="the fast trainer trains no frame heads"):
         train(fast, sentences(), [], tmp_path / "f", progress=False)
-    copies = TaggerConfig.of(**TINY, max_epochs=1, teacher=str(tmp_path / "t"), distill_weight=0.5, distill_copies=1)
+    copies = TaggerConfig.from_dict(
+        {
+            **TINY,
+            "training.stopping.max_epochs": 1,
+            "training.distillation.teacher": str(tmp_path / "t"),
+            "training.distillation.weight": 0.5,
+            "training.distillation.copies": 1,
+        }
+    )
     with pytest.raises(TaggerError, match="which noisy copies have not"):
         train(copies, sentences(), [], tmp_path / "c", progress=False)
     bare = [Sentence(s.tokens, s.tags, s.doc, s.index, s.text) for s in sentences()]
     with pytest.raises(TaggerError, match="which 4 of 4 training sentences lack"):
-        train(TaggerConfig.of(**TINY, max_epochs=1), bare, [], tmp_path / "m", progress=False)
+        train(
+            TaggerConfig.from_dict({**TINY, "training.stopping.max_epochs": 1}),
+            bare,
+            [],
+            tmp_path / "m",
+            progress=False,
+        )
 
 
 @pytest.mark.parametrize("cell, output", [("mrnn", "softmax"), ("gru", "crf")])
@@ -211,7 +229,7 @@ def test_every_network_exports_its_states(cell, output, tmp_path):
     from opinion_tagger.runtime.vocabulary import PAD, UNK, Vocabulary
 
     vocab = Vocabulary([PAD, UNK, *sorted({w.lower() for text, _, _ in DATA for w in text.split()})])
-    cfg = TaggerConfig.of(**{**TINY, "cell": cell, "output": output})
+    cfg = TaggerConfig.from_dict({**TINY, "model.recurrent.cell": cell, "model.head.output": output})
     trained = build_training_model(cfg, len(vocab), cfg.word_dim)
     for t in ("DSE", "ESE"):  # every word a span of its own (tag B), for the heads to run on
         dense = trained.get_layer(t if output == "softmax" else f"{t}_emissions")
@@ -293,8 +311,8 @@ def test_detached_heads_leave_the_tags_as_a_network_without_heads_learns_them(tm
 
     words = [s.words for s in sentences()]
     runs = {}
-    for name, extra in (("none", dict(frames=False)), ("detached", dict(frame_detach=True))):
-        cfg = TaggerConfig.of(**{**TINY, **extra}, max_epochs=8, seed=3)
+    for name, extra in (("none", {"model.frames.enabled": False}), ("detached", {"model.frames.detach": True})):
+        cfg = TaggerConfig.from_dict({**TINY, **extra, "training.stopping.max_epochs": 8, "training.seed": 3})
         tagger, meta = train(cfg, sentences(), [], tmp_path / name, progress=False)
         runs[name] = (tagger.predict(words), meta["training"]["history"])
     (plain, plain_history), (detached, history) = runs["none"], runs["detached"]

@@ -294,17 +294,19 @@ def test_mpnet_lora_tagger_exports_to_onnx_equal_to_keras(tmp_path):
     from opinion_tagger.runtime.vocabulary import Vocabulary
 
     mpnet_weights()
-    cfg = TaggerConfig.of(
-        task="joint",
-        cell="lstm",
-        depth=1,
-        hidden=8,
-        features="random",
-        embedding_dim=8,
-        contextual="mpnet",
-        context_fine_tune=True,
-        context_lora_rank=4,
-        output="crf",
+    cfg = TaggerConfig.from_dict(
+        {
+            "task": "joint",
+            "model.recurrent.cell": "lstm",
+            "model.recurrent.depth": 1,
+            "model.recurrent.hidden": 8,
+            "model.embeddings.features": "random",
+            "model.embeddings.dim": 8,
+            "model.encoder.name": "mpnet",
+            "model.encoder.fine_tune": True,
+            "model.encoder.lora_rank": 4,
+            "model.head.output": "crf",
+        }
     )
     vocab = Vocabulary(["<pad>", "<unk>", "the", "plan", "was", "robbery", ".", "officials", "said", "so"])
     model = build_model(cfg, len(vocab), 8)
@@ -350,7 +352,9 @@ def test_download_checks_an_assembled_copy(capsys):
 def test_config_reads_mpnet_only_inside_the_network():
     from opinion_tagger.config import TaggerConfig
 
-    with pytest.raises(ValueError, match="contextual: mpnet is read inside the network"):
-        TaggerConfig.of(contextual="mpnet")
-    cfg = TaggerConfig.of(contextual="mpnet", context_fine_tune=True, context_lora_rank=64)
+    with pytest.raises(ValueError, match="model.encoder.name: mpnet is read inside the network"):
+        TaggerConfig.from_dict({"model.encoder.name": "mpnet"})
+    cfg = TaggerConfig.from_dict(
+        {"model.encoder.name": "mpnet", "model.encoder.fine_tune": True, "model.encoder.lora_rank": 64}
+    )
     assert TaggerConfig.from_dict(cfg.to_dict()) == cfg

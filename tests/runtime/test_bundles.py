@@ -9,7 +9,7 @@ import warnings
 
 import pytest
 
-from opinion_tagger.config import TaggerConfig
+from opinion_tagger.config import FAST_ONLY, TaggerConfig
 from opinion_tagger.errors import BundleError
 from opinion_tagger.export.bundle_writer import add_manifest
 from opinion_tagger.paths import BUNDLED
@@ -27,9 +27,10 @@ def bundle(tmp_path):
     return shutil.copytree(FAST, tmp_path / "bundle")
 
 
-def edit_config(bundle, **changes):
+def edit_config(bundle, changes):
     file = bundle / "config.json"
-    file.write_text(json.dumps({**json.loads(file.read_text()), **changes}, indent=2))
+    config = TaggerConfig.from_dict(json.loads(file.read_text())).replace(changes)
+    file.write_text(json.dumps(config.to_dict(), indent=2))
 
 
 def refused(bundle, backend="onnx") -> str:
@@ -56,36 +57,41 @@ def test_bundled_model_verifies_without_warning():
 
 
 # a CRF output needs the Keras trainer, whose configuration has none of the fast trainer's recipe fields
-KERAS_TRAINER = dict(
-    trainer="keras",
-    o_weight=1.0,
-    loss_sum=False,
-    output_lr_scale=1.0,
-    lr_decay=1.0,
-    l2=0.0,
-    activation_l2=0.0,
-    eval_every=1,
-    teacher=None,  # the bundled fast model is distilled, with noisy copies of its text
-    distill_weight=0.0,
-    distill_copies=0,
-    distill_noise=TaggerConfig().flat()["distill_noise"],
-)
+KERAS_TRAINER = {
+    "training.trainer": "keras",
+    "training.o_weight": 1.0,
+    **FAST_ONLY,
+    # the bundled fast model is distilled, with noisy copies of its text
+    "training.distillation": TaggerConfig().training.distillation.model_dump(),
+}
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize(
     "changes, field, detail",
     [
-        (dict(depth=2), "field depth", "depth 2 but model.keras has 3"),
-        (dict(task="dse"), "field task", "task types ['DSE'] but model.keras has ['DSE', 'ESE']"),
-        (dict(cell="lstm"), "field cell", "cell 'lstm' but model.keras has 'elman'"),
-        (dict(budget=None, hidden=50), "field hidden/budget", "hidden size 50 but model.keras has 100"),
-        (dict(output="crf", **KERAS_TRAINER), "field output", "output 'crf' but model.keras has 'softmax'"),
-        (dict(features="random", embedding_dim=20), "field features/embedding_dim", "dim 20 but model.keras has 50"),
+        ({"model.recurrent.depth": 2}, "field model.recurrent.depth", "depth 2 but model.keras has 3"),
+        ({"task": "dse"}, "field task", "task types ['DSE'] but model.keras has ['DSE', 'ESE']"),
+        ({"model.recurrent.cell": "lstm"}, "field model.recurrent.cell", "cell 'lstm' but model.keras has 'elman'"),
+        (
+            {"model.recurrent.budget": None, "model.recurrent.hidden": 50},
+            "field model.recurrent.hidden/budget",
+            "hidden size 50 but model.keras has 100",
+        ),
+        (
+            {"model.head.output": "crf", **KERAS_TRAINER},
+            "field model.head.output",
+            "output 'crf' but model.keras has 'softmax'",
+        ),
+        (
+            {"model.embeddings.features": "random", "model.embeddings.dim": 20},
+            "field model.embeddings.features/dim",
+            "dim 20 but model.keras has 50",
+        ),
     ],
 )
 def test_config_that_disagrees_with_the_network_is_refused(bundle, backend, changes, field, detail):
-    edit_config(bundle, **changes)
+    edit_config(bundle, changes)
     message = refused(bundle, backend)
     assert message.startswith(f"{bundle / 'config.json'}: {field} gives ")
     assert detail in message
@@ -96,9 +102,11 @@ def test_config_that_disagrees_with_the_network_is_refused(bundle, backend, chan
     [
         ("{not json", "not valid JSON"),
         ("[1, 2, 3]", "expected a JSON object, found list"),
-        ('{"depth": 3, "colour": "red"}', "unknown keys colour"),
-        ('{"depth": 9}', "depth must be"),
-        ('{"cell": 5}', "cell must be one of"),
+        ('{"version": 2, "model": {"recurrent": {"depth": 3, "colour": "red"}}}', "model.recurrent.colour: unknown"),
+        ('{"model": {"recurrent": {"depth": 9}}}', "model.recurrent.depth: 9 must be 5 or less"),
+        ('{"model": {"recurrent": {"cell": 5}}}', "model.recurrent.cell: 5 is not a string"),
+        ('{"model": {"frames": {"enabled": "false"}}}', 'model.frames.enabled: "false" is not a boolean'),
+        ('{"cell": "lstmm"}', 'model.recurrent.cell: "lstmm" is not one of elman, lstm'),  # version 1
     ],
 )
 def test_garbage_in_config_json_is_reported_against_config_json(bundle, text, detail):
@@ -151,7 +159,7 @@ def test_a_bundle_without_model_onnx_is_refused_with_the_command_that_adds_it(bu
 def test_truncated_config_is_named(bundle):
     file = bundle / "config.json"
     file.write_bytes(file.read_bytes()[:96])
-    assert refused(bundle, "keras").startswith(f"{file}: not valid JSON (Unterminated string")
+    assert refused(bundle, "keras").startswith(f"{file}: not valid JSON (")
 
 
 def test_garbage_meta_json_and_manifest_are_named(bundle):

@@ -24,20 +24,22 @@ def model_dir(tmp_path_factory):
     root = make_sample.write_sample(tmp_path_factory.mktemp("data") / "mpqa")
     sents = list(mpqa_sentences(MPQACorpus(root)))
     out = tmp_path_factory.mktemp("model") / "joint"
-    cfg = TaggerConfig.of(
-        task="joint",
-        cell="elman",
-        depth=1,
-        hidden=16,
-        features="random",
-        embedding_dim=16,
-        input_dropout=0,
-        dropout=0,
-        learning_rate=0.03,
-        batch_size=4,
-        max_epochs=40,
-        patience=40,
-        jit_compile=False,
+    cfg = TaggerConfig.from_dict(
+        {
+            "task": "joint",
+            "model.recurrent.cell": "elman",
+            "model.recurrent.depth": 1,
+            "model.recurrent.hidden": 16,
+            "model.embeddings.features": "random",
+            "model.embeddings.dim": 16,
+            "model.recurrent.input_dropout": 0,
+            "model.recurrent.dropout": 0,
+            "training.optimizer.learning_rate": 0.03,
+            "training.batch_size": 4,
+            "training.stopping.max_epochs": 40,
+            "training.stopping.patience": 40,
+            "training.jit_compile": False,
+        }
     )
     train(cfg, sents, sents, out, progress=False)
     return out

@@ -138,7 +138,16 @@ def frame_bundle(tmp_path_factory):
     from opinion_tagger.model.network import build_model, build_training_model
     from opinion_tagger.runtime.vocabulary import PAD, UNK, Vocabulary
 
-    cfg = TaggerConfig.of(task="joint", depth=1, hidden=8, features="random", embedding_dim=8, frames=True)
+    cfg = TaggerConfig.from_dict(
+        {
+            "task": "joint",
+            "model.recurrent.depth": 1,
+            "model.recurrent.hidden": 8,
+            "model.embeddings.features": "random",
+            "model.embeddings.dim": 8,
+            "model.frames.enabled": True,
+        }
+    )
     vocab = Vocabulary([PAD, UNK, *sorted({w.lower() for w, _, _ in WORDS})])
     trained = build_training_model(cfg, len(vocab), 8)
     for t in ("DSE", "ESE"):

@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from conftest import TINY_NETWORK
 
 from opinion_tagger.config import TaggerConfig
 from opinion_tagger.corpus import MPQACorpus
@@ -9,36 +10,28 @@ from opinion_tagger.corpus.auxiliary import add_auxiliary_tags
 from opinion_tagger.corpus.sources import load_documents
 from opinion_tagger.errors import TaggerError
 
-TINY = dict(
-    task="joint",
-    cell="elman",
-    depth=1,
-    hidden=8,
-    input_dropout=0.0,
-    dropout=0.0,
-    learning_rate=0.02,
-    batch_size=4,
-    features="random",
-    embedding_dim=8,
-)
+TINY = {**TINY_NETWORK, "task": "joint", "model.recurrent.cell": "elman", "training.optimizer.learning_rate": 0.02}
 
 
 @pytest.mark.parametrize(
     "values, message",
     [
-        ({"auxiliary": "agent,speaker"}, "auxiliary takes distinct types"),
-        ({"auxiliary": "ose,OSE"}, "auxiliary takes distinct types"),
-        ({"auxiliary": "ose", "trainer": "fast"}, "auxiliary heads need trainer: keras"),
-        ({"auxiliary": "ose", "auxiliary_weight": 0.0}, "auxiliary_weight must be positive"),
+        ({"model.auxiliary.types": "agent,speaker"}, '"agent,speaker" must name distinct types among AGENT'),
+        ({"model.auxiliary.types": "ose,OSE"}, 'types: "ose,OSE" must name distinct types'),
+        ({"model.auxiliary.types": "ose", "training.trainer": "fast"}, "auxiliary heads need training.trainer: keras"),
+        (
+            {"model.auxiliary.types": "ose", "model.auxiliary.weight": 0.0},
+            "model.auxiliary.weight: 0.0 must be greater than 0",
+        ),
     ],
 )
 def test_config_rejects_bad_auxiliary_settings(values, message):
     with pytest.raises(ValueError, match=message):
-        TaggerConfig.of(**values)
+        TaggerConfig.from_dict(values)
 
 
 def test_config_names_the_auxiliary_types_after_the_tagged_ones():
-    cfg = TaggerConfig.of(task="joint", auxiliary=" agent, ose")
+    cfg = TaggerConfig.from_dict({"task": "joint", "model.auxiliary.types": " agent, ose"})
     assert cfg.auxiliary_types == ("AGENT", "OSE")
     assert cfg.trained_types == ("DSE", "ESE", "AGENT", "OSE")
     assert TaggerConfig().trained_types == ("DSE",)
@@ -54,7 +47,7 @@ def test_auxiliary_losses_are_weighted():
     losses = {}
     weights = None
     for w in (0.25, 0.5, 1.0):
-        cfg = TaggerConfig.of(**TINY, auxiliary="ose", auxiliary_weight=w)
+        cfg = TaggerConfig.from_dict({**TINY, "model.auxiliary.types": "ose", "model.auxiliary.weight": w})
         model = build_model(cfg, 6, 8, auxiliary=True)
         assert set(model.output_names) >= {"DSE", "ESE", "OSE"}
         if weights is None:
@@ -74,7 +67,9 @@ def test_a_tagger_trained_with_an_auxiliary_head_keeps_only_its_types(sample_mpq
     docs = load_documents("mpqa", sample_mpqa)
     add_auxiliary_tags(docs, MPQACorpus(sample_mpqa), ("OSE",), "mpqa")
     sents = [s for ss in docs.values() for s in ss]
-    cfg = TaggerConfig.of(**TINY, auxiliary="ose", max_epochs=3, patience=3)
+    cfg = TaggerConfig.from_dict(
+        {**TINY, "model.auxiliary.types": "ose", "training.stopping.max_epochs": 3, "training.stopping.patience": 3}
+    )
     tagger, meta = train(cfg, sents, sents, tmp_path / "aux", progress=False)
     loaded = SentenceTagger.load(tmp_path / "aux", backend="keras")
     assert set(loaded.network.model.output_names) == {"DSE", "ESE"}
@@ -105,4 +100,7 @@ def test_the_cli_trains_with_auxiliary_heads_and_records_their_tags(sample_mpqa,
     assert json.loads((out / "config.json").read_text())["model"]["auxiliary"]["weight"] == 0.3
     capsys.readouterr()
     assert main([*argv, "--auxiliary", "speaker", "--out", str(tmp_path / "bad")]) == 2
-    assert "auxiliary takes distinct types among AGENT, TARGET, ATTITUDE, OSE" in capsys.readouterr().err
+    assert (
+        'model.auxiliary.types: "speaker" must name distinct types among AGENT, TARGET, ATTITUDE, OSE'
+        in capsys.readouterr().err
+    )

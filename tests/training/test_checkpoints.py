@@ -20,18 +20,20 @@ from opinion_tagger.training.trainer import Trainer
 
 ROOT = Path(__file__).resolve().parents[2]
 # dropout stays on: resuming must repeat the dropout masks too
-TINY = TaggerConfig.of(
-    task="joint",
-    cell="elman",
-    depth=1,
-    hidden=8,
-    features="random",
-    embedding_dim=8,
-    batch_size=2,
-    learning_rate=0.02,
-    max_epochs=4,
-    patience=10,
-    jit_compile=False,
+TINY = TaggerConfig.from_dict(
+    {
+        "task": "joint",
+        "model.recurrent.cell": "elman",
+        "model.recurrent.depth": 1,
+        "model.recurrent.hidden": 8,
+        "model.embeddings.features": "random",
+        "model.embeddings.dim": 8,
+        "training.batch_size": 2,
+        "training.optimizer.learning_rate": 0.02,
+        "training.stopping.max_epochs": 4,
+        "training.stopping.patience": 10,
+        "training.jit_compile": False,
+    }
 )
 
 

@@ -27,8 +27,12 @@ from opinion_tagger.training.run import train
 
 out = sys.argv[2]
 sents = list(mpqa_sentences(MPQACorpus(make_sample.write_sample(out + "/mpqa"))))
-cfg = TaggerConfig.of(task="joint", cell="elman", depth=1, hidden=12, input_dropout=0.0, dropout=0.0,
-                   learning_rate=0.02, batch_size=4, features="random", embedding_dim=12, max_epochs=6, patience=6)
+cfg = TaggerConfig.from_dict({
+    "task": "joint",
+    "model.recurrent": {"cell": "elman", "depth": 1, "hidden": 12, "input_dropout": 0.0, "dropout": 0.0},
+    "model.embeddings": {"features": "random", "dim": 12},
+    "training": {"batch_size": 4, "optimizer": {"learning_rate": 0.02}, "stopping": {"max_epochs": 6, "patience": 6}},
+})
 res = {"devices": jax.device_count()}
 _, one = train(cfg, sents, sents, out + "/one", progress=False)
 tagger, two = train_data_parallel(cfg, sents, sents, out + "/two", devices="2", progress=False)
@@ -76,7 +80,15 @@ def test_devices_needs_jax_and_an_even_split():
     from opinion_tagger.training.data_parallel import data_parallel, select_devices, train_data_parallel
 
     with pytest.raises(TaggerError, match="runs on one device"):
-        train_data_parallel(TaggerConfig.of(trainer="fast", cell="elman", output="softmax"), [], [], "unused", "2")
+        train_data_parallel(
+            TaggerConfig.from_dict(
+                {"training.trainer": "fast", "model.recurrent.cell": "elman", "model.head.output": "softmax"}
+            ),
+            [],
+            [],
+            "unused",
+            "2",
+        )
     if keras.backend.backend() != "jax":
         with pytest.raises(TaggerError, match="needs the JAX backend"):
             select_devices("2")

@@ -19,18 +19,19 @@ from opinion_tagger.training import fast_network as ft  # noqa: E402
 from opinion_tagger.training import fast_trainer  # noqa: E402
 
 VOCAB = 12
+# a small network the fast trainer trains: random word vectors, its hidden size in units
+SMALL = {"model.embeddings.features": "random", "model.recurrent.budget": None, "training.trainer": "fast"}
+NO_DROPOUT = {"model.recurrent.input_dropout": 0, "model.recurrent.dropout": 0}
+SIX_EPOCHS = {"training.batch_size": 8, "training.stopping": {"max_epochs": 6, "eval_every": 2, "patience": 0}}
 # a one-layer network of two units with summed, O-weighted losses: the configuration of the losses by hand
-BY_HAND = TaggerConfig.of(
-    task="dse",
-    depth=1,
-    hidden=2,
-    budget=None,
-    trainer="fast",
-    features="random",
-    input_dropout=0,
-    dropout=0,
-    o_weight=0.5,
-    loss_sum=True,
+BY_HAND = TaggerConfig.from_dict(
+    {
+        "task": "dse",
+        **SMALL,
+        **NO_DROPOUT,
+        "model.recurrent": {"depth": 1, "hidden": 2},
+        "training": {"o_weight": 0.5, "fast": {"loss_sum": True}},
+    }
 )
 
 
@@ -109,6 +110,18 @@ def _compare_grads(model, cfg, kgrads, fgrads):
 RECURRENT = {"elman": "U", "lstm": "U", "gru": "U", "mrnn": "W_fh", "irlm": "decay_raw"}  # what carries h_{t-1}
 
 
+# the models trained together in the tests below: one layer of 5 units, plain SGD, dev scored every other epoch
+TOGETHER = {
+    "task": "dse",
+    **SMALL,
+    **NO_DROPOUT,
+    "model.recurrent": {"depth": 1, "hidden": 5},
+    "training.batch_size": 8,
+    "training.optimizer": {"name": "sgd", "momentum": 0.7, "learning_rate": 0.05},
+    "training.stopping": {"eval_every": 2, "patience": 0},
+}
+
+
 @pytest.mark.parametrize(
     "depth,cell,extra",
     [
@@ -117,23 +130,20 @@ RECURRENT = {"elman": "U", "lstm": "U", "gru": "U", "mrnn": "W_fh", "irlm": "dec
         (2, "lstm", {}),
         (2, "gru", {}),
         (2, "mrnn", {}),
-        (2, "mrnn", {"factors": 3, "activation": "relu"}),
+        (2, "mrnn", {"model.recurrent.factors": 3, "model.recurrent.activation": "relu"}),
         (2, "irlm", {}),
-        (2, "irlm", {"activation": "tanh", "decay_init": 0.5}),
+        (2, "irlm", {"model.recurrent.activation": "tanh", "model.recurrent.decay_init": 0.5}),
     ],
 )
 def test_loss_and_gradients_equal_the_keras_model(depth, cell, extra):
-    cfg = TaggerConfig.of(
-        task="joint",
-        depth=depth,
-        hidden=4,
-        budget=None,
-        trainer="fast",
-        features="random",
-        input_dropout=0,
-        dropout=0,
-        cell=cell,
-        **extra,
+    cfg = TaggerConfig.from_dict(
+        {
+            "task": "joint",
+            **SMALL,
+            **NO_DROPOUT,
+            "model.recurrent": {"cell": cell, "depth": depth, "hidden": 4},
+            **extra,
+        }
     )
     model = _model(cfg)
     ids, tags = _batch()
@@ -146,7 +156,7 @@ def test_loss_and_gradients_equal_the_keras_model(depth, cell, extra):
 
 
 def test_o_weight_and_summed_loss_equal_keras_sample_weights():
-    cfg = BY_HAND.replace(task="joint", depth=2, hidden=4)
+    cfg = BY_HAND.replace({"task": "joint", "model.recurrent.depth": 2, "model.recurrent.hidden": 4})
     model = _model(cfg)
     ids, tags = _batch()
     k_loss, k_grads = _keras_loss_and_grads(model, cfg, ids, tags, weighted_sum=True)
@@ -164,14 +174,12 @@ def test_o_weight_by_hand():
     ids = np.array([[2, 3, 4]], dtype="int32")
     tags = {"DSE": np.array([[0, 1, 2]], dtype="int32")}  # O (weight 0.5), B, I
     assert float(ft.loss_fn(params, frozen, ids, tags, cfg)) == pytest.approx(2.5 * np.log(3), rel=1e-6)
-    mean = cfg.replace(loss_sum=False)  # averaged over the 3 real tokens
+    mean = cfg.replace({"training.fast.loss_sum": False})  # averaged over the 3 real tokens
     assert float(ft.loss_fn(params, frozen, ids, tags, mean)) == pytest.approx(2.5 * np.log(3) / 3, rel=1e-6)
 
 
 def test_penalties_by_hand():
-    cfg = TaggerConfig.of(
-        task="dse", depth=2, hidden=3, budget=None, trainer="fast", features="random", input_dropout=0, dropout=0
-    )
+    cfg = TaggerConfig.from_dict({"task": "dse", **SMALL, **NO_DROPOUT, "model.recurrent": {"depth": 2, "hidden": 3}})
     model = _model(cfg)
     params, frozen = ft.params_from_model(model, cfg)
     ids, tags = _batch()
@@ -179,20 +187,28 @@ def test_penalties_by_hand():
     base = float(ft.loss_fn(params, frozen, ids, tags, cfg))
     weights = [w for k in range(1, 3) for w in model.get_layer(f"birnn_{k}").get_weights()]
     weights += model.get_layer("DSE").get_weights()  # the embedding is not penalised
-    l2 = float(ft.loss_fn(params, frozen, ids, tags, cfg.replace(l2=0.01)))
+    l2 = float(ft.loss_fn(params, frozen, ids, tags, cfg.replace({"training.fast.l2": 0.01})))
     assert l2 - base == pytest.approx(0.005 * sum(float((w.astype("float64") ** 2).sum()) for w in weights), rel=1e-4)
     # activation penalty: the Keras layers' outputs at the real tokens
     sub = keras.Model(model.inputs[0], [model.get_layer("birnn_1").output, model.get_layer("birnn_2").output])
     mask = (ids != 0)[..., None]
     squares = sum(float((np.asarray(h, "float64") ** 2 * mask).sum()) for h in sub(ids))
-    act = float(ft.loss_fn(params, frozen, ids, tags, cfg.replace(activation_l2=0.02)))
+    act = float(ft.loss_fn(params, frozen, ids, tags, cfg.replace({"training.fast.activation_l2": 0.02})))
     assert act - base == pytest.approx(0.01 * squares, rel=1e-4)
 
 
 def test_optimizer_steps_by_hand():
     """SGD: v = lr_k g + momentum v, w -= v; lr_k = lr * decay^k; the output layer at output_lr_scale."""
-    cfg = TaggerConfig.of(
-        trainer="fast", optimizer="sgd", learning_rate=0.1, momentum=0.5, lr_decay=0.9, output_lr_scale=0.1, clipnorm=0
+    cfg = TaggerConfig.from_dict(
+        {
+            "training.trainer": "fast",
+            "training.optimizer.name": "sgd",
+            "training.optimizer.learning_rate": 0.1,
+            "training.optimizer.momentum": 0.5,
+            "training.fast.lr_decay": 0.9,
+            "training.fast.output_lr_scale": 0.1,
+            "training.optimizer.clipnorm": 0,
+        }
     )
     opt = ft.optimizer(cfg)
     params = {"emb": jnp.zeros(2), "layers": [{"W": jnp.ones(2)}], "heads": {"DSE": {"W": jnp.ones(1)}}}
@@ -218,7 +234,15 @@ def test_optimizer_steps_by_hand():
 
 
 def test_clipnorm_clips_each_weight():
-    cfg = TaggerConfig.of(trainer="fast", optimizer="sgd", learning_rate=1.0, momentum=0.0, clipnorm=1.0)
+    cfg = TaggerConfig.from_dict(
+        {
+            "training.trainer": "fast",
+            "training.optimizer.name": "sgd",
+            "training.optimizer.learning_rate": 1.0,
+            "training.optimizer.momentum": 0.0,
+            "training.optimizer.clipnorm": 1.0,
+        }
+    )
     opt = ft.optimizer(cfg)
     params = {"emb": jnp.zeros(2), "layers": [{"W": jnp.zeros(2)}], "heads": {"DSE": {"W": jnp.zeros(1)}}}
     grads = {
@@ -256,22 +280,16 @@ def test_fast_training_writes_a_bundle_that_tags_like_the_fast_path(tmp_path):
     from opinion_tagger.training.stopping import dev_score
 
     train_s, dev_s = _said_and_fears()
-    cfg = TaggerConfig.of(
-        task="dse",
-        depth=2,
-        hidden=6,
-        budget=None,
-        trainer="fast",
-        features="random",
-        optimizer="adam",
-        learning_rate=0.02,
-        o_weight=0.5,
-        l2=1e-4,
-        activation_l2=1e-4,
-        batch_size=8,
-        max_epochs=6,
-        eval_every=2,
-        patience=0,
+    cfg = TaggerConfig.from_dict(
+        {
+            "task": "dse",
+            **SMALL,
+            **SIX_EPOCHS,
+            "model.recurrent": {"depth": 2, "hidden": 6},
+            "training.o_weight": 0.5,
+            "training.optimizer": {"name": "adam", "learning_rate": 0.02},
+            "training.fast": {"l2": 1e-4, "activation_l2": 1e-4},
+        }
     )
     _, meta = train(cfg, train_s, dev_s, tmp_path / "a", progress=False)
     for backend in ("keras", "onnx"):
@@ -287,7 +305,13 @@ def test_fast_training_writes_a_bundle_that_tags_like_the_fast_path(tmp_path):
     # training continues from a bundle: its weights are the starting point (a step too small to move them
     # keeps its dev score), and a different network is refused
     _, cont = train(
-        cfg.replace(learning_rate=1e-12, max_epochs=1, eval_every=1),
+        cfg.replace(
+            {
+                "training.optimizer.learning_rate": 1e-12,
+                "training.stopping.max_epochs": 1,
+                "training.stopping.eval_every": 1,
+            }
+        ),
         train_s,
         dev_s,
         tmp_path / "c",
@@ -296,17 +320,27 @@ def test_fast_training_writes_a_bundle_that_tags_like_the_fast_path(tmp_path):
     )
     assert dev_score(cont["scores"]["dev"]) == pytest.approx(dev_score(meta["scores"]["dev"]), abs=1e-9)
     with pytest.raises(TaggerError, match="only with the bundle's network"):
-        train(cfg.replace(hidden=7), train_s, dev_s, tmp_path / "d", progress=False, init=tmp_path / "a")
+        train(
+            cfg.replace({"model.recurrent.hidden": 7}),
+            train_s,
+            dev_s,
+            tmp_path / "d",
+            progress=False,
+            init=tmp_path / "a",
+        )
 
 
 def test_config_rules():
-    with pytest.raises(ValueError, match="l2.*need trainer: fast"):
-        TaggerConfig.of(l2=1e-4, o_weight=0.5)  # the O weight works with both trainers
+    with pytest.raises(ValueError, match=r"training.fast.l2: 0.0001 needs training.trainer: fast"):
+        TaggerConfig.from_dict({"training.fast.l2": 1e-4, "training.o_weight": 0.5})  # O weight: both trainers
     with pytest.raises(ValueError, match="softmax output"):
-        TaggerConfig.of(trainer="fast", output="crf")
-    with pytest.raises(ValueError, match="lr_decay"):
-        TaggerConfig.of(trainer="fast", lr_decay=1.5)
-    assert TaggerConfig.of(trainer="fast", patience=0).training.stopping.patience == 0
+        TaggerConfig.from_dict({"training.trainer": "fast", "model.head.output": "crf"})
+    with pytest.raises(ValueError, match=r"training.fast.lr_decay: 1.5 must be 1 or less"):
+        TaggerConfig.from_dict({"training.trainer": "fast", "training.fast.lr_decay": 1.5})
+    assert (
+        TaggerConfig.from_dict({"training.trainer": "fast", "training.stopping.patience": 0}).training.stopping.patience
+        == 0
+    )
 
 
 def test_epoch_plan_covers_every_sentence_once_with_aligned_lengths():
@@ -348,23 +382,7 @@ def test_models_trained_together_equal_models_trained_alone(tmp_path):
         return out
 
     a, b, dev = data(40, 0), data(40, 100), data(15, 200)
-    cfg = TaggerConfig.of(
-        task="dse",
-        depth=1,
-        hidden=5,
-        budget=None,
-        trainer="fast",
-        features="random",
-        optimizer="sgd",
-        momentum=0.7,
-        learning_rate=0.05,
-        batch_size=8,
-        max_epochs=4,
-        eval_every=2,
-        patience=0,
-        input_dropout=0,
-        dropout=0,
-    )
+    cfg = TaggerConfig.from_dict({**TOGETHER, "training.stopping.max_epochs": 4})
     together = train_fast_together(cfg, [(a, dev, tmp_path / "ja"), (b, dev, tmp_path / "jb")], progress=False)
     for (train_s, name), (_, meta) in zip(((a, "a"), (b, "b")), together):
         _, alone = train_fast(cfg, train_s, dev, tmp_path / name, progress=False)
@@ -399,34 +417,30 @@ def test_a_killed_run_resumes_from_its_last_complete_checkpoint_and_ends_as_the_
     from opinion_tagger.training.run import train
 
     train_s, dev_s = _toy_sentences(0, 60), _toy_sentences(1, 20, 100)
-    cfg = TaggerConfig.of(
-        task="dse",
-        depth=2,
-        hidden=6,
-        budget=None,
-        trainer="fast",
-        features="random",
-        optimizer="sgd",
-        momentum=0.7,
-        learning_rate=0.05,
-        lr_decay=0.99,
-        input_dropout=0.2,
-        dropout=0.1,
-        batch_size=8,
-        max_epochs=6,
-        eval_every=2,
-        patience=0,
+    cfg = TaggerConfig.from_dict(
+        {
+            "task": "dse",
+            **SMALL,
+            **SIX_EPOCHS,
+            "model.recurrent": {"depth": 2, "hidden": 6, "input_dropout": 0.2, "dropout": 0.1},
+            "training.optimizer": {"name": "sgd", "momentum": 0.7, "learning_rate": 0.05},
+            "training.fast.lr_decay": 0.99,
+        }
     )
     _, whole = train(cfg, train_s, dev_s, tmp_path / "whole", progress=False)
     killed = tmp_path / "killed"
-    train(cfg.replace(max_epochs=4), train_s, dev_s, killed, progress=False)  # stands for a run killed after 4
+    train(
+        cfg.replace({"training.stopping.max_epochs": 4}), train_s, dev_s, killed, progress=False
+    )  # stands for a run killed after 4
     assert [e for e, _ in fast_checkpoint.checkpoint_dirs(killed)] == [4, 2]  # the two newest are kept
     arrays = killed / "checkpoint" / "epoch-0004" / "arrays.npz"
     arrays.write_bytes(arrays.read_bytes()[:100])  # a damaged (truncated) newest checkpoint
     with pytest.raises(TaggerError, match="a checkpoint exists; pass --resume"):
         train(cfg, train_s, dev_s, killed, progress=False)
     with pytest.raises(TaggerError, match="another configuration"):
-        train(cfg.replace(learning_rate=0.01), train_s, dev_s, killed, progress=False, resume=True)
+        train(
+            cfg.replace({"training.optimizer.learning_rate": 0.01}), train_s, dev_s, killed, progress=False, resume=True
+        )
     capsys.readouterr()
     _, resumed = train(cfg, train_s, dev_s, killed, progress=False, resume=True)
     err = capsys.readouterr().err
@@ -447,26 +461,10 @@ def test_models_trained_together_resume_from_the_newest_epoch_all_have_checkpoin
     from opinion_tagger.training.fast_trainer import train_fast_together
 
     a, b, dev = _toy_sentences(2, 40), _toy_sentences(3, 40, 100), _toy_sentences(4, 15, 200)
-    cfg = TaggerConfig.of(
-        task="dse",
-        depth=1,
-        hidden=5,
-        budget=None,
-        trainer="fast",
-        features="random",
-        optimizer="sgd",
-        momentum=0.7,
-        learning_rate=0.05,
-        batch_size=8,
-        max_epochs=6,
-        eval_every=2,
-        patience=0,
-        input_dropout=0,
-        dropout=0,
-    )
+    cfg = TaggerConfig.from_dict({**TOGETHER, "training.stopping.max_epochs": 6})
     whole = train_fast_together(cfg, [(a, dev, tmp_path / "wa"), (b, dev, tmp_path / "wb")], progress=False)
     runs = [(a, dev, tmp_path / "ka"), (b, dev, tmp_path / "kb")]
-    train_fast_together(cfg.replace(max_epochs=4), runs, progress=False)
+    train_fast_together(cfg.replace({"training.stopping.max_epochs": 4}), runs, progress=False)
     (tmp_path / "kb" / "checkpoint" / "epoch-0004" / "manifest.json").unlink()  # killed while saving b's
     resumed = train_fast_together(cfg, runs, progress=False, resume=True)
     for (_, w), (_, r) in zip(whole, resumed):
@@ -483,7 +481,7 @@ def test_distillation_loss_by_hand():
     ids = np.array([[2, 3, 4]], dtype="int32")
     gold = np.array([[0, 1, 2]], dtype="int32")  # O (weight 0.5), B, I
     one_hot = np.eye(3, dtype="float32")[gold]
-    distil = cfg.replace(teacher="t", distill_weight=0.3)
+    distil = cfg.replace({"training.distillation.teacher": "t", "training.distillation.weight": 0.3})
     plain = float(ft.loss_fn(params, frozen, ids, {"DSE": gold}, cfg))
     assert float(ft.loss_fn(params, frozen, ids, {"DSE": gold, "DSE/soft": one_hot}, distil)) == pytest.approx(
         plain, rel=1e-6
@@ -500,26 +498,55 @@ def test_distillation_loss_by_hand():
     assert got == pytest.approx(expected, rel=1e-5)
     model.get_layer("DSE").set_weights([np.zeros((4, 3), "float32"), np.zeros(3, "float32")])
     params, frozen = ft.params_from_model(model, cfg)
-    only_teacher = cfg.replace(teacher="t", distill_weight=1.0)
+    only_teacher = cfg.replace({"training.distillation.teacher": "t", "training.distillation.weight": 1.0})
     got = float(ft.loss_fn(params, frozen, ids, {"DSE": gold, "DSE/soft": teacher}, only_teacher))
     assert got == pytest.approx(2.5 * np.log(3), rel=1e-6)
 
 
 def test_distillation_config_rules():
     with pytest.raises(ValueError, match="go together"):
-        TaggerConfig.of(trainer="fast", teacher="some/bundle")
+        TaggerConfig.from_dict({"training.trainer": "fast", "training.distillation.teacher": "some/bundle"})
     with pytest.raises(ValueError, match="go together"):
-        TaggerConfig.of(trainer="fast", distill_weight=0.5)
-    with pytest.raises(ValueError, match=r"distill_weight must be in \[0, 1\]"):
-        TaggerConfig.of(trainer="fast", teacher="some/bundle", distill_weight=1.5)
-    TaggerConfig.of(teacher="some/bundle", distill_weight=0.5)  # both trainers distil
-    with pytest.raises(ValueError, match="distill_copies needs a teacher"):
-        TaggerConfig.of(trainer="fast", distill_copies=2)
-    with pytest.raises(ValueError, match="distill_copies must be >= 0"):
-        TaggerConfig.of(trainer="fast", teacher="some/bundle", distill_weight=0.5, distill_copies=-1)
-    with pytest.raises(ValueError, match=r"distill_noise must be in \[0, 1\]"):
-        TaggerConfig.of(trainer="fast", teacher="some/bundle", distill_weight=0.5, distill_copies=1, distill_noise=1.5)
-    TaggerConfig.of(teacher="some/bundle", distill_weight=0.5, distill_copies=1)  # noisy copies too
+        TaggerConfig.from_dict({"training.trainer": "fast", "training.distillation.weight": 0.5})
+    with pytest.raises(ValueError, match=r"training.distillation.weight: 1.5 must be 1 or less"):
+        TaggerConfig.from_dict(
+            {
+                "training.trainer": "fast",
+                "training.distillation.teacher": "some/bundle",
+                "training.distillation.weight": 1.5,
+            }
+        )
+    TaggerConfig.from_dict(
+        {"training.distillation.teacher": "some/bundle", "training.distillation.weight": 0.5}
+    )  # both trainers distil
+    with pytest.raises(ValueError, match="training.distillation.copies: 2 needs a teacher"):
+        TaggerConfig.from_dict({"training.trainer": "fast", "training.distillation.copies": 2})
+    with pytest.raises(ValueError, match="training.distillation.copies: -1 must be 0 or more"):
+        TaggerConfig.from_dict(
+            {
+                "training.trainer": "fast",
+                "training.distillation.teacher": "some/bundle",
+                "training.distillation.weight": 0.5,
+                "training.distillation.copies": -1,
+            }
+        )
+    with pytest.raises(ValueError, match=r"training.distillation.noise: 1.5 must be 1 or less"):
+        TaggerConfig.from_dict(
+            {
+                "training.trainer": "fast",
+                "training.distillation.teacher": "some/bundle",
+                "training.distillation.weight": 0.5,
+                "training.distillation.copies": 1,
+                "training.distillation.noise": 1.5,
+            }
+        )
+    TaggerConfig.from_dict(
+        {
+            "training.distillation.teacher": "some/bundle",
+            "training.distillation.weight": 0.5,
+            "training.distillation.copies": 1,
+        }
+    )  # noisy copies too
 
 
 def test_noisy_copies_replace_words_at_the_rate_with_words_of_the_text():
@@ -553,26 +580,28 @@ def test_a_student_trains_on_its_teachers_probabilities(tmp_path):
     from opinion_tagger.training.run import train
 
     train_s, dev_s = _said_and_fears()
-    cfg = TaggerConfig.of(
-        task="dse",
-        depth=1,
-        hidden=6,
-        budget=None,
-        trainer="fast",
-        features="random",
-        optimizer="adam",
-        learning_rate=0.02,
-        batch_size=8,
-        max_epochs=6,
-        eval_every=2,
-        patience=0,
+    cfg = TaggerConfig.from_dict(
+        {
+            "task": "dse",
+            **SMALL,
+            **SIX_EPOCHS,
+            "model.recurrent": {"depth": 1, "hidden": 6},
+            "training.optimizer": {"name": "adam", "learning_rate": 0.02},
+        }
     )
     trained_on = {"data": {"fold": 0, "documents": {"train": [s.doc for s in train_s]}}}
     train(cfg, train_s, dev_s, tmp_path / "teacher", progress=False, record=trained_on)
     teacher = SentenceTagger.load(tmp_path / "teacher")
     # the student's gold tags say nothing (all O); the teacher's probabilities say where DSEs are
     blind = [Sentence(s.tokens, {"DSE": ["O"] * len(s)}, doc=s.doc, index=s.index) for s in train_s]
-    student_cfg = cfg.replace(teacher=str(tmp_path / "teacher"), distill_weight=1.0, max_epochs=10, o_weight=1.0)
+    student_cfg = cfg.replace(
+        {
+            "training.distillation.teacher": str(tmp_path / "teacher"),
+            "training.distillation.weight": 1.0,
+            "training.stopping.max_epochs": 10,
+            "training.o_weight": 1.0,
+        }
+    )
     student, meta = train(student_cfg, blind, dev_s, tmp_path / "student", progress=False)
     sentences = [s.words for s in dev_s]
     taught = teacher.predict_tags(sentences)
@@ -581,7 +610,9 @@ def test_a_student_trains_on_its_teachers_probabilities(tmp_path):
     assert meta["training"]["teacher"] == {"bundle": str(tmp_path / "teacher"), "data": {"fold": 0}, "copies": 0}
     assert SentenceTagger.load(tmp_path / "student").config.training.distillation.teacher == str(tmp_path / "teacher")
     # with noisy copies of the training text, which the teacher alone tags, the student still tags as it does
-    noisy, meta = train(student_cfg.replace(distill_copies=2), blind, dev_s, tmp_path / "noisy", progress=False)
+    noisy, meta = train(
+        student_cfg.replace({"training.distillation.copies": 2}), blind, dev_s, tmp_path / "noisy", progress=False
+    )
     assert meta["training"]["teacher"]["copies"] == 2 * len(blind)
     assert noisy.predict_tags(sentences) == taught
     # refused: a teacher trained on the run's held-out documents (as its meta.json and the run's record say), a
@@ -589,11 +620,17 @@ def test_a_student_trains_on_its_teachers_probabilities(tmp_path):
     held_out = {"data": {"documents": {"dev": [s.doc for s in dev_s], "test": [train_s[3].doc]}}}
     with pytest.raises(TaggerError, match="the teacher was trained on 1 of this run's dev and test documents"):
         train(student_cfg, blind, dev_s, tmp_path / "w", progress=False, record=held_out)
-    joint = cfg.replace(task="joint", teacher=str(tmp_path / "teacher"), distill_weight=0.5)
+    joint = cfg.replace(
+        {
+            "task": "joint",
+            "training.distillation.teacher": str(tmp_path / "teacher"),
+            "training.distillation.weight": 0.5,
+        }
+    )
     both = [Sentence(s.tokens, {"DSE": s.tags["DSE"], "ESE": ["O"] * len(s)}, doc=s.doc) for s in train_s]
     with pytest.raises(TaggerError, match="the teacher does not tag ESE"):
         train(joint, both, [], tmp_path / "x", progress=False)
-    with pytest.raises(TaggerError, match="no such teacher bundle"):
-        train(student_cfg.replace(teacher=str(tmp_path / "nothing")), train_s, dev_s, tmp_path / "y", progress=False)
-    with pytest.raises(TaggerError, match="names a {fold}"):
-        train(student_cfg.replace(teacher=str(tmp_path / "fold{fold}")), train_s, dev_s, tmp_path / "z", progress=False)
+    for teacher, out, refused in (("nothing", "y", "no such teacher bundle"), ("fold{fold}", "z", "names a {fold}")):
+        taught = student_cfg.replace({"training.distillation.teacher": str(tmp_path / teacher)})
+        with pytest.raises(TaggerError, match=refused):
+            train(taught, train_s, dev_s, tmp_path / out, progress=False)

@@ -12,7 +12,7 @@ from opinion_tagger.config import TaggerConfig
 
 pytestmark = pytest.mark.integration
 
-PLAIN = {k: v for k, v in TINY.items() if not k.startswith("frame")}
+PLAIN = {k: v for k, v in TINY.items() if not k.startswith("model.frames.")}
 
 
 @pytest.fixture(scope="module")
@@ -21,7 +21,7 @@ def plain_bundle(tmp_path_factory):
     from opinion_tagger.training.run import train
 
     out = tmp_path_factory.mktemp("plain") / "bundle"
-    train(TaggerConfig.of(**PLAIN, max_epochs=60), sentences(), [], out, progress=False)
+    train(TaggerConfig.from_dict({**PLAIN, "training.stopping.max_epochs": 60}), sentences(), [], out, progress=False)
     return out
 
 
@@ -32,7 +32,15 @@ def with_heads(plain_bundle, tmp_path_factory):
     out = tmp_path_factory.mktemp("heads") / "bundle"
     # the elman cell's ReLU states run to tens: a lower rate than the network's keeps the heads' softmaxes from
     # saturating on a wrong class
-    config = TaggerConfig.of(**{**PLAIN, "learning_rate": 0.01}, frames=True, frame_units=8, max_epochs=400)
+    config = TaggerConfig.from_dict(
+        {
+            **PLAIN,
+            "training.optimizer.learning_rate": 0.01,
+            "model.frames.enabled": True,
+            "model.frames.units": 8,
+            "training.stopping.max_epochs": 400,
+        }
+    )
     tagger, meta = fit_frame_heads(config, sentences(), sentences(), out, plain_bundle, {"seed": 1}, progress=False)
     return out, tagger, meta
 

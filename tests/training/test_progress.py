@@ -7,22 +7,14 @@ import sys
 import time
 
 import pytest
+from conftest import TINY_NETWORK
 
 from opinion_tagger.config import TaggerConfig
 from opinion_tagger.corpus import MPQACorpus, mpqa_sentences
 from opinion_tagger.training.progress import EpochProgress
 from opinion_tagger.training.run import train
 
-TINY = {
-    "depth": 1,
-    "hidden": 8,
-    "input_dropout": 0.0,
-    "dropout": 0.0,
-    "learning_rate": 0.02,
-    "batch_size": 4,
-    "features": "random",
-    "embedding_dim": 8,
-}
+TINY = {**TINY_NETWORK, "training.optimizer.learning_rate": 0.02}
 
 
 class Terminal(io.StringIO):
@@ -33,7 +25,15 @@ class Terminal(io.StringIO):
 @pytest.mark.integration
 def test_redirected_keras_training_writes_plain_lines_one_per_epoch(sample_mpqa, tmp_path, capsys):
     sents = list(mpqa_sentences(MPQACorpus(sample_mpqa)))
-    cfg = TaggerConfig.of(task="joint", cell="elman", max_epochs=3, patience=3, **TINY)
+    cfg = TaggerConfig.from_dict(
+        {
+            "task": "joint",
+            "model.recurrent.cell": "elman",
+            "training.stopping.max_epochs": 3,
+            "training.stopping.patience": 3,
+            **TINY,
+        }
+    )
     train(cfg, sents, sents, tmp_path / "m", progress=True)
     out = "".join(capsys.readouterr())  # captured: not a terminal, as when redirected to a file
     assert "\r" not in out and "batch/s" not in out
@@ -49,7 +49,16 @@ def test_training_without_dev_documents_claims_no_dev_f1(sample_mpqa, tmp_path, 
         pytest.importorskip("jax")
         pytest.importorskip("optax")
     sents = list(mpqa_sentences(MPQACorpus(sample_mpqa)))
-    cfg = TaggerConfig.of(task="dse", trainer=trainer, max_epochs=2, patience=0, budget=None, **TINY)
+    cfg = TaggerConfig.from_dict(
+        {
+            "task": "dse",
+            "training.trainer": trainer,
+            "training.stopping.max_epochs": 2,
+            "training.stopping.patience": 0,
+            "model.recurrent.budget": None,
+            **TINY,
+        }
+    )
     train(cfg, sents, [], tmp_path / "m", progress=True)
     out = "".join(capsys.readouterr())
     assert re.findall(r"^epoch (\d+): loss [\d.]+, [\d.]+s$", out, re.MULTILINE) == ["1", "2"]
@@ -61,7 +70,17 @@ def test_redirected_fast_training_has_a_line_for_every_epoch(sample_mpqa, tmp_pa
     pytest.importorskip("jax")
     pytest.importorskip("optax")
     sents = list(mpqa_sentences(MPQACorpus(sample_mpqa)))
-    cfg = TaggerConfig.of(task="dse", trainer="fast", max_epochs=3, eval_every=2, patience=0, budget=None, **TINY)
+    cfg = TaggerConfig.from_dict(
+        {
+            "task": "dse",
+            "training.trainer": "fast",
+            "training.stopping.max_epochs": 3,
+            "training.stopping.eval_every": 2,
+            "training.stopping.patience": 0,
+            "model.recurrent.budget": None,
+            **TINY,
+        }
+    )
     train(cfg, sents, sents, tmp_path / "f", progress=True)
     out = "".join(capsys.readouterr())
     assert "\r" not in out and "batch/s" not in out

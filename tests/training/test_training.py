@@ -16,16 +16,16 @@ from opinion_tagger.training.checkpoints import checkpoint_dirs
 from opinion_tagger.training.run import train
 from opinion_tagger.training.trainer import CHECKPOINT_FILES, Trainer
 
-TINY = dict(
-    depth=2,
-    hidden=12,
-    input_dropout=0.0,
-    dropout=0.0,
-    learning_rate=0.02,
-    batch_size=4,
-    features="random",
-    embedding_dim=12,
-)
+TINY = {
+    "model.recurrent.depth": 2,
+    "model.recurrent.hidden": 12,
+    "model.recurrent.input_dropout": 0.0,
+    "model.recurrent.dropout": 0.0,
+    "training.optimizer.learning_rate": 0.02,
+    "training.batch_size": 4,
+    "model.embeddings.features": "random",
+    "model.embeddings.dim": 12,
+}
 
 
 @pytest.fixture
@@ -40,7 +40,15 @@ def trained(tmp_path_factory):
     root = make_sample.write_sample(tmp_path_factory.mktemp("data") / "mpqa")
     sents = list(mpqa_sentences(MPQACorpus(root)))
     out = tmp_path_factory.mktemp("model") / "joint"
-    cfg = TaggerConfig.of(task="joint", cell="elman", max_epochs=40, patience=40, **TINY)
+    cfg = TaggerConfig.from_dict(
+        {
+            "task": "joint",
+            "model.recurrent.cell": "elman",
+            "training.stopping.max_epochs": 40,
+            "training.stopping.patience": 40,
+            **TINY,
+        }
+    )
     tagger, meta = train(cfg, sents, sents, out, progress=False, record={"data": {"source": "test"}})
     return sents, out, tagger, meta
 
@@ -85,7 +93,15 @@ def test_bundle_errors_name_the_path(trained, tmp_path):
 
 @pytest.mark.integration
 def test_resume_continues_from_last_checkpoint(sample_sentences, tmp_path):
-    cfg = TaggerConfig.of(task="dse", cell="gru", max_epochs=4, patience=10, **TINY)
+    cfg = TaggerConfig.from_dict(
+        {
+            "task": "dse",
+            "model.recurrent.cell": "gru",
+            "training.stopping.max_epochs": 4,
+            "training.stopping.patience": 10,
+            **TINY,
+        }
+    )
     straight = Trainer(cfg, tmp_path / "a", progress=False).run(sample_sentences, sample_sentences)[1]
 
     class Stop(Exception):
@@ -129,7 +145,16 @@ def test_resume_continues_from_last_checkpoint(sample_sentences, tmp_path):
 
 @pytest.mark.integration
 def test_crf_joint_model_trains_and_reloads(sample_sentences, tmp_path):
-    cfg = TaggerConfig.of(task="joint", cell="lstm", output="crf", max_epochs=25, patience=25, **TINY)
+    cfg = TaggerConfig.from_dict(
+        {
+            "task": "joint",
+            "model.recurrent.cell": "lstm",
+            "model.head.output": "crf",
+            "training.stopping.max_epochs": 25,
+            "training.stopping.patience": 25,
+            **TINY,
+        }
+    )
     tagger, _ = train(cfg, sample_sentences, sample_sentences, tmp_path / "crf", progress=False)
     report = evaluate_tagger(tagger, sample_sentences)
     assert report["DSE"]["proportional"]["f1"] > 0.8
@@ -161,7 +186,16 @@ def test_coarser_length_buckets_pad_more_and_learn_the_same(sample_sentences, tm
     for name, text in (("default", ""), ("coarse", "64,128,256")):
         bucket_length = length_buckets(text)
         assert bucket_length(5) == (8 if name == "default" else 64)
-        cfg = TaggerConfig.of(task="joint", cell="lstm", output=output, max_epochs=3, patience=3, **TINY)
+        cfg = TaggerConfig.from_dict(
+            {
+                "task": "joint",
+                "model.recurrent.cell": "lstm",
+                "model.head.output": output,
+                "training.stopping.max_epochs": 3,
+                "training.stopping.patience": 3,
+                **TINY,
+            }
+        )
         tagger, meta = train(cfg, sample_sentences, sample_sentences, tmp_path / name, progress=False)
         runs[name] = ([h["loss"] for h in meta["training"]["history"]], tagger.predict(words))
         assert meta["training"]["device"].endswith("length buckets 64,128,256") == (name == "coarse")
@@ -184,7 +218,8 @@ from opinion_tagger.config import TaggerConfig
 from opinion_tagger.model.network import build_training_model, compile_model
 out = {}
 for output in ("crf", "softmax"):
-    cfg = TaggerConfig.of(task="joint", cell="lstm", output=output, features="random", embedding_dim=8, hidden=4)
+    cfg = TaggerConfig.from_dict({"task": "joint", "model": {"recurrent": {"cell": "lstm", "hidden": 4},
+                                  "head": {"output": output}, "embeddings": {"features": "random", "dim": 8}}})
     model = build_training_model(cfg, 20, 8)
     compile_model(model, cfg)
     out[output] = model.jit_compile
@@ -207,7 +242,15 @@ def test_training_steps_compile_on_jax_and_crf_steps_not_on_tensorflow():
 
     if keras.backend.backend() == "tensorflow":
         for output, jit, expected in (("crf", True, False), ("softmax", True, True), ("softmax", False, False)):
-            cfg = TaggerConfig.of(task="joint", cell="lstm", output=output, jit_compile=jit, **TINY)
+            cfg = TaggerConfig.from_dict(
+                {
+                    "task": "joint",
+                    "model.recurrent.cell": "lstm",
+                    "model.head.output": output,
+                    "training.jit_compile": jit,
+                    **TINY,
+                }
+            )
             model = build_training_model(cfg, 20, cfg.model.embeddings.dim)
             compile_model(model, cfg)
             assert model.jit_compile is expected, (output, jit)
@@ -225,8 +268,16 @@ def test_mixed_bfloat16_trains_in_bfloat16_and_saves_float32(sample_sentences, t
 
     from opinion_tagger.training.models import fresh_model
 
-    cfg = TaggerConfig.of(
-        task="joint", cell="lstm", output="crf", precision="mixed_bfloat16", max_epochs=25, patience=25, **TINY
+    cfg = TaggerConfig.from_dict(
+        {
+            "task": "joint",
+            "model.recurrent.cell": "lstm",
+            "model.head.output": "crf",
+            "training.precision": "mixed_bfloat16",
+            "training.stopping.max_epochs": 25,
+            "training.stopping.patience": 25,
+            **TINY,
+        }
     )
     _, net = fresh_model(cfg, sample_sentences, [])
     assert keras.config.dtype_policy().name == "float32"  # only the training network was built under the policy
@@ -248,6 +299,7 @@ def test_mixed_bfloat16_trains_in_bfloat16_and_saves_float32(sample_sentences, t
     "argv",
     [
         ["train", "--out", "x", "--depth", "9"],
+        ["train", "--out", "x", "--batch-size", "0"],
         ["train", "--out", "x", "--budget", "24k", "--hidden", "10"],
         ["train", "--out", "x", "--cell", "transformer"],
         ["train"],
@@ -323,8 +375,19 @@ def test_decoded_tags_are_valid_iob2():
 def test_cosine_schedule_warms_up_then_decays_to_zero():
     from opinion_tagger.model.network import learning_rate
 
-    assert learning_rate(TaggerConfig.of(learning_rate=0.01), 7) == 0.01  # constant: the number itself
-    sched = learning_rate(TaggerConfig.of(learning_rate=0.01, lr_schedule="cosine", max_epochs=2), 50)
+    assert (
+        learning_rate(TaggerConfig.from_dict({"training.optimizer.learning_rate": 0.01}), 7) == 0.01
+    )  # constant: the number itself
+    sched = learning_rate(
+        TaggerConfig.from_dict(
+            {
+                "training.optimizer.learning_rate": 0.01,
+                "training.schedule.name": "cosine",
+                "training.stopping.max_epochs": 2,
+            }
+        ),
+        50,
+    )
     # 100 steps: warm-up over the first 10 (0 -> 0.01), then cosine decay over the other 90
     rate = {s: float(sched(s)) for s in (0, 5, 10, 55, 100)}
     assert rate[0] == pytest.approx(0.0) and rate[5] == pytest.approx(0.005) and rate[10] == pytest.approx(0.01)
@@ -334,17 +397,23 @@ def test_cosine_schedule_warms_up_then_decays_to_zero():
 @pytest.mark.parametrize(
     "values, message",
     [
-        (dict(depth=0), "needs contextual"),
-        (dict(context_fine_tune=True), "needs a contextual encoder"),
-        (dict(contextual="minilm", context_fine_tune=True, context_pooling="mean"), "first wordpiece"),
-        (dict(lr_schedule="linear"), "lr_schedule"),
-        (dict(precision="float16"), "precision must be one of float32, mixed_bfloat16"),
-        (dict(trainer="fast", precision="mixed_bfloat16"), "precision mixed_bfloat16 needs trainer: keras"),
+        ({"model.recurrent.depth": 0}, "depth: 0 .no recurrent layer. needs an encoder"),
+        ({"model.encoder.fine_tune": True}, "model.encoder.fine_tune: true needs an encoder"),
+        (
+            {"model.encoder": {"name": "minilm", "fine_tune": True, "pooling": "mean"}},
+            "a fine-tuned encoder reads each word's first wordpiece",
+        ),
+        ({"training.schedule.name": "linear"}, 'training.schedule.name: "linear" is not one of constant, cosine'),
+        ({"training.precision": "float16"}, '"float16" is not one of float32, mixed_bfloat16'),
+        (
+            {"training.trainer": "fast", "training.precision": "mixed_bfloat16"},
+            "training.precision: mixed_bfloat16 needs training.trainer: keras",
+        ),
     ],
 )
 def test_config_rejects_inconsistent_contextual_settings(values, message):
     with pytest.raises(ValueError, match=message):
-        TaggerConfig.of(**values)
+        TaggerConfig.from_dict(values)
 
 
 def test_keras_trainer_weights_gold_o_tokens():
@@ -356,8 +425,17 @@ def test_keras_trainer_weights_gold_o_tokens():
     y = {"DSE": np.array([[0, 1, 2, 0]])}
     assert o_weights(y, 1.0) is None
     assert o_weights(y, 0.5)["DSE"].tolist() == [[0.5, 1.0, 1.0, 0.5]]
-    cfg = TaggerConfig.of(
-        task="dse", depth=1, hidden=3, features="random", embedding_dim=4, input_dropout=0, dropout=0, o_weight=0.25
+    cfg = TaggerConfig.from_dict(
+        {
+            "task": "dse",
+            "model.recurrent.depth": 1,
+            "model.recurrent.hidden": 3,
+            "model.embeddings.features": "random",
+            "model.embeddings.dim": 4,
+            "model.recurrent.input_dropout": 0,
+            "model.recurrent.dropout": 0,
+            "training.o_weight": 0.25,
+        }
     )
     model = build_model(cfg, 10, 4)
     compile_model(model, cfg)
@@ -387,11 +465,25 @@ def test_patience_waits_until_the_network_tags_something(sample_sentences, train
     all_o = [
         Sentence(s.tokens, {t: ["O"] * len(s) for t in s.tags}, doc=s.doc, index=s.index) for s in sample_sentences
     ]
-    cfg = TaggerConfig.of(task="dse", trainer=trainer, max_epochs=4, patience=1, **TINY)
+    cfg = TaggerConfig.from_dict(
+        {
+            "task": "dse",
+            "training.trainer": trainer,
+            "training.stopping.max_epochs": 4,
+            "training.stopping.patience": 1,
+            **TINY,
+        }
+    )
     _, meta = train(cfg, all_o, sample_sentences, tmp_path / "stuck", progress=False)
     assert [h["dev_score"] for h in meta["training"]["history"]] == [0.0] * 4
     assert meta["training"]["epochs"] == 4  # patience 1 alone would have stopped it after epoch 2
-    _, meta = train(cfg.replace(max_epochs=12), sample_sentences, sample_sentences, tmp_path / "learns", progress=False)
+    _, meta = train(
+        cfg.replace({"training.stopping.max_epochs": 12}),
+        sample_sentences,
+        sample_sentences,
+        tmp_path / "learns",
+        progress=False,
+    )
     scores = [h["dev_score"] for h in meta["training"]["history"]]
     assert max(scores) > 0 and meta["training"]["epochs"] == min(12, scores.index(max(scores)) + 2)
 
@@ -404,17 +496,19 @@ def test_the_keras_trainer_learns_from_a_teacher_and_its_noisy_copies(sample_sen
     from opinion_tagger.paths import resolve_model
 
     teacher = resolve_model("fast")
-    cfg = TaggerConfig.of(
-        task="joint",
-        cell="lstm",
-        output=output,
-        max_epochs=2,
-        patience=2,
-        teacher=str(teacher),
-        distill_weight=0.5,
-        distill_copies=1,
-        distill_noise=0.3,
-        **TINY,
+    cfg = TaggerConfig.from_dict(
+        {
+            "task": "joint",
+            "model.recurrent.cell": "lstm",
+            "model.head.output": output,
+            "training.stopping.max_epochs": 2,
+            "training.stopping.patience": 2,
+            "training.distillation.teacher": str(teacher),
+            "training.distillation.weight": 0.5,
+            "training.distillation.copies": 1,
+            "training.distillation.noise": 0.3,
+            **TINY,
+        }
     )
     tagger, meta = train(cfg, sample_sentences, sample_sentences, tmp_path / "student", progress=False)
     record = meta["training"]["teacher"]
