@@ -16,7 +16,7 @@ from opinion_tagger.paths import BUNDLED
 from opinion_tagger.runtime.bundle import BundleWarning, load_bundle_files
 from opinion_tagger.runtime.sentence_tagger import SentenceTagger
 
-FAST = BUNDLED / "fast"  # a model.keras bundle
+FAST = BUNDLED / "fast"  # a bundle on word vectors alone
 
 BACKENDS = ("onnx", "keras")  # the checks run before either back end reads the network
 
@@ -76,12 +76,13 @@ KERAS_TRAINER = dict(
 @pytest.mark.parametrize(
     "changes, field, detail",
     [
-        (dict(depth=2), "field depth", "depth 2 but model.keras has 3"),
-        (dict(task="dse"), "field task", "task types ['DSE'] but model.keras has ['DSE', 'ESE']"),
-        (dict(cell="lstm"), "field cell", "cell 'lstm' but model.keras has 'elman'"),
-        (dict(budget=None, hidden=50), "field hidden/budget", "hidden size 50 but model.keras has 100"),
-        (dict(output="crf", **KERAS_TRAINER), "field output", "output 'crf' but model.keras has 'softmax'"),
-        (dict(features="random", embedding_dim=20), "field features/embedding_dim", "dim 20 but model.keras has 50"),
+        (dict(depth=2), "field depth", "depth 2 but model.onnx has 3"),
+        (dict(task="dse"), "field task", "task types ['DSE'] but model.onnx has ['DSE', 'ESE']"),
+        (dict(cell="lstm"), "field cell", "cell 'lstm' but model.onnx has 'elman'"),
+        (dict(budget=None, hidden=50), "field hidden/budget", "hidden size 50 but model.onnx has 100"),
+        (dict(output="crf", **KERAS_TRAINER), "field output", "output 'crf' but model.onnx has 'softmax'"),
+        (dict(features="random", embedding_dim=20), "field features/embedding_dim", "dim 20 but model.onnx has 50"),
+        (dict(frames=True), "field frames", "frames True but model.onnx has False"),
     ],
 )
 def test_config_that_disagrees_with_the_network_is_refused(bundle, backend, changes, field, detail):
@@ -159,12 +160,12 @@ def test_garbage_meta_json_and_manifest_are_named(bundle):
     meta = json.loads(meta_file.read_text())
     meta_file.write_text("\x00garbage")
     assert refused(bundle).startswith(f"{meta_file}: not valid JSON")
-    meta_file.write_text(json.dumps({**meta, "manifest": {"model.keras": meta["manifest"]["model.keras"]}}))
-    assert refused(bundle) == f"{meta_file}: field manifest must list model.keras, config.json, vocab.txt"
-    wrong = {**meta["manifest"], "model.keras": {"bytes": 1, "sha256": "0"}}
+    meta_file.write_text(json.dumps({**meta, "manifest": {"model.onnx": meta["manifest"]["model.onnx"]}}))
+    assert refused(bundle) == f"{meta_file}: field manifest must list config.json, vocab.txt, model.onnx"
+    wrong = {**meta["manifest"], "model.onnx": {"bytes": 1, "sha256": "0"}}
     meta_file.write_text(json.dumps({**meta, "manifest": wrong}))
-    size = (bundle / "model.keras").stat().st_size
-    assert refused(bundle).startswith(f"{bundle / 'model.keras'}: {size} bytes, the manifest says 1 ")
+    size = (bundle / "model.onnx").stat().st_size
+    assert refused(bundle).startswith(f"{bundle / 'model.onnx'}: {size} bytes, the manifest says 1 ")
 
 
 def test_bundle_without_manifest_loads_with_a_warning_and_can_be_upgraded(bundle):
@@ -180,9 +181,7 @@ def test_bundle_without_manifest_loads_with_a_warning_and_can_be_upgraded(bundle
     (bundle / "vocab.txt").write_text("\n".join(vocab[:-2]) + "\n")
     with pytest.warns(BundleWarning):
         rows = len(vocab) - 1  # one word a line, a final newline; the embedding has a row per word
-        assert (
-            refused(bundle) == f"{bundle / 'vocab.txt'}: {rows - 1} words but model.keras's embedding has {rows} rows"
-        )
+        assert refused(bundle) == f"{bundle / 'vocab.txt'}: {rows - 1} words but model.onnx's embedding has {rows} rows"
     (bundle / "vocab.txt").write_text("\n".join(vocab))
     add_manifest(bundle)
     with warnings.catch_warnings():
