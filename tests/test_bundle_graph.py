@@ -6,6 +6,7 @@ is not read: a damaged one does not stop tagging."""
 import json
 import shutil
 
+import numpy as np
 import pytest
 
 from opinion_tagger.errors import BundleError
@@ -136,3 +137,17 @@ def test_a_bundle_without_a_manifest_is_still_checked_against_its_graph(bundle):
     (bundle / "config.json").write_text(json.dumps({**config, "depth": 1}))
     with pytest.warns(BundleWarning), pytest.raises(BundleError, match="field depth gives depth 1 but model.onnx"):
         load_bundle_files(bundle)
+
+
+def test_the_word_vectors_rows_are_read_from_the_file_the_graph_names():
+    """A LoRA-tuned encoder's bundle rebuilds model.onnx's word-vector table from glove_rows.npz (its GloVe rows),
+    listed in the manifest; the table is checked by sha256 when it is rebuilt."""
+    for name in bundled_models():
+        _, config, meta = load_bundle_files(BUNDLED / name)
+        files = {e["file"] for e in meta["onnx"]["externals"].values() if "file" in e}
+        if config.model.encoder.lora_rank:
+            assert files == {"glove_rows.npz"} and "glove_rows.npz" in meta["manifest"], name
+            with np.load(BUNDLED / name / "glove_rows.npz") as rows:
+                assert set(rows.files) == {f"embedding::table::{k}" for k in ("glove_rows", "trained", "sha256")}
+        else:
+            assert not files, name

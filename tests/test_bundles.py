@@ -116,7 +116,7 @@ def test_config_edit_the_network_cannot_show_fails_the_manifest(bundle):
     )
 
 
-@pytest.mark.parametrize("name, backend", [("model.keras", "keras"), ("vocab.txt", "keras"), ("model.onnx", "onnx")])
+@pytest.mark.parametrize("name, backend", [("vocab.txt", "keras"), ("model.onnx", "onnx"), ("model.onnx", "keras")])
 def test_truncated_files_are_named(bundle, name, backend):
     file = bundle / name
     size = file.stat().st_size
@@ -128,8 +128,13 @@ def test_truncated_files_are_named(bundle, name, backend):
 
 def test_a_bundle_without_model_onnx_is_refused_with_the_command_that_adds_it(bundle, capsys):
     from opinion_tagger.cli import main
+    from opinion_tagger.model.keras_backend import load_keras_model
+    from opinion_tagger.storage import make_manifest
 
+    load_keras_model(bundle).save(bundle / "model.keras")  # training state, as train writes it
     meta = json.loads((bundle / "meta.json").read_text())
+    meta["manifest"] |= make_manifest(bundle, ["model.keras"])
+    (bundle / "meta.json").write_text(json.dumps(meta))
     (bundle / "model.onnx").unlink()
     assert refused(bundle) == f"{bundle / 'model.onnx'}: missing from the model bundle (meta.json describes it)"
     del meta["onnx"], meta["manifest"]["model.onnx"]
@@ -236,8 +241,7 @@ def test_frozen_glove_rows_are_stored_as_their_glove_rows_and_checked_on_rebuild
 
 
 def test_a_path_that_names_no_bundle_says_what_a_bundle_holds(tmp_path):
-    """The message names the files every bundle has and the network files one of which it has: a bundle of a
-    LoRA-tuned encoder has weights.npz and no model.keras."""
+    """The message names the files every bundle has; the bundled models have those and no training state."""
     from opinion_tagger.paths import bundled_models
     from opinion_tagger.runtime.bundle import EXPECTED
 
@@ -251,4 +255,4 @@ def test_a_path_that_names_no_bundle_says_what_a_bundle_holds(tmp_path):
         files = {p.name for p in (BUNDLED / name).iterdir()}
         assert {"meta.json", "config.json", "vocab.txt"} <= files and files & set(networks), name
         assert all(f in message for f in ("meta.json", "config.json", "vocab.txt", *networks))
-    assert any("model.keras" not in {p.name for p in (BUNDLED / n).iterdir()} for n in bundled_models())
+    assert not any({"model.keras", "weights.npz"} & {p.name for p in (BUNDLED / n).iterdir()} for n in bundled_models())

@@ -269,9 +269,9 @@ def test_bundled_accurate_model_loads_by_name_and_tags():
     from opinion_tagger.tagging.tagger import OpinionTagger
 
     path = resolve_model("accurate")
-    vocab, config, meta = load_bundle_files(path)  # the manifest verifies weights.npz, config.json, vocab.txt
-    assert config.model.encoder.lora_rank and (path / "weights.npz").stat().st_size < 20_000_000
-    stored = np.load(path / "weights.npz")  # frozen GloVe rows come from the GloVe package, by row
+    vocab, config, meta = load_bundle_files(path)  # the manifest verifies model.onnx, config.json, vocab.txt, ...
+    assert config.model.encoder.lora_rank and (path / "model.onnx").stat().st_size < 20_000_000
+    stored = np.load(path / "glove_rows.npz")  # frozen GloVe rows come from the GloVe package, by row
     assert "embedding::table" not in stored.files and "embedding::table::glove_rows" in stored.files
     assert set(meta["scores"]["fold0_test"]) == {"DSE", "ESE"} and meta["base_weights"]["sha256"]
     doc = OpinionTagger.load("accurate").tag("Officials said the plan was, as usual, daylight robbery.")

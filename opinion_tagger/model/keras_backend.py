@@ -146,12 +146,15 @@ def load_delta_model(path: str | Path):
 
 def load_keras_model(path: str | Path):
     """The bundle's Keras network, from its training state where it has one (``model.keras``, loaded in safe
-    mode: no arbitrary code; or ``weights.npz``), checked against the manifest and config.json.
-    ``load_bundle_files`` has checked the rest of the bundle."""
+    mode: no arbitrary code; or ``weights.npz``), checked against the manifest and config.json; else rebuilt
+    from the weights of its model.onnx (``opinion_tagger.model.onnx_weights``).  ``load_bundle_files`` has
+    checked the rest of the bundle."""
     path = Path(path)
     state = training_state(path)
-    if state is None:
-        raise BundleError(f"{path}: no training state ({KERAS} or {DELTA}) to load the Keras network from")
+    if state is None:  # the bundled models: the network rebuilt from model.onnx's weights
+        from opinion_tagger.model.onnx_weights import model_from_onnx
+
+        return model_from_onnx(path)
     verify_file(path, state)
     config, vocab = read_config(path / "config.json"), read_vocab(path / "vocab.txt")
     if training_state_file(config) != state:
