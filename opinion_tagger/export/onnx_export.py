@@ -21,7 +21,7 @@ changed:
   (``model.safetensors``, ``opinion_tagger.runtime.base_weights``), read as it is or transposed, then reshaped
   (checked value for value here; the file is checked by sha256 when loading);
 - ``glove``: a word-vector table whose frozen rows are GloVe's, rebuilt from the GloVe package and
-  the trained rows stored in the bundle's ``weights.npz`` (``opinion_tagger.model.weights.table_from_delta``).
+  the trained rows stored in the bundle's ``glove_rows.npz`` (``opinion_tagger.runtime.word_table``).
 
 What the runtime needs to know (inputs, outputs, the externals, CRF transitions) is returned as a
 dict that ``save_bundle`` puts into meta.json under ``onnx``.  A network with frame heads also outputs its
@@ -177,10 +177,10 @@ def match_base(weights: dict[str, np.ndarray], tensors: dict[str, np.ndarray], s
     return out
 
 
-def export_onnx(model, config: TaggerConfig, vocab, bundle: str | Path, delta: bool = False) -> dict:
+def export_onnx(model, config: TaggerConfig, vocab, bundle: str | Path, table_file: str | None = None) -> dict:
     """Write ``bundle/model.onnx`` (atomically) for ``model``; return the ``onnx`` entry for meta.json.
-    ``delta``: the bundle's weights.npz holds the word-vector table as GloVe rows (``table_delta``), so the
-    table is external too."""
+    ``table_file``: the bundle's file that holds the word-vector table as GloVe rows (``table_delta``,
+    ``glove_rows.npz``), so the table is external too."""
     import onnx
     import tensorflow as tf
     import tf2onnx
@@ -239,10 +239,10 @@ def export_onnx(model, config: TaggerConfig, vocab, bundle: str | Path, delta: b
         bases = match_base({f"{p}/base": f[0] for p, f in factors.items()}, tensors, source)
         externals.update(bases)
         factored = {p: f for p, f in factors.items() if f"{p}/base" in bases}
-    if delta:
+    if table_file:
         externals["embedding/table"] = {
             "source": GLOVE_SOURCE,
-            "file": "weights.npz",
+            "file": table_file,
             "shape": list(values["embedding/table"].shape),
         }
     graph = proto.graph

@@ -17,9 +17,18 @@ import numpy as np
 from opinion_tagger.config import TaggerConfig
 from opinion_tagger.errors import BundleError, TaggerError
 from opinion_tagger.extras import require
+from opinion_tagger.model.keras_file import check_network, keras_config_json
 from opinion_tagger.model.weights import read_weights
 from opinion_tagger.runtime.batching import bucket_length, network_inputs
-from opinion_tagger.runtime.bundle import DELTA, keras_config_json, network_name, read_config, read_vocab
+from opinion_tagger.runtime.bundle import (
+    DELTA,
+    KERAS,
+    read_config,
+    read_vocab,
+    training_state,
+    training_state_file,
+    verify_file,
+)
 from opinion_tagger.runtime.frame_heads import STATES
 from opinion_tagger.runtime.sentence_tagger import SentenceTagger
 
@@ -136,16 +145,31 @@ def load_delta_model(path: str | Path):
 
 
 def load_keras_model(path: str | Path):
-    """The bundle's Keras model, loaded in safe mode (no arbitrary code); ``load_bundle_files``
-    has checked it against config.json and vocab.txt."""
+    """The bundle's Keras network, from its training state where it has one (``model.keras``, loaded in safe
+    mode: no arbitrary code; or ``weights.npz``), checked against the manifest and config.json; else rebuilt
+    from the weights of its model.onnx (``opinion_tagger.model.onnx_weights``).  ``load_bundle_files`` has
+    checked the rest of the bundle."""
+    path = Path(path)
+    state = training_state(path)
+    if state is None:  # the bundled models: the network rebuilt from model.onnx's weights
+        from opinion_tagger.model.onnx_weights import model_from_onnx
+
+        return model_from_onnx(path)
+    verify_file(path, state)
+    config, vocab = read_config(path / "config.json"), read_vocab(path / "vocab.txt")
+    if training_state_file(config) != state:
+        raise BundleError(
+            f"{path / 'config.json'}: field context_lora_rank asks for {training_state_file(config)} "
+            f"but the bundle has {state}"
+        )
+    if state == DELTA:
+        return load_delta_model(path)
+    check_network(path, config, len(vocab))
     import keras
 
     import opinion_tagger.model.network  # noqa: F401  (registers the custom layers)
 
-    path = Path(path)
-    if network_name(path) == DELTA:
-        return load_delta_model(path)
-    if '"BertBackbone"' in keras_config_json(path / "model.keras"):
+    if '"BertBackbone"' in keras_config_json(path / KERAS):
         try:
             import keras_hub  # noqa: F401  (registers the fine-tuned encoder's layers)
         except ImportError:
@@ -154,7 +178,7 @@ def load_keras_model(path: str | Path):
                 "pip install 'opinion-tagger[train]'"
             ) from None
     try:
-        model = keras.models.load_model(path / "model.keras", compile=False, safe_mode=True)
+        model = keras.models.load_model(path / KERAS, compile=False, safe_mode=True)
     except Exception as exc:  # keras raises many types for a damaged file
-        raise BundleError(f"{path / 'model.keras'}: cannot load the model: {str(exc).splitlines()[0]}") from None
+        raise BundleError(f"{path / KERAS}: cannot load the model: {str(exc).splitlines()[0]}") from None
     return model

@@ -9,7 +9,7 @@ not hold, which are supplied here when the session is created:
 - an encoder's name (``minilm``, ``mpnet``: ``opinion_tagger.encoders``): a tensor of its base weights'
   ``model.safetensors`` (``opinion_tagger.runtime.base_weights``, checked by sha256 first), transposed where the
   entry says so and reshaped;
-- ``glove``: the word-vector table rebuilt from the GloVe package and the bundle's ``weights.npz``
+- ``glove``: the word-vector table rebuilt from the GloVe package and the bundle's ``glove_rows.npz``
   (``opinion_tagger.runtime.word_table.table_from_delta``, checked by sha256).
 
 ``forward`` takes the same inputs as the Keras network (``opinion_tagger.runtime.batching.network_inputs``) and

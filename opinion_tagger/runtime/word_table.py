@@ -1,10 +1,11 @@
 """The word-vector table of a bundle, stored as what training changed.
 
-A table whose frozen rows are GloVe's vectors is not stored whole: the bundle's ``weights.npz`` holds, for
-each vocabulary row, its GloVe row (-1: a row training changed, such as ``<unk>``), the changed rows'
-vectors, and the whole table's sha256, which loading checks once it has rebuilt the table from the GloVe
-package.  Written by the Keras side (``opinion_tagger.model.weights``), read by both it and the ONNX runtime.
-NumPy only.
+A table whose frozen rows are GloVe's vectors is not stored whole: the bundle's ``glove_rows.npz`` (for
+model.onnx) and its training state ``weights.npz`` hold, for each vocabulary row, its GloVe row (-1: a row
+training changed, such as ``<unk>``), the changed rows' vectors, and the whole table's sha256, which loading
+checks once it has rebuilt the table from the GloVe package.  Written by the Keras side
+(``opinion_tagger.model.weights``, ``opinion_tagger.export.bundle_writer``), read by both it and the ONNX
+runtime.  NumPy only.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from opinion_tagger.errors import BundleError
 TABLE = "embedding::table"
 GLOVE_SOURCE = "glove"  # the source of an external ONNX weight rebuilt from GloVe and these rows
 GLOVE_ROWS, TRAINED_ROWS, TABLE_SHA256 = (f"{TABLE}::{k}" for k in ("glove_rows", "trained", "sha256"))
+ROWS_FILE = "glove_rows.npz"  # a bundle's file of those rows, from which model.onnx's table is rebuilt
 
 
 def _sha256(table: np.ndarray) -> np.ndarray:

@@ -37,4 +37,4 @@ def test_the_tag_command_loads_the_bundled_model_and_refuses_the_empty_folder(lo
     assert main(["tag", "--model", "fast", "--quiet", "They fear the worst."]) == 0
     assert capsys.readouterr().out.strip()
     assert main(["tag", "--model", "./fast", "--quiet", "They fear the worst."]) == 2
-    assert "fast/model.keras: missing from the model bundle" in capsys.readouterr().err  # the folder it named
+    assert "fast/config.json: missing from the model bundle" in capsys.readouterr().err  # the folder it named

@@ -227,14 +227,16 @@ def test_lora_tuned_encoder_bundle_holds_only_what_training_changed(sample_mpqa,
     with pytest.raises(BundleError, match="config.json"):  # the manifest sees the edit first
         SentenceTagger.load(bundle)
     from opinion_tagger.export.bundle_writer import add_manifest
+    from opinion_tagger.storage import make_manifest
 
-    add_manifest(bundle)
-    for backend in ("onnx", "keras"):
-        with pytest.raises(BundleError, match=r"config.json: not the configuration model.onnx was exported from"):
-            SentenceTagger.load(bundle, backend=backend)
-    meta_file = bundle / "meta.json"  # without model.onnx, the Keras back end checks the weights one by one
+    meta_file = bundle / "meta.json"
     meta = json.loads(meta_file.read_text())
-    del meta["onnx"]
+    meta["manifest"] |= make_manifest(bundle, ["config.json"])  # the edited file listed: the graph check sees it
+    meta_file.write_text(json.dumps(meta))
+    for backend in ("onnx", "keras"):  # model.onnx's recurrent operator has 8 units a direction
+        with pytest.raises(BundleError, match=r"config.json: field hidden/budget gives hidden size 9 but model.onnx"):
+            SentenceTagger.load(bundle, backend=backend)
+    del meta["onnx"]  # without model.onnx, the Keras back end checks the weights one by one
     meta_file.write_text(json.dumps(meta))
     (bundle / "model.onnx").unlink()
     add_manifest(bundle)
@@ -279,9 +281,9 @@ def test_bundled_accurate_model_loads_by_name_and_tags():
     from opinion_tagger.tagging.tagger import OpinionTagger
 
     path = resolve_model("accurate")
-    vocab, config, meta = load_bundle_files(path)  # the manifest verifies weights.npz, config.json, vocab.txt
-    assert config.model.encoder.lora_rank and (path / "weights.npz").stat().st_size < 20_000_000
-    stored = np.load(path / "weights.npz")  # frozen GloVe rows come from the GloVe package, by row
+    vocab, config, meta = load_bundle_files(path)  # the manifest verifies model.onnx, config.json, vocab.txt, ...
+    assert config.model.encoder.lora_rank and (path / "model.onnx").stat().st_size < 20_000_000
+    stored = np.load(path / "glove_rows.npz")  # frozen GloVe rows come from the GloVe package, by row
     assert "embedding::table" not in stored.files and "embedding::table::glove_rows" in stored.files
     assert set(meta["scores"]["fold0_test"]) == {"DSE", "ESE"} and meta["base_weights"]["sha256"]
     doc = OpinionTagger.load("accurate").tag("Officials said the plan was, as usual, daylight robbery.")

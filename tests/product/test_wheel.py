@@ -64,6 +64,9 @@ def test_the_wheel_holds_the_package_its_models_and_types(installed):
     ):
         assert needed in names, needed
     assert not [n for n in names if n.startswith(("tests/", "experiments/", "corpora/"))]
+    # the bundled models hold what tagging reads, no training state (training continues from model.onnx)
+    assert not [n for n in names if n.endswith(("/model.keras", "/weights.npz"))]
+    assert wheel.stat().st_size < 35_000_000
     entry_points = next(n for n in names if n.endswith("entry_points.txt"))
     text = zipfile.ZipFile(wheel).read(entry_points).decode()
     assert "[spacy_factories]" in text and "opinion-tagger = opinion_tagger.cli:console" in text

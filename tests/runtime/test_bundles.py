@@ -16,7 +16,7 @@ from opinion_tagger.paths import BUNDLED
 from opinion_tagger.runtime.bundle import BundleWarning, load_bundle_files
 from opinion_tagger.runtime.sentence_tagger import SentenceTagger
 
-FAST = BUNDLED / "fast"  # a model.keras bundle
+FAST = BUNDLED / "fast"  # a bundle on word vectors alone
 
 BACKENDS = ("onnx", "keras")  # the checks run before either back end reads the network
 
@@ -70,24 +70,25 @@ KERAS_TRAINER = {
 @pytest.mark.parametrize(
     "changes, field, detail",
     [
-        ({"model.recurrent.depth": 2}, "field model.recurrent.depth", "depth 2 but model.keras has 3"),
-        ({"task": "dse"}, "field task", "task types ['DSE'] but model.keras has ['DSE', 'ESE']"),
-        ({"model.recurrent.cell": "lstm"}, "field model.recurrent.cell", "cell 'lstm' but model.keras has 'elman'"),
+        ({"model.recurrent.depth": 2}, "field model.recurrent.depth", "depth 2 but model.onnx has 3"),
+        ({"task": "dse"}, "field task", "task types ['DSE'] but model.onnx has ['DSE', 'ESE']"),
+        ({"model.recurrent.cell": "lstm"}, "field model.recurrent.cell", "cell 'lstm' but model.onnx has 'elman'"),
         (
             {"model.recurrent.budget": None, "model.recurrent.hidden": 50},
             "field model.recurrent.hidden/budget",
-            "hidden size 50 but model.keras has 100",
+            "hidden size 50 but model.onnx has 100",
         ),
         (
             {"model.head.output": "crf", **KERAS_TRAINER},
             "field model.head.output",
-            "output 'crf' but model.keras has 'softmax'",
+            "output 'crf' but model.onnx has 'softmax'",
         ),
         (
             {"model.embeddings.features": "random", "model.embeddings.dim": 20},
             "field model.embeddings.features/dim",
-            "dim 20 but model.keras has 50",
+            "dim 20 but model.onnx has 50",
         ),
+        ({"model.frames.enabled": True}, "field model.frames.enabled", "frames True but model.onnx has False"),
     ],
 )
 def test_config_that_disagrees_with_the_network_is_refused(bundle, backend, changes, field, detail):
@@ -123,7 +124,7 @@ def test_config_edit_the_network_cannot_show_fails_the_manifest(bundle):
     )
 
 
-@pytest.mark.parametrize("name, backend", [("model.keras", "keras"), ("vocab.txt", "keras"), ("model.onnx", "onnx")])
+@pytest.mark.parametrize("name, backend", [("vocab.txt", "keras"), ("model.onnx", "onnx"), ("model.onnx", "keras")])
 def test_truncated_files_are_named(bundle, name, backend):
     file = bundle / name
     size = file.stat().st_size
@@ -135,8 +136,13 @@ def test_truncated_files_are_named(bundle, name, backend):
 
 def test_a_bundle_without_model_onnx_is_refused_with_the_command_that_adds_it(bundle, capsys):
     from opinion_tagger.cli import main
+    from opinion_tagger.model.keras_backend import load_keras_model
+    from opinion_tagger.storage import make_manifest
 
+    load_keras_model(bundle).save(bundle / "model.keras")  # training state, as train writes it
     meta = json.loads((bundle / "meta.json").read_text())
+    meta["manifest"] |= make_manifest(bundle, ["model.keras"])
+    (bundle / "meta.json").write_text(json.dumps(meta))
     (bundle / "model.onnx").unlink()
     assert refused(bundle) == f"{bundle / 'model.onnx'}: missing from the model bundle (meta.json describes it)"
     del meta["onnx"], meta["manifest"]["model.onnx"]
@@ -167,12 +173,12 @@ def test_garbage_meta_json_and_manifest_are_named(bundle):
     meta = json.loads(meta_file.read_text())
     meta_file.write_text("\x00garbage")
     assert refused(bundle).startswith(f"{meta_file}: not valid JSON")
-    meta_file.write_text(json.dumps({**meta, "manifest": {"model.keras": meta["manifest"]["model.keras"]}}))
-    assert refused(bundle) == f"{meta_file}: field manifest must list model.keras, config.json, vocab.txt"
-    wrong = {**meta["manifest"], "model.keras": {"bytes": 1, "sha256": "0"}}
+    meta_file.write_text(json.dumps({**meta, "manifest": {"model.onnx": meta["manifest"]["model.onnx"]}}))
+    assert refused(bundle) == f"{meta_file}: field manifest must list config.json, vocab.txt, model.onnx"
+    wrong = {**meta["manifest"], "model.onnx": {"bytes": 1, "sha256": "0"}}
     meta_file.write_text(json.dumps({**meta, "manifest": wrong}))
-    size = (bundle / "model.keras").stat().st_size
-    assert refused(bundle).startswith(f"{bundle / 'model.keras'}: {size} bytes, the manifest says 1 ")
+    size = (bundle / "model.onnx").stat().st_size
+    assert refused(bundle).startswith(f"{bundle / 'model.onnx'}: {size} bytes, the manifest says 1 ")
 
 
 def test_bundle_without_manifest_loads_with_a_warning_and_can_be_upgraded(bundle):
@@ -188,9 +194,7 @@ def test_bundle_without_manifest_loads_with_a_warning_and_can_be_upgraded(bundle
     (bundle / "vocab.txt").write_text("\n".join(vocab[:-2]) + "\n")
     with pytest.warns(BundleWarning):
         rows = len(vocab) - 1  # one word a line, a final newline; the embedding has a row per word
-        assert (
-            refused(bundle) == f"{bundle / 'vocab.txt'}: {rows - 1} words but model.keras's embedding has {rows} rows"
-        )
+        assert refused(bundle) == f"{bundle / 'vocab.txt'}: {rows - 1} words but model.onnx's embedding has {rows} rows"
     (bundle / "vocab.txt").write_text("\n".join(vocab))
     add_manifest(bundle)
     with warnings.catch_warnings():
@@ -245,8 +249,7 @@ def test_frozen_glove_rows_are_stored_as_their_glove_rows_and_checked_on_rebuild
 
 
 def test_a_path_that_names_no_bundle_says_what_a_bundle_holds(tmp_path):
-    """The message names the files every bundle has and the network files one of which it has: a bundle of a
-    LoRA-tuned encoder has weights.npz and no model.keras."""
+    """The message names the files every bundle has; the bundled models have those and no training state."""
     from opinion_tagger.paths import bundled_models
     from opinion_tagger.runtime.bundle import EXPECTED
 
@@ -260,4 +263,4 @@ def test_a_path_that_names_no_bundle_says_what_a_bundle_holds(tmp_path):
         files = {p.name for p in (BUNDLED / name).iterdir()}
         assert {"meta.json", "config.json", "vocab.txt"} <= files and files & set(networks), name
         assert all(f in message for f in ("meta.json", "config.json", "vocab.txt", *networks))
-    assert any("model.keras" not in {p.name for p in (BUNDLED / n).iterdir()} for n in bundled_models())
+    assert not any({"model.keras", "weights.npz"} & {p.name for p in (BUNDLED / n).iterdir()} for n in bundled_models())
