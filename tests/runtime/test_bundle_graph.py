@@ -58,7 +58,8 @@ def test_tagging_reads_no_training_state(bundle):
 def test_an_edit_the_graph_cannot_show_is_refused_by_the_digest_of_the_exported_configuration(bundle):
     file = bundle / "config.json"
     config = json.loads(file.read_text())
-    file.write_text(json.dumps({**config, "dropout": 0.25}))
+    config["model"]["recurrent"]["dropout"] = 0.25
+    file.write_text(json.dumps(config))
     relist(bundle, "config.json")
     with pytest.raises(BundleError) as exc:
         SentenceTagger.load(bundle)
@@ -101,12 +102,12 @@ def _graph(tmp_path, inputs, outputs):
         (
             {"words": [None, None], "token_ids": [None, None]},
             {"DSE": [None, None, 3], "ESE": [None, None, 3]},
-            "field contextual/context_fine_tune gives inputs ['words'] but model.onnx has ['token_ids', 'words']",
+            "field model.encoder.name/fine_tune gives inputs ['words'] but model.onnx has ['token_ids', 'words']",
         ),
         (
             {"words": [None, None]},
             {"DSE": [None, None, 3], "ESE": [None, None, 3], "states": [None, None, 200]},
-            "field frames gives frames False but model.onnx has True",
+            "field model.frames.enabled gives frames False but model.onnx has True",
         ),
         (
             {"words": [None, None]},
@@ -134,8 +135,9 @@ def test_a_bundle_without_a_manifest_is_still_checked_against_its_graph(bundle):
     del meta["manifest"]
     (bundle / "meta.json").write_text(json.dumps(meta))
     config = json.loads((bundle / "config.json").read_text())
-    (bundle / "config.json").write_text(json.dumps({**config, "depth": 1}))
-    with pytest.warns(BundleWarning), pytest.raises(BundleError, match="field depth gives depth 1 but model.onnx"):
+    config["model"]["recurrent"]["depth"] = 1
+    (bundle / "config.json").write_text(json.dumps(config))
+    with pytest.warns(BundleWarning), pytest.raises(BundleError, match="field model.recurrent.depth gives depth 1 "):
         load_bundle_files(bundle)
 
 
