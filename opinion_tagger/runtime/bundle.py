@@ -13,8 +13,9 @@ What tagging reads (the runtime; ONNX Runtime runs the network):
     glove_rows.npz  where the word-vector table's frozen rows are GloVe's vectors (a LoRA-tuned encoder's bundle):
                     each word's GloVe row and the rows training changed (``opinion_tagger.runtime.word_table``),
                     from which the table of model.onnx is rebuilt and checked by sha256
-    frames.npz      with frame heads (configuration ``model.frames.enabled``): their weights, which the runtime runs in NumPy on
-                    the states the network outputs (``opinion_tagger.runtime.frame_heads``; NumPy arrays, no pickle)
+    frames.npz      with frame heads (configuration ``model.frames.enabled``): their weights, which the runtime
+                    runs in NumPy on the states the network outputs (``opinion_tagger.runtime.frame_heads``; NumPy
+                    arrays, no pickle)
 
 Training state, which training reads to continue (optional: ``train`` writes it, the bundled models leave it out,
 the runtime never reads it; without it, training continues from model.onnx's weights):
