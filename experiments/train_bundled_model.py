@@ -250,15 +250,18 @@ def repack(out: Path, name: str, mpqa: str, datasplit: str) -> int:
     if not same_predictions(SentenceTagger.load(out, backend="onnx").predict(words), expected, atol=1e-4):
         print(f"{out}: model.onnx tags the fold-0 test sentences differently from the Keras network", file=sys.stderr)
         return 1
+    return record_size(
+        out, name, old_size, f"ONNX Runtime's tags equal the Keras network's on the {len(words)} fold-0 test sentences"
+    )
+
+
+def record_size(out: Path, name: str, old_size: int, checked: str) -> int:
+    """The bundle's new size into its meta.json and card, and a line saying it and what was ``checked``."""
     stored = json.loads((out / "meta.json").read_text())
     stored["size_bytes"] = bundle_size(out)
     atomic_write_text(out / "meta.json", json.dumps(stored, indent=2) + "\n")
     write_readme(out, name, stored)
-    print(
-        f"{out}: {old_size / 1e6:.1f} MB -> {stored['size_bytes'] / 1e6:.1f} MB; "
-        "ONNX Runtime's tags equal the Keras network's on the "
-        f"{len(words)} fold-0 test sentences unchanged"
-    )
+    print(f"{out}: {old_size / 1e6:.1f} MB -> {stored['size_bytes'] / 1e6:.1f} MB; {checked}")
     return 0
 
 
@@ -273,15 +276,7 @@ def slim(out: Path, name: str, mpqa: str, datasplit: str) -> int:
     if not same_predictions(SentenceTagger.load(out).predict(words), expected):
         print(f"{out}: without its training state the bundle tags the fold-0 test sentences otherwise", file=sys.stderr)
         return 1
-    stored = json.loads((out / "meta.json").read_text())
-    stored["size_bytes"] = bundle_size(out)
-    atomic_write_text(out / "meta.json", json.dumps(stored, indent=2) + "\n")
-    write_readme(out, name, stored)
-    print(
-        f"{out}: {old_size / 1e6:.1f} MB -> {stored['size_bytes'] / 1e6:.1f} MB; "
-        f"the same tags of the {len(words)} fold-0 test sentences"
-    )
-    return 0
+    return record_size(out, name, old_size, f"the same tags of the {len(words)} fold-0 test sentences")
 
 
 def rescore(out: Path, name: str, mpqa: str, datasplit: str) -> int:

@@ -25,7 +25,8 @@ def add_parsers(sub) -> None:
     p.set_defaults(func=run_download)
     p = sub.add_parser(
         "export-onnx",
-        help="add model.onnx (for tagging in ONNX Runtime) to a bundle written without it; needs TensorFlow",
+        help="add model.onnx (for tagging in ONNX Runtime), and frames.onnx for frame heads, to a bundle written "
+        "without them; needs TensorFlow",
     )
     p.add_argument("model", metavar="PATH", help="model bundle directory")
     p.set_defaults(func=run_export_onnx)

@@ -19,6 +19,7 @@ import numpy as np
 from opinion_tagger.config import TaggerConfig
 from opinion_tagger.encoders import weights_sha256
 from opinion_tagger.errors import BundleError
+from opinion_tagger.export.frames_export import write_frames
 from opinion_tagger.model.keras_backend import load_keras_model
 from opinion_tagger.model.weights import write_weights
 from opinion_tagger.runtime.bundle import (
@@ -26,15 +27,18 @@ from opinion_tagger.runtime.bundle import (
     FORMAT_VERSION,
     HASHED,
     KERAS,
+    LEGACY_FRAMES,
     ONNX,
     TRAINING_STATE,
     BundleWarning,
     extra_files,
     load_bundle_files,
     onnx_supported,
+    read_config,
     read_json,
     training_state,
     training_state_file,
+    verify_file,
 )
 from opinion_tagger.runtime.frame_heads import FRAMES_FILE
 from opinion_tagger.runtime.vocabulary import Vocabulary
@@ -54,7 +58,7 @@ def save_bundle(
     """Write a bundle.  ``model`` should be uncompiled (no optimizer state).  ``onnx``: also export the
     network to ``model.onnx`` for tagging (on the TensorFlow back end; elsewhere ``add_onnx`` in a
     TensorFlow process does it).  ``frame_heads``: the weights of the frame heads of a configuration that has
-    them (``opinion_tagger.model.frame_heads.head_arrays``), written to ``frames.npz``."""
+    them (``opinion_tagger.model.frame_heads.head_arrays``), written as ``frames.onnx``."""
     if config.model.frames.enabled and frame_heads is None:
         raise BundleError(f"{path}: a network with frame heads needs their weights (frame_heads)")
     path = Path(path)
@@ -62,7 +66,7 @@ def save_bundle(
     (path / "meta.json").unlink(missing_ok=True)  # until the new one is written, the bundle is incomplete
     fsync_dir(path)
     state = training_state_file(config)
-    for stale in {KERAS, DELTA, ONNX, ROWS_FILE, FRAMES_FILE} - {state}:
+    for stale in {KERAS, DELTA, ONNX, ROWS_FILE, FRAMES_FILE, LEGACY_FRAMES} - {state}:
         (path / stale).unlink(missing_ok=True)
     with atomic_path(path / state) as tmp:
         if state == DELTA:
@@ -72,8 +76,7 @@ def save_bundle(
     atomic_write_text(path / "config.json", json.dumps(config.to_dict(), indent=2) + "\n")
     vocab.save(path / "vocab.txt")
     if frame_heads is not None and config.model.frames.enabled:
-        with atomic_path(path / FRAMES_FILE) as tmp, open(tmp, "wb") as fh:
-            np.savez(fh, **frame_heads)  # type: ignore[arg-type]  # numpy's stub: a key might be allow_pickle
+        write_frames(path, frame_heads, config)
     rows = state == DELTA and _write_glove_rows(path)
     import keras
 
@@ -150,6 +153,7 @@ def add_onnx(path: str | Path) -> Path:
     """Export the network of a bundle to ``model.onnx`` and add it to meta.json (a TensorFlow process;
     the bundle is checked first and its other files stay as they are)."""
     path = Path(path)
+    frames_to_onnx(path)
     vocab, config, meta = load_bundle_files(path)
     reason = onnx_supported(config)
     if reason:
@@ -162,6 +166,23 @@ def add_onnx(path: str | Path) -> Path:
     meta["manifest"] = make_manifest(path, bundle_files(path, config, meta))
     atomic_write_text(path / "meta.json", json.dumps(meta, indent=2) + "\n")
     return path
+
+
+def frames_to_onnx(path: Path) -> None:
+    """A bundle written before ``frames.onnx``: its frame heads' ``frames.npz`` (checked by the manifest) becomes
+    ``frames.onnx``, in the manifest in its place."""
+    if not (path / LEGACY_FRAMES).is_file() or (path / FRAMES_FILE).is_file():
+        return
+    config, meta = read_config(path / "config.json"), read_json(path / "meta.json")
+    if isinstance(meta.get("manifest"), dict):
+        verify_file(path, LEGACY_FRAMES)
+    with np.load(path / LEGACY_FRAMES, allow_pickle=False) as data:
+        write_frames(path, {k: data[k] for k in data.files}, config)
+    if isinstance(meta.get("manifest"), dict):
+        del meta["manifest"][LEGACY_FRAMES]
+        meta["manifest"] |= make_manifest(path, [FRAMES_FILE])
+    atomic_write_text(path / "meta.json", json.dumps(meta, indent=2) + "\n")
+    (path / LEGACY_FRAMES).unlink()
 
 
 def add_manifest(path: str | Path) -> Path:

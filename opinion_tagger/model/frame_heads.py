@@ -10,8 +10,9 @@ per tagged type a span's polarity and intensity, and a DSE's holder.
   last token), scored alike with weights of its own.  Padding tokens score ``MASKED``.
 
 They are trained from the gold spans (teacher forcing) and are not in the bundle's network: that outputs its
-states (``states``), and the runtime runs the heads in NumPy (``opinion_tagger.runtime.frame_heads``, the same
-functions) from their weights, which ``head_arrays`` collects for the bundle's ``frames.npz``.
+states (``states``), and the runtime runs the heads in ONNX Runtime (``opinion_tagger.runtime.frame_heads``, the
+same functions) from the bundle's ``frames.onnx``, written from the weights ``head_arrays`` collects
+(``opinion_tagger.export.frames_export``).
 """
 
 from __future__ import annotations
@@ -169,7 +170,7 @@ def _head_layers(config: TaggerConfig) -> list[str]:
 
 
 def head_arrays(model, config: TaggerConfig) -> dict[str, np.ndarray]:
-    """The frame heads' weights of a training network, by ``layer/weight`` name (``frames.npz``)."""
+    """The frame heads' weights of a training network, by ``layer/weight`` name (``frames.onnx``'s initializers)."""
     out = {}
     for name in _head_layers(config):
         for w in model.get_layer(name).weights:
@@ -178,7 +179,7 @@ def head_arrays(model, config: TaggerConfig) -> dict[str, np.ndarray]:
 
 
 def set_head_arrays(model, config: TaggerConfig, arrays: dict[str, np.ndarray]) -> None:
-    """Put ``head_arrays``' weights (a bundle's ``frames.npz``) into a training network's frame heads."""
+    """Put ``head_arrays``' weights (a bundle's ``frames.onnx``) into a training network's frame heads."""
     for name in _head_layers(config):
         layer = model.get_layer(name)
         layer.set_weights([arrays[f"{name}/{w.name}"] for w in layer.weights])

@@ -34,7 +34,8 @@ import numpy as np
 from opinion_tagger.config import TaggerConfig
 from opinion_tagger.errors import BundleError, TaggerError
 from opinion_tagger.runtime.bundle import ONNX, RECURRENT_OPERATORS, read_config, read_json, read_vocab
-from opinion_tagger.runtime.word_table import GLOVE_SOURCE, TABLE, table_from_delta
+from opinion_tagger.runtime.frame_heads import FRAMES_FILE, head_names
+from opinion_tagger.runtime.word_table import GLOVE_SOURCE, external_table
 
 LSTM_TO_KERAS = [0, 2, 3, 1]  # ONNX's LSTM gates i, o, f, c -> Keras's i, f, c, o
 CRF_SCORES = ("transitions", "start", "end")
@@ -61,17 +62,14 @@ def initializers(file: Path) -> dict[str, np.ndarray]:
     }
 
 
-def _glove_table(bundle: Path, entry: dict) -> np.ndarray:
-    file = bundle / entry["file"]
-    try:
-        with np.load(file, allow_pickle=False) as data:
-            stored = {k: data[k] for k in data.files if k.startswith(TABLE)}
-    except (OSError, ValueError) as exc:
-        raise BundleError(f"{file}: cannot read the weights: {exc}") from None
-    table = table_from_delta(stored, file).get(TABLE)
-    if table is None:
-        raise BundleError(f"{file}: holds no word-vector table for model.onnx")
-    return table
+def bundle_head_arrays(path: str | Path, config: TaggerConfig) -> dict[str, np.ndarray]:
+    """The frame heads' weights of a bundle (``head_arrays``' names): its ``frames.onnx``'s initializers."""
+    file = Path(path) / FRAMES_FILE
+    arrays = initializers(file)
+    missing = sorted(set(head_names(config)) - set(arrays))
+    if missing:
+        raise BundleError(f"{file}: no weight {missing[0]} of the frame heads")
+    return {k: arrays[k] for k in head_names(config)}
 
 
 def _gates(a: np.ndarray, order: list[int]) -> np.ndarray:
@@ -167,7 +165,7 @@ def model_from_onnx(path: str | Path):
     values = initializers(file)
     for name, entry in meta.get("externals", {}).items():
         if entry.get("source") == GLOVE_SOURCE:
-            values[name] = _glove_table(path, entry)
+            values[name] = external_table(path, entry)
     try:
         assigned = _assignments(model, config, meta, values)
     except BundleError as exc:

@@ -13,9 +13,9 @@ What tagging reads (the runtime; ONNX Runtime runs the network):
     glove_rows.npz  where the word-vector table's frozen rows are GloVe's vectors (a LoRA-tuned encoder's bundle):
                     each word's GloVe row and the rows training changed (``opinion_tagger.runtime.word_table``),
                     from which the table of model.onnx is rebuilt and checked by sha256
-    frames.npz      with frame heads (configuration ``model.frames.enabled``): their weights, which the runtime
-                    runs in NumPy on the states the network outputs (``opinion_tagger.runtime.frame_heads``; NumPy
-                    arrays, no pickle)
+    frames.onnx     with frame heads (configuration ``model.frames.enabled``): the heads, a second graph that ONNX
+                    Runtime runs on the states the network outputs and the spans decoded
+                    (``opinion_tagger.runtime.frame_heads``)
 
 Training state, which training reads to continue (optional: ``train`` writes it, the bundled models leave it out,
 the runtime never reads it; without it, training continues from model.onnx's weights):
@@ -61,6 +61,7 @@ DELTA = "weights.npz"  # training state of a LoRA-tuned model: the weights train
 TRAINING_STATE = (KERAS, DELTA)
 # what a bundle directory holds, as the error for a path that names none says it
 EXPECTED = "a directory with meta.json, config.json, vocab.txt and model.onnx"
+LEGACY_FRAMES = "frames.npz"  # the frame heads' weights, as bundles held them before frames.onnx
 RECURRENT_OPERATORS = {"RNN": "elman", "LSTM": "lstm", "GRU": "gru"}  # ONNX's recurrent operators, by cell
 
 
@@ -76,8 +77,7 @@ def training_state(path: Path) -> str | None:
 
 
 def extra_files(config: TaggerConfig) -> tuple[str, ...]:
-    """The files a bundle of ``config`` has beside ``FILES`` and its network: ``frames.npz``, the frame heads'
-    weights."""
+    """The files a bundle of ``config`` has beside ``FILES`` and its network: ``frames.onnx``, the frame heads."""
     return (FRAMES_FILE,) if config.model.frames.enabled else ()
 
 
@@ -204,6 +204,8 @@ def load_bundle_files(path: str | Path, verify: bool = True):
     for name in tagging_files(config, meta)[len(HASHED) :]:
         if not (path / name).is_file():
             why = "config.json has frame heads" if name == FRAMES_FILE else "model.onnx's weights are rebuilt from it"
+            if name == FRAMES_FILE and (path / LEGACY_FRAMES).is_file():
+                why = f"written before it: `opinion-tagger export-onnx {path}` writes it from {LEGACY_FRAMES}"
             raise BundleError(f"{path / name}: missing from the model bundle ({why})")
         if hashed and name != ONNX:
             _check_listed(path, meta, name)

@@ -1,13 +1,18 @@
-"""The frame heads in NumPy (docs/frames.md): a tagged span's polarity and intensity and a DSE's holder, from
-the states the network outputs (``states``, [B, T, D]) and the heads' weights in the bundle (``frames.npz``).
+"""The frame heads at tagging time (docs/frames.md): a tagged span's polarity and intensity and a DSE's holder,
+from the states the network outputs (``states``, [B, T, D]), run by ONNX Runtime from the bundle's ``frames.onnx``.
 
-The functions are the Keras heads' (``opinion_tagger.model.frame_heads``), on one sentence's states:
+The heads are a graph of their own, not part of ``model.onnx``: they run on the spans that decoding finds (a CRF's
+Viterbi path, a softmax's likeliest tags) after the network's pass, or on spans given, so the runtime decodes a
+batch's tags first and then runs ``frames.onnx`` once on the batch's states and all its spans (written by
+``opinion_tagger.export.frames_export``, whose docstring gives its inputs and outputs).  Its functions are the
+Keras heads' (``opinion_tagger.model.frame_heads``):
 
 - a span's representation s: the mean of its tokens' states;
 - polarity and intensity: ``softmax(s K + b)``, the likeliest class and its probability;
 - the holder: the start distribution ``softmax([s W + c, v . tanh(h_k U + s V + b) for each token k])`` over
   the classes writer, implicit, none and the tokens; a class, or a token i, whose span ends at the token j
-  in [i, i + MAX_HOLDER_WIDTH) that the end pointer scores highest.  Its score: the start probability.
+  in [i, i + MAX_HOLDER_WIDTH) that the end pointer scores highest (decoded here, in NumPy).  Its score: the
+  start probability.
 """
 
 from __future__ import annotations
@@ -23,8 +28,9 @@ from opinion_tagger.errors import BundleError
 from opinion_tagger.sentences import HOLDER_CLASSES, INTENSITIES, POLARITIES, Frame
 
 STATES = "states"  # the network's output of the recurrent states, in a bundle with frame heads
+LENGTHS = "lengths"  # frames.onnx's input of each sentence's length
 HOLDER = "DSE_holder"  # the holder pointer's layer
-FRAMES_FILE = "frames.npz"  # the heads' weights in a bundle
+FRAMES_FILE = "frames.onnx"  # the heads in a bundle
 MASKED = -1e9  # the score of a padding token
 # the longest holder span the runtime outputs, in tokens (99.4% of the holders of the MPQA reader's spans are
 # at most 16 tokens long)
@@ -41,9 +47,14 @@ def intensity_classes() -> tuple[str, ...]:
 
 
 def frame_outputs(config: TaggerConfig) -> tuple[str, ...]:
-    """The training network's frame outputs, by name."""
+    """The training network's frame outputs, by name (and frames.onnx's)."""
     names = tuple(f"{t}_{head}" for t in config.types for head in ("polarity", "intensity"))
     return names + ((f"{HOLDER}_start", f"{HOLDER}_end") if "DSE" in config.types else ())
+
+
+def frame_inputs(config: TaggerConfig) -> tuple[str, ...]:
+    """frames.onnx's inputs: the states, the sentences' lengths and each type's spans."""
+    return (STATES, LENGTHS, *(f"{t}_spans" for t in config.types))
 
 
 def head_names(config: TaggerConfig) -> dict[str, tuple[int, ...]]:
@@ -94,23 +105,32 @@ class FramePrediction:
         )
 
 
-def softmax(x: np.ndarray) -> np.ndarray:
-    e = np.exp(x - x.max(-1, keepdims=True))
-    return e / e.sum(-1, keepdims=True)
+Request = tuple[int, str, int, int]  # (batch row, type, start, end): a span whose frame is asked for
 
 
 class FrameHeads:
-    """The heads of a bundle (or of a network being trained), run on one sentence's states at a time."""
+    """The heads of a bundle (``frames.onnx``), or of a network being trained (the same graph, in memory:
+    ``opinion_tagger.export.frames_export.frame_heads``), in an ONNX Runtime session."""
 
-    def __init__(self, arrays: dict[str, np.ndarray], config: TaggerConfig, where: str = FRAMES_FILE):
-        expected = head_names(config)
-        missing = sorted(set(expected) - set(arrays))
-        if missing:
-            raise BundleError(f"{where}: no weight {missing[0]} of the frame heads")
-        for name, (n,) in expected.items():
-            if arrays[name].shape[-1] != n:
-                raise BundleError(f"{where}: {name} has {arrays[name].shape[-1]} columns, the configuration {n}")
-        self.w = {k: np.asarray(arrays[k], dtype=np.float32) for k in expected}
+    def __init__(self, model: bytes | str | Path, config: TaggerConfig, where: str = FRAMES_FILE):
+        import onnxruntime as ort
+
+        options = ort.SessionOptions()
+        options.log_severity_level = 3
+        options.intra_op_num_threads = 1  # small products: a thread pool costs more than it gains
+        options.inter_op_num_threads = 1
+        source = model if isinstance(model, bytes) else str(model)
+        try:
+            self.session = ort.InferenceSession(source, options, providers=["CPUExecutionProvider"])
+        except Exception as exc:  # onnxruntime raises its own exception types for a damaged file
+            raise BundleError(f"{where}: cannot load the frame heads: {str(exc).splitlines()[0]}") from None
+        inputs = sorted(i.name for i in self.session.get_inputs())
+        outputs = sorted(o.name for o in self.session.get_outputs())
+        if inputs != sorted(frame_inputs(config)) or outputs != sorted(frame_outputs(config)):
+            raise BundleError(
+                f"{where}: not the frame heads of config.json's types {', '.join(config.types)} "
+                f"(inputs {', '.join(inputs)}; outputs {', '.join(outputs)})"
+            )
         self.config = config
         self.polarities, self.intensities = polarity_classes(config), intensity_classes()
 
@@ -122,47 +142,59 @@ class FrameHeads:
     @classmethod
     def load(cls, bundle: str | Path, config: TaggerConfig) -> FrameHeads:
         file = Path(bundle) / FRAMES_FILE
-        try:
-            with np.load(file, allow_pickle=False) as data:
-                arrays = {k: data[k] for k in data.files}
-        except (OSError, ValueError) as exc:
-            raise BundleError(f"{file}: cannot read the frame heads: {exc}") from None
-        return cls(arrays, config, str(file))
+        return cls(file, config, str(file))
 
-    def _classify(self, pooled: np.ndarray, name: str, classes: Sequence[str]) -> list[tuple[str, float]]:
-        probs = softmax(pooled @ self.w[f"{name}/kernel"] + self.w[f"{name}/bias"])
-        best = probs.argmax(-1)
-        return [(classes[k], float(probs[r, k])) for r, k in enumerate(best)]
+    def run(
+        self, states: np.ndarray, lengths: Sequence[int], spans: dict[str, Sequence[tuple[int, int, int]]]
+    ) -> dict[str, np.ndarray]:
+        """The heads' outputs (``frame_output_names``) for each type's ``spans`` (batch row, start, end) of a
+        batch's ``states`` [B, T, D] whose sentences are ``lengths`` long."""
+        feed = {
+            STATES: np.ascontiguousarray(states, dtype=np.float32),
+            LENGTHS: np.asarray(lengths, dtype=np.int64).reshape(-1),
+        }
+        for t in self.config.types:
+            feed[f"{t}_spans"] = np.asarray(spans.get(t, ()), dtype=np.int64).reshape(-1, 3)
+        names = [o.name for o in self.session.get_outputs()]
+        return dict(zip(names, self.session.run(names, feed)))
 
-    def _pointer(self, states: np.ndarray, pooled: np.ndarray, end: str) -> np.ndarray:
-        w = {k: self.w[f"{HOLDER}/{end}_{k}"] for k in ("tokens", "span", "bias", "v")}
-        hidden = np.tanh((states @ w["tokens"])[None] + (pooled @ w["span"])[:, None] + w["bias"])
-        return hidden @ w["v"]  # [S, T]
+    def predict(self, states: np.ndarray, lengths: Sequence[int], requests: Sequence[Request]) -> list[FramePrediction]:
+        """The frame of each span of ``requests`` (batch row, type, start, end) of a batch's ``states`` [B, T, D],
+        in their order (an empty span has none): one run of the heads for the whole batch."""
+        by_type: dict[str, list[int]] = {}
+        for k, (_, t, i, j) in enumerate(requests):
+            if j > i:
+                by_type.setdefault(t, []).append(k)
+        if not by_type:
+            return []
+        out = self.run(
+            states, lengths, {t: [(requests[k][0], *requests[k][2:]) for k in ks] for t, ks in by_type.items()}
+        )
+        found: dict[int, FramePrediction] = {}
+        for t, ks in by_type.items():
+            pol, inten = out[f"{t}_polarity"], out[f"{t}_intensity"]
+            for r, k in enumerate(ks):
+                row, _, i, j = requests[k]
+                p, q = int(pol[r].argmax()), int(inten[r].argmax())
+                f = FramePrediction(
+                    t, i, j, self.polarities[p], float(pol[r, p]), self.intensities[q], float(inten[r, q])
+                )
+                if t == "DSE":
+                    self._holder(f, out[f"{HOLDER}_start"][r], out[f"{HOLDER}_end"][r], lengths[row])
+                found[k] = f
+        return [found[k] for k in sorted(found)]
 
-    def holder_distributions(self, states: np.ndarray, pooled: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The start [S, 3 + T] and end [S, T] probabilities of the spans' holders."""
-        classes = pooled @ self.w[f"{HOLDER}/classes"] + self.w[f"{HOLDER}/classes_bias"]
-        start = softmax(np.concatenate([classes, self._pointer(states, pooled, "start")], axis=-1))
-        return start, softmax(self._pointer(states, pooled, "end"))
+    @staticmethod
+    def _holder(f: FramePrediction, start: np.ndarray, end: np.ndarray, n: int) -> None:
+        k = int(start.argmax())
+        f.holder_score = float(start[k])
+        if k < len(HOLDER_CLASSES):
+            f.holder = HOLDER_CLASSES[k]
+            return
+        i = k - len(HOLDER_CLASSES)
+        f.holder = (i, i + int(end[i : min(n, i + MAX_HOLDER_WIDTH)].argmax()) + 1)
 
     def apply(self, states: np.ndarray, spans: Sequence[tuple[int, int]], typ: str) -> list[FramePrediction]:
         """The frames of one sentence's spans [start, end) of ``typ`` from its states [n_words, D]."""
-        if not spans:
-            return []
         states = np.asarray(states, dtype=np.float32)
-        pooled = np.stack([states[i:j].mean(0) for i, j in spans])
-        pol = self._classify(pooled, f"{typ}_polarity", self.polarities)
-        inten = self._classify(pooled, f"{typ}_intensity", self.intensities)
-        out = [FramePrediction(typ, i, j, *p, *q) for (i, j), p, q in zip(spans, pol, inten)]
-        if typ == "DSE":
-            start, end = self.holder_distributions(states, pooled)
-            n = len(states)
-            for f, s_row, e_row in zip(out, start, end):
-                k = int(s_row.argmax())
-                f.holder_score = float(s_row[k])
-                if k < len(HOLDER_CLASSES):
-                    f.holder = HOLDER_CLASSES[k]
-                    continue
-                i = k - len(HOLDER_CLASSES)
-                f.holder = (i, i + int(e_row[i : min(n, i + MAX_HOLDER_WIDTH)].argmax()) + 1)
-        return out
+        return self.predict(states[None], [len(states)], [(0, typ, i, j) for i, j in spans])

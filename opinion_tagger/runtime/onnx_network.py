@@ -28,7 +28,7 @@ from opinion_tagger.encoders import ENCODERS, Encoder
 from opinion_tagger.errors import BundleError, TaggerError
 from opinion_tagger.runtime.base_weights import locate
 from opinion_tagger.runtime.frame_heads import STATES
-from opinion_tagger.runtime.word_table import GLOVE_SOURCE, TABLE, table_from_delta
+from opinion_tagger.runtime.word_table import GLOVE_SOURCE, external_table
 
 
 def default_threads() -> int:
@@ -73,16 +73,7 @@ def external_arrays(bundle: Path, onnx_meta: dict) -> dict[str, np.ndarray]:
             out.update(_base_arrays(enc, entries, bundle / "model.onnx"))
     for key, e in externals.items():
         if e["source"] == GLOVE_SOURCE:
-            file = bundle / e["file"]
-            try:
-                with np.load(file, allow_pickle=False) as data:
-                    delta = {k: data[k] for k in data.files if k.startswith(TABLE)}
-            except (OSError, ValueError) as exc:
-                raise BundleError(f"{file}: cannot read the weights: {exc}") from None
-            table = table_from_delta(delta, file).get(TABLE)
-            if table is None or list(table.shape) != e["shape"]:
-                raise BundleError(f"{file}: holds no word-vector table of shape {e['shape']} for model.onnx")
-            out[key] = table
+            out[key] = external_table(bundle, e)
         elif e["source"] not in ENCODERS:
             raise BundleError(f"{bundle / 'meta.json'}: unknown source {e['source']!r} of weight {key}")
     return out

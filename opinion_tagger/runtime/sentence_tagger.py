@@ -4,7 +4,8 @@ It batches sentences of similar lengths within a budget of words or wordpieces, 
 runs the network (any ``opinion_tagger.runtime.network.Network``: ONNX Runtime by default, the Keras back
 end as a plug-in) and decodes its outputs into BIO tags with a confidence per word (a CRF's Viterbi path and
 marginals, or a softmax's likeliest tags); with frame heads, the frames of the spans it tagged
-(``predict_frames``: the heads in NumPy on the states the network outputs, ``opinion_tagger.runtime.frame_heads``).
+(``predict_frames``: the heads, ``frames.onnx`` in ONNX Runtime, on the states the network outputs and the spans
+decoded, ``opinion_tagger.runtime.frame_heads``).
 """
 
 from __future__ import annotations
@@ -114,23 +115,27 @@ class SentenceTagger:
         return self.heads.roles if self.heads is not None else ()
 
     def _frames(self, sentences, given, batch_size: int) -> list:
-        """(tags, the frames of the spans tagged, the frames of the spans given or []) for each sentence."""
+        """(tags, the frames of the spans tagged, the frames of the spans given or []) for each sentence: per batch,
+        the tags decoded, then one run of the heads on the batch's states and every span."""
         heads = self.heads
         if heads is None:
             raise TaggerError("this model has no frame heads (its configuration's frames are off)")
         results: list[tuple] = [None] * len(sentences)  # type: ignore[list-item]
         for batch, lengths, out in self._batches(sentences, batch_size):
             decoded = {t: self._decode(out[t], lengths, t) for t in self.types}
+            tags = [{t: decoded[t][row] for t in self.types} for row in range(len(batch))]
+            requests = []  # (row, type, start, end, given?)
             for row, i in enumerate(batch):
-                tags = {t: decoded[t][row] for t in self.types}
-                states = out[STATES][row, : lengths[row]] if lengths[row] else None
-
-                def apply(spans: Sequence[tuple[int, int]], t: str, states=states) -> list[FramePrediction]:
-                    return heads.apply(states, spans, t) if spans and states is not None else []
-
-                frames = [f for t in self.types for f in apply([(a, b) for a, b, _ in spans_from_bio(tags[t][0])], t)]
-                on_given = [f for t in self.types for f in apply(given[i].get(t, []), t)] if given is not None else []
-                results[i] = (tags, frames, on_given)
+                for t in self.types:
+                    requests += [(row, t, a, b, False) for a, b, _ in spans_from_bio(tags[row][t][0])]
+                    requests += [(row, t, a, b, True) for a, b in (given[i].get(t, []) if given is not None else [])]
+            requests = [r for r in requests if r[3] > r[2]]
+            frames = heads.predict(out[STATES], lengths, [r[:4] for r in requests]) if requests else []
+            found: list[tuple[list, list]] = [([], []) for _ in batch]
+            for (row, *_, on_given), frame in zip(requests, frames):
+                found[row][on_given].append(frame)
+            for row, i in enumerate(batch):
+                results[i] = (tags[row], *found[row])
         return results
 
     def distributions(

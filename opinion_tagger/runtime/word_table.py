@@ -44,6 +44,21 @@ def table_delta(weights: dict, words, index: dict, vectors) -> dict:
     return {**rest, GLOVE_ROWS: rows, TRAINED_ROWS: table[~base], TABLE_SHA256: _sha256(table)}
 
 
+def external_table(bundle: Path, entry: dict) -> np.ndarray:
+    """The table of model.onnx's external weight ``entry`` (meta.json's ``onnx`` entry: source ``glove``), rebuilt
+    from the bundle's file it names and the GloVe package; BundleError naming the file when it cannot be."""
+    file = bundle / entry["file"]
+    try:
+        with np.load(file, allow_pickle=False) as data:
+            stored = {k: data[k] for k in data.files if k.startswith(TABLE)}
+    except (OSError, ValueError) as exc:
+        raise BundleError(f"{file}: cannot read the weights: {exc}") from None
+    table = table_from_delta(stored, file).get(TABLE)
+    if table is None or list(table.shape) != list(entry.get("shape", table.shape)):
+        raise BundleError(f"{file}: holds no word-vector table of shape {entry.get('shape')} for model.onnx")
+    return table
+
+
 def table_from_delta(stored: dict, file: Path, vectors=None) -> dict:
     """The inverse of ``table_delta``: the table rebuilt from GloVe's ``vectors`` (default: the installed
     package's) and the stored rows, checked against the stored sha256; BundleError naming the package

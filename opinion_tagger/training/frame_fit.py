@@ -10,7 +10,7 @@ the frames' loss on the dev sentences (without dev sentences: the last).  The he
 zero, every probability uniform: a trained network's states can run large (a ReLU cell's to tens), on which
 random weights would start a softmax saturated on a class that its clipped log-likelihood then never leaves.
 Minutes where training the network takes hours; the bundle written is the network unchanged with its heads
-(``frames.npz``)."""
+(``frames.onnx``)."""
 
 from __future__ import annotations
 

@@ -56,16 +56,15 @@ def bundle_start(init: str | Path, config: TaggerConfig):
 
 def with_frame_heads(model, config: TaggerConfig, vocab_size: int, init: str | Path):
     """The training network (the frame heads and their span inputs) of a bundle with frame heads: the weights of
-    its network, ``model``, and the heads' from its ``frames.npz`` (checked by the bundle's manifest)."""
+    its network, ``model``, and the heads' from its ``frames.onnx`` (checked by the bundle's manifest)."""
     from opinion_tagger.model.frame_heads import set_head_arrays
     from opinion_tagger.model.network import build_training_model
-    from opinion_tagger.runtime.frame_heads import FRAMES_FILE
+    from opinion_tagger.model.onnx_weights import bundle_head_arrays
 
     training = build_training_model(config, vocab_size, model.get_layer("embedding").dim)
     for layer in model.layers:
         training.get_layer(layer.name).set_weights(layer.get_weights())
-    with np.load(Path(init) / FRAMES_FILE) as heads:
-        set_head_arrays(training, config, {k: heads[k] for k in heads.files})
+    set_head_arrays(training, config, bundle_head_arrays(init, config))
     return training
 
 
@@ -105,15 +104,17 @@ def save_trained(
         "scores": {"dev": best["dev"]},
     }
     heads = None
-    if config.model.frames.enabled:  # the heads' weights go to frames.npz; the runtime runs them in NumPy
+    runtime_heads = None
+    if config.model.frames.enabled:  # the heads go to frames.onnx, which the runtime runs in ONNX Runtime
+        from opinion_tagger.export.frames_export import frame_heads
         from opinion_tagger.model.frame_heads import head_arrays
-        from opinion_tagger.runtime.frame_heads import FrameHeads
 
         heads = head_arrays(model, config)
+        runtime_heads = frame_heads(heads, config)
         if dev:
             from opinion_tagger.evaluation.scoring import evaluate_frames
 
-            tagger = sentence_tagger(clean, vocab, config, heads=FrameHeads(heads, config))
+            tagger = sentence_tagger(clean, vocab, config, heads=runtime_heads)
             meta["scores"]["dev_frames"] = evaluate_frames(tagger, dev)
     save_bundle(out_dir, clean, vocab, config, meta, frame_heads=heads)
-    return sentence_tagger(clean, vocab, config, meta, FrameHeads(heads, config) if heads else None), meta
+    return sentence_tagger(clean, vocab, config, meta, runtime_heads), meta

@@ -76,9 +76,9 @@ def test_the_heads_run_on_the_spans_given(trained):
 
 @pytest.mark.integration
 def test_onnx_runtime_gives_the_keras_networks_frames(trained):
-    """The bundle on ONNX Runtime (states from model.onnx, the heads in NumPy from frames.npz) against the
-    network in Keras: the same states, the same frames; and the NumPy heads against the Keras heads of the
-    trained network, on the gold spans."""
+    """The bundle on ONNX Runtime (states from model.onnx, the heads from frames.onnx) against the network in
+    Keras: the same states, the same frames; and frames.onnx's heads against the Keras heads of the trained
+    network, on the gold spans."""
     from opinion_tagger.model.frame_heads import SPANS, tagging_view
     from opinion_tagger.model.network import build_training_model
     from opinion_tagger.runtime.batching import encode_words
@@ -122,12 +122,12 @@ def test_onnx_runtime_gives_the_keras_networks_frames(trained):
             gold = [(i, j) for i, j in spans[SPANS.format(t)][r] if j > i]
             if not gold:
                 continue
-            pooled = np.stack([states[r, i:j].mean(0) for i, j in gold])
-            numpy_pol = [f.polarity_score for f in heads.apply(states[r, :n], gold, t)]
+            onnx_pol = [f.polarity_score for f in heads.apply(states[r, :n], gold, t)]
             keras_pol = outputs[f"{t}_polarity"][r, : len(gold)].max(-1)
-            np.testing.assert_allclose(numpy_pol, keras_pol, atol=1e-5)
+            np.testing.assert_allclose(onnx_pol, keras_pol, atol=1e-5)
             if t == "DSE":
-                start, end = heads.holder_distributions(states[r, :n], pooled)
+                ran = heads.run(states[r : r + 1, :n], [n], {t: [(0, i, j) for i, j in gold]})
+                start, end = ran[f"{HOLDER}_start"], ran[f"{HOLDER}_end"]
                 np.testing.assert_allclose(start, outputs[f"{HOLDER}_start"][r, : len(gold), : 3 + n], atol=1e-5)
                 np.testing.assert_allclose(end, outputs[f"{HOLDER}_end"][r, : len(gold), :n], atol=1e-5)
 
@@ -141,14 +141,14 @@ def test_the_bundle_holds_the_heads_and_records_them(trained):
 
     _, _, out = trained
     meta = json.loads((out / "meta.json").read_text())
-    assert "frames.npz" in meta["manifest"] and meta["onnx"]["outputs"] == ["DSE", "ESE", "states"]
+    assert "frames.onnx" in meta["manifest"] and meta["onnx"]["outputs"] == ["DSE", "ESE", "states"]
     assert json.loads((out / "config.json").read_text())["model"]["frames"]["enabled"] is True
-    (out / "frames.npz").rename(out / "frames.bak")
+    (out / "frames.onnx").rename(out / "frames.bak")
     try:
-        with pytest.raises(BundleError, match="frames.npz: missing from the model bundle"):
+        with pytest.raises(BundleError, match="frames.onnx: missing from the model bundle"):
             load_bundle_files(out)
     finally:
-        (out / "frames.bak").rename(out / "frames.npz")
+        (out / "frames.bak").rename(out / "frames.onnx")
 
 
 def test_frames_off_leave_the_network_and_its_digest_as_they_were():
@@ -221,10 +221,10 @@ def test_every_network_exports_its_states(cell, output, tmp_path):
     """A traced cell (mrnn) and a native one under CRF heads, untrained: the bundle on ONNX Runtime gives the
     frames the Keras network gives."""
     from opinion_tagger.export.bundle_writer import save_bundle
+    from opinion_tagger.export.frames_export import frame_heads
     from opinion_tagger.model.frame_heads import head_arrays
     from opinion_tagger.model.keras_backend import sentence_tagger
     from opinion_tagger.model.network import build_model, build_training_model
-    from opinion_tagger.runtime.frame_heads import FrameHeads
     from opinion_tagger.runtime.sentence_tagger import SentenceTagger
     from opinion_tagger.runtime.vocabulary import PAD, UNK, Vocabulary
 
@@ -241,7 +241,7 @@ def test_every_network_exports_its_states(cell, output, tmp_path):
     save_bundle(tmp_path / "b", clean, vocab, cfg, {}, frame_heads=heads)
     sents = [s.words for s in sentences()]
     a = SentenceTagger.load(tmp_path / "b").predict_frames(sents)
-    b = sentence_tagger(clean, vocab, cfg, heads=FrameHeads(heads, cfg)).predict_frames(sents)
+    b = sentence_tagger(clean, vocab, cfg, heads=frame_heads(heads, cfg)).predict_frames(sents)
     assert [{k: v[0] for k, v in t.items()} for t, _ in a] == [{k: v[0] for k, v in t.items()} for t, _ in b]
     assert sum(len(f) for _, f in a) > 0  # spans to run the heads on
     for (_, fa), (_, fb) in zip(a, b):
@@ -284,22 +284,19 @@ def test_the_cli_trains_frame_heads_and_records_their_data_and_dev_scores(sample
     assert "holder   gold given     binary" in table and "holder   end to end     proportional" in table
     assert "target" not in table and "attitude" not in table
     assert f"ESE   {'polarity':24} {100 * dev['ESE']['polarity']['accuracy']:7.2f}" in table
-    # training continues from the bundle: its network's weights and its heads' (frames.npz)
-    import numpy as np
-
+    # training continues from the bundle: its network's weights and its heads' (frames.onnx)
     from opinion_tagger.config import TaggerConfig
     from opinion_tagger.model.frame_heads import head_arrays
+    from opinion_tagger.model.onnx_weights import bundle_head_arrays
     from opinion_tagger.training.models import bundle_start
 
     config = TaggerConfig.load(out / "config.json")
     _, start = bundle_start(out, config)
-    with np.load(out / "frames.npz") as saved:
-        assert {k: v.tolist() for k, v in head_arrays(start, config).items()} == {
-            k: saved[k].tolist() for k in saved.files
-        }
+    saved = bundle_head_arrays(out, config)
+    assert {k: v.tolist() for k, v in head_arrays(start, config).items()} == {k: v.tolist() for k, v in saved.items()}
     more = tmp_path / "m2"
     assert main([*argv, "--frames", "--frame-units", "4", "--init-from", str(out), "--out", str(more)]) == 0
-    assert (more / "frames.npz").is_file() and json.loads((more / "meta.json").read_text())["scores"]["dev_frames"]
+    assert (more / "frames.onnx").is_file() and json.loads((more / "meta.json").read_text())["scores"]["dev_frames"]
 
 
 @pytest.mark.integration

@@ -153,3 +153,30 @@ def test_the_word_vectors_rows_are_read_from_the_file_the_graph_names():
                 assert set(rows.files) == {f"embedding::table::{k}" for k in ("glove_rows", "trained", "sha256")}
         else:
             assert not files, name
+
+
+def test_a_bundle_written_before_frames_onnx_is_refused_with_the_command_that_upgrades_it(tmp_path):
+    """Frame heads were a frames.npz of their weights, run in NumPy; now frames.onnx, run by ONNX Runtime."""
+    pytest.importorskip("onnx")
+    from opinion_tagger.export.bundle_writer import frames_to_onnx
+    from opinion_tagger.model.onnx_weights import bundle_head_arrays
+
+    bundle = shutil.copytree(BUNDLED / "accurate", tmp_path / "old")
+    config = read_config(bundle / "config.json")
+    with open(bundle / "frames.npz", "wb") as fh:
+        np.savez(fh, **bundle_head_arrays(bundle, config))
+    meta = json.loads((bundle / "meta.json").read_text())
+    del meta["manifest"]["frames.onnx"]
+    meta["manifest"] |= make_manifest(bundle, ["frames.npz"])
+    (bundle / "meta.json").write_text(json.dumps(meta))
+    (bundle / "frames.onnx").unlink()
+    with pytest.raises(BundleError) as exc:
+        SentenceTagger.load(bundle)
+    assert str(exc.value) == (
+        f"{bundle / 'frames.onnx'}: missing from the model bundle "
+        f"(written before it: `opinion-tagger export-onnx {bundle}` writes it from frames.npz)"
+    )
+    frames_to_onnx(bundle)  # what export-onnx does first
+    assert not (bundle / "frames.npz").exists()
+    expected = SentenceTagger.load(BUNDLED / "accurate").predict_frames(WORDS)
+    assert SentenceTagger.load(bundle).predict_frames(WORDS) == expected

@@ -75,7 +75,7 @@ def test_the_bundle_records_the_networks_training_and_the_heads(plain_bundle, wi
     training = meta["training"]
     assert training["init"] == str(plain_bundle) and training["network"]["epochs"] == 60
     assert training["heads_only"]["learning_rate"] == 0.01 and training["epochs"] == 400
-    assert "dev_frames" in meta["scores"] and (out / "frames.npz").is_file()
+    assert "dev_frames" in meta["scores"] and (out / "frames.onnx").is_file()
 
 
 def test_the_cli_refuses_heads_without_a_bundle_or_on_another_network(plain_bundle, sample_mpqa, tmp_path, capsys):

@@ -119,5 +119,5 @@ def test_training_continues_from_the_bundled_model_without_its_training_state(sa
     assert main(argv) == 0, capsys.readouterr().err
     meta = json.loads((out / "meta.json").read_text())
     assert meta["training"]["init"].endswith("models/accurate") and meta["training"]["epochs"] == 1
-    assert {"weights.npz", "glove_rows.npz", "model.onnx", "frames.npz"} <= set(meta["manifest"])
+    assert {"weights.npz", "glove_rows.npz", "model.onnx", "frames.onnx"} <= set(meta["manifest"])
     assert len(SentenceTagger.load(out).predict(WORDS)) == len(WORDS)
