@@ -234,7 +234,9 @@ def test_lora_tuned_encoder_bundle_holds_only_what_training_changed(sample_mpqa,
     meta["manifest"] |= make_manifest(bundle, ["config.json"])  # the edited file listed: the graph check sees it
     meta_file.write_text(json.dumps(meta))
     for backend in ("onnx", "keras"):  # model.onnx's recurrent operator has 8 units a direction
-        with pytest.raises(BundleError, match=r"config.json: field hidden/budget gives hidden size 9 but model.onnx"):
+        with pytest.raises(
+            BundleError, match=r"config.json: field model.recurrent.hidden/budget gives hidden size 9 but model.onnx"
+        ):
             SentenceTagger.load(bundle, backend=backend)
     del meta["onnx"]  # without model.onnx, the Keras back end checks the weights one by one
     meta_file.write_text(json.dumps(meta))
