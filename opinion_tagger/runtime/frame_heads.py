@@ -86,8 +86,10 @@ class FramePrediction:
     intensity_score: float
     holder: tuple[int, int] | str | None = None
     holder_score: float | None = None
-    attitude: str | None = None  # a DSE's attitude type and target token spans: no head predicts them yet
-    targets: tuple[tuple[int, int], ...] | None = None
+    attitude: str | None = None  # a DSE's attitude type (ATTITUDE_TYPES) and its probability
+    attitude_score: float | None = None
+    targets: tuple[tuple[int, int], ...] | None = None  # a DSE's targets: token ranges, in token order
+    target_scores: tuple[float, ...] | None = None  # each target's score
 
     @property
     def frame(self) -> Frame:
