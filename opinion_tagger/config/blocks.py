@@ -147,7 +147,8 @@ class Auxiliary(Block):
 class Frames(Block):
     """Opinion frames (docs/frames.md): heads on the recurrent states that give each span its polarity and
     intensity (a softmax on the mean of its states) and each DSE its holder (a pointer over the sentence's
-    tokens, or writer, implicit, none), trained from the gold spans."""
+    tokens, or writer, implicit, none) and, with ``roles``, its attitude type and its targets (a tag O, B or I
+    per token), trained from the gold spans."""
 
     enabled: bool = Field(
         default=False,
@@ -166,6 +167,15 @@ class Frames(Block):
         default=False,
         description="the heads learn on the states without training them (no gradient from the heads' losses "
         "into the network that tags)",
+    )
+    positions: bool = Field(
+        default=False,
+        description="the holder pointer (and the target tagger) also see each token's distance to the span",
+    )
+    roles: bool = Field(
+        default=False,
+        description="also predict each DSE's attitude type and its targets (data with attitudes: MPQA's "
+        "attitude subset, ULA)",
     )
 
 

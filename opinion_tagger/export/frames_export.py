@@ -7,7 +7,8 @@ second, small graph that takes the network's recurrent states and the spans.  It
 (the network's output ``states`` for a batch), ``lengths`` [B] (each sentence's words; padding after them) and per
 type ``{type}_spans`` [N, 3] (the batch row, first token and end token of each span, int64).  Its outputs, per type:
 ``{type}_polarity`` [N, P] and ``{type}_intensity`` [N, I], softmax probabilities; for DSEs ``DSE_holder_start``
-[N, 3 + T] (writer, implicit, none, then each token) and ``DSE_holder_end`` [N, T], padding tokens at zero.  The
+[N, 3 + T] (writer, implicit, none, then each token) and ``DSE_holder_end`` [N, T], padding tokens at zero; with
+``model.frames.roles``, ``DSE_attitude`` [N, A] and ``DSE_targets`` [N, T, 3] (the tags O, B, I per token).  The
 functions are the Keras heads' (``opinion_tagger.model.frame_heads``) on a span's mean state; the weights are
 initializers named as the Keras heads' weights (``DSE_holder/start_tokens``), which training reads back to
 continue from a bundle.
@@ -21,14 +22,19 @@ import numpy as np
 
 from opinion_tagger.config import TaggerConfig
 from opinion_tagger.runtime.frame_heads import (
+    ATTITUDE,
+    DISTANCE_BUCKETS,
     FRAMES_FILE,
     HOLDER,
     LENGTHS,
     MASKED,
+    SIDE,
     STATES,
+    TARGETS,
     FrameHeads,
     frame_inputs,
     frame_outputs,
+    has_roles,
     head_names,
 )
 
@@ -76,6 +82,47 @@ def _pooled(g: _Graph, t: str, positions: str) -> tuple[str, str]:
     return pooled, row
 
 
+def _places(g: _Graph, positions: str) -> str:
+    """Each token's place relative to each DSE span [N, T] (``relative_places``)."""
+    p, spans = "DSE/places/", "DSE_spans"
+    axis1 = g.const(f"{p}axis1", np.array([1], np.int64))
+    start, end = (
+        g.op(
+            "Unsqueeze",
+            [g.op("Gather", [spans, g.const(f"{p}column_{k}", np.array(k, np.int64))], f"{p}{n}", axis=1), axis1],
+            f"{p}{n}_u",
+        )
+        for k, n in ((1, "start"), (2, "end"))
+    )
+    table = g.const(f"{p}table", DISTANCE_BUCKETS)
+    zero, top = g.const(f"{p}zero", np.array(0, np.int64)), g.const(f"{p}top", np.array(len(DISTANCE_BUCKETS) - 1))
+    one, after_base = g.const(f"{p}one", np.array(1, np.int64)), g.const(f"{p}after", np.array(1 + SIDE, np.int64))
+    last = g.op("Sub", [end, one], f"{p}last")
+
+    def bucket(a: str, b: str, name: str) -> str:  # the bucket of the distance a - b
+        distance = g.op("Clip", [g.op("Sub", [a, b], f"{p}{name}_d"), zero, top], f"{p}{name}_clipped")
+        return g.op("Gather", [table, distance], f"{p}{name}_bucket", axis=0)
+
+    before = g.op("Add", [bucket(start, positions, "before"), one], f"{p}before")
+    after = g.op("Add", [bucket(positions, last, "after"), after_base], f"{p}after_place")
+    outside = g.op("Where", [g.op("GreaterOrEqual", [positions, end], f"{p}past"), after, zero], f"{p}outside")
+    return g.op("Where", [g.op("Less", [positions, start], f"{p}ahead"), before, outside], "DSE/places")
+
+
+def _hidden(g: _Graph, pooled: str, row: str, places: str | None, arrays: dict, prefix: str) -> str:
+    """``tanh(h_k U + s V + P[r] + b)`` [N, T, A] of the scorer ``prefix`` (``DSE_holder/start_``)."""
+    p = f"{prefix}frames/"
+    axis1 = g.const(f"{p}axis1", np.array([1], np.int64))
+    w = {k: g.const(f"{prefix}{k}", arrays[f"{prefix}{k}"]) for k in ("tokens", "span", "bias")}
+    tokens = g.op("Gather", [g.op("MatMul", [STATES, w["tokens"]], f"{p}t"), row], f"{p}tokens", axis=0)
+    span = g.op("Unsqueeze", [g.op("MatMul", [pooled, w["span"]], f"{p}s"), axis1], f"{p}span")
+    total = g.op("Add", [g.op("Add", [tokens, span], f"{p}sum"), w["bias"]], f"{p}total")
+    if places is not None:
+        table = g.const(f"{prefix}places", arrays[f"{prefix}places"])
+        total = g.op("Add", [total, g.op("Gather", [table, places], f"{p}places", axis=0)], f"{p}placed")
+    return g.op("Tanh", [total], f"{p}hidden")
+
+
 def _classify(g: _Graph, pooled: str, layer: str, arrays: dict, out: str) -> None:
     kernel = g.const(f"{layer}/kernel", arrays[f"{layer}/kernel"])
     bias = g.const(f"{layer}/bias", arrays[f"{layer}/bias"])
@@ -83,7 +130,7 @@ def _classify(g: _Graph, pooled: str, layer: str, arrays: dict, out: str) -> Non
     g.op("Softmax", [logits], out, axis=-1)
 
 
-def _holder(g: _Graph, pooled: str, row: str, positions: str, arrays: dict) -> None:
+def _holder(g: _Graph, pooled: str, row: str, positions: str, places: str | None, arrays: dict) -> None:
     """``DSE_holder_start`` and ``DSE_holder_end`` of the DSE spans."""
     p = f"{HOLDER}/frames/"
     axis1 = g.const(f"{p}axis1", np.array([1], np.int64))
@@ -92,12 +139,9 @@ def _holder(g: _Graph, pooled: str, row: str, positions: str, arrays: dict) -> N
     masked = g.const(f"{p}masked", np.array(MASKED, np.float32))
 
     def pointer(end: str) -> str:
-        w = {k: g.const(f"{HOLDER}/{end}_{k}", arrays[f"{HOLDER}/{end}_{k}"]) for k in ("tokens", "span", "bias", "v")}
-        tokens = g.op("Gather", [g.op("MatMul", [STATES, w["tokens"]], f"{p}{end}_t"), row], f"{p}{end}_tokens", axis=0)
-        span = g.op("Unsqueeze", [g.op("MatMul", [pooled, w["span"]], f"{p}{end}_s"), axis1], f"{p}{end}_span")
-        total = g.op("Add", [g.op("Add", [tokens, span], f"{p}{end}_sum"), w["bias"]], f"{p}{end}_total")
-        hidden = g.op("Tanh", [total], f"{p}{end}_hidden")  # [N, T, U]
-        score = g.op("MatMul", [hidden, w["v"]], f"{p}{end}_score")  # [N, T]
+        hidden = _hidden(g, pooled, row, places, arrays, f"{HOLDER}/{end}_")  # [N, T, U]
+        v = g.const(f"{HOLDER}/{end}_v", arrays[f"{HOLDER}/{end}_v"])
+        score = g.op("MatMul", [hidden, v], f"{p}{end}_score")  # [N, T]
         return g.op("Where", [real, score, masked], f"{p}{end}_masked")
 
     classes = g.op(
@@ -111,6 +155,14 @@ def _holder(g: _Graph, pooled: str, row: str, positions: str, arrays: dict) -> N
     start = g.op("Concat", [classes, pointer("start")], f"{p}start_scores", axis=1)
     g.op("Softmax", [start], f"{HOLDER}_start", axis=-1)
     g.op("Softmax", [pointer("end")], f"{HOLDER}_end", axis=-1)
+
+
+def _targets(g: _Graph, pooled: str, row: str, places: str | None, arrays: dict) -> None:
+    """``DSE_targets`` [N, T, 3] of the DSE spans."""
+    hidden = _hidden(g, pooled, row, places, arrays, f"{TARGETS}/")
+    out = g.op("MatMul", [hidden, g.const(f"{TARGETS}/out", arrays[f"{TARGETS}/out"])], f"{TARGETS}/frames/out")
+    logits = g.op("Add", [out, g.const(f"{TARGETS}/out_bias", arrays[f"{TARGETS}/out_bias"])], f"{TARGETS}/logits")
+    g.op("Softmax", [logits], TARGETS, axis=-1)
 
 
 def frames_model(arrays: dict[str, np.ndarray], config: TaggerConfig):
@@ -135,12 +187,19 @@ def frames_model(arrays: dict[str, np.ndarray], config: TaggerConfig):
         _classify(g, pooled, f"{t}_polarity", arrays, f"{t}_polarity")
         _classify(g, pooled, f"{t}_intensity", arrays, f"{t}_intensity")
         if t == "DSE":
-            _holder(g, pooled, row, positions, arrays)
+            places = _places(g, positions) if config.model.frames.positions else None
+            _holder(g, pooled, row, positions, places, arrays)
+            if has_roles(config):
+                _classify(g, pooled, ATTITUDE, arrays, ATTITUDE)
+                _targets(g, pooled, row, places, arrays)
     kinds = {STATES: (TensorProto.FLOAT, [None, None, None]), LENGTHS: (TensorProto.INT64, [None])}
     inputs = [
         helper.make_tensor_value_info(n, *kinds.get(n, (TensorProto.INT64, [None, 3]))) for n in frame_inputs(config)
     ]
-    outputs = [helper.make_tensor_value_info(n, TensorProto.FLOAT, [None, None]) for n in frame_outputs(config)]
+    outputs = [
+        helper.make_tensor_value_info(n, TensorProto.FLOAT, [None, None, None] if n == TARGETS else [None, None])
+        for n in frame_outputs(config)
+    ]
     graph = helper.make_graph(g.nodes, "frame_heads", inputs, outputs, g.inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)], producer_name="opinion-tagger")
     model.ir_version = 8  # what ONNX Runtime 1.17 reads

@@ -7,7 +7,11 @@ per tagged type a span's polarity and intensity, and a DSE's holder.
 - ``DSE_holder``: a pointer: each token k scores ``v . tanh(h_k U + s V + b)`` against the span's mean s,
   beside three class scores ``s W + c`` (writer, implicit, none); ``DSE_holder_start`` is the softmax over the
   three classes and the tokens (the holder's first token), ``DSE_holder_end`` a softmax over the tokens (its
-  last token), scored alike with weights of its own.  Padding tokens score ``MASKED``.
+  last token), scored alike with weights of its own.  Padding tokens score ``MASKED``.  With
+  ``model.frames.positions`` each token's tanh adds ``P[r]``, a learnt vector of its place r relative to the span
+  (``SpanPlaces``);
+- with ``model.frames.roles``, ``DSE_attitude`` (a softmax over the attitude types on the span's mean) and
+  ``DSE_targets`` (``TargetTagger``: per token a softmax over the tags O, B, I of the DSE's targets).
 
 They are trained from the gold spans (teacher forcing) and are not in the bundle's network: that outputs its
 states (``states``), and the runtime runs the heads in ONNX Runtime (``opinion_tagger.runtime.frame_heads``, the
@@ -23,14 +27,21 @@ from keras import layers, ops
 
 from opinion_tagger.config import TaggerConfig
 from opinion_tagger.runtime.frame_heads import (
+    ATTITUDE,
+    DISTANCE_BUCKETS,
     HOLDER,
     MASKED,
+    PLACES,
+    SIDE,
     STATES,
+    TARGET_TAGS,
+    TARGETS,
     frame_outputs,
+    has_roles,
     intensity_classes,
     polarity_classes,
 )
-from opinion_tagger.sentences import HOLDER_CLASSES
+from opinion_tagger.sentences import ATTITUDE_TYPES, HOLDER_CLASSES
 
 SPANS = "{}_spans"  # the input of a type's spans
 
@@ -54,47 +65,110 @@ class SpanPool(layers.Layer):
 
 
 @keras.saving.register_keras_serializable(package="opinion_tagger")
-class HolderPointer(layers.Layer):
-    """A DSE's holder: (start [B, S, 3 + T], end [B, S, T]) probabilities from the states [B, T, D], the spans'
-    means [B, S, D] and the word ids [B, T] (0: padding)."""
+class SpanPlaces(layers.Layer):
+    """Each token's place relative to each span of ``spans`` [B, S, 2] in a sentence of ``states`` [B, T, D] ->
+    [B, S, T] int32 (``opinion_tagger.runtime.frame_heads.relative_places``)."""
 
-    def __init__(self, units: int, **kwargs):
-        super().__init__(**kwargs)
-        self.units = units
-
-    def build(self, states_shape, pooled_shape, words_shape):
-        d, a = states_shape[-1], self.units
-        for end in ("start", "end"):
-            setattr(self, f"{end}_tokens", self.add_weight(shape=(d, a), name=f"{end}_tokens"))
-            setattr(self, f"{end}_span", self.add_weight(shape=(d, a), name=f"{end}_span"))
-            setattr(self, f"{end}_bias", self.add_weight(shape=(a,), initializer="zeros", name=f"{end}_bias"))
-            setattr(self, f"{end}_v", self.add_weight(shape=(a,), name=f"{end}_v"))
-        n = len(HOLDER_CLASSES)
-        self.classes = self.add_weight(shape=(d, n), name="classes")
-        self.classes_bias = self.add_weight(shape=(n,), initializer="zeros", name="classes_bias")
-
-    def _scores(self, states, pooled, padding, end: str):
-        tokens = ops.expand_dims(ops.matmul(states, getattr(self, f"{end}_tokens")), 1)  # [B, 1, T, A]
-        span = ops.expand_dims(ops.matmul(pooled, getattr(self, f"{end}_span")), 2)  # [B, S, 1, A]
-        hidden = ops.tanh(tokens + span + getattr(self, f"{end}_bias"))
-        return ops.einsum("bsta,a->bst", hidden, getattr(self, f"{end}_v")) + padding
-
-    def call(self, states, pooled, words):
-        padding = ops.expand_dims(ops.where(ops.equal(words, 0), MASKED, 0.0), 1)  # [B, 1, T]
-        padding = ops.cast(padding, states.dtype)
-        classes = ops.matmul(pooled, self.classes) + self.classes_bias
-        start = ops.concatenate([classes, self._scores(states, pooled, padding, "start")], axis=-1)
-        return ops.softmax(start, axis=-1), ops.softmax(self._scores(states, pooled, padding, "end"), axis=-1)
+    def call(self, states, spans):
+        k = ops.arange(ops.shape(states)[1], dtype="int32")[None, None, :]
+        start, end = spans[..., 0:1], spans[..., 1:2]
+        table = ops.convert_to_tensor(DISTANCE_BUCKETS.astype("int32"))
+        top = len(DISTANCE_BUCKETS) - 1
+        before = 1 + ops.take(table, ops.clip(start - k, 0, top))
+        after = 1 + SIDE + ops.take(table, ops.clip(k - end + 1, 0, top))
+        return ops.where(k < start, before, ops.where(k >= end, after, 0))
 
     def compute_mask(self, inputs, previous_mask=None):
         return None
 
-    def compute_output_shape(self, states_shape, pooled_shape, words_shape):
+    def compute_output_shape(self, states_shape, spans_shape):
+        return (*spans_shape[:-1], states_shape[1])
+
+
+class _TokenScorer(layers.Layer):
+    """What the holder pointer and the target tagger share: for each span and token, the hidden layer
+    ``tanh(h_k U + s V + P[r] + b)`` [B, S, T, A] of a scorer's weights ``tokens``, ``span``, ``bias`` and, with
+    ``places``, ``places`` (named with the scorer's prefix: ``start_tokens``)."""
+
+    def __init__(self, units: int, places: bool = False, **kwargs):
+        super().__init__(**kwargs)
+        self.units, self.places = units, places
+        self.scorers: dict[str, dict] = {}
+
+    def _add_scorer(self, prefix: str, d: int) -> None:
+        a, named = self.units, (lambda w: f"{prefix}_{w}" if prefix else w)
+        scorer = {
+            "tokens": self.add_weight(shape=(d, a), name=named("tokens")),
+            "span": self.add_weight(shape=(d, a), name=named("span")),
+            "bias": self.add_weight(shape=(a,), initializer="zeros", name=named("bias")),
+        }
+        if self.places:
+            scorer["places"] = self.add_weight(shape=(PLACES, a), name=named("places"))
+        self.scorers[prefix] = scorer
+
+    def _hidden(self, states, pooled, places, prefix: str):
+        w = self.scorers[prefix]
+        tokens = ops.expand_dims(ops.matmul(states, w["tokens"]), 1)  # [B, 1, T, A]
+        span = ops.expand_dims(ops.matmul(pooled, w["span"]), 2)  # [B, S, 1, A]
+        total = tokens + span + w["bias"]
+        if self.places:
+            total = total + ops.take(w["places"], places, axis=0)  # [B, S, T, A]
+        return ops.tanh(total)
+
+    def compute_mask(self, inputs, previous_mask=None):
+        return None
+
+    def get_config(self):
+        return {**super().get_config(), "units": self.units, "places": self.places}
+
+
+@keras.saving.register_keras_serializable(package="opinion_tagger")
+class HolderPointer(_TokenScorer):
+    """A DSE's holder: (start [B, S, 3 + T], end [B, S, T]) probabilities from the states [B, T, D], the spans'
+    means [B, S, D], the word ids [B, T] (0: padding) and, with ``places``, the tokens' places [B, S, T]."""
+
+    def build(self, states_shape, pooled_shape, words_shape, places_shape=None):
+        d, a = states_shape[-1], self.units
+        for end in ("start", "end"):
+            self._add_scorer(end, d)
+            self.scorers[end]["v"] = self.add_weight(shape=(a,), name=f"{end}_v")
+        n = len(HOLDER_CLASSES)
+        self.classes = self.add_weight(shape=(d, n), name="classes")
+        self.classes_bias = self.add_weight(shape=(n,), initializer="zeros", name="classes_bias")
+
+    def _scores(self, states, pooled, places, padding, end: str):
+        hidden = self._hidden(states, pooled, places, end)
+        return ops.einsum("bsta,a->bst", hidden, self.scorers[end]["v"]) + padding
+
+    def call(self, states, pooled, words, places=None):
+        padding = ops.expand_dims(ops.where(ops.equal(words, 0), MASKED, 0.0), 1)  # [B, 1, T]
+        padding = ops.cast(padding, states.dtype)
+        classes = ops.matmul(pooled, self.classes) + self.classes_bias
+        start = ops.concatenate([classes, self._scores(states, pooled, places, padding, "start")], axis=-1)
+        end = self._scores(states, pooled, places, padding, "end")
+        return ops.softmax(start, axis=-1), ops.softmax(end, axis=-1)
+
+    def compute_output_shape(self, states_shape, pooled_shape, words_shape, places_shape=None):
         s, t = pooled_shape[:-1], states_shape[1]
         return (*s, len(HOLDER_CLASSES) + t if t is not None else None), (*s, t)
 
-    def get_config(self):
-        return {**super().get_config(), "units": self.units}
+
+@keras.saving.register_keras_serializable(package="opinion_tagger")
+class TargetTagger(_TokenScorer):
+    """A DSE's targets: per span and token the probabilities of the tags O, B, I [B, S, T, 3], from the states
+    [B, T, D], the spans' means [B, S, D] and, with ``places``, the tokens' places [B, S, T]."""
+
+    def build(self, states_shape, pooled_shape, places_shape=None):
+        self._add_scorer("", states_shape[-1])
+        self.out = self.add_weight(shape=(self.units, len(TARGET_TAGS)), name="out")
+        self.out_bias = self.add_weight(shape=(len(TARGET_TAGS),), initializer="zeros", name="out_bias")
+
+    def call(self, states, pooled, places=None):
+        hidden = self._hidden(states, pooled, places, "")
+        return ops.softmax(ops.matmul(hidden, self.out) + self.out_bias, axis=-1)
+
+    def compute_output_shape(self, states_shape, pooled_shape, places_shape=None):
+        return (*pooled_shape[:-1], states_shape[1], len(TARGET_TAGS))
 
 
 @keras.saving.register_keras_serializable(package="opinion_tagger")
@@ -138,8 +212,15 @@ def add_frame_heads(config: TaggerConfig, states, words, head: dict) -> tuple[di
         outputs[f"{t}_polarity"] = layers.Dense(n_pol, activation="softmax", name=f"{t}_polarity", **head)(pooled)
         outputs[f"{t}_intensity"] = layers.Dense(n_int, activation="softmax", name=f"{t}_intensity", **head)(pooled)
         if t == "DSE":
-            start, end = HolderPointer(config.model.frames.units, name=HOLDER, **head)(states, pooled, words)
-            outputs[f"{HOLDER}_start"], outputs[f"{HOLDER}_end"] = start, end
+            frames = config.model.frames
+            places = [SpanPlaces(name="DSE_places")(states, spans)] if frames.positions else []
+            pointer = HolderPointer(frames.units, frames.positions, name=HOLDER, **head)
+            outputs[f"{HOLDER}_start"], outputs[f"{HOLDER}_end"] = pointer(states, pooled, words, *places)
+            if has_roles(config):
+                n = len(ATTITUDE_TYPES)
+                outputs[ATTITUDE] = layers.Dense(n, activation="softmax", name=ATTITUDE, **head)(pooled)
+                tagger = TargetTagger(frames.units, frames.positions, name=TARGETS, **head)
+                outputs[TARGETS] = tagger(states, pooled, *places)
     return inputs, outputs
 
 
@@ -166,7 +247,7 @@ def tagging_view(model, config: TaggerConfig):
 
 def _head_layers(config: TaggerConfig) -> list[str]:
     names = [f"{t}_{head}" for t in config.types for head in ("polarity", "intensity")]
-    return names + ([HOLDER] if "DSE" in config.types else [])
+    return names + ([HOLDER] if "DSE" in config.types else []) + ([ATTITUDE, TARGETS] if has_roles(config) else [])
 
 
 def head_arrays(model, config: TaggerConfig) -> dict[str, np.ndarray]:

@@ -12,7 +12,11 @@ Keras heads' (``opinion_tagger.model.frame_heads``):
 - the holder: the start distribution ``softmax([s W + c, v . tanh(h_k U + s V + b) for each token k])`` over
   the classes writer, implicit, none and the tokens; a class, or a token i, whose span ends at the token j
   in [i, i + MAX_HOLDER_WIDTH) that the end pointer scores highest (decoded here, in NumPy).  Its score: the
-  start probability.
+  start probability.  With ``model.frames.positions`` each token's score adds a learnt vector ``P[r]`` of its
+  place r relative to the span inside the tanh (``relative_places``: inside it, or how far before or after it);
+- with ``model.frames.roles``, a DSE's attitude type: ``softmax(s K + b)`` over ATTITUDE_TYPES; and its targets:
+  for each token a tag O, B or I, ``softmax(tanh(h_k U + s V + P[r] + b) W + c)``, decoded as the spans of the
+  likeliest tags (an I after an O begins a span), each scored by the mean probability of its tokens' tags.
 """
 
 from __future__ import annotations
@@ -25,16 +29,34 @@ import numpy as np
 
 from opinion_tagger.config import TaggerConfig
 from opinion_tagger.errors import BundleError
-from opinion_tagger.sentences import HOLDER_CLASSES, INTENSITIES, POLARITIES, Frame
+from opinion_tagger.sentences import ATTITUDE_TYPES, HOLDER_CLASSES, INTENSITIES, POLARITIES, Frame
 
 STATES = "states"  # the network's output of the recurrent states, in a bundle with frame heads
 LENGTHS = "lengths"  # frames.onnx's input of each sentence's length
 HOLDER = "DSE_holder"  # the holder pointer's layer
+ATTITUDE = "DSE_attitude"  # the attitude type's layer and output
+TARGETS = "DSE_targets"  # the target tagger's layer and output
+TARGET_TAGS = ("O", "B", "I")
 FRAMES_FILE = "frames.onnx"  # the heads in a bundle
 MASKED = -1e9  # the score of a padding token
 # the longest holder span the runtime outputs, in tokens (99.4% of the holders of the MPQA reader's spans are
 # at most 16 tokens long)
 MAX_HOLDER_WIDTH = 16
+# a token's place relative to a span: 0 inside it; before it, 1 + DISTANCE_BUCKETS[d] for d tokens between
+# (d = 1: adjacent), after it 1 + len + DISTANCE_BUCKETS[d]; distances beyond the table take its last bucket
+DISTANCE_BUCKETS = np.array([0, 0, 1, 2, 3, 4, 4, 5, 5, 5, 6, 6, 6, 6, 6, 7], dtype=np.int64)
+SIDE = int(DISTANCE_BUCKETS.max()) + 1  # places on either side of a span
+PLACES = 1 + 2 * SIDE  # 17 places
+
+
+def relative_places(start: int, end: int, length: int) -> np.ndarray:
+    """Each token's place relative to the span [start, end) of a sentence of ``length`` tokens (the NumPy form
+    of the heads' computation: tests hold the Keras and ONNX forms to it)."""
+    k = np.arange(length)
+    top = len(DISTANCE_BUCKETS) - 1
+    before = 1 + DISTANCE_BUCKETS[np.clip(start - k, 0, top)]
+    after = 1 + SIDE + DISTANCE_BUCKETS[np.clip(k - end + 1, 0, top)]
+    return np.where(k < start, before, np.where(k >= end, after, 0))
 
 
 def polarity_classes(config: TaggerConfig) -> tuple[str, ...]:
@@ -49,7 +71,13 @@ def intensity_classes() -> tuple[str, ...]:
 def frame_outputs(config: TaggerConfig) -> tuple[str, ...]:
     """The training network's frame outputs, by name (and frames.onnx's)."""
     names = tuple(f"{t}_{head}" for t in config.types for head in ("polarity", "intensity"))
-    return names + ((f"{HOLDER}_start", f"{HOLDER}_end") if "DSE" in config.types else ())
+    names += (f"{HOLDER}_start", f"{HOLDER}_end") if "DSE" in config.types else ()
+    return names + ((ATTITUDE, TARGETS) if has_roles(config) else ())
+
+
+def has_roles(config: TaggerConfig) -> bool:
+    """Whether the heads predict a DSE's attitude and targets."""
+    return config.model.frames.roles and "DSE" in config.types
 
 
 def frame_inputs(config: TaggerConfig) -> tuple[str, ...]:
@@ -69,6 +97,15 @@ def head_names(config: TaggerConfig) -> dict[str, tuple[int, ...]]:
         for end in ("start", "end"):
             out |= {f"{HOLDER}/{end}_{w}": (units,) for w in ("tokens", "span", "bias", "v")}
         out |= {f"{HOLDER}/classes": (len(HOLDER_CLASSES),), f"{HOLDER}/classes_bias": (len(HOLDER_CLASSES),)}
+        if config.model.frames.positions:
+            out |= {f"{HOLDER}/{end}_places": (units,) for end in ("start", "end")}
+    if has_roles(config):
+        units, n = config.model.frames.units, len(TARGET_TAGS)
+        out |= {f"{ATTITUDE}/kernel": (len(ATTITUDE_TYPES),), f"{ATTITUDE}/bias": (len(ATTITUDE_TYPES),)}
+        out |= {f"{TARGETS}/{w}": (units,) for w in ("tokens", "span", "bias")}
+        out |= {f"{TARGETS}/out": (n,), f"{TARGETS}/out_bias": (n,)}
+        if config.model.frames.positions:
+            out[f"{TARGETS}/places"] = (units,)
     return out
 
 
@@ -107,6 +144,22 @@ class FramePrediction:
         )
 
 
+def target_spans(probabilities: np.ndarray) -> list[tuple[int, int, float]]:
+    """The targets (start, end, score) of a DSE from its tokens' tag probabilities [n, 3] (O, B, I): the spans of
+    the likeliest tags, an I after an O beginning one; a span's score is the mean probability of its tags."""
+    tags = probabilities.argmax(-1)
+    out: list[tuple[int, int, float]] = []
+    start = None
+    for k in range(len(tags) + 1):
+        tag = TARGET_TAGS[tags[k]] if k < len(tags) else "O"
+        if start is not None and tag != "I":
+            out.append((start, k, float(probabilities[np.arange(start, k), tags[start:k]].mean())))
+            start = None
+        if tag == "B" or (tag == "I" and start is None):
+            start = k
+    return out
+
+
 Request = tuple[int, str, int, int]  # (batch row, type, start, end): a span whose frame is asked for
 
 
@@ -138,8 +191,11 @@ class FrameHeads:
 
     @property
     def roles(self) -> tuple[str, ...]:
-        """What the heads predict of a DSE's roles (``opinion_tagger.evaluation.roles``): its holder."""
-        return ("holder",) if "DSE" in self.config.types else ()
+        """What the heads predict of a DSE's roles (``opinion_tagger.evaluation.roles``): its holder and, with
+        ``model.frames.roles``, its targets and attitude type."""
+        if "DSE" not in self.config.types:
+            return ()
+        return ("holder", "target", "attitude") if has_roles(self.config) else ("holder",)
 
     @classmethod
     def load(cls, bundle: str | Path, config: TaggerConfig) -> FrameHeads:
@@ -183,6 +239,12 @@ class FrameHeads:
                 )
                 if t == "DSE":
                     self._holder(f, out[f"{HOLDER}_start"][r], out[f"{HOLDER}_end"][r], lengths[row])
+                    if ATTITUDE in out:
+                        a = int(out[ATTITUDE][r].argmax())
+                        f.attitude, f.attitude_score = ATTITUDE_TYPES[a], float(out[ATTITUDE][r, a])
+                        targets = target_spans(out[TARGETS][r, : lengths[row]])
+                        f.targets = tuple((i, j) for i, j, _ in targets)
+                        f.target_scores = tuple(score for _, _, score in targets)
                 found[k] = f
         return [found[k] for k in sorted(found)]
 

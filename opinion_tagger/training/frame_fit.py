@@ -38,6 +38,10 @@ def heads_config(saved: TaggerConfig, config: TaggerConfig, init: str | Path) ->
     return saved.replace(frames)
 
 
+# the heads' output weights, which start at zero (see the module's docstring)
+ZERO_STARTS = ("polarity/kernel", "intensity/kernel", "classes", "start_v", "end_v", "attitude/kernel", "targets/out")
+
+
 def _network_inputs(inputs):
     """The network's part of a batch's inputs (without the heads' span inputs)."""
     net = {k: v for k, v in inputs.items() if not k.endswith("_spans")}
@@ -88,7 +92,7 @@ def head_network(config: TaggerConfig, width: int, learning_rate: float):
     spans, outputs = add_frame_heads(config, dropped, words, {"dtype": "float32"})
     model = keras.Model({"states": states, "words": words, **spans}, outputs, name="frame_heads")
     for weight in model.weights:  # every output starts uniform (see the module's docstring)
-        if weight.path.endswith(("polarity/kernel", "intensity/kernel", "classes", "start_v", "end_v")):
+        if weight.path.endswith(ZERO_STARTS):
             weight.assign(np.zeros(weight.shape, "float32"))
     model.compile(optimizer=keras.optimizers.Adam(learning_rate), loss=frame_losses(config))
     return model

@@ -170,10 +170,10 @@ class FakePredictor:
         assert given == [{"DSE": [(f.start, f.end) for f in s if f.type == "DSE"]} for s in GOLD]
 
         def predictions(frames):
-            return [
-                FramePrediction("DSE", f.start, f.end, "neutral", 0.9, "low", 0.8, f.holder, 0.7, f.attitude, f.targets)
-                for f in frames
-            ]
+            out = [FramePrediction("DSE", f.start, f.end, "neutral", 0.9, "low", 0.8, f.holder, 0.7) for f in frames]
+            for p, f in zip(out, frames):
+                p.attitude, p.targets = f.attitude, f.targets
+            return out
 
         out = []
         for w, p, g in zip(words, PRED, GIVEN):
