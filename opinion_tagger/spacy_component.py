@@ -10,6 +10,14 @@
     doc.spans["opinions"].attrs["frames"]               # a model with frame heads: polarity, intensity, holder
     doc.spans["opinions"].attrs.get("warning")          # set when the text looks like another language than English
 
+A model with attitude and target heads gives a DSE span its attitude and targets as extension attributes,
+``span._.attitude``, ``span._.attitude_score`` and ``span._.targets`` (a list of spans; None where the model does
+not predict them, and for an ESE), and writes every target into the span group ``doc.spans["opinion_targets"]``
+(label ``TARGET``; ``attrs["scores"]`` a score per target, ``attrs["opinions"]`` the index of its DSE in
+``doc.spans["opinions"]``; ``target._.opinion`` is the DSE span).  A target two DSEs share is two spans there,
+one per DSE (each span's ``id_`` is its DSE's index).  The attributes are read from the span groups, so they
+survive ``doc.to_bytes`` and ``DocBin``.
+
 spaCy finds the factory through the package's ``spacy_factories`` entry point: nothing needs importing first.
 The component tags the ``Doc``'s own tokens (whitespace tokens left out), so a pipeline's tokenizer decides
 what the network reads: the bundled models were trained and scored on spaCy's English tokenizer (what
@@ -32,15 +40,18 @@ from pathlib import Path
 from typing import Any
 
 from spacy.language import Language
-from spacy.tokens import Doc, SpanGroup
+from spacy.tokens import Doc, Span, SpanGroup
 from spacy.util import minibatch
 
 from opinion_tagger.paths import DEFAULT_NAME, resolve_model
 from opinion_tagger.runtime.bundle import check_exists
 from opinion_tagger.runtime.network import DEFAULT_BACKEND, DEFAULT_PRECISION
+from opinion_tagger.tagging.documents import TaggedDocument, TaggedSpan
 from opinion_tagger.tagging.tagger import OpinionTagger
 
 SPANS_KEY = "opinions"
+TARGETS_KEY = "opinion_targets"  # the span group of the DSEs' targets (a model with target heads)
+TARGET = "TARGET"  # a target span's label
 COPIED = "model"  # the folder of a copied bundle inside the component's folder of a saved pipeline
 
 
@@ -49,6 +60,7 @@ COPIED = "model"  # the folder of a copied bundle inside the component's folder 
     default_config={
         "model": DEFAULT_NAME,
         "spans_key": SPANS_KEY,
+        "targets_key": TARGETS_KEY,
         "backend": DEFAULT_BACKEND,
         "precision": DEFAULT_PRECISION,
         "threads": None,
@@ -67,16 +79,22 @@ def make_opinion_tagger(
     threads: int | None,
     batch_size: int | None,
     copy_model: bool,
+    targets_key: str = TARGETS_KEY,
 ) -> OpinionTaggerComponent:
     """The component (spaCy calls this with the pipeline's config)."""
-    return OpinionTaggerComponent(nlp, name, model, spans_key, backend, threads, batch_size, copy_model, precision)
+    return OpinionTaggerComponent(
+        nlp, name, model, spans_key, backend, threads, batch_size, copy_model, precision, targets_key
+    )
 
 
 class OpinionTaggerComponent:
     """Writes DSE and ESE spans into ``doc.spans[spans_key]`` (labels ``DSE``, ``ESE``; scores in the group's
-    ``attrs["scores"]``).  ``model``, ``backend``, ``threads``, ``batch_size`` and ``precision`` are
-    ``OpinionTagger.load``'s: ``batch_size`` sentences a batch of the network whatever their length (for a GPU),
-    None for batches within the model's budget of words or wordpieces."""
+    ``attrs["scores"]``; frames in its ``attrs["frames"]``, from a model with frame heads), and the DSEs' targets,
+    from a model with target heads, into ``doc.spans[targets_key]`` (label ``TARGET``; ``attrs["scores"]``, and
+    ``attrs["opinions"]``: each target's DSE, its index in ``doc.spans[spans_key]``).  ``model``, ``backend``,
+    ``threads``, ``batch_size`` and ``precision`` are ``OpinionTagger.load``'s: ``batch_size`` sentences a batch of
+    the network whatever their length (for a GPU), None for batches within the model's budget of words or
+    wordpieces."""
 
     def __init__(
         self,
@@ -89,8 +107,9 @@ class OpinionTaggerComponent:
         batch_size: int | None = None,
         copy_model: bool = False,
         precision: str = DEFAULT_PRECISION,
+        targets_key: str = TARGETS_KEY,
     ) -> None:
-        self.name, self.model, self.spans_key = name, str(model), spans_key
+        self.name, self.model, self.spans_key, self.targets_key = name, str(model), spans_key, targets_key
         self.backend, self.threads, self.batch_size, self.copy_model = backend, threads, batch_size, copy_model
         self.precision = precision
         self._tagger: OpinionTagger | None = None
@@ -133,9 +152,35 @@ class OpinionTaggerComponent:
                 attrs["frames"] = [s.frame.to_dict(holder=s.type == "DSE") if s.frame else None for _, s in kept]
             if self.tagger.check_language(tagged).warning is not None:  # a text that is not English
                 attrs["language"], attrs["warning"] = tagged.language, tagged.warning
+            targets = tagged.frames and self._predicts_targets(tagged)  # a model with target heads
+            if targets:
+                attrs["targets_key"] = self.targets_key
             group = SpanGroup(doc, name=self.spans_key, spans=[span for span, _ in kept], attrs=attrs)
             doc.spans[self.spans_key] = group
+            if targets:
+                doc.spans[self.targets_key] = self._targets(doc, [s for _, s in kept])
         return docs
+
+    def _predicts_targets(self, tagged: TaggedDocument) -> bool:
+        """Whether the model predicts DSEs' targets (so every document gets the targets' group, an empty one too)."""
+        if "target" in getattr(self.tagger.tagger, "roles", ()):
+            return True
+        return any(s.frame is not None and s.frame.targets is not None for s in tagged.spans)
+
+    def _targets(self, doc: Doc, spans: list[TaggedSpan]) -> SpanGroup:
+        """The targets of the DSEs among ``spans`` (in the order of ``doc.spans[spans_key]``), a span each."""
+        import numpy as np
+
+        found, scores, opinions = [], [], []
+        for k, s in enumerate(spans):
+            for t in (s.frame.targets if s.frame is not None and s.type == "DSE" else None) or ():
+                span = doc.char_span(t["start"], t["end"], label=TARGET, span_id=str(k))
+                if span is not None:  # always: a target is tokens of the Doc
+                    found.append(span)
+                    scores.append(t["score"])
+                    opinions.append(k)
+        attrs = {"scores": np.array(scores, dtype="float32"), "opinions": opinions, "opinions_key": self.spans_key}
+        return SpanGroup(doc, name=self.targets_key, spans=found, attrs=attrs)
 
     def _sentence_starts(self, doc: Doc) -> list[bool]:
         """spaCy's rule-based sentence starts of ``doc`` (the tagger's own splitting), the ``Doc`` unchanged."""
@@ -162,6 +207,65 @@ class OpinionTaggerComponent:
 
     def __getstate__(self) -> dict[str, Any]:  # a spawned worker process loads the model itself
         return {**self.__dict__, "_tagger": None, "_pid": 0, "_sentencizer": None}
+
+
+# ------------------------------------------------------------------ extension attributes
+# Read from the span groups the component writes, not stored on the spans: spaCy keeps a span's stored values by
+# its offsets alone (a DSE, an ESE and a target over the same words would share them), and a stored Span would not
+# survive ``doc.to_bytes``.
+
+
+def _opinion_index(span: Span) -> tuple[SpanGroup, int] | None:
+    """The opinion group (a group with frames) that holds ``span``, and the span's index there."""
+    for group in span.doc.spans.values():
+        if "frames" in group.attrs:
+            for k, s in enumerate(group):
+                if s == span:
+                    return group, k
+    return None
+
+
+def _frame_field(name: str) -> Any:
+    def get(span: Span) -> Any:
+        found = _opinion_index(span)
+        frame = found[0].attrs["frames"][found[1]] if found is not None else None
+        return frame.get(name) if frame is not None else None
+
+    return get
+
+
+def _span_targets(span: Span) -> list[Span] | None:
+    """A DSE's targets, spans of its Doc; None for a span whose model predicts no targets, and for an ESE."""
+    found = _opinion_index(span)
+    if found is None:
+        return None
+    group, k = found
+    frame, key = group.attrs["frames"][k], group.attrs.get("targets_key")
+    if frame is None or frame.get("targets") is None or key not in span.doc.spans:
+        return None
+    targets = span.doc.spans[key]
+    return [t for t, o in zip(targets, targets.attrs["opinions"]) if o == k]
+
+
+def _target_opinion(span: Span) -> Span | None:
+    """A target's DSE span (None for a span that is no target)."""
+    for group in span.doc.spans.values():
+        key = group.attrs.get("opinions_key")
+        if key is not None and "opinions" in group.attrs and key in span.doc.spans:
+            for t, o in zip(group, group.attrs["opinions"]):
+                if t == span:
+                    dse: Span = span.doc.spans[key][o]
+                    return dse
+    return None
+
+
+for _name, _getter in (
+    ("attitude", _frame_field("attitude")),
+    ("attitude_score", _frame_field("attitude_score")),
+    ("targets", _span_targets),
+    ("opinion", _target_opinion),
+):
+    Span.set_extension(_name, getter=_getter, force=True)  # force: importing the module again is no error
 
 
 # ONNX Runtime's thread pool is not safe to fork: a worker forked while a session's threads live (spaCy's

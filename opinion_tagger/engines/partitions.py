@@ -233,8 +233,10 @@ def partition_records(part: dict, max_chars: int) -> Iterator[Record]:
 
 def parquet_schema(types: tuple[str, ...], frames: bool = False):
     """The Parquet output: the JSONL record's fields as columns (``language`` and ``warning`` null for English text),
-    plus ``error``; with ``frames`` (a model with
-    frame heads) a span's polarity and intensity with their scores and a DSE's holder (``parquet_row``)."""
+    plus ``error``; with ``frames`` (a model with frame heads) a span's polarity and intensity with their scores, a
+    DSE's holder (``parquet_row``), and its attitude with its score and its targets (a list of ``start``, ``end``,
+    ``text``, ``score``), null where the model does not predict them: the columns are the same for every model
+    with frame heads."""
     import pyarrow as pa
 
     i64, s, f64 = pa.int64(), pa.string(), pa.float64()
@@ -245,6 +247,8 @@ def parquet_schema(types: tuple[str, ...], frames: bool = False):
         holder = pa.struct([("start", i64), ("end", i64), ("text", s)])
         fields += [("polarity", s), ("polarity_score", f64), ("intensity", s), ("intensity_score", f64)]
         fields += [("holder", holder), ("holder_class", s), ("holder_score", f64)]
+        target = pa.struct([("start", i64), ("end", i64), ("text", s), ("score", f64)])
+        fields += [("attitude", s), ("attitude_score", f64), ("targets", pa.list_(target))]
     return pa.schema(
         [
             ("id", s),

@@ -36,8 +36,11 @@ class TaggedSentence:
 @dataclass
 class SpanFrame:
     """A tagged span's opinion frame, from a model with frame heads (docs/frames.md): its polarity and intensity
-    with their probabilities and, for a DSE, its holder: ``{"start", "end", "text"}`` (offsets into the
-    document), ``"writer"``, ``"implicit"``, or None (no holder in its sentence)."""
+    with their probabilities and, for a DSE, its roles: its holder, ``{"start", "end", "text"}`` (offsets into the
+    document), ``"writer"``, ``"implicit"``, or None (no holder in its sentence); from a model with attitude and
+    target heads, its attitude (one of ``ATTITUDE_TYPES``, or None) with its probability and its targets, each
+    ``{"start", "end", "text", "score"}`` (offsets into the document, in its sentence; a list, possibly empty).
+    ``attitude_score`` and ``targets`` are None where the model does not predict them."""
 
     polarity: str
     polarity_score: float
@@ -45,17 +48,29 @@ class SpanFrame:
     intensity_score: float
     holder: dict[str, Any] | str | None = None
     holder_score: float | None = None
+    attitude: str | None = None
+    attitude_score: float | None = None
+    targets: list[dict[str, Any]] | None = None
 
     def to_dict(self, holder: bool) -> dict[str, Any]:
-        """The span's JSONL fields (``holder``: with the holder's, a DSE's)."""
+        """The span's JSONL fields (``holder``: with a DSE's roles: the holder's, and the attitude's and the
+        targets' where the model predicts them)."""
         out = {k: getattr(self, k) for k in ("polarity", "polarity_score", "intensity", "intensity_score")}
-        return {**out, "holder": self.holder, "holder_score": self.holder_score} if holder else out
+        if not holder:
+            return out
+        out["holder"], out["holder_score"] = self.holder, self.holder_score
+        if self.attitude_score is not None:
+            out["attitude"], out["attitude_score"] = self.attitude, self.attitude_score
+        if self.targets is not None:
+            out["targets"] = [dict(t) for t in self.targets]
+        return out
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> SpanFrame | None:
         """The frame of a span's JSONL fields; None for a span without one."""
         if "polarity" not in data:
             return None
+        targets = data.get("targets")
         return cls(
             data["polarity"],
             data.get("polarity_score", 1.0),
@@ -63,6 +78,9 @@ class SpanFrame:
             data.get("intensity_score", 1.0),
             data.get("holder"),
             data.get("holder_score"),
+            data.get("attitude"),
+            data.get("attitude_score"),
+            None if targets is None else [dict(t) for t in targets],
         )
 
 
@@ -70,7 +88,7 @@ class SpanFrame:
 class TaggedSpan:
     """An opinion expression: its type (``DSE`` or ``ESE``), its character offsets into the document's text
     (``text[start:end]`` is ``text``), its confidence (the mean of its words' tag probabilities) and, from a
-    model with frame heads, its frame (polarity, intensity, a DSE's holder)."""
+    model with frame heads, its frame (polarity, intensity, a DSE's holder, attitude and targets)."""
 
     type: str
     start: int
@@ -160,16 +178,34 @@ def _span_dict(sp: TaggedSpan) -> dict[str, Any]:
 
 def span_frame(doc: TaggedDocument, sent: TaggedSentence, frame: Any) -> SpanFrame:
     """A span's frame from the runtime's prediction (``opinion_tagger.runtime.frame_heads.FramePrediction``): a
-    holder's tokens become offsets into the document, ``none`` becomes None."""
+    holder's and the targets' tokens become offsets into the document, ``none`` becomes None; scores are rounded
+    to 4 places."""
     holder = frame.holder
     if isinstance(holder, tuple):
-        start, end = sent.tokens[holder[0]].start, sent.tokens[holder[1] - 1].end
-        holder = {"start": start, "end": end, "text": doc.text[start:end]}
+        holder = _words(doc, sent, *holder)
     elif holder == "none":
         holder = None
     score = None if frame.holder_score is None else round(float(frame.holder_score), 4)
     pol, inten = round(float(frame.polarity_score), 4), round(float(frame.intensity_score), 4)
-    return SpanFrame(frame.polarity, pol, frame.intensity, inten, holder, score)
+    out = SpanFrame(frame.polarity, pol, frame.intensity, inten, holder, score)
+    if frame.attitude_score is not None:
+        out.attitude, out.attitude_score = frame.attitude, round(float(frame.attitude_score), 4)
+    if frame.targets is not None:
+        scores = frame.target_scores if frame.target_scores is not None else ()
+        if len(scores) != len(frame.targets):
+            raise ValueError(f"{len(frame.targets)} targets with {len(scores)} target scores")
+        out.targets = [
+            {**_words(doc, sent, i, j), "score": round(float(p), 4)} for (i, j), p in zip(frame.targets, scores)
+        ]
+    return out
+
+
+def _words(doc: TaggedDocument, sent: TaggedSentence, i: int, j: int) -> dict[str, Any]:
+    """The tokens [i, j) of ``sent`` as ``{"start", "end", "text"}``, offsets into the document."""
+    if not 0 <= i < j <= len(sent.tokens):
+        raise ValueError(f"token range ({i}, {j}) is not in a sentence of {len(sent.tokens)} tokens")
+    start, end = sent.tokens[i].start, sent.tokens[j - 1].end
+    return {"start": start, "end": end, "text": doc.text[start:end]}
 
 
 def spans_of(

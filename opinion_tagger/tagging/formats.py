@@ -10,13 +10,13 @@ import html
 import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TextIO
 
 import orjson
 
-from opinion_tagger.sentences import HOLDER_CLASSES, INTENSITIES, POLARITIES
+from opinion_tagger.sentences import ATTITUDE_TYPES, HOLDER_CLASSES, INTENSITIES, POLARITIES
 from opinion_tagger.tagging.documents import SpanFrame, TaggedDocument, TaggedSpan
 
 FORMATS = ("jsonl", "conll", "brat", "html")
@@ -26,13 +26,18 @@ LINE_COLORS = {"DSE": "#b8860b", "ESE": "#1f6fd1"}  # underlines: darker, to be 
 
 def frame_text(frame: SpanFrame | None, holder: bool) -> str:
     """A span's frame in one field: ``polarity/intensity``, and for a DSE ``/holder`` (``writer``,
-    ``implicit``, the holder's offsets ``start-end``, or ``_``: none); ``_`` without a frame."""
+    ``implicit``, the holder's offsets ``start-end``, or ``_``: none) and, from a model with attitude and target
+    heads, ``/attitude/targets``: the attitude type (``_``: none) and the targets' offsets ``start-end`` joined by
+    ``+`` (``_``: none); ``_`` without a frame."""
     if frame is None:
         return "_"
     parts = [frame.polarity, frame.intensity]
     if holder:
         h = frame.holder
         parts.append(f"{h['start']}-{h['end']}" if isinstance(h, dict) else h or "_")
+        if frame.attitude_score is not None or frame.targets is not None:
+            parts.append(frame.attitude or "_")
+            parts.append("+".join(f"{t['start']}-{t['end']}" for t in frame.targets or ()) or "_")
     return "/".join(parts)
 
 
@@ -77,32 +82,48 @@ def brat_ann(doc: TaggedDocument) -> str:
     A span text with a line break is written as fragments (``start end;start end``).  A span's frame (a model
     with frame heads) follows the spans: attributes ``A1<TAB>Polarity T1 negative`` and ``Intensity``; a DSE's
     holder as a ``Holder`` attribute (``writer``, ``implicit``) or as a span of type ``HOLDER`` (after the
-    opinion spans, one per distinct holder) and a relation ``R1<TAB>Holder Arg1:T1 Arg2:T5``."""
+    opinion spans, one per distinct holder) and a relation ``R1<TAB>Holder Arg1:T1 Arg2:T5``; from a model with
+    attitude and target heads, a DSE's attitude as an ``Attitude`` attribute (``A5<TAB>Attitude T1 sentiment-neg``)
+    and each of its targets as a span of type ``TARGET`` (after the holders, one per distinct target) and a
+    relation ``R2<TAB>Target Arg1:T1 Arg2:T6``."""
     lines = [_text_bound(n, sp.type, doc, sp.start, sp.end) for n, sp in enumerate(doc.spans, 1)]
+    dses = [(n, sp.frame) for n, sp in enumerate(doc.spans, 1) if sp.frame is not None and sp.type == "DSE"]
+    holders: dict[tuple[int, int], int] = {}  # a distinct holder's or target's offsets: its T number
+    for _, f in dses:
+        if isinstance(f.holder, dict) and (f.holder["start"], f.holder["end"]) not in holders:
+            holders[(f.holder["start"], f.holder["end"])] = len(doc.spans) + len(holders) + 1
+    targets: dict[tuple[int, int], int] = {}
+    for _, f in dses:
+        for t in f.targets or ():
+            targets.setdefault((t["start"], t["end"]), len(doc.spans) + len(holders) + len(targets) + 1)
+    lines += [_text_bound(k, "HOLDER", doc, *key) for key, k in holders.items()]
+    lines += [_text_bound(k, "TARGET", doc, *key) for key, k in targets.items()]
     attrs: list[str] = []
-    holders: dict[tuple[int, int], int] = {}
     relations: list[str] = []
     for n, sp in enumerate(doc.spans, 1):
         if sp.frame is None:
             continue
         attrs.append(f"A{len(attrs) + 1}\tPolarity T{n} {sp.frame.polarity}")
         attrs.append(f"A{len(attrs) + 1}\tIntensity T{n} {sp.frame.intensity}")
+        if sp.type != "DSE":
+            continue
         h = sp.frame.holder
-        if isinstance(h, str) and sp.type == "DSE":
+        if isinstance(h, str):
             attrs.append(f"A{len(attrs) + 1}\tHolder T{n} {h}")
-        elif isinstance(h, dict) and sp.type == "DSE":
-            key = (h["start"], h["end"])
-            if key not in holders:
-                holders[key] = len(doc.spans) + len(holders) + 1
-                lines.append(_text_bound(holders[key], "HOLDER", doc, *key))
-            relations.append(f"R{len(relations) + 1}\tHolder Arg1:T{n} Arg2:T{holders[key]}")
+        elif isinstance(h, dict):
+            relations.append(f"R{len(relations) + 1}\tHolder Arg1:T{n} Arg2:T{holders[(h['start'], h['end'])]}")
+        if sp.frame.attitude is not None:
+            attrs.append(f"A{len(attrs) + 1}\tAttitude T{n} {sp.frame.attitude}")
+        for t in sp.frame.targets or ():
+            relations.append(f"R{len(relations) + 1}\tTarget Arg1:T{n} Arg2:T{targets[(t['start'], t['end'])]}")
     lines += attrs + relations
     return "\n".join(lines) + ("\n" if lines else "")
 
 
 BRAT_CONF = "annotation.conf"  # brat's configuration of a directory: the types, relations and attributes used
 CONF_MARK = "# written by opinion-tagger"  # the first line of an annotation.conf this package wrote
-KNOWN_VALUES = {"Polarity": POLARITIES, "Intensity": INTENSITIES, "Holder": HOLDER_CLASSES}  # an attribute's values
+# an attribute's values
+KNOWN_VALUES = {"Polarity": POLARITIES, "Intensity": INTENSITIES, "Holder": HOLDER_CLASSES, "Attitude": ATTITUDE_TYPES}
 
 
 @dataclass
@@ -138,8 +159,9 @@ class BratUsage:
 
 def brat_config(types: Sequence[str], used: BratUsage) -> str:
     """brat's ``annotation.conf`` for a directory of .ann files: the opinion ``types`` and every other entity type
-    ``used`` (``HOLDER``), their relations (``Holder``), their attributes (``Polarity``, ``Intensity``, ``Holder``,
-    each with every value it can take) and overlaps of any kind allowed, as DSE and ESE spans may overlap."""
+    ``used`` (``HOLDER``, ``TARGET``), their relations (``Holder``, ``Target``), their attributes (``Polarity``,
+    ``Intensity``, ``Holder``, ``Attitude``, each with every value it can take) and overlaps of any kind allowed,
+    as DSE and ESE spans (and holders and targets) may overlap."""
     entities = list(dict.fromkeys([*types, *used.entities]))
     lines = [CONF_MARK + " (opinion-tagger tag --format brat, annotate export --format brat)", "", "[entities]"]
     lines += entities
@@ -160,23 +182,34 @@ def _mark_class(typ: str) -> str:
 
 def shown(doc: TaggedDocument) -> tuple[str, list[TaggedSpan]]:
     """The text a reader sees and the spans over it: for a document tagged from HTML (``doc.html``) the
-    visible text (``html_input.visible_text``) and each span mapped from its source range to the visible
-    characters that come from inside it; else the text and spans as they are."""
+    visible text (``html_input.visible_text``) and each span (and a DSE's targets) mapped from its source range
+    to the visible characters that come from inside it; else the text and spans as they are."""
     if not doc.html:
         return doc.text, doc.spans
     from opinion_tagger.tagging.html_input import visible_text
 
     vis = visible_text(doc.text)
+
+    def visible(start: int, end: int) -> tuple[int, int]:
+        return bisect_left(vis.starts, start), bisect_right(vis.ends, end)
+
     spans = []
     for sp in doc.spans:
-        a, b = bisect_left(vis.starts, sp.start), bisect_right(vis.ends, sp.end)
+        a, b = visible(sp.start, sp.end)
         if a < b:
-            spans.append(TaggedSpan(sp.type, a, b, vis.text[a:b], sp.score, sp.frame))
+            frame = sp.frame
+            if frame is not None and frame.targets:
+                found = [(t, *visible(t["start"], t["end"])) for t in frame.targets]
+                shown_targets = [{**t, "start": c, "end": d, "text": vis.text[c:d]} for t, c, d in found if c < d]
+                frame = replace(frame, targets=shown_targets)
+            spans.append(TaggedSpan(sp.type, a, b, vis.text[a:b], sp.score, frame))
     return vis.text, spans
 
 
 def _frame_title(sp: TaggedSpan) -> str:
-    """The frame's part of a mark's title: ``, negative 0.81, high 0.66, holder: Officials 0.90``."""
+    """The frame's part of a mark's title: ``, negative 0.81, high 0.66, holder: Officials 0.90`` and, from a
+    model with attitude and target heads, ``, attitude: sentiment-neg 0.80, targets: the plan 0.90; the vote
+    0.70`` (``none`` for no attitude, no target)."""
     f = sp.frame
     if f is None:
         return ""
@@ -185,6 +218,10 @@ def _frame_title(sp: TaggedSpan) -> str:
         h = f.holder
         name = h["text"] if isinstance(h, dict) else h or "none"
         out += f", holder: {name}" + (f" {f.holder_score:.2f}" if f.holder_score is not None else "")
+        if f.attitude_score is not None:
+            out += f", attitude: {f.attitude or 'none'} {f.attitude_score:.2f}"
+        if f.targets is not None:
+            out += ", targets: " + ("; ".join(f"{t['text']} {t['score']:.2f}" for t in f.targets) or "none")
     return out
 
 
@@ -192,21 +229,49 @@ def _frame_data(f: SpanFrame) -> str:
     return f' data-polarity="{html.escape(f.polarity)}" data-intensity="{html.escape(f.intensity)}"'
 
 
-def render_html(doc: TaggedDocument) -> str:
+# a target's mark: a dotted underline in the colour of a DSE's (styled in place, so the page's head stays as it was)
+TARGET_STYLE = f"text-decoration: underline dotted {LINE_COLORS['DSE']} 2px; text-underline-offset: 0.3em"
+
+
+def render_html(doc: TaggedDocument, prefix: str = "") -> str:
     """One document's text with spans marked (``<mark>``), every character escaped; a document tagged
     from HTML shows its visible text (``shown``), not its source.
     A DSE is a background highlight and an ESE an underline, so text in both shows both;
     the marks nest (DSE outside); a mark's title gives type and score (and a frame's polarity, intensity and
-    holder, which ``data-polarity`` and ``data-intensity`` attributes also give)."""
+    holder, which ``data-polarity`` and ``data-intensity`` attributes also give, and a DSE's attitude and
+    targets).  A DSE's targets (a model with target heads) are marks of their own, innermost, with a dotted
+    underline: ``<mark class="target" data-of="ID">``, where ID is the ``id`` of the DSE's first mark (``op`` and
+    the DSE's number among the spans, after ``prefix``: the page's writer makes each document's ids its own) and
+    ``data-opinion`` of every one of its marks.  The text is cut wherever a mark starts or ends and each piece is
+    wrapped in the marks that cover it, so marks that overlap (a target over its own DSE's words, say) never
+    cross each other's tags."""
     text, spans = shown(doc)
-    events = sorted({p for sp in spans for p in (sp.start, sp.end)} | {0, len(text)})
-    parts = []
+    ids: dict[int, str] = {}  # a DSE with targets: the id of its first mark
+    targets: list[tuple[int, int, int, dict]] = []  # (start, end, the DSE's index, the target)
+    for k, sp in enumerate(spans):
+        if sp.type == "DSE" and sp.frame is not None and sp.frame.targets is not None:
+            ids[k] = f"{prefix}op{k + 1}"
+            targets += [(t["start"], t["end"], k, t) for t in sp.frame.targets if t["start"] < t["end"]]
+    events = sorted(
+        {p for sp in spans for p in (sp.start, sp.end)} | {p for t in targets for p in t[:2]} | {0, len(text)}
+    )
+    parts, placed = [], set()
     for a, b in zip(events, events[1:]):
-        covering = [sp for sp in spans if sp.start <= a and b <= sp.end]
+        covering = [(k, sp) for k, sp in enumerate(spans) if sp.start <= a and b <= sp.end]
         piece = html.escape(text[a:b]).replace("\n", "<br>")
-        for sp in sorted(covering, key=lambda s: (s.type == "DSE", s.type)):  # innermost first, DSE last
+        for _, _, k, t in (t for t in targets if t[0] <= a and b <= t[1]):
+            title = html.escape(f"target {t['score']:.2f} of {spans[k].type}: {spans[k].text}")
+            piece = (
+                f'<mark class="target" data-of="{html.escape(ids[k])}" style="{TARGET_STYLE}" title="{title}">'
+                f"{piece}</mark>"
+            )
+        for k, sp in sorted(covering, key=lambda c: (c[1].type == "DSE", c[1].type)):  # innermost first, DSE last
             title = html.escape(f"{sp.type} {sp.score:.2f}{_frame_title(sp)}")
             data = "" if sp.frame is None else _frame_data(sp.frame)
+            if k in ids:
+                data = ("" if k in placed else f' id="{html.escape(ids[k])}"') + data
+                data += f' data-opinion="{html.escape(ids[k])}"'
+                placed.add(k)
             piece = f'<mark class="{_mark_class(sp.type)}"{data} title="{title}">{piece}</mark>'
         parts.append(piece)
     return "".join(parts)
@@ -280,6 +345,7 @@ class Writer:
         self.brat_types: dict[str, None] = {}  # the opinion types of the BRAT documents written
         self.brat = BratUsage()  # what the .ann files written use (their annotation.conf)
         self.conf_kept: Path | None = None  # an annotation.conf found in the directory, not this package's: kept
+        self.count = 0  # the documents written (HTML: each document's marks get ids of their own)
         if fmt == "html":
             self._out().write(HTML_HEAD)
 
@@ -324,9 +390,9 @@ class Writer:
                 if doc.warning is None
                 else f'<p class="warning" style="color: #8a5300">⚠ {html.escape(doc.warning)}</p>'
             )
-            self._out().write(
-                f'<div class="doc"><h2>{html.escape(doc.id)}</h2>{warning}<p>{render_html(doc)}</p></div>\n'
-            )
+            self.count += 1
+            marked = render_html(doc, prefix=f"d{self.count}-")
+            self._out().write(f'<div class="doc"><h2>{html.escape(doc.id)}</h2>{warning}<p>{marked}</p></div>\n')
 
     def write_ann(self, name: str, ann: str, types: Sequence[str]) -> None:
         """Write ``NAME.ann`` and note what it uses for the directory's ``annotation.conf``."""

@@ -34,7 +34,7 @@ from html import unescape
 from html.parser import HTMLParser
 
 from opinion_tagger.errors import InvalidText
-from opinion_tagger.tagging.documents import TaggedDocument, TaggedSentence, TaggedSpan, TaggedToken
+from opinion_tagger.tagging.documents import SpanFrame, TaggedDocument, TaggedSentence, TaggedSpan, TaggedToken
 from opinion_tagger.tagging.inputs import Record, as_record
 
 NO_VISIBLE_TEXT = "empty text: no visible text in the HTML"
@@ -323,14 +323,28 @@ def _merge(p: _Pending, types: tuple[str, ...]):
         for sp in part.spans:
             start, end = vis.source_range(a + sp.start, a + sp.end)
             doc.spans.append(TaggedSpan(sp.type, start, end, rec.text[start:end], sp.score, sp.frame))
-            h = sp.frame.holder if sp.frame is not None else None
-            if sp.frame is not None and isinstance(h, dict):  # the holder's offsets into the source too
-                hs, he = vis.source_range(a + h["start"], a + h["end"])
-                doc.spans[-1].frame = replace(sp.frame, holder={"start": hs, "end": he, "text": rec.text[hs:he]})
+            if sp.frame is not None:  # the holder's and the targets' offsets into the source too
+                doc.spans[-1].frame = _frame_in_source(sp.frame, rec.text, vis, a)
         doc.frames = doc.frames or part.frames
     if not doc.sentences:
         return TaggedDocument(rec.id, "", types=types, error=NO_VISIBLE_TEXT)
     return doc
+
+
+def _frame_in_source(frame: SpanFrame, source: str, vis: VisibleText, a: int) -> SpanFrame:
+    """A block's span frame with its holder's and targets' offsets (into the block, which starts at ``a`` in the
+    visible text ``vis``) mapped to the HTML ``source``."""
+
+    def mapped(words: dict) -> dict:
+        start, end = vis.source_range(a + words["start"], a + words["end"])
+        return {**words, "start": start, "end": end, "text": source[start:end]}
+
+    h = frame.holder
+    if isinstance(h, dict):
+        frame = replace(frame, holder=mapped(h))
+    if frame.targets:
+        frame = replace(frame, targets=[mapped(t) for t in frame.targets])
+    return frame
 
 
 def tag_records(ot, records: Iterable, chunk: int = 64, html: bool = False) -> Iterator:

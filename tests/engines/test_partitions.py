@@ -237,3 +237,44 @@ def test_a_holder_goes_to_the_parquet_column_of_its_kind():
     table = pa.Table.from_pylist([{"error": None, **row}], schema=parquet_schema(("DSE", "ESE"), frames=True))
     back = table.to_pylist()[0]["spans"]
     assert back[0]["holder"] == words and back[1]["holder_class"] == "writer" and back[3]["holder_score"] is None
+
+
+def test_parquet_has_the_attitude_and_target_columns_of_every_model_with_frame_heads(tmp_path):
+    """A DSE's attitude, its score and its targets (a list of structs) as columns; the same schema whether or not
+    the model predicts them (null then), as the holder's columns are for every model with frame heads."""
+    from role_frames import TEXT, role_tagger
+
+    from opinion_tagger.engines.partitions import parquet_row, parquet_schema
+
+    f = tmp_path / "in.jsonl"
+    f.write_text(json.dumps({"id": "r", "text": TEXT}) + "\n" + json.dumps({"id": "e", "text": ""}) + "\n")
+    (part,) = plan_partitions([f], 10)
+    tag_partition(role_tagger(), part, tmp_path, "parquet", 1000)
+    table = pq.read_table(tmp_path / "part-00000.parquet")
+    schema = parquet_schema(("DSE", "ESE"), frames=True)
+    assert table.schema == schema
+    span = schema.field("spans").type.value_type
+    assert [span.field(k).name for k in range(span.num_fields)][-6:] == [
+        "holder",
+        "holder_class",
+        "holder_score",
+        "attitude",
+        "attitude_score",
+        "targets",
+    ]
+    target = pa.list_(
+        pa.struct([("start", pa.int64()), ("end", pa.int64()), ("text", pa.string()), ("score", pa.float64())])
+    )
+    assert span.field("targets").type == target and span.field("attitude_score").type == pa.float64()
+    rows = table.to_pylist()
+    assert [(s["text"], s["attitude"], s["attitude_score"], s["targets"]) for s in rows[0]["spans"]] == [
+        ("dislike", "sentiment-neg", 0.8, [{"start": 31, "end": 44, "text": "parking rules", "score": 0.9}]),
+        ("sadly", None, None, None),  # an ESE
+        ("shrugged", None, 0.45, []),  # no attitude, no target
+    ]
+    assert rows[1]["error"] == "empty text" and rows[1]["spans"] is None
+    without = {"type": "DSE", "start": 0, "end": 4, "text": "said", "score": 0.9, "polarity": "neutral"}
+    without |= {"polarity_score": 0.5, "intensity": "low", "intensity_score": 0.5, "holder": None, "holder_score": 0.4}
+    row = {"error": None, **parquet_row({"id": "a", "text": "said", "sentences": [], "spans": [without]})}
+    (back,) = pa.Table.from_pylist([row], schema=schema).to_pylist()[0]["spans"]
+    assert (back["attitude"], back["attitude_score"], back["targets"]) == (None, None, None)

@@ -241,6 +241,32 @@ def test_targets_and_attitudes_make_the_groups(tmp_path, capsys):
 GOOD = {"type": "DSE", "start": 0, "end": 4, "text": "fear", "score": 0.9, "polarity": "negative", "intensity": "low"}
 
 
+def test_tags_attitudes_and_targets_are_summarised(tmp_path, capsys):
+    """tag's JSONL from a model with attitude and target heads (a stand-in: tests/role_frames.py): each DSE counts
+    for each of its targets, under its attitude; a DSE without targets under none, without an attitude under its
+    polarity."""
+    from role_frames import TEXT, role_tagger
+
+    from opinion_tagger.tagging.formats import record_text
+
+    docs = role_tagger().tag_many([("r", TEXT), ("w", "Nobody wants higher fares.")])
+    path = tmp_path / "tagged.jsonl"
+    path.write_text("".join(record_text(d, "jsonl") or "" for d in docs), encoding="utf-8")
+    assert main(["summarize", str(path), "--out", str(tmp_path / "out")]) == 0
+    rows = read_csv(tmp_path / "out" / "summary.csv")
+    got = [
+        (r["holder_kind"], r["holder"], r["target"], r["opinion"], r["opinion_kind"], r["dse"], r["ese"]) for r in rows
+    ]
+    assert sorted(got) == [
+        ("untagged", "", "", "negative", "polarity", "0", "1"),  # the ESE "sadly"
+        ("words", "nobody", "fares", "intention-pos", "attitude", "1", "0"),
+        ("words", "nobody", "wants higher", "intention-pos", "attitude", "1", "0"),  # a target over its DSE's word
+        ("words", "our neighbours", "parking rules", "sentiment-neg", "attitude", "1", "0"),
+        ("writer", "writer", "", "neutral", "polarity", "1", "0"),  # "shrugged": no attitude, no target
+    ]
+    assert capsys.readouterr().err.splitlines()[-1] == "2 records, 4 spans summarised, 0 errors"
+
+
 @pytest.mark.parametrize(
     "line, problem",
     [

@@ -199,3 +199,85 @@ def test_on_300_mpqa_sentences_the_component_equals_the_tagger(shared_mpqa):
     assert [spans(d) for d in nlp.pipe(texts)] == expected
     assert [spans(nlp(t)) for t in texts[:3]] == expected[:3]
     assert sum(len(e[0]) for e in expected) > 100
+
+
+@pytest.fixture
+def role_nlp():
+    """A pipeline whose component tags with the stand-in for a model with attitude and target heads."""
+    from role_frames import role_tagger
+
+    nlp = spacy.blank("en")
+    component = nlp.add_pipe("opinion_tagger", config={"model": "fast"})
+    component._tagger, component._pid = role_tagger(), os.getpid()
+    return nlp
+
+
+def test_a_dses_attitude_and_targets_are_extension_attributes_and_a_span_group(role_nlp):
+    from role_frames import TEXT
+
+    doc = role_nlp(TEXT)
+    assert list(doc.spans) == ["opinions", "opinion_targets"]
+    opinions, targets = doc.spans["opinions"], doc.spans["opinion_targets"]
+    assert [(s.label_, s.text) for s in opinions] == [("DSE", "dislike"), ("ESE", "sadly"), ("DSE", "shrugged")]
+    assert [(t.label_, t.start_char, t.end_char, t.text) for t in targets] == [("TARGET", 31, 44, "parking rules")]
+    assert [round(float(x), 4) for x in targets.attrs["scores"]] == [0.9]
+    assert (targets.attrs["opinions"], targets.attrs["opinions_key"]) == ([0], "opinions")
+    dislike, sadly, shrugged = opinions
+    assert (dislike._.attitude, dislike._.attitude_score) == ("sentiment-neg", 0.8)
+    assert [(t.label_, t.text) for t in dislike._.targets] == [("TARGET", "parking rules")]
+    assert dislike._.targets[0]._.opinion == dislike and targets[0]._.opinion == dislike
+    assert (shrugged._.attitude, shrugged._.attitude_score, shrugged._.targets) == (None, 0.45, [])
+    assert (sadly._.attitude, sadly._.attitude_score, sadly._.targets) == (None, None, None)  # an ESE
+    assert doc[0:2]._.targets is None and doc[0:2]._.opinion is None and dislike._.opinion is None
+    frame = opinions.attrs["frames"][0]
+    assert (frame["attitude"], frame["attitude_score"], frame["targets"]) == (
+        "sentiment-neg",
+        0.8,
+        [{"start": 31, "end": 44, "text": "parking rules", "score": 0.9}],
+    )
+    again = spacy.tokens.Doc(role_nlp.vocab).from_bytes(doc.to_bytes())  # read from the groups: they survive
+    dislike = again.spans["opinions"][0]
+    assert (dislike._.attitude, [t.text for t in dislike._.targets]) == ("sentiment-neg", ["parking rules"])
+    assert again.spans["opinion_targets"][0]._.opinion == dislike
+
+
+def test_a_target_two_dses_share_is_a_span_for_each(role_nlp):
+    doc = role_nlp("We resent and fear the tolls.")
+    resent, fear = doc.spans["opinions"]
+    targets = doc.spans["opinion_targets"]
+    assert [(t.text, t.id_) for t in targets] == [("the tolls", "0"), ("the tolls", "1")]
+    assert [round(float(x), 4) for x in targets.attrs["scores"]] == [0.8, 0.7] and targets.attrs["opinions"] == [0, 1]
+    assert [t._.opinion for t in targets] == [resent, fear]
+    assert resent._.targets == [targets[0]] and fear._.targets == [targets[1]]
+    assert list(role_nlp("It rained.").spans["opinion_targets"]) == []  # a model with target heads: always a group
+
+
+def test_a_model_without_target_heads_writes_no_roles(fast_nlp):
+    doc = fast_nlp(TEXTS[0])
+    assert list(doc.spans) == ["opinions"]
+    assert all(s._.attitude is None and s._.targets is None for s in doc.spans["opinions"])
+
+
+def test_displacy_shows_the_targets(role_nlp):
+    from role_frames import TEXT
+    from spacy import displacy
+
+    doc = role_nlp(TEXT)
+    html = displacy.render(doc, style="span", options={"spans_key": "opinion_targets"})
+    assert "TARGET" in html and "parking" in html and "DSE" not in html
+    doc.spans["shown"] = [*doc.spans["opinions"], *doc.spans["opinion_targets"]]  # both, as docs/api.md shows
+    html = displacy.render(doc, style="span", options={"spans_key": "shown"})
+    assert all(label in html for label in ("DSE", "ESE", "TARGET"))
+
+
+def test_the_span_groups_keys_are_the_configs():
+    from role_frames import TEXT, role_tagger
+
+    nlp = spacy.blank("en")
+    config = {"model": "fast", "spans_key": "mine", "targets_key": "about"}
+    component = nlp.add_pipe("opinion_tagger", config=config)
+    component._tagger, component._pid = role_tagger(), os.getpid()
+    doc = nlp(TEXT)
+    assert list(doc.spans) == ["mine", "about"] and doc.spans["mine"].attrs["targets_key"] == "about"
+    dislike = doc.spans["mine"][0]
+    assert [t.text for t in dislike._.targets] == ["parking rules"] and doc.spans["about"][0]._.opinion == dislike
