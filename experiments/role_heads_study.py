@@ -1,7 +1,8 @@
 """Dev study of a DSE's role heads (docs/frames.md, *Holders, targets and attitudes*): variants of the frame heads
-(``model.frames.positions``, ``model.frames.roles``, ``model.frames.units``, epochs) fitted on a bundled network's
-states as ``train --init-from MODEL --heads-only`` fits them, scored on the ULA documents (the dev set for roles:
-the bundled networks trained on fold 0's train and dev documents, so the paper's dev documents cannot choose).
+(``model.frames.positions``, ``model.frames.context``, ``model.frames.units``, epochs; roles on) fitted on a bundled
+network's states as ``train --init-from MODEL --heads-only`` fits them, scored on the ULA documents (the dev set
+for roles: the bundled networks trained on fold 0's train and dev documents, so the paper's dev documents cannot
+choose).
 
 The network's states are computed once for the training sentences (fold 0's train + dev documents, all 495;
 the role heads learn from the DSEs of those that carry attitudes) and every variant trains on them with the
@@ -39,6 +40,8 @@ VARIANTS = {
     "base": {},
     "positions": {"model.frames.positions": True},
     "positions-128": {"model.frames.positions": True, "model.frames.units": 128},
+    "context-64": {"model.frames.positions": True, "model.frames.context": 64},
+    "context-128": {"model.frames.positions": True, "model.frames.units": 128, "model.frames.context": 128},
 }
 RECIPE = {"learning_rate": 2e-3, "batch_size": 32, "seed": 1}
 

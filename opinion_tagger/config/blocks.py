@@ -172,6 +172,11 @@ class Frames(Block):
         default=False,
         description="the holder pointer (and the target tagger) also see each token's distance to the span",
     )
+    context: Count = Field(
+        default=0,
+        description="units a direction of a bidirectional LSTM run over a DSE's sentence for its holder and targets "
+        "(0: none; the pointer and the target tagger read each token's place-aware score directly)",
+    )
     roles: bool = Field(
         default=False,
         description="also predict each DSE's attitude type and its targets (data with attitudes: MPQA's "

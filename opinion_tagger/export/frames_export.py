@@ -23,6 +23,7 @@ import numpy as np
 from opinion_tagger.config import TaggerConfig
 from opinion_tagger.runtime.frame_heads import (
     ATTITUDE,
+    CONTEXT,
     DISTANCE_BUCKETS,
     FRAMES_FILE,
     HOLDER,
@@ -55,10 +56,14 @@ class _Graph:
         return name
 
     def op(self, kind: str, inputs: list[str], out: str, **attrs) -> str:
+        return self.multi(kind, inputs, [out], **attrs)[0]
+
+    def multi(self, kind: str, inputs: list[str], outs: list[str], **attrs) -> list[str]:
+        """A node of several outputs."""
         from onnx import helper
 
-        self.nodes.append(helper.make_node(kind, inputs, [out], **attrs))
-        return out
+        self.nodes.append(helper.make_node(kind, inputs, outs, **attrs))
+        return outs
 
 
 def _pooled(g: _Graph, t: str, positions: str) -> tuple[str, str]:
@@ -109,18 +114,65 @@ def _places(g: _Graph, positions: str) -> str:
     return g.op("Where", [g.op("Less", [positions, start], f"{p}ahead"), before, outside], "DSE/places")
 
 
-def _hidden(g: _Graph, pooled: str, row: str, places: str | None, arrays: dict, prefix: str) -> str:
-    """``tanh(h_k U + s V + P[r] + b)`` [N, T, A] of the scorer ``prefix`` (``DSE_holder/start_``)."""
+def _hidden(g: _Graph, view: str, pooled: str, row: str, places: str | None, arrays: dict, prefix: str) -> str:
+    """``tanh(h_k U + s V + P[r] + b)`` [N, T, A] of the scorer ``prefix`` (``DSE_holder/start_``) on ``view``: the
+    batch's states [B, T, D] (``STATES``, gathered by each span's row) or a DSE's own states per span [N, T, D]."""
     p = f"{prefix}frames/"
     axis1 = g.const(f"{p}axis1", np.array([1], np.int64))
     w = {k: g.const(f"{prefix}{k}", arrays[f"{prefix}{k}"]) for k in ("tokens", "span", "bias")}
-    tokens = g.op("Gather", [g.op("MatMul", [STATES, w["tokens"]], f"{p}t"), row], f"{p}tokens", axis=0)
+    tokens = g.op("MatMul", [view, w["tokens"]], f"{p}t")
+    tokens = g.op("Gather", [tokens, row], f"{p}tokens", axis=0) if view == STATES else tokens
     span = g.op("Unsqueeze", [g.op("MatMul", [pooled, w["span"]], f"{p}s"), axis1], f"{p}span")
     total = g.op("Add", [g.op("Add", [tokens, span], f"{p}sum"), w["bias"]], f"{p}total")
     if places is not None:
         table = g.const(f"{prefix}places", arrays[f"{prefix}places"])
         total = g.op("Add", [total, g.op("Gather", [table, places], f"{p}places", axis=0)], f"{p}placed")
     return g.op("Tanh", [total], f"{p}hidden")
+
+
+def _lstm_weights(g: _Graph, arrays: dict, prefix: str) -> tuple[str, str, str]:
+    """ONNX's W [2, 4C, A], R [2, 4C, C] and B [2, 8C] of a Keras bidirectional LSTM whose weights (its
+    initializers, named as Keras names them) are under ``prefix``: Keras's gates i, f, c, o reordered to ONNX's i,
+    o, f, c in the graph, so that the initializers stay the Keras weights."""
+    p = f"{prefix}onnx_"
+    four = arrays[f"{prefix}lstm/forward_lstm/lstm_cell/bias"].shape[0]
+    zeros = g.const(f"{p}zeros", np.zeros(four, np.float32))
+    axis0 = g.const(f"{p}axis0", np.array([0], np.int64))
+
+    def gates(name: str, axis: int) -> str:  # i, f, c, o -> i, o, f, c along ``axis``
+        i, f, c, o = g.multi("Split", [name], [f"{name}_{k}" for k in "ifco"], axis=axis)  # four equal parts
+        return g.op("Concat", [i, o, f, c], f"{name}_iofc", axis=axis)
+
+    out = {}
+    for d in ("forward", "backward"):
+        cell = f"{prefix}lstm/{d}_lstm/lstm_cell/"
+        kernel, recurrent, bias = (
+            g.const(f"{cell}{w}", arrays[f"{cell}{w}"]) for w in ("kernel", "recurrent_kernel", "bias")
+        )
+        out[d, "W"] = g.op("Transpose", [gates(kernel, 1)], f"{p}{d}_W", perm=[1, 0])
+        out[d, "R"] = g.op("Transpose", [gates(recurrent, 1)], f"{p}{d}_R", perm=[1, 0])
+        out[d, "B"] = g.op("Concat", [gates(bias, 0), zeros], f"{p}{d}_B", axis=0)
+    stacked = []
+    for m in ("W", "R", "B"):
+        both = [g.op("Unsqueeze", [out[d, m], axis0], f"{p}{d}_{m}_u") for d in ("forward", "backward")]
+        stacked.append(g.op("Concat", both, f"{p}{m}", axis=0))
+    return stacked[0], stacked[1], stacked[2]
+
+
+def _context(g: _Graph, pooled: str, row: str, places: str | None, arrays: dict) -> str:
+    """A DSE's own view of its sentence [N, T, 2C] (``model.frames.context``): ONNX's bidirectional LSTM over the
+    scorer's hidden layer, each DSE's sentence as long as its row's."""
+    from onnx import TensorProto
+
+    p = f"{CONTEXT}/frames/"
+    hidden = _hidden(g, STATES, pooled, row, places, arrays, f"{CONTEXT}/")
+    w, r, b = _lstm_weights(g, arrays, f"{CONTEXT}/")
+    lengths = g.op("Cast", [g.op("Gather", [LENGTHS, row], f"{p}lengths")], f"{p}lengths_32", to=TensorProto.INT32)
+    c = int(arrays[f"{CONTEXT}/lstm/forward_lstm/lstm_cell/recurrent_kernel"].shape[0])
+    time_major = g.op("Transpose", [hidden], f"{p}x", perm=[1, 0, 2])
+    y = g.op("LSTM", [time_major, w, r, b, lengths], f"{p}y", hidden_size=c, direction="bidirectional")  # [T, 2, N, C]
+    batch_major = g.op("Transpose", [y], f"{p}y_t", perm=[2, 0, 1, 3])  # [N, T, 2, C]
+    return g.op("Reshape", [batch_major, g.const(f"{p}shape", np.array([0, 0, -1], np.int64))], f"{p}view")
 
 
 def _classify(g: _Graph, pooled: str, layer: str, arrays: dict, out: str) -> None:
@@ -130,7 +182,7 @@ def _classify(g: _Graph, pooled: str, layer: str, arrays: dict, out: str) -> Non
     g.op("Softmax", [logits], out, axis=-1)
 
 
-def _holder(g: _Graph, pooled: str, row: str, positions: str, places: str | None, arrays: dict) -> None:
+def _holder(g: _Graph, view: str, pooled: str, row: str, positions: str, places: str | None, arrays: dict) -> None:
     """``DSE_holder_start`` and ``DSE_holder_end`` of the DSE spans."""
     p = f"{HOLDER}/frames/"
     axis1 = g.const(f"{p}axis1", np.array([1], np.int64))
@@ -139,7 +191,7 @@ def _holder(g: _Graph, pooled: str, row: str, positions: str, places: str | None
     masked = g.const(f"{p}masked", np.array(MASKED, np.float32))
 
     def pointer(end: str) -> str:
-        hidden = _hidden(g, pooled, row, places, arrays, f"{HOLDER}/{end}_")  # [N, T, U]
+        hidden = _hidden(g, view, pooled, row, places, arrays, f"{HOLDER}/{end}_")  # [N, T, U]
         v = g.const(f"{HOLDER}/{end}_v", arrays[f"{HOLDER}/{end}_v"])
         score = g.op("MatMul", [hidden, v], f"{p}{end}_score")  # [N, T]
         return g.op("Where", [real, score, masked], f"{p}{end}_masked")
@@ -157,9 +209,9 @@ def _holder(g: _Graph, pooled: str, row: str, positions: str, places: str | None
     g.op("Softmax", [pointer("end")], f"{HOLDER}_end", axis=-1)
 
 
-def _targets(g: _Graph, pooled: str, row: str, places: str | None, arrays: dict) -> None:
+def _targets(g: _Graph, view: str, pooled: str, row: str, places: str | None, arrays: dict) -> None:
     """``DSE_targets`` [N, T, 3] of the DSE spans."""
-    hidden = _hidden(g, pooled, row, places, arrays, f"{TARGETS}/")
+    hidden = _hidden(g, view, pooled, row, places, arrays, f"{TARGETS}/")
     out = g.op("MatMul", [hidden, g.const(f"{TARGETS}/out", arrays[f"{TARGETS}/out"])], f"{TARGETS}/frames/out")
     logits = g.op("Add", [out, g.const(f"{TARGETS}/out_bias", arrays[f"{TARGETS}/out_bias"])], f"{TARGETS}/logits")
     g.op("Softmax", [logits], TARGETS, axis=-1)
@@ -188,10 +240,11 @@ def frames_model(arrays: dict[str, np.ndarray], config: TaggerConfig):
         _classify(g, pooled, f"{t}_intensity", arrays, f"{t}_intensity")
         if t == "DSE":
             places = _places(g, positions) if config.model.frames.positions else None
-            _holder(g, pooled, row, positions, places, arrays)
+            view = _context(g, pooled, row, places, arrays) if config.model.frames.context else STATES
+            _holder(g, view, pooled, row, positions, places, arrays)
             if has_roles(config):
                 _classify(g, pooled, ATTITUDE, arrays, ATTITUDE)
-                _targets(g, pooled, row, places, arrays)
+                _targets(g, view, pooled, row, places, arrays)
     kinds = {STATES: (TensorProto.FLOAT, [None, None, None]), LENGTHS: (TensorProto.INT64, [None])}
     inputs = [
         helper.make_tensor_value_info(n, *kinds.get(n, (TensorProto.INT64, [None, 3]))) for n in frame_inputs(config)

@@ -28,6 +28,7 @@ from keras import layers, ops
 from opinion_tagger.config import TaggerConfig
 from opinion_tagger.runtime.frame_heads import (
     ATTITUDE,
+    CONTEXT,
     DISTANCE_BUCKETS,
     HOLDER,
     MASKED,
@@ -95,11 +96,12 @@ class _TokenScorer(layers.Layer):
         self.units, self.places = units, places
         self.scorers: dict[str, dict] = {}
 
-    def _add_scorer(self, prefix: str, d: int) -> None:
+    def _add_scorer(self, prefix: str, d: int, d_span: int) -> None:
+        """The weights of a scorer on tokens of ``d`` features and span means of ``d_span``."""
         a, named = self.units, (lambda w: f"{prefix}_{w}" if prefix else w)
         scorer = {
             "tokens": self.add_weight(shape=(d, a), name=named("tokens")),
-            "span": self.add_weight(shape=(d, a), name=named("span")),
+            "span": self.add_weight(shape=(d_span, a), name=named("span")),
             "bias": self.add_weight(shape=(a,), initializer="zeros", name=named("bias")),
         }
         if self.places:
@@ -107,8 +109,10 @@ class _TokenScorer(layers.Layer):
         self.scorers[prefix] = scorer
 
     def _hidden(self, states, pooled, places, prefix: str):
+        """[B, S, T, A] from the states [B, T, D], or a DSE's own states per span [B, S, T, D]."""
         w = self.scorers[prefix]
-        tokens = ops.expand_dims(ops.matmul(states, w["tokens"]), 1)  # [B, 1, T, A]
+        tokens = ops.matmul(states, w["tokens"])
+        tokens = tokens if len(states.shape) == 4 else ops.expand_dims(tokens, 1)  # [B, S or 1, T, A]
         span = ops.expand_dims(ops.matmul(pooled, w["span"]), 2)  # [B, S, 1, A]
         total = tokens + span + w["bias"]
         if self.places:
@@ -123,17 +127,48 @@ class _TokenScorer(layers.Layer):
 
 
 @keras.saving.register_keras_serializable(package="opinion_tagger")
+class DSEContext(_TokenScorer):
+    """A DSE's own view of its sentence (``model.frames.context``): per span, a bidirectional LSTM of ``context``
+    units a direction over ``tanh(h_k U + s V + P[r] + b)`` [B, S, T, A], padding masked -> [B, S, T, 2 context],
+    which the holder pointer and the target tagger read instead of the states."""
+
+    def __init__(self, units: int, context: int, places: bool = False, **kwargs):
+        super().__init__(units, places, **kwargs)
+        self.context = context
+        lstm = layers.LSTM(context, return_sequences=True, name="lstm")  # named: its weights' names are fixed
+        self.lstm = layers.Bidirectional(lstm, name="lstm")
+
+    def build(self, states_shape, pooled_shape, words_shape, places_shape=None):
+        self._add_scorer("", states_shape[-1], pooled_shape[-1])
+        self.lstm.build((None, None, self.units))
+
+    def call(self, states, pooled, words, places=None):
+        hidden = self._hidden(states, pooled, places, "")  # [B, S, T, A]
+        b, s, t = ops.shape(hidden)[0], ops.shape(hidden)[1], ops.shape(hidden)[2]
+        real = ops.repeat(ops.expand_dims(ops.not_equal(words, 0), 1), s, axis=1)  # [B, S, T]
+        out = self.lstm(ops.reshape(hidden, (-1, t, self.units)), mask=ops.reshape(real, (-1, t)))
+        return ops.reshape(out, (b, s, t, 2 * self.context))
+
+    def compute_output_shape(self, states_shape, pooled_shape, words_shape, places_shape=None):
+        return (*pooled_shape[:-1], states_shape[1], 2 * self.context)
+
+    def get_config(self):
+        return {**super().get_config(), "context": self.context}
+
+
+@keras.saving.register_keras_serializable(package="opinion_tagger")
 class HolderPointer(_TokenScorer):
-    """A DSE's holder: (start [B, S, 3 + T], end [B, S, T]) probabilities from the states [B, T, D], the spans'
-    means [B, S, D], the word ids [B, T] (0: padding) and, with ``places``, the tokens' places [B, S, T]."""
+    """A DSE's holder: (start [B, S, 3 + T], end [B, S, T]) probabilities from the states [B, T, D] (or a DSE's own
+    states per span [B, S, T, D']), the spans' means [B, S, D], the word ids [B, T] (0: padding) and, with
+    ``places``, the tokens' places [B, S, T]."""
 
     def build(self, states_shape, pooled_shape, words_shape, places_shape=None):
         d, a = states_shape[-1], self.units
         for end in ("start", "end"):
-            self._add_scorer(end, d)
+            self._add_scorer(end, d, pooled_shape[-1])
             self.scorers[end]["v"] = self.add_weight(shape=(a,), name=f"{end}_v")
         n = len(HOLDER_CLASSES)
-        self.classes = self.add_weight(shape=(d, n), name="classes")
+        self.classes = self.add_weight(shape=(pooled_shape[-1], n), name="classes")
         self.classes_bias = self.add_weight(shape=(n,), initializer="zeros", name="classes_bias")
 
     def _scores(self, states, pooled, places, padding, end: str):
@@ -159,7 +194,7 @@ class TargetTagger(_TokenScorer):
     [B, T, D], the spans' means [B, S, D] and, with ``places``, the tokens' places [B, S, T]."""
 
     def build(self, states_shape, pooled_shape, places_shape=None):
-        self._add_scorer("", states_shape[-1])
+        self._add_scorer("", states_shape[-1], pooled_shape[-1])
         self.out = self.add_weight(shape=(self.units, len(TARGET_TAGS)), name="out")
         self.out_bias = self.add_weight(shape=(len(TARGET_TAGS),), initializer="zeros", name="out_bias")
 
@@ -214,13 +249,18 @@ def add_frame_heads(config: TaggerConfig, states, words, head: dict) -> tuple[di
         if t == "DSE":
             frames = config.model.frames
             places = [SpanPlaces(name="DSE_places")(states, spans)] if frames.positions else []
+            view = states  # what the holder pointer and the target tagger read
+            if frames.context:
+                view = DSEContext(frames.units, frames.context, frames.positions, name=CONTEXT, **head)(
+                    states, pooled, words, *places
+                )
             pointer = HolderPointer(frames.units, frames.positions, name=HOLDER, **head)
-            outputs[f"{HOLDER}_start"], outputs[f"{HOLDER}_end"] = pointer(states, pooled, words, *places)
+            outputs[f"{HOLDER}_start"], outputs[f"{HOLDER}_end"] = pointer(view, pooled, words, *places)
             if has_roles(config):
                 n = len(ATTITUDE_TYPES)
                 outputs[ATTITUDE] = layers.Dense(n, activation="softmax", name=ATTITUDE, **head)(pooled)
                 tagger = TargetTagger(frames.units, frames.positions, name=TARGETS, **head)
-                outputs[TARGETS] = tagger(states, pooled, *places)
+                outputs[TARGETS] = tagger(view, pooled, *places)
     return inputs, outputs
 
 
@@ -247,7 +287,9 @@ def tagging_view(model, config: TaggerConfig):
 
 def _head_layers(config: TaggerConfig) -> list[str]:
     names = [f"{t}_{head}" for t in config.types for head in ("polarity", "intensity")]
-    return names + ([HOLDER] if "DSE" in config.types else []) + ([ATTITUDE, TARGETS] if has_roles(config) else [])
+    if "DSE" in config.types:
+        names += [HOLDER] + ([CONTEXT] if config.model.frames.context else [])
+    return names + ([ATTITUDE, TARGETS] if has_roles(config) else [])
 
 
 def head_arrays(model, config: TaggerConfig) -> dict[str, np.ndarray]:
@@ -255,7 +297,7 @@ def head_arrays(model, config: TaggerConfig) -> dict[str, np.ndarray]:
     out = {}
     for name in _head_layers(config):
         for w in model.get_layer(name).weights:
-            out[f"{name}/{w.name}"] = np.asarray(w, dtype=np.float32)
+            out[w.path] = np.asarray(w, dtype=np.float32)
     return out
 
 
@@ -263,4 +305,4 @@ def set_head_arrays(model, config: TaggerConfig, arrays: dict[str, np.ndarray]) 
     """Put ``head_arrays``' weights (a bundle's ``frames.onnx``) into a training network's frame heads."""
     for name in _head_layers(config):
         layer = model.get_layer(name)
-        layer.set_weights([arrays[f"{name}/{w.name}"] for w in layer.weights])
+        layer.set_weights([arrays[w.path] for w in layer.weights])
