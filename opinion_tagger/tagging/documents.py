@@ -37,7 +37,9 @@ class TaggedSentence:
 class SpanFrame:
     """A tagged span's opinion frame, from a model with frame heads (docs/frames.md): its polarity and intensity
     with their probabilities and, for a DSE, its holder: ``{"start", "end", "text"}`` (offsets into the
-    document), ``"writer"``, ``"implicit"``, or None (no holder in its sentence)."""
+    document), ``"writer"``, ``"implicit"``, or None (no holder in its sentence).  From a model with attitude and
+    target heads, a DSE's attitude (one of ``ATTITUDE_TYPES``) and its targets (``{"start", "end", "text"}``
+    each, in text order), with their probabilities; None without such heads (``to_dict`` leaves them out)."""
 
     polarity: str
     polarity_score: float
@@ -45,6 +47,10 @@ class SpanFrame:
     intensity_score: float
     holder: dict[str, Any] | str | None = None
     holder_score: float | None = None
+    attitude: str | None = None
+    attitude_score: float | None = None
+    targets: list[dict[str, Any]] | None = None
+    target_scores: list[float] | None = None
 
     def to_dict(self, holder: bool) -> dict[str, Any]:
         """The span's JSONL fields (``holder``: with the holder's, a DSE's)."""
@@ -158,18 +164,32 @@ def _span_dict(sp: TaggedSpan) -> dict[str, Any]:
     return out
 
 
+def _words(doc: TaggedDocument, sent: TaggedSentence, tokens: tuple[int, int]) -> dict[str, Any]:
+    """A token range of a sentence as ``{"start", "end", "text"}``, offsets into the document."""
+    start, end = sent.tokens[tokens[0]].start, sent.tokens[tokens[1] - 1].end
+    return {"start": start, "end": end, "text": doc.text[start:end]}
+
+
+def _rounded(score: Any) -> float | None:
+    return None if score is None else round(float(score), 4)
+
+
 def span_frame(doc: TaggedDocument, sent: TaggedSentence, frame: Any) -> SpanFrame:
     """A span's frame from the runtime's prediction (``opinion_tagger.runtime.frame_heads.FramePrediction``): a
-    holder's tokens become offsets into the document, ``none`` becomes None."""
+    holder's and the targets' tokens become offsets into the document, a holder ``none`` becomes None."""
     holder = frame.holder
     if isinstance(holder, tuple):
-        start, end = sent.tokens[holder[0]].start, sent.tokens[holder[1] - 1].end
-        holder = {"start": start, "end": end, "text": doc.text[start:end]}
+        holder = _words(doc, sent, holder)
     elif holder == "none":
         holder = None
-    score = None if frame.holder_score is None else round(float(frame.holder_score), 4)
     pol, inten = round(float(frame.polarity_score), 4), round(float(frame.intensity_score), 4)
-    return SpanFrame(frame.polarity, pol, frame.intensity, inten, holder, score)
+    out = SpanFrame(frame.polarity, pol, frame.intensity, inten, holder, _rounded(frame.holder_score))
+    out.attitude, out.attitude_score = frame.attitude, _rounded(frame.attitude_score)
+    if frame.targets is not None:
+        out.targets = [_words(doc, sent, t) for t in frame.targets]
+        scores = frame.target_scores
+        out.target_scores = None if scores is None else [round(float(x), 4) for x in scores]
+    return out
 
 
 def spans_of(
