@@ -190,6 +190,18 @@ def test_a_value_of_the_wrong_kind_in_the_file_is_a_one_line_error_naming_the_sp
     assert len(lines) == 1 and "span 1 of document 1" in lines[0]
 
 
+def test_a_change_in_the_history_with_targets_of_the_wrong_kind_is_not_undone(project):
+    v = project.set_attitude(1, 0, project.document(1).spans[0].id, "ann", "speculation")
+    (before,) = project.db.execute("SELECT before FROM history").fetchone()
+    state = json.loads(before)
+    state["spans"][0]["targets"] = [[2, 5]]  # as another program could have written it
+    project.db.execute("UPDATE history SET before = ?", (json.dumps(state),))
+    with pytest.raises(ProjectError, match=r"p.sqlite: change 1 of document 1: targets \(a target is not") as err:
+        project.undo(1, v, "ann")
+    assert "\n" not in str(err.value)
+    assert roles_of(project.document(1))[0][2] == ("speculation", "human", None)  # nothing undone
+
+
 class StandIn:
     """What ``import_records`` uses of an OpinionTagger, for a model with frame heads: each sentence's tags, and
     the runtime's prediction of each span's frame (``FramePrediction``, token ranges of its sentence), turned into

@@ -402,8 +402,13 @@ class Edits(Documents):
         with self._edit(doc_id, version, "undo", annotator, status=before["status"], layer=layer) as db:
             db.execute("DELETE FROM spans WHERE doc_id = ? AND owner = ?", (doc_id, layer))
             # restored spans get new ids (an old id may belong to a span made since, in another document); a change
-            # saved before version 2 has no intensity or polarity, before 3 no origin, before 4 no frame sources
-            self._insert_spans(db, doc_id, [span_of(s) for s in before["spans"]], layer)
+            # saved before version 2 has no intensity or polarity, before 3 no origin, before 4 no frame sources,
+            # before 5 no attitude or targets
+            try:
+                spans = [span_of(s) for s in before["spans"]]
+            except (ValueError, TypeError) as exc:
+                raise ProjectError(f"{self.path}: change {hist_id} of document {doc_id}: targets ({exc})") from None
+            self._insert_spans(db, doc_id, spans, layer)
             if layer == FINAL:
                 db.execute("UPDATE documents SET review = ? WHERE id = ?", (before.get("review"), doc_id))
             db.execute("DELETE FROM history WHERE id = ?", (hist_id,))
