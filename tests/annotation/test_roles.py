@@ -162,6 +162,7 @@ def test_a_project_written_at_schema_version_4_opens_with_no_attitudes_or_target
         ("targets", '[{"start": 5, "end": 2, "source": "model"}]', r"targets .* \(a target's tokens are not two"),
         ("targets", '[{"start": 2, "end": 5, "source": "robot"}]', r"targets .* \(a target's source is not model"),
         ("attitude_score", "'high'", "attitude_score 'high' is not a number"),
+        ("attitude", "7", "attitude '7' is not one of sentiment-pos, .*, none"),
         ("attitude_source", "'robot'", "attitude_source 'robot' is not model or human"),
         ("holder_start", "'Omar'", "holder_start 'Omar' is not a token position"),
     ],

@@ -140,6 +140,10 @@ def _number(value: object) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
+def _position(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
 def targets_of(value: object) -> tuple[StoredTarget, ...] | None:
     """The targets as the store keeps them (JSON text, or the history's list of dicts), in token order; None
     when not set.  ValueError for anything else than a list of ``{"start", "end", "source", "score"}``."""
@@ -153,7 +157,7 @@ def targets_of(value: object) -> tuple[StoredTarget, ...] | None:
         if not isinstance(item, dict) or set(item) - {"start", "end", "source", "score"}:
             raise ValueError("a target is not {start, end, source, score}")
         start, end, source, score = (item.get(k) for k in ("start", "end", "source", "score"))
-        if not (isinstance(start, int) and isinstance(end, int) and not isinstance(start, bool)) or end <= start:
+        if not (isinstance(start, int) and isinstance(end, int)) or bool in (type(start), type(end)) or end <= start:
             raise ValueError("a target's tokens are not two positions, its first and its end")
         if source not in SOURCES or not (score is None or _number(score)):
             raise ValueError("a target's source is not model or human with a score")
@@ -169,8 +173,12 @@ def targets_json(targets: tuple[StoredTarget, ...] | None) -> str | None:
 
 
 def bad_frame_field(span: StoredSpan) -> str | None:
-    """What is wrong with a stored span's frame fields (a source that is neither model nor human, a score that is
-    no number, a holder's tokens that are not positions), or None when nothing is."""
+    """What is wrong with a stored span's frame fields (a value none of its kind, a source that is neither model
+    nor human, a score that is no number, a holder's tokens that are not positions), or None when nothing is."""
+    kinds = {"polarity": POLARITIES, "intensity": INTENSITIES, "holder": (*HOLDERS, SPAN_HOLDER), "attitude": ATTITUDES}
+    for name, values in kinds.items():
+        if getattr(span, name) not in (None, *values):
+            return f"{name} {getattr(span, name)!r:.40} is not one of {', '.join(values)}"
     for name in (*FRAME_VALUES, "targets"):
         if getattr(span, f"{name}_source") not in (None, *SOURCES):
             return f"{name}_source {getattr(span, f'{name}_source')!r:.40} is not model or human"
@@ -179,7 +187,7 @@ def bad_frame_field(span: StoredSpan) -> str | None:
             return f"{name}_score {getattr(span, f'{name}_score')!r:.40} is not a number"
     for name in ("holder_start", "holder_end"):
         value = getattr(span, name)
-        if not (value is None or isinstance(value, int) and not isinstance(value, bool)):
+        if not (value is None or _position(value)):
             return f"{name} {value!r:.40} is not a token position"
     return None
 
