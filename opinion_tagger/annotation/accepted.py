@@ -14,7 +14,8 @@ from opinion_tagger.sentences import Sentence, Token
 
 def accepted_documents(path: str | Path) -> dict[str, list[Sentence]]:
     """Sentences by document name, for every accepted document, tags from its spans and ``frames`` from
-    their polarity, intensity and holder (``opinion_tagger.annotation.frames.sentence_frames``: the form
+    their polarity, intensity and a DSE's holder, attitude and targets
+    (``opinion_tagger.annotation.frames.sentence_frames``: the form
     ``opinion_tagger.corpus.frames`` gives MPQA's in, None where a value is not set), for frame heads."""
     with Project(path) as project:
         out: dict[str, list[Sentence]] = {}

@@ -48,7 +48,8 @@ def page() -> None:
         "Keys: select words (drag, or shift+click), then **d** DSE, **e** ESE; click a span (or a word in it; "
         "again: the next span over it, then the word), then **d**/**e** relabel, **x** delete, "
         "**shift/alt+←/→** resize, **i**/**p** intensity/polarity, **h** a DSE's holder "
-        "(or select its words after clicking the DSE, then **h**); "
+        "(or select its words after clicking the DSE, then **h**), **k** its attitude, **t** a target "
+        "(select its words after clicking the DSE, then **t**; again to remove it); "
         "**u** undo, **a** accept, **r** reject, **n** next unfinished."
     )
     if path is None:

@@ -7,8 +7,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from opinion_tagger.annotation.frames import provenance
+from opinion_tagger.annotation.frames import provenance, target_provenance
 from opinion_tagger.annotation.store import (
+    ATTITUDES,
     FINAL,
     HOLDERS,
     INTENSITIES,
@@ -19,12 +20,21 @@ from opinion_tagger.annotation.store import (
     Holder,
     Project,
     ProjectError,
+    StoredSpan,
 )
 from opinion_tagger.tagging.formats import COLORS, LINE_COLORS
 
 STATIC = Path(__file__).resolve().parent / "static"
 KEYS = {"d": "DSE", "e": "ESE", "1": "DSE", "2": "ESE"}  # label keys (see static/editor.js for the others)
-OPS = ("add", "delete", "change", "undo", "accept", "reject", "next", "attributes", "holder")
+OPS: tuple[str, ...] = ("add", "delete", "change", "undo", "accept", "reject", "next", "attributes")
+OPS += ("holder", "attitude", "target", "targets")  # a DSE's roles
+
+
+def _targets(span: StoredSpan) -> list[dict] | None:
+    """A DSE's targets for the editor: their token positions [start, end) and where each came from; None: not set."""
+    if span.targets is None:
+        return None
+    return [{"start": t.start, "end": t.end, "from": target_provenance(t)} for t in span.targets]
 
 
 def editor_data(doc: Document, types: tuple[str, ...], threshold: float) -> dict:
@@ -42,6 +52,7 @@ def editor_data(doc: Document, types: tuple[str, ...], threshold: float) -> dict
         "intensities": list(INTENSITIES),
         "polarities": list(POLARITIES),  # keys i and p cycle through them
         "holders": list(HOLDERS),  # key h on a DSE cycles through them (with words selected: those words)
+        "attitudes": list(ATTITUDES),  # key k on a DSE cycles through them (the types, then none)
         "tokens": [{"start": t.start, "end": t.end} for t in doc.tokens],
         "spans": [
             {
@@ -57,8 +68,12 @@ def editor_data(doc: Document, types: tuple[str, ...], threshold: float) -> dict
                 "polarity": s.polarity,
                 # a holder of words: their token positions [start, end)
                 "holder": {"start": h[0], "end": h[1]} if isinstance(h := s.holder_value, tuple) else h,
-                # where each value came from: "model 0.81", "human", "" (not set)
-                "from": {name: provenance(s, name) for name in ("intensity", "polarity", "holder")},
+                "attitude": s.attitude,
+                # its targets' words (key t with words selected adds or removes them); None: not set
+                "targets": _targets(s),
+                # where each value came from: "model 0.81", "human", "" (not set); the list of targets: who made it
+                "from": {name: provenance(s, name) for name in ("intensity", "polarity", "holder", "attitude")}
+                | {"targets": s.targets_source or ""},
                 "low": s.source == "model" and s.score is not None and s.score < threshold,
             }
             for s in doc.spans
@@ -88,6 +103,22 @@ def _holder(value: object) -> Holder:
     if value is None or isinstance(value, str):
         return value
     raise ProjectError("a holder is writer, implicit, none, or the holder's words")
+
+
+def _tokens(value: object) -> tuple[int, int]:
+    """Words sent by the editor: their token positions ``{"start", "end"}``."""
+    if not isinstance(value, dict):
+        raise ProjectError("a target is the target's words")
+    return _int(value, "start"), _int(value, "end")
+
+
+def _target_list(value: object) -> list[tuple[int, int]] | None:
+    """A DSE's targets sent by the editor: a list of words (``_tokens``), or None (not set)."""
+    if value is None:
+        return None
+    if not isinstance(value, list):
+        raise ProjectError("targets are a list of words")
+    return [_tokens(v) for v in value]
 
 
 def _in_new_copy(project: Project, event: dict, doc_id: int, layer: str) -> dict:
@@ -185,9 +216,14 @@ def _attributes(e: _Edit) -> Outcome:
     values = {k: e.event[k] for k in ("intensity", "polarity") if k in e.event}
     if any(v is not None and (not isinstance(v, str) or v == UNCHANGED) for v in values.values()):
         raise ProjectError("attributes must be names")
+    if "attitude" in e.event and not (e.event["attitude"] is None or isinstance(e.event["attitude"], str)):
+        raise ProjectError("an attitude is a name")
+    roles = {k: e.event[k] for k in ("attitude",) if k in e.event}
+    if "targets" in e.event:
+        roles["targets"] = _target_list(e.event["targets"])
     holder = _holder(e.event["holder"]) if "holder" in e.event else UNCHANGED
     span = _int(e.event, "span")
-    e.project.set_attributes(e.doc, e.version, span, e.annotator, **values, layer=e.layer, holder=holder)
+    e.project.set_attributes(e.doc, e.version, span, e.annotator, **values, layer=e.layer, holder=holder, **roles)
     return Outcome("Attributes saved.")
 
 
@@ -199,6 +235,33 @@ def _set_holder(e: _Edit) -> Outcome:
         words = doc.text[doc.tokens[holder[0]].start : doc.tokens[holder[1] - 1].end]
         return Outcome(f"Holder saved: “{' '.join(words.split())}”.")
     return Outcome("Holder saved: " + (holder or "not set") + ".")
+
+
+def _set_attitude(e: _Edit) -> Outcome:
+    attitude = e.event.get("attitude")
+    if not (attitude is None or isinstance(attitude, str)):
+        raise ProjectError("an attitude is a name")
+    e.project.set_attitude(e.doc, e.version, _int(e.event, "span"), e.annotator, attitude, layer=e.layer)
+    return Outcome("Attitude saved: " + (attitude or "not set") + ".")
+
+
+def _words(e: _Edit, tokens: tuple[int, int]) -> str:
+    doc = e.project.document(e.doc, e.layer)
+    return " ".join(doc.text[doc.tokens[tokens[0]].start : doc.tokens[tokens[1] - 1].end].split())
+
+
+def _toggle_target(e: _Edit) -> Outcome:
+    """Words made a target of the DSE, or, when they are one, no longer a target."""
+    target = _tokens(e.event.get("target"))
+    _, added = e.project.toggle_target(e.doc, e.version, _int(e.event, "span"), e.annotator, target, layer=e.layer)
+    return Outcome(f"Target {'added' if added else 'removed'}: “{_words(e, target)}”.")
+
+
+def _set_targets(e: _Edit) -> Outcome:
+    targets = _target_list(e.event.get("targets"))
+    e.project.set_targets(e.doc, e.version, _int(e.event, "span"), e.annotator, targets, layer=e.layer)
+    shown = "not set" if targets is None else ", ".join(f"“{_words(e, t)}”" for t in targets) or "none"
+    return Outcome(f"Targets saved: {shown}.")
 
 
 def _reject(e: _Edit) -> Outcome:
@@ -227,6 +290,9 @@ _SAVE = {
     "reject": _reject,
     "attributes": _attributes,
     "holder": _set_holder,
+    "attitude": _set_attitude,
+    "target": _toggle_target,
+    "targets": _set_targets,
 }
 
 

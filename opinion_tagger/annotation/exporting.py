@@ -7,9 +7,11 @@ where each span is ``{"type", "start", "end", "text", "score", "source"}`` plus
 ``"annotator"`` and ``"at"`` for a human span (``score`` is the model's confidence, 1.0 for a human span:
 ``StoredSpan.confidence``, as the page shows it), and its frame where set: MPQA's ``"intensity"`` and
 ``"polarity"`` and a DSE's ``"holder"`` (``{"start", "end", "text"}``, ``"writer"``, ``"implicit"``, or null:
-none), each with its ``_source`` (``model``, with its ``_score``, or ``human``; ``opinion_tagger.annotation.frames``).
-BRAT writes those as attributes (``A1<TAB>Intensity T3 high``), a holder of words as a ``HOLDER`` span
-and a ``Holder`` relation, and their sources in the span's note.
+none) and ``"attitude"`` (a type, or null: none), each with its ``_source`` (``model``, with its ``_score``, or
+``human``), and a DSE's ``"targets"`` (``[{"start", "end", "text", "source", "score"}]``, ``[]``: none) with
+``"targets_source"`` (``opinion_tagger.annotation.frames``).  BRAT writes those as attributes
+(``A1<TAB>Intensity T3 high``, ``Attitude``), a holder of words as a ``HOLDER`` span and a ``Holder`` relation,
+each target as a ``TARGET`` span and a ``Target`` relation, and their sources in the span's note.
 By default an export is of the accepted documents alone (``DEFAULT_STATUSES``: status ``done``; for
 a document several annotators annotated, that is its reviewed final version); other statuses
 are written when asked for.
@@ -28,7 +30,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TextIO
 
-from opinion_tagger.annotation.frames import brat_lines, json_fields, sources
+from opinion_tagger.annotation.frames import brat_lines, json_fields, sources, targets_sources
 from opinion_tagger.annotation.store import STATUSES, Document, Project
 from opinion_tagger.tagging.documents import TaggedDocument, TaggedSentence, TaggedSpan, TaggedToken
 from opinion_tagger.tagging.formats import Writer, brat_ann, conll_lines
@@ -93,8 +95,8 @@ def brat_notes(doc: Document) -> str:
             if sp.source == "model" and sp.score is not None
             else f"human {sp.annotator or ''} {sp.at or ''}".strip()
         )
-        if sources(sp):
-            note += f"; {sources(sp)}"
+        for given in (sources(sp), targets_sources(doc, sp)):
+            note += f"; {given}" if given else ""
         if sp.origin is not None:
             note += f"; in the copies of {', '.join(json.loads(sp.origin)) or 'none'}"
         lines.append(f"#{n}\tAnnotatorNotes T{n}\t{note}")

@@ -1,6 +1,6 @@
 """Import documents into a project: tokenise them (spaCy, as for tagging) and,
 with a model, pre-annotate them with its spans and confidences (and, from a model with
-frame heads, their polarity, intensity and a DSE's holder, each flagged as the model's).
+frame heads, their polarity, intensity and a DSE's holder, attitude and targets, each flagged as the model's).
 
 Every input record is imported, reported as already in the project, or reported
 as an error with its reason; nothing is dropped silently.
@@ -13,15 +13,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from opinion_tagger.annotation.store import (
+    ATTITUDES,
     HOLDERS,
     INTENSITIES,
+    NO_ATTITUDE,
     POLARITIES,
     SPAN_HOLDER,
     Project,
     StoredSpan,
+    StoredTarget,
     StoredToken,
 )
-from opinion_tagger.tagging.documents import TaggedDocument
+from opinion_tagger.tagging.documents import SpanFrame, TaggedDocument
 from opinion_tagger.tagging.inputs import MAX_CHARS, Record, directory_files, read_records
 from opinion_tagger.tagging.inputs import _file_records as file_records
 from opinion_tagger.tagging.tagger import OpinionTagger, tokenised
@@ -64,9 +67,26 @@ def input_records(
                     yield from file_records(f, max_chars, name=f.relative_to(path).as_posix())
 
 
+def _roles(span: StoredSpan, f: SpanFrame, first: dict[int, int], last: dict[int, int]) -> None:
+    """A DSE's attitude and targets as the model's, where it predicts them (a model without attitude or target
+    heads leaves them not set): an attitude of ``ATTITUDE_TYPES`` (None with a score: the head's "none"), and its
+    targets' words as token spans (one whose offsets are not a token's start and end is left out), each with its
+    probability; an empty list: the model finds none."""
+    if f.attitude in ATTITUDES or (f.attitude is None and f.attitude_score is not None):
+        span.attitude, span.attitude_source, span.attitude_score = f.attitude or NO_ATTITUDE, "model", f.attitude_score
+    if f.targets is not None:
+        found: dict[tuple[int, int], StoredTarget] = {}
+        for t in f.targets:
+            if t.get("start") in first and t.get("end") in last:
+                key = (first[t["start"]], last[t["end"]] + 1)
+                found.setdefault(key, StoredTarget(*key, "model", t.get("score")))
+        span.targets, span.targets_source = tuple(found[k] for k in sorted(found)), "model"
+
+
 def stored_parts(doc: TaggedDocument) -> tuple[list[StoredToken], list[StoredSpan]]:
     """A tagged document's tokens and (model) spans over token positions; from a model with frame heads, each
-    span's polarity and intensity and a DSE's holder, as the model's (with its probabilities)."""
+    span's polarity and intensity and a DSE's holder, as the model's (with its probabilities), and its attitude
+    and targets from a model with those heads (``_roles``)."""
     tokens = [
         StoredToken(k, s_i, t.start, t.end)
         for k, (s_i, t) in enumerate((s_i, t) for s_i, s in enumerate(doc.sentences) for t in s.tokens)
@@ -89,6 +109,7 @@ def stored_parts(doc: TaggedDocument) -> tuple[list[StoredToken], list[StoredSpa
                 else:
                     span.holder = h if h in HOLDERS else "none"
                 span.holder_source, span.holder_score = "model", f.holder_score
+                _roles(span, f, first, last)
         spans.append(span)
     return tokens, spans
 

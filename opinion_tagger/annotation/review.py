@@ -2,7 +2,7 @@
 INCEpTION's curation).  The reviewer sees two copies side by side and either accepts one
 annotator's spans or merges: keeps the spans ticked among all the copies' spans (by default
 those both annotators made).  Each span of the final version keeps its provenance (source,
-score or annotator and time, its frame: polarity, intensity, holder, each with its source) from
+score or annotator and time, its frame: polarity, intensity, holder, attitude, targets, each with its source) from
 the copy it came from (in a merge, the first of the annotators compared that has it), and ``origin`` lists the
 annotators whose copies had exactly that span; the document records the review (reviewer,
 time, method, annotators compared).

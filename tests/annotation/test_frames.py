@@ -132,7 +132,7 @@ def test_a_project_written_at_schema_version_3_is_migrated_with_a_persons_values
     db.executescript((DATA / "project-v3.sql").read_text(encoding="utf-8"))
     db.close()
     with Project(path) as p:
-        assert p.schema_version() == 4 and p.check() == "ok"
+        assert p.schema_version() == 5 and p.check() == "ok"
         doc = p.document(1)
         # "said" (model, nothing set), "late" (model; ana set high and negative before version 4)
         assert [(s.type, s.source, s.score) for s in doc.spans] == [("DSE", "model", 0.88), ("ESE", "model", 0.61)]
@@ -156,7 +156,7 @@ def test_a_project_written_at_schema_version_3_is_migrated_with_a_persons_values
         p.db.execute("DELETE FROM documents WHERE id = 2")
         assert p.db.execute("SELECT COUNT(*) FROM spans WHERE doc_id = 2").fetchone()[0] == 0
     with Project(path) as p:  # opened again: nothing left to migrate
-        assert p.schema_version() == 4
+        assert p.schema_version() == 5
 
 
 def test_the_editor_sets_a_holder_by_words_or_class_and_undo_takes_it_back(project):
@@ -165,7 +165,9 @@ def test_the_editor_sets_a_holder_by_words_or_class_and_undo_takes_it_back(proje
     said, _, agreed = (s.id for s in project.document(1).spans)
     data = editor_data(project.document(1), project.types, 0.5)
     assert data["holders"] == ["writer", "implicit", "none"]
-    assert [(s["holder"], s["from"]) for s in data["spans"]] == [
+    roles = lambda s: {k: v for k, v in s["from"].items() if k not in ("attitude", "targets")}  # (none set)
+    assert all(s["from"]["attitude"] == s["from"]["targets"] == "" for s in data["spans"])
+    assert [(s["holder"], roles(s)) for s in data["spans"]] == [
         ({"start": 0, "end": 1}, {"intensity": "model 0.70", "polarity": "model 0.80", "holder": "model 0.60"}),
         (None, {"intensity": "model 0.75", "polarity": "model 0.90", "holder": ""}),
         ("none", {"intensity": "model 0.40", "polarity": "model 0.50", "holder": "model 0.45"}),
@@ -181,7 +183,7 @@ def test_the_editor_sets_a_holder_by_words_or_class_and_undo_takes_it_back(proje
     apply_event(project, form, "ann")
     apply_event(project, {**form, "version": 3, "holder": None}, "ann")
     data = editor_data(project.document(1), project.types, 0.5)
-    assert [(s["holder"], s["intensity"], s["from"]) for s in data["spans"][::2]] == [
+    assert [(s["holder"], s["intensity"], roles(s)) for s in data["spans"][::2]] == [
         (None, "low", {"intensity": "human", "polarity": "model 0.80", "holder": ""}),
         ({"start": 9, "end": 10}, "low", {"intensity": "model 0.40", "polarity": "model 0.50", "holder": "human"}),
     ]

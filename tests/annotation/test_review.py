@@ -300,7 +300,7 @@ def test_a_project_written_at_schema_version_2_opens_and_joins_the_team(tmp_path
     db.executescript((DATA / "project-v2.sql").read_text(encoding="utf-8"))
     db.close()
     with Project(path) as p:
-        assert p.schema_version() == SCHEMA_VERSION == 4 and p.check() == "ok"
+        assert p.schema_version() == SCHEMA_VERSION == 5 and p.check() == "ok"
         assert [(d.name, d.status, d.version, d.spans, d.overlap) for d in p.documents()] == [
             ("harbour.txt", "done", 4, 2, 0),
             ("sub/rain.txt", "rejected", 1, 0, 0),
@@ -327,7 +327,7 @@ def test_a_project_written_at_schema_version_2_opens_and_joins_the_team(tmp_path
         p.add_documents([("new.txt", TEXT, _tokens(), [], None)], overlap=2)
         assert p.claim(3, "ana") and [d.name for d in p.work_list("ana")] == ["harbour.txt", "sub/rain.txt", "new.txt"]
     with Project(path) as p:  # opened again: nothing to migrate
-        assert p.schema_version() == 4
+        assert p.schema_version() == 5
 
 
 def test_undo_after_a_span_id_was_used_again_elsewhere(tmp_path):

@@ -1,12 +1,12 @@
-"""*Spans of this document* with Streamlit's AppTest: the form that sets a span's intensity, polarity and holder
-starts at the span's own values and saves only what the user changed."""
+"""*Spans of this document* with Streamlit's AppTest: the form that sets a span's intensity, polarity, holder, and
+a DSE's attitude and targets starts at the span's own values and saves only what the user changed."""
 
 import pytest
 from pages import APP
 from streamlit.testing.v1 import AppTest
 
 from opinion_tagger.annotation.page.login import CHOSEN
-from opinion_tagger.annotation.store import Project, StoredSpan, StoredToken
+from opinion_tagger.annotation.store import Project, StoredSpan, StoredTarget, StoredToken
 
 # no_login: tests/conftest.py; integration: Streamlit runs each page whole, seconds a test
 pytestmark = [pytest.mark.usefixtures("no_login"), pytest.mark.integration]
@@ -17,11 +17,13 @@ WORDS = [(0, 5), (6, 10), (11, 14), (15, 19), (20, 23), (24, 25), (26, 34), (34,
 
 
 def _spans() -> list[StoredSpan]:
-    """The model's: DSE "said" (medium 0.7, negative 0.8, holder "Maria" 0.6) and ESE "a disaster" (high 0.57,
-    no polarity)."""
+    """The model's: DSE "said" (medium 0.7, negative 0.8, holder "Maria" 0.6, attitude sentiment-neg 0.66, targets
+    "the plan" 0.5 and "disaster" 0.4) and ESE "a disaster" (high 0.57, no polarity)."""
     said = StoredSpan(None, "DSE", 1, 2, "model", 0.9, intensity="medium", polarity="negative")
     said.intensity_source, said.intensity_score, said.polarity_source, said.polarity_score = "model", 0.7, "model", 0.8
     said.holder, said.holder_start, said.holder_end, said.holder_source, said.holder_score = "span", 0, 1, "model", 0.6
+    said.attitude, said.attitude_source, said.attitude_score = "sentiment-neg", "model", 0.66
+    said.targets, said.targets_source = (StoredTarget(2, 4, "model", 0.5), StoredTarget(6, 7, "model", 0.4)), "model"
     ese = StoredSpan(None, "ESE", 5, 7, "model", 0.85, intensity="high", intensity_source="model", intensity_score=0.57)
     return [said, ese]
 
@@ -73,10 +75,12 @@ def test_the_table_shows_each_value_with_its_source(monkeypatch, project_path):
         p.set_attributes(1, 0, p.document(1).spans[1].id, "ann", polarity="positive")
     at = _app(monkeypatch, project_path)
     (table,) = [t.value.map(lambda v: v.replace("\\", "")) for t in at.table if "confidence" in t.value.columns]
-    assert list(table.columns) == ["span", "confidence", "by", "at", "intensity", "polarity", "holder"]
+    columns = ["span", "confidence", "by", "at", "intensity", "polarity", "holder", "attitude", "targets"]
+    assert list(table.columns) == columns
     assert table.values.tolist() == [
-        ["DSE “said”", "0.90", "model", "—", "medium (model 0.70)", "negative (model 0.80)", "“Maria” (model 0.60)"],
-        ["ESE “a disaster”", "0.85", "model", "—", "high (model 0.57)", "positive ✎", ""],
+        ["DSE “said”", "0.90", "model", "—", "medium (model 0.70)", "negative (model 0.80)", "“Maria” (model 0.60)"]
+        + ["sentiment-neg (model 0.66)", "“the plan” (model 0.50), “disaster” (model 0.40)"],
+        ["ESE “a disaster”", "0.85", "model", "—", "high (model 0.57)", "positive ✎", "", "", ""],
     ]
 
 
@@ -158,3 +162,62 @@ def test_in_a_copy_the_span_chosen_stays_chosen_when_the_first_change_makes_the_
             (ESE, "both", "high"),
         ]
     assert _box(at, "Span").value == ESE and _box(at, "Polarity").value == "both"
+
+
+def _roles(path) -> tuple:
+    """The DSE's attitude (source, score) and targets (tokens, source, score), and who made its list of targets."""
+    with Project(path) as p:
+        said = p.document(1).spans[0]
+        targets = [(t.tokens, t.source, t.score) for t in said.targets or ()]
+        return (said.attitude, said.attitude_source, said.attitude_score), targets, said.targets_source
+
+
+MODEL_ROLES = (("sentiment-neg", "model", 0.66), [((2, 4), "model", 0.5), ((6, 7), "model", 0.4)], "model")
+
+
+def test_the_attitude_box_and_the_targets_start_at_the_dses_own_and_set_them(monkeypatch, project_path):
+    at = _app(monkeypatch, project_path)
+    attitude, (targets,) = _box(at, "Attitude"), at.multiselect
+    assert attitude.value == "sentiment-neg" and "speculation" in attitude.options and "none" in attitude.options
+    assert attitude.options[0] == "—" and not attitude.disabled  # not set, first
+    assert targets.label == "Targets" and targets.value == [(2, 4), (6, 7)] and not targets.disabled
+    assert [targets.format_func(t) for t in targets.value] == ["“the plan” (model 0.50)", "“disaster” (model 0.40)"]
+    # nothing changed: nothing saved
+    next(b for b in at.button if b.label == "Set attributes").click().run()
+    assert _roles(project_path) == MODEL_ROLES
+    # "disaster" unticked: removed, the list a person's, "the plan" still the model's; the attitude stays the model's
+    at.multiselect[0].set_value([(2, 4)])
+    next(b for b in at.button if b.label == "Set attributes").click().run()
+    assert not at.exception and any("Attributes saved" in s.value for s in at.success)
+    assert _roles(project_path) == (MODEL_ROLES[0], [((2, 4), "model", 0.5)], "human")
+    # the attitude: arguing-neg, a person's; drawn again at the values saved
+    _box(at, "Attitude").set_value("arguing-neg")
+    next(b for b in at.button if b.label == "Set attributes").click().run()
+    assert _roles(project_path) == (("arguing-neg", "human", None), [((2, 4), "model", 0.5)], "human")
+    assert _box(at, "Attitude").value == "arguing-neg" and at.multiselect[0].value == [(2, 4)]
+    (table,) = [t.value.map(lambda v: v.replace("\\", "")) for t in at.table if "confidence" in t.value.columns]
+    assert table.values.tolist()[0][-2:] == ["arguing-neg ✎", "“the plan” (model 0.50)"]
+    # none, then not set
+    _box(at, "Attitude").set_value("none")
+    next(b for b in at.button if b.label == "Set attributes").click().run()
+    _box(at, "Attitude").set_value("—")
+    next(b for b in at.button if b.label == "Set attributes").click().run()
+    assert _roles(project_path)[0] == (None, None, None)
+    # an ESE has neither
+    _box(at, "Span").set_value(ESE).run()
+    assert _box(at, "Attitude").disabled and at.multiselect[0].disabled and at.multiselect[0].value == []
+
+
+def test_setting_the_attitude_of_a_dse_without_targets_confirms_them_as_none(monkeypatch, tmp_path):
+    path = tmp_path / "projects" / "bare.sqlite"
+    with Project(path, create=True) as p:
+        tokens = [StoredToken(k, 0, a, b) for k, (a, b) in enumerate(WORDS)]
+        p.add_documents([("plan", TEXT, tokens, [StoredSpan(None, "DSE", 1, 2, "model", 0.9)], "marker")])
+    at = _app(monkeypatch, path)
+    assert _box(at, "Attitude").value == "—" and at.multiselect[0].placeholder == "—"  # not set
+    _box(at, "Attitude").set_value("speculation")
+    next(b for b in at.button if b.label == "Set attributes").click().run()
+    assert _roles(path) == (("speculation", "human", None), [], "human")
+    (table,) = [t.value.map(lambda v: v.replace("\\", "")) for t in at.table if "confidence" in t.value.columns]
+    assert table.values.tolist()[0][-2:] == ["speculation ✎", "none ✎"]
+    assert at.multiselect[0].placeholder == "none"

@@ -94,7 +94,7 @@ def test_a_version_1_file_is_migrated_in_place_and_keeps_everything(tmp_path):
     path = tmp_path / "old.sqlite"
     _v1_file(path)
     with Project(path) as p:
-        assert p.schema_version() == SCHEMA_VERSION == 4
+        assert p.schema_version() == SCHEMA_VERSION == 5
         assert p.check() == "ok"
         assert [(d.name, d.status, d.version, d.spans) for d in p.documents()] == [
             ("d1", "done", 1, 2),
@@ -119,7 +119,7 @@ def test_a_version_1_file_is_migrated_in_place_and_keeps_everything(tmp_path):
         p.db.execute("DELETE FROM documents WHERE id = 2")
         assert p.db.execute("SELECT COUNT(*) FROM tokens WHERE doc_id = 2").fetchone()[0] == 0
     with Project(path) as p:  # opened again: nothing left to migrate
-        assert p.schema_version() == 4
+        assert p.schema_version() == 5
 
 
 def test_a_failed_migration_leaves_the_file_as_it_was(tmp_path, monkeypatch):

@@ -670,6 +670,65 @@ def test_a_holder_is_set_in_chromium(server, tmp_path):
         assert (span.holder_value, span.holder_source, span.holder_score) == ((3, 4), "human", None)
 
 
+def test_a_dses_attitude_and_targets_are_shown_and_set_with_keys_in_chromium(server, tmp_path):
+    """A DSE with the model's attitude and target: clicked, its target is outlined and the line above the text
+    names both; k takes the next attitude, a person's, kept across a reload; a word selected and t make it a
+    target too."""
+    _need_chromium()
+    from playwright.sync_api import expect, sync_playwright
+
+    from opinion_tagger.annotation.importing import stored_parts
+    from opinion_tagger.annotation.store import Project, StoredSpan, StoredTarget
+    from opinion_tagger.tagging.tagger import tokenised
+
+    # invented sentence: "feared" is sentiment-neg (the model's 0.70), about "the new tax" (0.55)
+    (doc,) = tokenised([("tax", "Omar feared the new tax.")])
+    tokens, _ = stored_parts(doc)
+    feared = StoredSpan(None, "DSE", 1, 2, "model", 0.8, attitude="sentiment-neg", attitude_source="model")
+    feared.attitude_score, feared.targets, feared.targets_source = 0.7, (StoredTarget(2, 5, "model", 0.55),), "model"
+    with Project(tmp_path / "study.sqlite", create=True) as project:  # the server's project, before the page opens
+        project.add_documents([("tax", doc.text, tokens, [feared], "marker")])
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as p:
+        browser = _launch(p)
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        page.goto(server, wait_until="domcontentloaded")
+        _choose_name(page, "omar")
+        info = page.locator(".ot-info")
+        tok = lambda word: page.locator(".ot-tok", has=page.locator(".ot-word", has_text=re.compile(f"^{word}$")))
+        target = re.compile(r"\btarget\b")
+        tok("feared").locator(".ot-lane").nth(0).click()
+        expect(info).to_contain_text("attitude sentiment-neg (model 0.70) · targets “the new tax” (model 0.55)")
+        for word in ("the", "new", "tax"):
+            expect(tok(word)).to_have_class(target)
+        expect(tok("Omar")).not_to_have_class(target)
+        page.keyboard.press("k")  # the attitude after sentiment-neg
+        expect(page.get_by_text("Attitude saved: arguing-pos.")).to_be_visible(timeout=30_000)
+        editor_at(page, 1)
+        expect(info).to_contain_text("attitude arguing-pos ✎")  # the DSE still selected
+        tok("Omar").locator(".ot-word").click()
+        expect(info).to_contain_text("t to add them to its targets")
+        page.keyboard.press("t")
+        expect(page.get_by_text("Target added: “Omar”.")).to_be_visible(timeout=30_000)
+        editor_at(page, 2)
+        expect(tok("Omar")).to_have_class(target)
+        expect(info).to_contain_text("targets “Omar” ✎, “the new tax” (model 0.55)")
+        page.screenshot(path=str(ARTIFACTS / "45-attitude-and-targets.png"), full_page=True)
+        page.reload(wait_until="domcontentloaded")  # a new browser session (the name asked again): saved
+        _choose_name(page, "omar")
+        expect(tok("feared")).to_be_visible(timeout=120_000)
+        tok("feared").locator(".ot-lane").nth(0).click()
+        expect(info).to_contain_text("attitude arguing-pos ✎ · targets “Omar” ✎, “the new tax” (model 0.55)")
+        browser.close()
+    with Project(tmp_path / "study.sqlite") as project:
+        (span,) = project.document(1).spans
+        assert (span.attitude, span.attitude_source, span.attitude_score) == ("arguing-pos", "human", None)
+        assert [(t.tokens, t.source, t.score) for t in span.targets] == [
+            ((0, 1), "human", None),
+            ((2, 5), "model", 0.55),
+        ]
+
+
 # invented sentence: tokens and spans of its own (no tagger): DSE "said" (its holder "Maria", the model's), ESE
 # "a disaster" (intensity high, the model's 0.57) and DSE "disaster" inside it
 CLICK_TEXT = "Maria said the plan was a disaster."

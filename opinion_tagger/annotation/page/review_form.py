@@ -25,15 +25,15 @@ def review_form(project: Project, final: Document, pair: list[str], reviewer: st
     with st.form(f"merge_{doc_id}_{first}_{second}", border=True):
         st.markdown(
             "**Spans of the two copies and of the final version**: ticked, those the final version has; it keeps "
-            "their values as it has them, and a span ticked now takes its polarity, intensity and holder from the "
-            "left copy where it has the span"
+            "their values as it has them, and a span ticked now takes its polarity, intensity, holder, attitude and "
+            "targets from the left copy where it has the span"
             if reviewed
             else "**Spans of the two copies**: tick those the final version keeps (ticked: both made it); a span's "
-            "polarity, intensity and holder are the left copy's where it has the span"
+            "polarity, intensity, holder, attitude and targets are the left copy's where it has the span"
         )
         keep = []
         for cand in cands:  # a checkbox per span (type and tokens), as the final version and the copies hold it now
-            frame = cand.frame_text()  # the copies' polarity, intensity and holder of it
+            frame = cand.frame_text()  # the copies' polarity, intensity, holder, attitude, targets
             tick = st.checkbox(
                 f"{cand.key[0]} “{plain(cand.text)}” — {plain(', '.join(cand.by) or 'the final version alone')}"
                 + (f" · {plain(frame)}" if frame else ""),

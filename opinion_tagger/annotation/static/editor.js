@@ -8,13 +8,15 @@
 //
 // Mouse: click a word in a span to select the span (in two or more, the innermost; click it again for the
 // next, then the word alone), or its lane or chip; press on a word and drag (or click a word, shift+click
-// another) to select words.  A DSE selected has its holder outlined in the text.
+// another) to select words.  A DSE selected has its holder (dashed) and its targets (dotted) outlined in the text.
 // Keys: d / 1 DSE, e / 2 ESE (label the selected words or relabel the selected span);
 // x / Delete delete the span; shift+left/right move the span's end, alt+left/right its start;
 // i / p step the span's intensity / polarity; h on a DSE steps its holder (writer, implicit, none, not
-// set), or, with words selected after clicking a DSE, makes those words its holder;
+// set), or, with words selected after clicking a DSE, makes those words its holder; t, with words selected after
+// clicking a DSE, makes them one of its targets (or, when they are one, no longer), and without words steps its
+// targets between not set and none; k on a DSE steps its attitude (the attitude types, none, not set);
 // u / ctrl+z undo; a accept the document; n next unfinished document; Escape clear.  A key with nothing to
-// act on says so in the line above the text.  The span selected stays selected after i, p and h.
+// act on says so in the line above the text.  The span selected stays selected after i, p, h, t and k.
 export default function (component) {
   const { data, parentElement, setTriggerValue } = component;
   if (!data) return;
@@ -87,6 +89,9 @@ export default function (component) {
   const holderButton = el("button", "ot-act", "Holder (h)");
   holderButton.addEventListener("click", () => press({ key: "h" }));
   bar.appendChild(holderButton);
+  const targetButton = el("button", "ot-act", "Target (t)");
+  targetButton.addEventListener("click", () => press({ key: "t" }));
+  bar.appendChild(targetButton);
   const info = el("span", "ot-info");
   bar.appendChild(info);
   root.appendChild(bar);
@@ -312,6 +317,38 @@ export default function (component) {
     state.dse = dse.id;
     keep(dse);
   }
+  // the DSE a role key acts on (the DSE clicked last), or null after saying why there is none
+  function roleDse(key, role) {
+    const dse = state.dse !== null ? spanById(state.dse) : null;
+    const sp = state.span !== null ? spanById(state.span) : null;
+    const some = role === "targets" ? "them" : "one";
+    if (!dse && sp) say(`${key} sets a DSE's ${role}: only a DSE has ${some}, and this is an ${sp.type}.`);
+    else if (!dse) say(`${key} sets a DSE's ${role}: click a DSE (or a word in it) first.`);
+    return dse;
+  }
+  // the selected words as one of the DSE's targets, or no longer one; without words, its targets not set <-> none
+  function target() {
+    const dse = roleDse("t", "targets");
+    if (!dse) return;
+    const sel = selected();
+    const words = `DSE “${wordsOf(dse.start, dse.end)}”`;
+    if (sel) send({ op: "target", span: dse.id, target: { start: sel[0], end: sel[1] } });
+    else if (!dse.targets) send({ op: "targets", span: dse.id, targets: [] });
+    else if (!dse.targets.length) send({ op: "targets", span: dse.id, targets: null });
+    else return say(`t adds or removes a target of ${words}: select the target's words, then t.`);
+    state.dse = dse.id;
+    keep(dse);
+  }
+  // a DSE's attitude: the next of the attitude types, none, not set
+  function attitude() {
+    const dse = roleDse("k", "attitude");
+    if (!dse) return;
+    const at = data.attitudes.indexOf(dse.attitude);
+    send({ op: "attitude", span: dse.id, attitude: at + 1 < data.attitudes.length ? data.attitudes[at + 1] : null });
+    state.dse = dse.id;
+    keep(dse);
+  }
+  const isTarget = (dse, sel) => !!dse.targets && dse.targets.some((t) => t.start === sel[0] && t.end === sel[1]);
   // a value and where it came from: "high (model 0.62)", "high ✎" (a person's)
   const valued = (sp, name, value) => `${value}${sp.from && sp.from[name] === "human" ? " ✎" : sp.from && sp.from[name] ? ` (${sp.from[name]})` : ""}`;
   const wordsOf = (a, b) => data.text.slice(data.tokens[a].start, data.tokens[b - 1].end);
@@ -319,6 +356,16 @@ export default function (component) {
     if (!sp || sp.holder === null || sp.holder === undefined) return "";
     const h = typeof sp.holder === "object" ? `“${wordsOf(sp.holder.start, sp.holder.end)}”` : sp.holder;
     return ` · holder ${valued(sp, "holder", h)}`;
+  }
+  // a DSE's attitude and targets, each with where it came from (none: set, empty; nothing shown while not set)
+  function rolesText(sp) {
+    if (!sp || sp.type !== "DSE") return "";
+    const mark = (from) => (from === "human" ? " ✎" : from ? ` (${from})` : "");
+    const targets = sp.targets && sp.targets.length
+      ? sp.targets.map((t) => `“${wordsOf(t.start, t.end)}”${mark(t.from)}`).join(", ")
+      : sp.targets ? `none${mark(sp.from && sp.from.targets)}` : "";
+    const shown = sp.attitude ? ` · attitude ${valued(sp, "attitude", sp.attitude)}` : "";
+    return shown + (targets ? ` · targets ${targets}` : "");
   }
 
   function paint() {
@@ -331,19 +378,24 @@ export default function (component) {
     const dse = state.dse !== null ? spanById(state.dse) : null;
     const h = dse && dse.holder && typeof dse.holder === "object" ? dse.holder : null; // its holder's words, outlined
     tokEls.forEach((t, i) => t.classList.toggle("holder", !!h && i >= h.start && i < h.end));
+    const targets = (dse && dse.targets) || []; // and its targets' words
+    tokEls.forEach((t, i) => t.classList.toggle("target", targets.some((x) => i >= x.start && i < x.end)));
     if (sp) {
       info.textContent = `${sp.type} “${wordsOf(sp.start, sp.end)}” — ${sp.source === "model" ? "model " + sp.score.toFixed(2) : "by " + (sp.annotator || "?")}`
         + (sp.intensity ? ` · intensity ${valued(sp, "intensity", sp.intensity)}` : "")
-        + (sp.polarity ? ` · polarity ${valued(sp, "polarity", sp.polarity)}` : "") + holderText(sp)
+        + (sp.polarity ? ` · polarity ${valued(sp, "polarity", sp.polarity)}` : "") + holderText(sp) + rolesText(sp)
         + " · d/e relabel · x delete · shift/alt+←/→ resize · i intensity · p polarity"
-        + (sp.type === "DSE" ? " · h holder (or select its words, then h)" : "");
+        + (sp.type === "DSE" ? " · h holder (or select its words, then h) · k attitude" : "")
+        + (sp.type === "DSE" ? " · t target (select its words, then t)" : "");
     } else if (sel) {
       info.textContent = `“${wordsOf(sel[0], sel[1])}” · press ${Object.keys(keys).filter((k) => isNaN(Number(k))).join(" or ")} to label`
         + (dse ? `, h to make them the holder of DSE “${wordsOf(dse.start, dse.end)}”` : "")
+        + (dse ? `, t to ${isTarget(dse, sel) ? "remove them from its targets" : "add them to its targets"}` : "")
         + (sel[1] - sel[0] === 1 && spansOver(sel[0]).length ? " · click the word again for its span" : "");
     } else info.textContent = "Click a span (or a word in it), or select words with the mouse (drag, or shift+click).";
     delButton.disabled = !sp;
     holderButton.disabled = !dse;
+    targetButton.disabled = !dse;
     labelButtons.forEach((b) => (b.disabled = !sp && !sel));
   }
 
@@ -385,6 +437,8 @@ export default function (component) {
     if (k === "i") return () => cycle("intensity", data.intensities);
     if (k === "p") return () => cycle("polarity", data.polarities);
     if (k === "h") return holder;
+    if (k === "t") return target;
+    if (k === "k") return attitude;
     if (k === "n") return () => send({ op: "next" });
     if (ev.key === "Escape")
       return () => {

@@ -20,16 +20,19 @@ changes nothing.  Each change is one transaction (``BEGIN IMMEDIATE``).
 ``Project`` is built in layers, a module each: ``connection`` (the file, its lock and
 transactions), ``schema`` (the tables, and the migrations from older versions),
 ``records`` (documents, tokens, spans, statuses and errors as Python sees them),
-``documents`` (import, and reading a document), ``edits`` (span edits, attributes and holders, status, undo),
+``documents`` (import, and reading a document), ``edits`` (span edits, attributes, a DSE's holder, attitude and
+targets, status, undo),
 ``team`` (annotators' copies and the review) and ``queries`` (work lists, the queue, search, history).
 """
 
 from opinion_tagger.annotation.store.project import Project
 from opinion_tagger.annotation.store.queries import ORDER_RULES, ORDERS
 from opinion_tagger.annotation.store.records import (
+    ATTITUDES,
     FINAL,
     HOLDERS,
     INTENSITIES,
+    NO_ATTITUDE,
     POLARITIES,
     SPAN_HOLDER,
     STATUSES,
@@ -40,14 +43,17 @@ from opinion_tagger.annotation.store.records import (
     Holder,
     ProjectError,
     StoredSpan,
+    StoredTarget,
     StoredToken,
 )
 from opinion_tagger.annotation.store.schema import SCHEMA_VERSION
 
 __all__ = [
+    "ATTITUDES",
     "FINAL",
     "HOLDERS",
     "INTENSITIES",
+    "NO_ATTITUDE",
     "ORDERS",
     "ORDER_RULES",
     "POLARITIES",
@@ -62,5 +68,6 @@ __all__ = [
     "Project",
     "ProjectError",
     "StoredSpan",
+    "StoredTarget",
     "StoredToken",
 ]

@@ -18,7 +18,10 @@ from opinion_tagger.annotation.store.records import (
     ProjectError,
     StoredSpan,
     StoredToken,
+    bad_frame_field,
     now,
+    targets_json,
+    targets_of,
 )
 
 
@@ -128,16 +131,32 @@ class Documents(Connection):
 
     def _spans(self, doc_id: int, layer: str = FINAL) -> list[StoredSpan]:
         return [
-            StoredSpan(*r)
+            self._span(doc_id, r)
             for r in self.db.execute(
                 f"SELECT {SPAN_COLUMNS} FROM spans WHERE doc_id = ? AND owner = ? ORDER BY tok_start, tok_end, type",
                 (doc_id, layer),
             )
         ]
 
+    def _span(self, doc_id: int, row: tuple) -> StoredSpan:
+        """A span of the file; a frame field of the wrong kind (written by another program) is a ProjectError
+        naming the span and the field."""
+        values = dict(zip(SPAN_FIELDS, row))
+        where = f"{self.path}: span {values['id']} of document {doc_id}"
+        try:
+            values["targets"] = targets_of(values["targets"])
+        except (ValueError, TypeError) as exc:
+            raise ProjectError(f"{where}: targets {values['targets']!r:.60} are not its targets ({exc})") from None
+        span = StoredSpan(**values)
+        wrong = bad_frame_field(span)
+        if wrong is not None:
+            raise ProjectError(f"{where}: {wrong}")
+        return span
+
     def _insert_spans(self, db, doc_id: int, spans: Iterable[StoredSpan], layer: str = FINAL) -> None:
         names = [f for f in SPAN_FIELDS if f != "id"]
+        column = lambda s, f: targets_json(s.targets) if f == "targets" else getattr(s, f)
         db.executemany(
             f"INSERT INTO spans (doc_id, owner, {', '.join(names)}) VALUES (?, ?{', ?' * len(names)})",
-            [(doc_id, layer, *(getattr(s, f) for f in names)) for s in spans],
+            [(doc_id, layer, *(column(s, f) for f in names)) for s in spans],
         )

@@ -5,11 +5,13 @@ deleted, their attributes, the status, and undo.  Each checks the version it was
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from contextlib import contextmanager
 from dataclasses import asdict
 
 from opinion_tagger.annotation.store.documents import Documents
 from opinion_tagger.annotation.store.records import (
+    ATTITUDES,
     FINAL,
     HOLDERS,
     INTENSITIES,
@@ -21,9 +23,14 @@ from opinion_tagger.annotation.store.records import (
     Holder,
     ProjectError,
     StoredSpan,
+    StoredTarget,
     now,
     span_of,
+    targets_json,
+    targets_of,
 )
+
+Targets = Sequence[tuple[int, int]] | None  # a DSE's targets as token spans of the document; None: not set
 
 
 class Edits(Documents):
@@ -160,7 +167,7 @@ class Edits(Documents):
         layer: str = FINAL,
     ) -> int:
         """Relabel and/or resize a span; it becomes a human span (who and when).  Its frame values stay, with
-        their sources; relabelled as no DSE, it loses its holder."""
+        their sources; relabelled as no DSE, it loses its holder, attitude and targets."""
         with self._edit(doc_id, version, "change", annotator, layer=layer) as db:
             old_type, old_start, old_end = self._span_row(db, doc_id, span_id, layer)
             typ = typ or old_type
@@ -173,8 +180,13 @@ class Edits(Documents):
                 "annotator = ?, at = ? WHERE id = ?",
                 (typ, tok_start, tok_end, annotator, now(), span_id),
             )
-            if typ != "DSE":  # a holder is a DSE's
+            if typ != "DSE":  # a holder, an attitude and targets are a DSE's
                 self._write_holder(db, span_id, None, None)
+                db.execute(
+                    "UPDATE spans SET attitude = NULL, attitude_source = NULL, attitude_score = NULL, "
+                    "targets = NULL, targets_source = NULL WHERE id = ?",
+                    (span_id,),
+                )
         return version + 1
 
     def set_attributes(
@@ -187,15 +199,20 @@ class Edits(Documents):
         polarity: str | None = UNCHANGED,
         layer: str = FINAL,
         holder: Holder = UNCHANGED,
+        attitude: str | None = UNCHANGED,
+        targets: Targets | str = UNCHANGED,
     ) -> int:
-        """Set a span's MPQA attributes (None: not set) and a DSE's holder (``set_holder``); a value given as
-        ``UNCHANGED`` (the default) is left as it is.  A value that changes becomes a person's (source ``human``,
-        no score); one that stays keeps its source (the model's stays the model's).  The span keeps its source;
-        the change is recorded (who, when) in the history and can be undone."""
+        """Set a span's MPQA attributes (None: not set) and a DSE's holder (``set_holder``), attitude
+        (``set_attitude``) and targets (``set_targets``); a value given as ``UNCHANGED`` (the default) is left as
+        it is.  A value that changes becomes a person's (source ``human``, no score); one that stays keeps its
+        source (the model's stays the model's).  The span keeps its source; the change is recorded (who, when) in
+        the history and can be undone."""
         if intensity not in (None, UNCHANGED, *INTENSITIES):
             raise ProjectError(f"unknown intensity {str(intensity)[:20]!r} (choose from {', '.join(INTENSITIES)})")
         if polarity not in (None, UNCHANGED, *POLARITIES):
             raise ProjectError(f"unknown polarity {str(polarity)[:20]!r} (choose from {', '.join(POLARITIES)})")
+        if isinstance(targets, str) and targets != UNCHANGED:
+            raise ProjectError("targets are a list of token spans")
         with self._edit(doc_id, version, "attributes", annotator, layer=layer) as db:
             typ, _, _ = self._span_row(db, doc_id, span_id, layer)
             for name, value in (("intensity", intensity), ("polarity", polarity)):
@@ -209,6 +226,10 @@ class Edits(Documents):
                 )
             if holder != UNCHANGED:
                 self._change_holder(db, doc_id, span_id, typ, holder)
+            if not isinstance(targets, str):  # (a string: UNCHANGED)
+                self._change_targets(db, doc_id, span_id, typ, targets)
+            if attitude != UNCHANGED:
+                self._change_attitude(db, span_id, typ, attitude)
         return version + 1
 
     def set_holder(
@@ -247,6 +268,106 @@ class Edits(Documents):
             return  # what it was: its source stays
         self._write_holder(db, span_id, holder, None if holder is None else "human")
 
+    def set_attitude(
+        self, doc_id: int, version: int, span_id: int, annotator: str | None, attitude: str | None, layer: str = FINAL
+    ) -> int:
+        """Set a DSE's attitude: one of ``ATTITUDE_TYPES``, ``none`` (it has none) or None (not set).  It becomes a
+        person's (unless it is what it was).  Set by a person, it confirms the DSE's targets as they are: targets
+        not set become none (set, empty; ``opinion_tagger.annotation.frames.sentence_frames`` reads them)."""
+        with self._edit(doc_id, version, "attitude", annotator, layer=layer) as db:
+            typ, _, _ = self._span_row(db, doc_id, span_id, layer)
+            self._change_attitude(db, span_id, typ, attitude)
+        return version + 1
+
+    def _change_attitude(self, db, span_id: int, typ: str, attitude: str | None) -> None:
+        if attitude is not None and attitude not in ATTITUDES:
+            raise ProjectError(f"unknown attitude {str(attitude)[:24]!r} (choose from {', '.join(ATTITUDES)})")
+        if not self._of_a_dse(typ, "an attitude", attitude):
+            return
+        (before,) = db.execute("SELECT attitude FROM spans WHERE id = ?", (span_id,)).fetchone()
+        if attitude == before:
+            return  # what it was: its source stays
+        db.execute(
+            "UPDATE spans SET attitude = ?, attitude_source = ?, attitude_score = NULL WHERE id = ?",
+            (attitude, None if attitude is None else "human", span_id),
+        )
+        if attitude is not None:  # the targets confirmed as they are: none, where not set
+            db.execute(
+                "UPDATE spans SET targets = '[]', targets_source = 'human' WHERE id = ? AND targets IS NULL",
+                (span_id,),
+            )
+
+    @staticmethod
+    def _of_a_dse(typ: str, what: str, value: object) -> bool:
+        """Whether a role's value goes on to be set: on a DSE; a span that is no DSE has none (None changes
+        nothing) and refuses any other value."""
+        if typ == "DSE":
+            return True
+        if value is None:
+            return False
+        raise ProjectError(f"only a DSE has {what}, not an {typ}" if typ == "ESE" else f"only a DSE has {what}")
+
+    def set_targets(
+        self, doc_id: int, version: int, span_id: int, annotator: str | None, targets: Targets, layer: str = FINAL
+    ) -> int:
+        """Set a DSE's targets: token spans ``(start, end)`` of the document (each within one sentence; in any
+        order, the same twice once), an empty list (none), or None (not set).  A target it had keeps its source
+        and score, a new one is a person's; the list becomes a person's unless it is what it was."""
+        with self._edit(doc_id, version, "targets", annotator, layer=layer) as db:
+            typ, _, _ = self._span_row(db, doc_id, span_id, layer)
+            self._change_targets(db, doc_id, span_id, typ, targets)
+        return version + 1
+
+    def toggle_target(
+        self,
+        doc_id: int,
+        version: int,
+        span_id: int,
+        annotator: str | None,
+        target: tuple[int, int],
+        layer: str = FINAL,
+    ) -> tuple[int, bool]:
+        """Add a target ``(start, end)`` to a DSE's targets, or remove it when it is one of them (as
+        ``set_targets``).  Returns the new version and whether the target was added."""
+        with self._edit(doc_id, version, "target", annotator, layer=layer) as db:
+            typ, _, _ = self._span_row(db, doc_id, span_id, layer)
+            self._of_a_dse(typ, "targets", target)
+            row = db.execute("SELECT targets FROM spans WHERE id = ?", (span_id,)).fetchone()
+            spans = [t.tokens for t in targets_of(row[0]) or ()]
+            key = self._token_span(db, doc_id, target, "a target")
+            added = key not in spans
+            self._change_targets(db, doc_id, span_id, typ, [*spans, key] if added else [t for t in spans if t != key])
+        return version + 1, added
+
+    def _token_span(self, db, doc_id: int, value: object, what: str) -> tuple[int, int]:
+        """``value`` as a token span ``(start, end)`` of the document within one sentence (a ``what``)."""
+        if not isinstance(value, list | tuple) or len(value) != 2:
+            raise ProjectError(f"{what}'s tokens are two positions, its first and its end")
+        if not all(isinstance(k, int) and not isinstance(k, bool) for k in value):
+            raise ProjectError(f"{what}'s tokens are two positions, its first and its end")
+        try:
+            self._check_span(db, doc_id, "DSE", value[0], value[1])
+        except ProjectError as exc:
+            raise ProjectError(f"{what}: {exc}") from None
+        return value[0], value[1]
+
+    def _change_targets(self, db, doc_id: int, span_id: int, typ: str, targets: Targets) -> None:
+        if not self._of_a_dse(typ, "targets", targets):
+            return
+        if targets is not None and (isinstance(targets, str) or not isinstance(targets, Sequence)):
+            raise ProjectError("targets are a list of token spans")
+        row = db.execute("SELECT targets FROM spans WHERE id = ?", (span_id,)).fetchone()
+        before = {t.tokens: t for t in targets_of(row[0]) or ()}
+        if targets is None:
+            if row[0] is not None:
+                db.execute("UPDATE spans SET targets = NULL, targets_source = NULL WHERE id = ?", (span_id,))
+            return
+        keys = sorted({self._token_span(db, doc_id, t, "a target") for t in targets})
+        if row[0] is not None and keys == sorted(before):
+            return  # what they were: their sources stay
+        kept = tuple(before.get(k) or StoredTarget(*k, "human") for k in keys)
+        db.execute("UPDATE spans SET targets = ?, targets_source = 'human' WHERE id = ?", (targets_json(kept), span_id))
+
     @staticmethod
     def _write_holder(db, span_id: int, holder: Holder, source: str | None, score: float | None = None) -> None:
         kind, start, end = (SPAN_HOLDER, *holder) if isinstance(holder, tuple) else (holder, None, None)
@@ -281,8 +402,13 @@ class Edits(Documents):
         with self._edit(doc_id, version, "undo", annotator, status=before["status"], layer=layer) as db:
             db.execute("DELETE FROM spans WHERE doc_id = ? AND owner = ?", (doc_id, layer))
             # restored spans get new ids (an old id may belong to a span made since, in another document); a change
-            # saved before version 2 has no intensity or polarity, before 3 no origin, before 4 no frame sources
-            self._insert_spans(db, doc_id, [span_of(s) for s in before["spans"]], layer)
+            # saved before version 2 has no intensity or polarity, before 3 no origin, before 4 no frame sources,
+            # before 5 no attitude or targets
+            try:
+                spans = [span_of(s) for s in before["spans"]]
+            except (ValueError, TypeError) as exc:
+                raise ProjectError(f"{self.path}: change {hist_id} of document {doc_id}: targets ({exc})") from None
+            self._insert_spans(db, doc_id, spans, layer)
             if layer == FINAL:
                 db.execute("UPDATE documents SET review = ? WHERE id = ?", (before.get("review"), doc_id))
             db.execute("DELETE FROM history WHERE id = ?", (hist_id,))

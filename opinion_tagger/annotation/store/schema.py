@@ -1,7 +1,7 @@
 """The store's tables, created in a new file, and the migrations that bring an older file
 forward in place, in one transaction, when it is opened.
 
-Schema (``SCHEMA_VERSION`` 4; see ``MIGRATIONS``)::
+Schema (``SCHEMA_VERSION`` 5; see ``MIGRATIONS``)::
 
     meta(key, value)                       schema_version, types (JSON list), created
     documents(id, name UNIQUE, text,       one row per imported document; ``version`` grows
@@ -23,7 +23,10 @@ Schema (``SCHEMA_VERSION`` 4; see ``MIGRATIONS``)::
           intensity_source, _score,        each optional, each with its source ('model', with
           holder, holder_start,            the model's probability, or 'human'); a DSE's holder:
           holder_end, holder_source,       writer, implicit, none, or span (its tokens
-          holder_score)                    [holder_start, holder_end)), its source likewise;
+          holder_score,                    [holder_start, holder_end)), its source likewise;
+          attitude, attitude_source,       a DSE's attitude (ATTITUDE_TYPES or 'none'), likewise;
+          attitude_score,                  its targets (JSON list of {start, end, source, score}:
+          targets, targets_source)         token spans; NULL: not set) and who made that list;
                                            origin: the annotators whose copies had the span,
                                            for a span a review took (JSON list)
     history(id, doc_id, owner, version,    every change of a version (owner as for spans),
@@ -38,11 +41,22 @@ import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
 
-from opinion_tagger.annotation.store.records import ProjectError, now
+from opinion_tagger.annotation.store.records import ATTITUDES, ProjectError, now
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
-# the spans table (version 4: ``neutral`` intensity, the frame values' sources and scores, a DSE's holder)
+# a DSE's roles (version 5): its attitude, and its targets with who made the list
+ROLE_COLUMNS = (
+    "attitude TEXT CHECK (attitude IN ({}))".format(", ".join(f"'{a}'" for a in ATTITUDES)),
+    "attitude_source TEXT CHECK (attitude_source IN ('model', 'human'))",
+    "attitude_score REAL",
+    "targets TEXT",  # JSON (records.targets_of reads it)
+    "targets_source TEXT CHECK (targets_source IN ('model', 'human'))",
+)
+ROLES = "".join(f"\n    {column}," for column in ROLE_COLUMNS)  # in the spans table
+
+# the spans table (version 4: ``neutral`` intensity, the frame values' sources and scores, a DSE's holder;
+# version 5: a DSE's attitude and targets)
 SPANS = """CREATE TABLE IF NOT EXISTS {name} (
     id INTEGER PRIMARY KEY,
     doc_id INTEGER NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
@@ -65,7 +79,7 @@ SPANS = """CREATE TABLE IF NOT EXISTS {name} (
     holder_start INTEGER,
     holder_end INTEGER,
     holder_source TEXT CHECK (holder_source IN ('model', 'human')),
-    holder_score REAL,
+    holder_score REAL,{roles}
     CHECK ((holder = 'span') = (holder_start IS NOT NULL AND holder_end > holder_start))
 )"""
 
@@ -114,7 +128,7 @@ CREATE TABLE IF NOT EXISTS history (
     before TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS history_by_layer ON history(doc_id, owner, id);
-""".replace("{spans}", SPANS.format(name="spans"))
+""".replace("{spans}", SPANS.format(name="spans", roles=ROLES))
 
 
 def _migrate_1_to_2(db) -> None:
@@ -163,7 +177,7 @@ def _migrate_3_to_4(db) -> None:
     """Version 4: opinion frames on spans.  The spans table is rebuilt (SQLite cannot change a CHECK
     constraint: intensity may be ``neutral``) with each frame value's source and score and a DSE's holder; the
     intensities and polarities set so far were set by a person (source ``human``)."""
-    db.execute(SPANS.format(name="spans_v4"))
+    db.execute(SPANS.format(name="spans_v4", roles=""))  # the table of version 4
     kept = "id, doc_id, type, tok_start, tok_end, source, score, annotator, at, intensity, polarity, owner, origin"
     db.execute(
         f"INSERT INTO spans_v4 ({kept}, intensity_source, polarity_source) SELECT {kept}, "
@@ -175,8 +189,15 @@ def _migrate_3_to_4(db) -> None:
     db.execute("CREATE INDEX IF NOT EXISTS spans_by_layer ON spans(doc_id, owner)")
 
 
+def _migrate_4_to_5(db) -> None:
+    """Version 5: a DSE's roles beside its holder: its attitude and its targets, each with its source (and the
+    attitude's score; each target's own in the list).  Columns added, NULL in every span so far: not set."""
+    for column in ROLE_COLUMNS:
+        db.execute(f"ALTER TABLE spans ADD COLUMN {column}")
+
+
 # from version N to N + 1; each runs inside the transaction that opens the file
-MIGRATIONS = {1: _migrate_1_to_2, 2: _migrate_2_to_3, 3: _migrate_3_to_4}
+MIGRATIONS = {1: _migrate_1_to_2, 2: _migrate_2_to_3, 3: _migrate_3_to_4, 4: _migrate_4_to_5}
 
 
 def open_schema(db: sqlite3.Connection, path: Path, types: Sequence[str]) -> None:
