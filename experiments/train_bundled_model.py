@@ -107,8 +107,10 @@ CONFIGS = {
                 "recurrent.dropout": 0.1,
                 "head": {"output": "crf"},
                 # the frame heads (docs/frames.md) on the states with the gradient stopped, as experiments/configs/
-                # frames-dev.yaml chose on fold-0 dev: the tags are learnt as without them
-                "frames": {"enabled": True, "detach": True},
+                # frames-dev.yaml chose on fold-0 dev: the tags are learnt as without them; a DSE's attitude and
+                # targets too, the tokens' places in the holder pointer and the target tagger, and a BiLSTM per DSE
+                # for its targets, as experiments/role_heads_study.py chose on the ULA documents (docs/frames.md)
+                "frames": {"enabled": True, "detach": True, "roles": True, "positions": True, "context": 64},
             },
             "training": {
                 "seed": 1,

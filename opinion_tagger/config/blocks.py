@@ -174,8 +174,8 @@ class Frames(Block):
     )
     context: Count = Field(
         default=0,
-        description="units a direction of a bidirectional LSTM run over a DSE's sentence for its holder and targets "
-        "(0: none; the pointer and the target tagger read each token's place-aware score directly)",
+        description="units a direction of a bidirectional LSTM run over a DSE's sentence for its targets (with roles; "
+        "0: none, the target tagger reads the states)",
     )
     roles: bool = Field(
         default=False,

@@ -11,7 +11,8 @@ per tagged type a span's polarity and intensity, and a DSE's holder.
   ``model.frames.positions`` each token's tanh adds ``P[r]``, a learnt vector of its place r relative to the span
   (``SpanPlaces``);
 - with ``model.frames.roles``, ``DSE_attitude`` (a softmax over the attitude types on the span's mean) and
-  ``DSE_targets`` (``TargetTagger``: per token a softmax over the tags O, B, I of the DSE's targets).
+  ``DSE_targets`` (``TargetTagger``: per token a softmax over the tags O, B, I of the DSE's targets; with
+  ``model.frames.context``, on ``DSEContext``'s view of the sentence instead of the states).
 
 They are trained from the gold spans (teacher forcing) and are not in the bundle's network: that outputs its
 states (``states``), and the runtime runs the heads in ONNX Runtime (``opinion_tagger.runtime.frame_heads``, the
@@ -130,7 +131,7 @@ class _TokenScorer(layers.Layer):
 class DSEContext(_TokenScorer):
     """A DSE's own view of its sentence (``model.frames.context``): per span, a bidirectional LSTM of ``context``
     units a direction over ``tanh(h_k U + s V + P[r] + b)`` [B, S, T, A], padding masked -> [B, S, T, 2 context],
-    which the holder pointer and the target tagger read instead of the states."""
+    which the target tagger reads instead of the states."""
 
     def __init__(self, units: int, context: int, places: bool = False, **kwargs):
         super().__init__(units, places, **kwargs)
@@ -249,16 +250,16 @@ def add_frame_heads(config: TaggerConfig, states, words, head: dict) -> tuple[di
         if t == "DSE":
             frames = config.model.frames
             places = [SpanPlaces(name="DSE_places")(states, spans)] if frames.positions else []
-            view = states  # what the holder pointer and the target tagger read
-            if frames.context:
-                view = DSEContext(frames.units, frames.context, frames.positions, name=CONTEXT, **head)(
-                    states, pooled, words, *places
-                )
             pointer = HolderPointer(frames.units, frames.positions, name=HOLDER, **head)
-            outputs[f"{HOLDER}_start"], outputs[f"{HOLDER}_end"] = pointer(view, pooled, words, *places)
+            outputs[f"{HOLDER}_start"], outputs[f"{HOLDER}_end"] = pointer(states, pooled, words, *places)
             if has_roles(config):
                 n = len(ATTITUDE_TYPES)
                 outputs[ATTITUDE] = layers.Dense(n, activation="softmax", name=ATTITUDE, **head)(pooled)
+                view = states  # what the target tagger reads
+                if frames.context:
+                    view = DSEContext(frames.units, frames.context, frames.positions, name=CONTEXT, **head)(
+                        states, pooled, words, *places
+                    )
                 tagger = TargetTagger(frames.units, frames.positions, name=TARGETS, **head)
                 outputs[TARGETS] = tagger(view, pooled, *places)
     return inputs, outputs
@@ -287,9 +288,10 @@ def tagging_view(model, config: TaggerConfig):
 
 def _head_layers(config: TaggerConfig) -> list[str]:
     names = [f"{t}_{head}" for t in config.types for head in ("polarity", "intensity")]
-    if "DSE" in config.types:
-        names += [HOLDER] + ([CONTEXT] if config.model.frames.context else [])
-    return names + ([ATTITUDE, TARGETS] if has_roles(config) else [])
+    names += [HOLDER] if "DSE" in config.types else []
+    return names + (
+        [ATTITUDE, TARGETS] + ([CONTEXT] if config.model.frames.context else []) if has_roles(config) else []
+    )
 
 
 def head_arrays(model, config: TaggerConfig) -> dict[str, np.ndarray]:

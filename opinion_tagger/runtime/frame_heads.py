@@ -14,8 +14,6 @@ Keras heads' (``opinion_tagger.model.frame_heads``):
   in [i, i + MAX_HOLDER_WIDTH) that the end pointer scores highest (decoded here, in NumPy).  Its score: the
   start probability.  With ``model.frames.positions`` each token's score adds a learnt vector ``P[r]`` of its
   place r relative to the span inside the tanh (``relative_places``: inside it, or how far before or after it);
-  with ``model.frames.context``, the holder pointer and the target tagger read, instead of the states h_k, a
-  DSE's own view of its sentence: a bidirectional LSTM over ``tanh(h_k U + s V + P[r] + b)``, run per DSE;
 - with ``model.frames.roles``, a DSE's attitude type: ``softmax(s K + b)`` over ATTITUDE_TYPES; and its targets:
   for each token a tag O, B or I, ``softmax(tanh(h_k U + s V + P[r] + b) W + c)``, decoded as the spans of the
   likeliest tags (an I after an O begins a span), each scored by the mean probability of its tokens' tags.
@@ -105,12 +103,6 @@ def head_names(config: TaggerConfig) -> dict[str, tuple[int, ...]]:
         out |= {f"{HOLDER}/classes": (len(HOLDER_CLASSES),), f"{HOLDER}/classes_bias": (len(HOLDER_CLASSES),)}
         if config.model.frames.positions:
             out |= {f"{HOLDER}/{end}_places": (units,) for end in ("start", "end")}
-        if config.model.frames.context:
-            four = 4 * config.model.frames.context
-            out |= {f"{CONTEXT}/{w}": (units,) for w in ("tokens", "span", "bias")}
-            out |= {f"{CONTEXT}/{w}": (four,) for w in LSTM_WEIGHTS}
-            if config.model.frames.positions:
-                out[f"{CONTEXT}/places"] = (units,)
     if has_roles(config):
         units, n = config.model.frames.units, len(TARGET_TAGS)
         out |= {f"{ATTITUDE}/kernel": (len(ATTITUDE_TYPES),), f"{ATTITUDE}/bias": (len(ATTITUDE_TYPES),)}
@@ -118,6 +110,12 @@ def head_names(config: TaggerConfig) -> dict[str, tuple[int, ...]]:
         out |= {f"{TARGETS}/out": (n,), f"{TARGETS}/out_bias": (n,)}
         if config.model.frames.positions:
             out[f"{TARGETS}/places"] = (units,)
+        if config.model.frames.context:
+            four = 4 * config.model.frames.context
+            out |= {f"{CONTEXT}/{w}": (units,) for w in ("tokens", "span", "bias")}
+            out |= {f"{CONTEXT}/{w}": (four,) for w in LSTM_WEIGHTS}
+            if config.model.frames.positions:
+                out[f"{CONTEXT}/places"] = (units,)
     return out
 
 
