@@ -57,8 +57,9 @@ def sentence_states(config: TaggerConfig, sentences: list[Sentence]) -> list[np.
     set_seeds(RECIPE["seed"])
     vocab, training = fresh_model(config, sentences, ())
     network = build_model(config, len(vocab), training.get_layer("embedding").dim, pretrained=False)
-    for layer in training.layers:
-        if layer.weights:
+    names = {layer.name for layer in network.layers}
+    for layer in training.layers:  # the network's layers (the training network's heads are not in it)
+        if layer.weights and layer.name in names:
             network.get_layer(layer.name).set_weights(layer.get_weights())
     pieces = word_pieces(config.encoder)
     out: list[np.ndarray] = [np.zeros(0)] * len(sentences)
