@@ -208,6 +208,38 @@ class's share, and a DSE's holder (accuracy; F1 of naming one):
 """
 
 
+def roles_part(meta: dict) -> str:
+    """The card's paragraph on a DSE's roles (``opinion_tagger.evaluation.roles``), or nothing for a bundle whose
+    heads predict none."""
+    roles = meta["scores"].get("fold0_test_roles")
+    if not roles:
+        return ""
+    rows = []
+    for role in ("holder", "target"):
+        for setting, name in (("gold_dse_given", "gold DSEs given"), ("end_to_end", "end to end")):
+            if role in roles and setting in roles[role]:
+                r = roles[role][setting]
+                rows.append(
+                    f"| {role} | {name} | {100 * r['binary']['f1']:.2f} | {100 * r['proportional']['f1']:.2f} | "
+                    f"{r['counts']['gold']} |"
+                )
+    text = f"""
+A DSE's roles on the same documents (docs/frames.md, *Holders, targets and attitudes: scores*), binary and
+proportional overlap F1 (targets on the documents that carry attitudes):
+
+| role | DSEs | binary F1 | proportional F1 | gold role spans |
+|---|---|---|---|---|
+{chr(10).join(rows)}
+"""
+    if "attitude" in roles:
+        a = roles["attitude"]["gold_dse_given"]
+        text += (
+            f"\nThe attitude type, gold DSEs given: {100 * a['accuracy']:.2f}% right (the most frequent type alone: "
+            f"{100 * a['majority']:.2f}%, {a['matched']} DSEs).\n"
+        )
+    return text
+
+
 GENRE_STUDY = Path(__file__).resolve().parent / "results" / "genre-zero-shot.json"
 
 
@@ -321,7 +353,7 @@ On the 40 fold-0 test documents, in percent (precision / recall / F1):
 | type | binary overlap | proportional overlap | exact |
 |---|---|---|---|
 {score_rows(meta["scores"]["fold0_test"])}
-{frames_part(meta)}
+{frames_part(meta)}{roles_part(meta)}
 {c["cross_validated"]}
 
 Irsoy & Cardie's best 10-fold means (depth 3, 200k, their own tokens), proportional / binary F1: {paper}.

@@ -156,11 +156,15 @@ def fold0_record(train: int, test: int, seed: int) -> dict:
 
 def test_scores(tagger: SentenceTagger, test_s) -> dict:
     """``{"fold0_test": ...}``: the span scores on the fold-0 test sentences, and for a bundle with frame heads
-    (docs/frames.md) ``"fold0_test_frames"``, from the same pass of the network."""
+    (docs/frames.md) ``"fold0_test_frames"``, from the same pass of the network, and the scores of a DSE's roles
+    (``"fold0_test_roles"``: holder, and targets and attitude where the heads predict them; the targets scored on
+    the documents that carry attitudes)."""
+    from opinion_tagger.evaluation.scoring import predict_with_roles
+
     if not tagger.config.model.frames.enabled:
         return {"fold0_test": evaluate_tagger(tagger, test_s)}
     spans, frames = evaluate_with_frames(tagger, test_s)
-    return {"fold0_test": spans, "fold0_test_frames": frames}
+    return {"fold0_test": spans, "fold0_test_frames": frames, "fold0_test_roles": predict_with_roles(tagger, test_s)[2]}
 
 
 def choose_epochs(config: TaggerConfig, train_s, dev_s) -> tuple[int, list]:

@@ -188,7 +188,9 @@ def fit_frame_heads(
         "seed": fit.seed,
         "best_epoch": best_epoch,
     }
-    record = {**(record or {}), "init": str(init), "heads_only": heads_only, "network": before.get("training", {})}
+    network_record = before.get("training", {})  # the network's own training, also when heads were fitted before
+    network_record = network_record.get("network", network_record) if "heads_only" in network_record else network_record
+    record = {**(record or {}), "init": str(init), "heads_only": heads_only, "network": network_record}
     return save_trained(
         config,
         model,

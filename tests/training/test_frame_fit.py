@@ -105,3 +105,9 @@ def test_the_cli_fits_heads_on_the_data(plain_bundle, sample_mpqa, tmp_path, cap
     assert meta["training"]["heads_only"]["max_epochs"] == 2 and len(meta["training"]["history"]) <= 2
     assert {"dev_loss", "loss"} <= set(meta["training"]["history"][0])
     assert set(meta["scores"]["dev_frames"]) == {"DSE", "ESE"}
+    # heads fitted again on that bundle: its record of the network is still the network's own training
+    again = tmp_path / "again"
+    assert main([*argv, "--heads-only", "--init-from", str(out), "--max-epochs", "1", "--out", str(again)]) == 0
+    record = json.loads((again / "meta.json").read_text())["training"]
+    assert record["heads_only"]["max_epochs"] == 1 and record["network"] == meta["training"]["network"]
+    assert "heads_only" not in record["network"] and record["network"]["epochs"] == 60
