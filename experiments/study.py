@@ -15,6 +15,7 @@ from pathlib import Path
 from experiments.frames_report import frames_cv_section
 from experiments.genre_report import genre_section
 from experiments.locations import RESULTS
+from experiments.roles_report import roles_section
 from experiments.summaries import fmt_mean_std, paired, summarise
 from opinion_tagger.config import TaggerConfig
 
@@ -195,6 +196,7 @@ def write_report(
     lines += irlm_memory_section(plot_dir)
     lines += frames_cv_section(summaries)
     lines += genre_section(RESULTS, plot_dir)
+    lines += roles_section(RESULTS)
     lines += [
         "## How each choice was made",
         "",

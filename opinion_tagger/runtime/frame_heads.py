@@ -221,10 +221,17 @@ class FrameHeads:
             STATES: np.ascontiguousarray(states, dtype=np.float32),
             LENGTHS: np.asarray(lengths, dtype=np.int64).reshape(-1),
         }
+        none = set()  # types without spans: one stand-in span each, its outputs dropped (ONNX Runtime's LSTM
+        # operator does not take an empty batch)
         for t in self.config.types:
-            feed[f"{t}_spans"] = np.asarray(spans.get(t, ()), dtype=np.int64).reshape(-1, 3)
+            given = np.asarray(spans.get(t, ()), dtype=np.int64).reshape(-1, 3)
+            if not len(given):
+                none.add(t)
+                given = np.array([[0, 0, 1]], dtype=np.int64)
+            feed[f"{t}_spans"] = given
         names = [o.name for o in self.session.get_outputs()]
-        return dict(zip(names, self.session.run(names, feed)))
+        out = dict(zip(names, self.session.run(names, feed)))
+        return {k: v[:0] if k.split("_")[0] in none else v for k, v in out.items()}
 
     def predict(self, states: np.ndarray, lengths: Sequence[int], requests: Sequence[Request]) -> list[FramePrediction]:
         """The frame of each span of ``requests`` (batch row, type, start, end) of a batch's ``states`` [B, T, D],

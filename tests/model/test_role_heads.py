@@ -153,3 +153,20 @@ def test_a_tiny_tagger_learns_its_sentences_attitudes_and_targets(tmp_path):
     assert [f.attitude for f in dses] == [d[2] for _, ds in ROLE_DATA for d in ds]
     assert [f.targets for f in dses] == [d[3] for _, ds in ROLE_DATA for d in ds]
     assert all(0 < s <= 1 for f in dses for s in (f.attitude_score, *f.target_scores))
+
+
+def test_a_batch_without_dses_runs_the_other_heads():
+    """No DSE in a batch with an ESE: the ESE's frame, no DSE output rows (the DSE's LSTM has nothing to run)."""
+    from opinion_tagger.export.frames_export import frame_heads
+    from opinion_tagger.model.frame_heads import head_arrays
+    from opinion_tagger.training.frame_fit import head_network
+
+    config = TaggerConfig.from_dict({**ROLES, "model.frames.context": 4})
+    heads = frame_heads(head_arrays(head_network(config, 6, 1e-3), config), config)
+    states = np.random.default_rng(1).normal(size=(1, 5, 6)).astype("float32")
+    ran = heads.run(states, [5], {"ESE": [(0, 1, 3)]})
+    assert ran["ESE_polarity"].shape[0] == 1
+    assert {k: v.shape[0] for k, v in ran.items() if k.startswith("DSE")} == dict.fromkeys(
+        ("DSE_polarity", "DSE_intensity", f"{HOLDER}_start", f"{HOLDER}_end", ATTITUDE, TARGETS), 0
+    )
+    assert [(f.type, f.start, f.end) for f in heads.predict(states, [5], [(0, "ESE", 1, 3)])] == [("ESE", 1, 3)]

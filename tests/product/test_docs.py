@@ -263,7 +263,8 @@ def test_the_conll_example_runs_as_shown(capsys):
     documented = conll_example()
     assert [line.split("\t")[:5] for line in written] == [line.split("\t")[:5] for line in documented]
     frame = re.compile(
-        r"_|(neutral|negative|positive|both)/(neutral|low|medium|high|extreme)(/(writer|implicit|_|\d+-\d+))?"
+        r"_|(neutral|negative|positive|both)/(neutral|low|medium|high|extreme)(/(writer|implicit|_|\d+-\d+)"
+        r"(/([a-z]+(-[a-z]+)?|_)/(_|\d+-\d+(\+\d+-\d+)*))?)?"
     )
     assert all(frame.fullmatch(f) for line in written if not line.startswith("#") for f in line.split("\t")[5:])
 
