@@ -60,7 +60,10 @@ CARDS: dict[str, dict[str, str]] = {
         "76.28 ± 1.53; ESE 44.72 ± 3.32 / 51.88 ± 3.90, polarity 71.77 (47.78), intensity 56.91 (42.80) (those heads "
         "had no attitude or target head and no places in the holder pointer).",
         "machine": "a 2-core AMD EPYC (Zen 3) virtual machine, fp32 at AVX2's rate, nothing else running",
-        "speed": "The frame heads' cost: the network, its decoding and the heads take 518 µs a token on one thread, "
+        "speed": "The attitude and target heads add 1.3% to the network, its decoding and the heads (168.9 and "
+        "166.8 µs a token against 167.1 and 164.3 µs before them, `bench_tagging.py --stages`, medians of 3, the two "
+        "bundles in turn on one thread of a quiet 2-core AMD EPYC Zen 5).  "
+        "The frame heads' cost: the network, its decoding and the heads take 518 µs a token on one thread, "
         "against 465 µs for the same model without heads (`bench_tagging.py --stages`, medians of 3, the two "
         "bundles one after the other on that machine, pinned to one core while a training job ran on the other: 11% "
         "more; again in the other order, 641 against 584 µs).  "

@@ -33,6 +33,11 @@ ANCHORS = [
 ]
 
 
+def _commit(commit: str) -> str:
+    """A commit, short, with ``+dirty`` where the run's tree had changes not yet committed."""
+    return commit[:10] + ("+dirty" if commit.endswith("+dirty") else "")
+
+
 def _f1(x: dict) -> str:
     return f"{100 * x['binary']['f1']:.2f} / {100 * x['proportional']['f1']:.2f}"
 
@@ -50,7 +55,7 @@ def fold_lines(data: dict) -> list[str]:
         "Heads trained per fold on the fold's train and dev documents of the attitude subset (349 documents), scored "
         "on its test documents with the gold DSEs given; binary / proportional F1, the attitude type's accuracy "
         f"beside the majority type's share.  Features: {data['features']}; heads `{data['variant']}`, "
-        f"{data['epochs']} epochs; `python -m experiments.role_folds` at commit {data['commit'][:10]}, "
+        f"{data['epochs']} epochs; `python -m experiments.role_folds` at commit {_commit(data['commit'])}, "
         f"{data['seconds'] / 60:.0f} minutes on one core.",
         "",
         "| fold | test documents | holder | targets | attitude (majority) |",
@@ -104,7 +109,7 @@ def dev_lines(runs: list[dict]) -> list[str]:
                 lines.append(
                     f"| {name} | {epoch} | {_f1(r['holder']['gold_dse_given'])} | {_f1(r['holder']['end_to_end'])} | "
                     f"{_f1(r['target']['gold_dse_given'])} | {_f1(r['target']['end_to_end'])} | "
-                    f"{100 * a['accuracy']:.2f} ({100 * a['majority']:.2f}) | {run['commit'][:10]} |"
+                    f"{100 * a['accuracy']:.2f} ({100 * a['majority']:.2f}) | {_commit(run['commit'])} |"
                 )
     return lines
 
@@ -135,7 +140,9 @@ def roles_section(results: Path, bundled: Path = BUNDLED) -> list[str]:
             "recipe) and scored on the 48 ULA documents, which no network here trained on "
             "(`python -m experiments.role_heads_study`); binary / proportional F1.  *positions*: the tokens' places "
             "relative to the DSE; *context-64*: a BiLSTM of 64 units a direction per DSE, here for holder and "
-            "targets (the bundled heads use it for the targets alone).",
+            "targets (the bundled heads use it for the targets alone).  *+dirty*: the heads' code ran before its "
+            "commit; the next commit holds it, and the second run gives the *positions* row at 10 epochs again, "
+            "to the last digit.",
             "",
             *dev_lines([json.loads(p.read_text()) for p in dev]),
             "",
