@@ -1,0 +1,47 @@
+"""The report's section on a DSE's roles (experiments/roles_report.py): the ten folds' rows and mean from a
+role_folds result, the bundled models' fold-0 rows beside the published figures, the dev study's rows."""
+
+import json
+
+from experiments.roles_report import roles_section
+
+
+def _scores(b: float, p: float) -> dict:
+    return {"binary": {"f1": b}, "proportional": {"f1": p}}
+
+
+def test_the_section_gives_each_fold_the_mean_and_the_bundles(tmp_path):
+    folds = {
+        "features": "pretrained",
+        "variant": "context-64",
+        "epochs": 10,
+        "commit": "0123456789abcdef+dirty",
+        "seconds": 600.0,
+        "folds": [
+            {
+                "fold": 0,
+                "test_documents": 23,
+                "holder": _scores(0.8, 0.7),
+                "target": _scores(0.75, 0.65),
+                "attitude": {"accuracy": 0.6, "majority": 0.25},
+            }
+        ],
+        "mean": {
+            "holder": {"binary": {"mean": 0.8, "sd": 0.0}, "proportional": {"mean": 0.7, "sd": 0.0}},
+            "target": {"binary": {"mean": 0.75, "sd": 0.0}, "proportional": {"mean": 0.65, "sd": 0.0}},
+            "attitude": {"accuracy": 0.6, "majority": 0.25, "gain": 0.35},
+        },
+    }
+    (tmp_path / "results" / "role-folds").mkdir(parents=True)
+    (tmp_path / "results" / "role-folds" / "pretrained.json").write_text(json.dumps(folds))
+    bundle = tmp_path / "models" / "m"
+    bundle.mkdir(parents=True)
+    roles = {r: {"gold_dse_given": _scores(0.9, 0.8)} for r in ("holder", "target")}
+    (bundle / "meta.json").write_text(json.dumps({"scores": {"fold0_test_roles": roles}}))
+    lines = roles_section(tmp_path / "results", tmp_path / "models")
+    assert "| 0 | 23 | 80.00 / 70.00 | 75.00 / 65.00 | 60.00 (25.00) |" in lines
+    mean = "| mean ± sd | | 80.00 ± 0.00 / 70.00 ± 0.00 | 75.00 ± 0.00 / 65.00 ± 0.00 | 60.00 (25.00; +35.00) |"
+    assert mean in lines
+    assert any(line.startswith("| `m` (bundled) | 90.00 / 80.00 | 90.00 / 80.00 |") for line in lines)
+    assert any("at commit 0123456789+dirty" in line for line in lines)
+    assert roles_section(tmp_path / "nothing", tmp_path / "models") == []
