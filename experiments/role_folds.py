@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from experiments.role_heads_study import RECIPE, VARIANTS
+from experiments.role_heads_study import RECIPE, ULA, VARIANTS
 from experiments.train_bundled_model import CONFIGS
 from opinion_tagger.config import TaggerConfig
 from opinion_tagger.corpus.split import load_split
@@ -110,6 +110,51 @@ def given_scores(config: TaggerConfig, heads, sentences: list[Sentence], states:
     }
 
 
+def dev_study(args) -> int:
+    """``--dev``: each variant's heads on pretrained features, trained on fold 0's train and dev documents of the
+    attitude subset, scored on the ULA documents with the gold DSEs given; a row each, the JSON to ``--out``."""
+    from experiments.role_heads_study import fit
+
+    t0 = time.perf_counter()
+    docs = load_data("mpqa", args.mpqa, frames=True, doclist="doclist.attitudeSubset")
+    split = load_split(args.datasplit, 0)
+    train = [s for n in split.train + split.dev if n in docs for s in docs[n]]
+    ula_docs = load_data("mpqa", args.ula, doclist="doclist.ulaSubset", frames=True)
+    ula = [s for sents in ula_docs.values() for s in sents]
+    states = sentence_states(pretrained_config(args.dev[0]), train + ula)  # one vocabulary for both
+    train_states, ula_states = states[: len(train)], states[len(train) :]
+    print("| variant | epochs | holder bin / prop | target bin / prop | attitude (majority) |")
+    print("|---|---|---|---|---|")
+    variants = {}
+    for name in args.dev:
+        config = pretrained_config(name)
+        data = state_batches(config, train, train_states, RECIPE["batch_size"])
+        s = fit(config, data, [args.epochs], lambda heads, c=config: given_scores(c, heads, ula, ula_states))
+        s = s[args.epochs]
+        variants[name] = {"config": config.to_dict(), **s}
+        print(
+            f"| {name} | {args.epochs} | {100 * s['holder']['binary']['f1']:.2f} / "
+            f"{100 * s['holder']['proportional']['f1']:.2f} | {100 * s['target']['binary']['f1']:.2f} / "
+            f"{100 * s['target']['proportional']['f1']:.2f} | {100 * s['attitude']['accuracy']:.2f} "
+            f"({100 * s['attitude']['majority']:.2f}) |",
+            flush=True,
+        )
+    result = {
+        "features": "pretrained: GloVe and MiniLM-L6 (accurate's configuration, no recurrent layer, untrained)",
+        "train": {"fold": 0, "parts": ["train", "dev"], "documents": "doclist.attitudeSubset", "sentences": len(train)},
+        "dev": {"data": "ULA", "documents": len(ula_docs), "sentences": len(ula)},
+        "epochs": args.epochs,
+        "recipe": RECIPE,
+        "commit": git_commit(),
+        "seconds": round(time.perf_counter() - t0, 1),
+        "variants": variants,
+    }
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(result, sort_keys=True) + "\n")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     from experiments.role_heads_study import fit
 
@@ -119,9 +164,19 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--folds", nargs="+", type=int, default=list(range(10)))
     ap.add_argument("--mpqa", type=Path, default=default_mpqa())
     ap.add_argument("--datasplit", type=Path, default=default_datasplit())
+    ap.add_argument(
+        "--dev",
+        nargs="+",
+        choices=list(VARIANTS),
+        help="instead of the folds: these variants trained on fold 0's train and dev documents of the attitude "
+        "subset and scored on the ULA documents (the dev set), to choose the variant",
+    )
+    ap.add_argument("--ula", type=Path, default=ULA)
     ap.add_argument("--out", type=Path, help="write the JSON result here")
     args = ap.parse_args(argv)
 
+    if args.dev:
+        return dev_study(args)
     t0 = time.perf_counter()
     config = pretrained_config(args.variant)
     docs = load_data("mpqa", args.mpqa, frames=True, doclist="doclist.attitudeSubset")

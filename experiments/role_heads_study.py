@@ -42,6 +42,11 @@ VARIANTS = {
     "positions-128": {"model.frames.positions": True, "model.frames.units": 128},
     "context-64": {"model.frames.positions": True, "model.frames.context": 64},
     "context-128": {"model.frames.positions": True, "model.frames.units": 128, "model.frames.context": 128},
+    "context-64-holder": {
+        "model.frames.positions": True,
+        "model.frames.context": 64,
+        "model.frames.context_holder": True,
+    },
 }
 RECIPE = {"learning_rate": 2e-3, "batch_size": 32, "seed": 1}
 

@@ -177,6 +177,10 @@ class Frames(Block):
         description="units a direction of a bidirectional LSTM run over a DSE's sentence for its targets (with roles; "
         "0: none, the target tagger reads the states)",
     )
+    context_holder: bool = Field(
+        default=False,
+        description="with context, the holder pointer reads the DSE's own view of its sentence too",
+    )
     roles: bool = Field(
         default=False,
         description="also predict each DSE's attitude type and its targets (data with attitudes: MPQA's "

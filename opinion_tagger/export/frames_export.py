@@ -33,6 +33,7 @@ from opinion_tagger.runtime.frame_heads import (
     STATES,
     TARGETS,
     FrameHeads,
+    context_readers,
     frame_inputs,
     frame_outputs,
     has_roles,
@@ -182,7 +183,7 @@ def _classify(g: _Graph, pooled: str, layer: str, arrays: dict, out: str) -> Non
     g.op("Softmax", [logits], out, axis=-1)
 
 
-def _holder(g: _Graph, pooled: str, row: str, positions: str, places: str | None, arrays: dict) -> None:
+def _holder(g: _Graph, view: str, pooled: str, row: str, positions: str, places: str | None, arrays: dict) -> None:
     """``DSE_holder_start`` and ``DSE_holder_end`` of the DSE spans."""
     p = f"{HOLDER}/frames/"
     axis1 = g.const(f"{p}axis1", np.array([1], np.int64))
@@ -191,7 +192,7 @@ def _holder(g: _Graph, pooled: str, row: str, positions: str, places: str | None
     masked = g.const(f"{p}masked", np.array(MASKED, np.float32))
 
     def pointer(end: str) -> str:
-        hidden = _hidden(g, STATES, pooled, row, places, arrays, f"{HOLDER}/{end}_")  # [N, T, U]
+        hidden = _hidden(g, view, pooled, row, places, arrays, f"{HOLDER}/{end}_")  # [N, T, U]
         v = g.const(f"{HOLDER}/{end}_v", arrays[f"{HOLDER}/{end}_v"])
         score = g.op("MatMul", [hidden, v], f"{p}{end}_score")  # [N, T]
         return g.op("Where", [real, score, masked], f"{p}{end}_masked")
@@ -240,10 +241,11 @@ def frames_model(arrays: dict[str, np.ndarray], config: TaggerConfig):
         _classify(g, pooled, f"{t}_intensity", arrays, f"{t}_intensity")
         if t == "DSE":
             places = _places(g, positions) if config.model.frames.positions else None
-            _holder(g, pooled, row, positions, places, arrays)
+            readers = context_readers(config)
+            view = _context(g, pooled, row, places, arrays) if readers else STATES
+            _holder(g, view if "holder" in readers else STATES, pooled, row, positions, places, arrays)
             if has_roles(config):
                 _classify(g, pooled, ATTITUDE, arrays, ATTITUDE)
-                view = _context(g, pooled, row, places, arrays) if config.model.frames.context else STATES
                 _targets(g, view, pooled, row, places, arrays)
     kinds = {STATES: (TensorProto.FLOAT, [None, None, None]), LENGTHS: (TensorProto.INT64, [None])}
     inputs = [

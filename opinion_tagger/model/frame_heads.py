@@ -38,6 +38,7 @@ from opinion_tagger.runtime.frame_heads import (
     STATES,
     TARGET_TAGS,
     TARGETS,
+    context_readers,
     frame_outputs,
     has_roles,
     intensity_classes,
@@ -131,7 +132,8 @@ class _TokenScorer(layers.Layer):
 class DSEContext(_TokenScorer):
     """A DSE's own view of its sentence (``model.frames.context``): per span, a bidirectional LSTM of ``context``
     units a direction over ``tanh(h_k U + s V + P[r] + b)`` [B, S, T, A], padding masked -> [B, S, T, 2 context],
-    which the target tagger reads instead of the states."""
+    which the target tagger (and, with ``model.frames.context_holder``, the holder pointer) reads instead of the
+    states."""
 
     def __init__(self, units: int, context: int, places: bool = False, **kwargs):
         super().__init__(units, places, **kwargs)
@@ -250,16 +252,18 @@ def add_frame_heads(config: TaggerConfig, states, words, head: dict) -> tuple[di
         if t == "DSE":
             frames = config.model.frames
             places = [SpanPlaces(name="DSE_places")(states, spans)] if frames.positions else []
+            readers = context_readers(config)
+            view = states  # what the heads of ``readers`` read: a DSE's own view of its sentence, or the states
+            if readers:
+                view = DSEContext(frames.units, frames.context, frames.positions, name=CONTEXT, **head)(
+                    states, pooled, words, *places
+                )
             pointer = HolderPointer(frames.units, frames.positions, name=HOLDER, **head)
-            outputs[f"{HOLDER}_start"], outputs[f"{HOLDER}_end"] = pointer(states, pooled, words, *places)
+            on = view if "holder" in readers else states
+            outputs[f"{HOLDER}_start"], outputs[f"{HOLDER}_end"] = pointer(on, pooled, words, *places)
             if has_roles(config):
                 n = len(ATTITUDE_TYPES)
                 outputs[ATTITUDE] = layers.Dense(n, activation="softmax", name=ATTITUDE, **head)(pooled)
-                view = states  # what the target tagger reads
-                if frames.context:
-                    view = DSEContext(frames.units, frames.context, frames.positions, name=CONTEXT, **head)(
-                        states, pooled, words, *places
-                    )
                 tagger = TargetTagger(frames.units, frames.positions, name=TARGETS, **head)
                 outputs[TARGETS] = tagger(view, pooled, *places)
     return inputs, outputs
@@ -289,9 +293,7 @@ def tagging_view(model, config: TaggerConfig):
 def _head_layers(config: TaggerConfig) -> list[str]:
     names = [f"{t}_{head}" for t in config.types for head in ("polarity", "intensity")]
     names += [HOLDER] if "DSE" in config.types else []
-    return names + (
-        [ATTITUDE, TARGETS] + ([CONTEXT] if config.model.frames.context else []) if has_roles(config) else []
-    )
+    return names + ([ATTITUDE, TARGETS] if has_roles(config) else []) + ([CONTEXT] if context_readers(config) else [])
 
 
 def head_arrays(model, config: TaggerConfig) -> dict[str, np.ndarray]:

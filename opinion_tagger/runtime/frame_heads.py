@@ -84,6 +84,15 @@ def has_roles(config: TaggerConfig) -> bool:
     return config.model.frames.roles and "DSE" in config.types
 
 
+def context_readers(config: TaggerConfig) -> tuple[str, ...]:
+    """The heads that read a DSE's own view of its sentence (``model.frames.context``): the target tagger (with
+    roles) and, with ``model.frames.context_holder``, the holder pointer."""
+    frames = config.model.frames
+    if not frames.context or "DSE" not in config.types:
+        return ()
+    return (("holder",) if frames.context_holder else ()) + (("targets",) if has_roles(config) else ())
+
+
 def frame_inputs(config: TaggerConfig) -> tuple[str, ...]:
     """frames.onnx's inputs: the states, the sentences' lengths and each type's spans."""
     return (STATES, LENGTHS, *(f"{t}_spans" for t in config.types))
@@ -110,12 +119,12 @@ def head_names(config: TaggerConfig) -> dict[str, tuple[int, ...]]:
         out |= {f"{TARGETS}/out": (n,), f"{TARGETS}/out_bias": (n,)}
         if config.model.frames.positions:
             out[f"{TARGETS}/places"] = (units,)
-        if config.model.frames.context:
-            four = 4 * config.model.frames.context
-            out |= {f"{CONTEXT}/{w}": (units,) for w in ("tokens", "span", "bias")}
-            out |= {f"{CONTEXT}/{w}": (four,) for w in LSTM_WEIGHTS}
-            if config.model.frames.positions:
-                out[f"{CONTEXT}/places"] = (units,)
+    if context_readers(config):
+        units, four = config.model.frames.units, 4 * config.model.frames.context
+        out |= {f"{CONTEXT}/{w}": (units,) for w in ("tokens", "span", "bias")}
+        out |= {f"{CONTEXT}/{w}": (four,) for w in LSTM_WEIGHTS}
+        if config.model.frames.positions:
+            out[f"{CONTEXT}/places"] = (units,)
     return out
 
 

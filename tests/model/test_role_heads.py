@@ -72,15 +72,22 @@ def test_the_role_targets_of_a_batch():
     assert ATTITUDE not in frame_batch(TaggerConfig.from_dict(TINY), sents, [0, 1], 2, 6)[1]
 
 
-@pytest.mark.parametrize("positions, context", [(False, 0), (True, 0), (True, 4)])
-def test_frames_onnx_gives_the_keras_heads_outputs(positions, context):
+@pytest.mark.parametrize(
+    "positions, context, holder", [(False, 0, False), (True, 0, False), (True, 4, False), (True, 4, True)]
+)
+def test_frames_onnx_gives_the_keras_heads_outputs(positions, context, holder):
     """Random weights, random states: the heads of frames.onnx (ONNX Runtime) and the Keras heads agree on every
     output, holder, attitude and targets included, on the sentences' own tokens."""
     from opinion_tagger.export.frames_export import frame_heads
     from opinion_tagger.model.frame_heads import head_arrays
     from opinion_tagger.training.frame_fit import head_network
 
-    config = TaggerConfig.from_dict({**ROLES, "model.frames.positions": positions, "model.frames.context": context})
+    fields = {
+        "model.frames.positions": positions,
+        "model.frames.context": context,
+        "model.frames.context_holder": holder,
+    }
+    config = TaggerConfig.from_dict({**ROLES, **fields})
     rng = np.random.default_rng(0)
     net = head_network(config, 6, 1e-3)
     for w in net.weights:
