@@ -114,6 +114,26 @@ def dev_lines(runs: list[dict]) -> list[str]:
     return lines
 
 
+def pretrained_dev_lines(run: dict) -> list[str]:
+    """The dev study of the heads on pretrained features (``role_folds --dev``): a row per variant."""
+    lines = [
+        f"Heads on pretrained features ({run['features']}), trained on fold 0's train and dev documents of the "
+        f"attitude subset for {run['epochs']} epochs and scored on the {run['dev']['documents']} ULA documents with "
+        f"the gold DSEs given (`python -m experiments.role_folds --dev ...` at commit {_commit(run['commit'])}); "
+        "binary / proportional F1.  *context-64-holder*: the holder pointer reads the BiLSTM per DSE too.",
+        "",
+        "| variant | holder | targets | attitude (majority) |",
+        "|---|---|---|---|",
+    ]
+    for name, v in run["variants"].items():
+        a = v["attitude"]
+        lines.append(
+            f"| {name} | {_f1(v['holder'])} | {_f1(v['target'])} | {100 * a['accuracy']:.2f} "
+            f"({100 * a['majority']:.2f}) |"
+        )
+    return lines
+
+
 def roles_section(results: Path, bundled: Path = BUNDLED) -> list[str]:
     """The section's lines (empty when none of its results exist)."""
     folds = sorted((results / "role-folds").glob("*.json"))
@@ -132,6 +152,13 @@ def roles_section(results: Path, bundled: Path = BUNDLED) -> list[str]:
         *bundle_lines(bundled),
         "",
     ]
+    for path in sorted((results / "role-folds-dev").glob("*.json")):
+        lines += [
+            "### Role heads on pretrained features: dev study on the ULA documents",
+            "",
+            *pretrained_dev_lines(json.loads(path.read_text())),
+            "",
+        ]
     if dev:
         lines += [
             "### Role heads: dev study on the ULA documents",

@@ -491,15 +491,18 @@ def test_tag_then_summarize_end_to_end(tmp_path, capsys, monkeypatch):
     assert main(["summarize", "tagged.jsonl", "--out", "out"]) == 0
     assert capsys.readouterr().err.splitlines()[-1] == f"12 records, {len(framed)} spans summarised, 0 errors"
     rows = read_csv(Path("out/summary.csv"))
-    assert sum(int(r["count"]) for r in rows) == len(framed)  # no targets: each span in one group
+    # a span in the group of each of its targets (a DSE of the default model gives them), or in one group
+    assert sum(int(r["count"]) for r in rows) == sum(max(1, len(s.get("targets") or ())) for s in framed)
     dse = [s for s in framed if s["type"] == "DSE"]
-    assert sum(int(r["dse"]) for r in rows) == len(dse)
+    assert any(s.get("targets") for s in dse), "the default model gives targets"
+    assert sum(int(r["dse"]) for r in rows) == sum(max(1, len(s.get("targets") or ())) for s in dse)
     words = {normalize(s["holder"]["text"]) for s in dse if isinstance(s.get("holder"), dict)}
     assert words == {r["holder"] for r in rows if r["holder_kind"] == "words"}
     ids = {r["id"] for r in records}
     assert all(r["example_1_doc"] in ids for r in rows)
     page = Path("out/report.html").read_text(encoding="utf-8")
-    assert page.count('<figure class="plot">') == 3  # holders, polarity and intensity, holders by polarity
+    # holders, targets, polarity and intensity, holders by target
+    assert page.count('<figure class="plot">') == 4
 
 
 def documented_example() -> tuple[list[str], list[str]]:
