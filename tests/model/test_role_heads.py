@@ -177,3 +177,32 @@ def test_a_batch_without_dses_runs_the_other_heads():
         ("DSE_polarity", "DSE_intensity", f"{HOLDER}_start", f"{HOLDER}_end", ATTITUDE, TARGETS), 0
     )
     assert [(f.type, f.start, f.end) for f in heads.predict(states, [5], [(0, "ESE", 1, 3)])] == [("ESE", 1, 3)]
+
+
+@pytest.mark.integration
+def test_training_continues_from_a_bundle_with_role_heads(tmp_path):
+    """The training network rebuilt from a bundle (``train --init-from``, ``adapt``) has the role heads of its
+    frames.onnx, the LSTM per DSE's weights in Keras's own order included, and predicts what the bundle predicts."""
+    from opinion_tagger.export.frames_export import frame_heads
+    from opinion_tagger.model.frame_heads import head_arrays, tagging_view
+    from opinion_tagger.model.keras_backend import sentence_tagger
+    from opinion_tagger.model.onnx_weights import bundle_head_arrays
+    from opinion_tagger.runtime.sentence_tagger import SentenceTagger
+    from opinion_tagger.training.models import bundle_start
+    from opinion_tagger.training.run import train
+
+    cfg = TaggerConfig.from_dict({**ROLES, "model.frames.context": 4, "training.stopping.max_epochs": 3})
+    train(cfg, role_sentences(), [], tmp_path / "b", progress=False)
+    stored = bundle_head_arrays(tmp_path / "b", cfg)
+    vocab, model = bundle_start(tmp_path / "b", cfg)
+    rebuilt = head_arrays(model, cfg)
+    assert set(rebuilt) == set(stored) and any("lstm" in k for k in stored)
+    for k, v in stored.items():
+        np.testing.assert_array_equal(rebuilt[k], v)
+    words = [s.words for s in role_sentences()]
+    onnx_frames = SentenceTagger.load(tmp_path / "b").predict_frames(words)
+    keras_frames = sentence_tagger(tagging_view(model, cfg), vocab, cfg, heads=frame_heads(rebuilt, cfg))
+    for (_, a), (_, b) in zip(onnx_frames, keras_frames.predict_frames(words)):
+        assert [(f.start, f.end, f.attitude, f.targets) for f in a] == [
+            (f.start, f.end, f.attitude, f.targets) for f in b
+        ]
