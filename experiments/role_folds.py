@@ -110,13 +110,24 @@ def given_scores(config: TaggerConfig, heads, sentences: list[Sentence], states:
     }
 
 
+def attitude_names(mpqa: Path) -> set[str]:
+    """The documents of the attitude subset (``doclist.attitudeSubset`` of the corpus directory)."""
+    return {n.strip() for n in (Path(mpqa) / "doclist.attitudeSubset").read_text().splitlines() if n.strip()}
+
+
+def training_documents(args) -> dict[str, list[Sentence]]:
+    """The documents the heads may learn from (``--train-on``), with their frames."""
+    doclist = "doclist.attitudeSubset" if args.train_on == "attitude" else None
+    return load_data("mpqa", args.mpqa, frames=True, doclist=doclist)
+
+
 def dev_study(args) -> int:
     """``--dev``: each variant's heads on pretrained features, trained on fold 0's train and dev documents of the
     attitude subset, scored on the ULA documents with the gold DSEs given; a row each, the JSON to ``--out``."""
     from experiments.role_heads_study import fit
 
     t0 = time.perf_counter()
-    docs = load_data("mpqa", args.mpqa, frames=True, doclist="doclist.attitudeSubset")
+    docs = training_documents(args)
     split = load_split(args.datasplit, 0)
     train = [s for n in split.train + split.dev if n in docs for s in docs[n]]
     ula_docs = load_data("mpqa", args.ula, doclist="doclist.ulaSubset", frames=True)
@@ -141,7 +152,7 @@ def dev_study(args) -> int:
         )
     result = {
         "features": "pretrained: GloVe and MiniLM-L6 (accurate's configuration, no recurrent layer, untrained)",
-        "train": {"fold": 0, "parts": ["train", "dev"], "documents": "doclist.attitudeSubset", "sentences": len(train)},
+        "train": {"fold": 0, "parts": ["train", "dev"], "documents": args.train_on, "sentences": len(train)},
         "dev": {"data": "ULA", "documents": len(ula_docs), "sentences": len(ula)},
         "epochs": args.epochs,
         "recipe": RECIPE,
@@ -171,6 +182,14 @@ def main(argv: list[str] | None = None) -> int:
         help="instead of the folds: these variants trained on fold 0's train and dev documents of the attitude "
         "subset and scored on the ULA documents (the dev set), to choose the variant",
     )
+    ap.add_argument(
+        "--train-on",
+        choices=("attitude", "all"),
+        default="attitude",
+        help="the heads learn from the train and dev documents of the attitude subset, or from all of them (the "
+        "holder from every DSE; the attitude and targets only where the documents carry them); tests stay the "
+        "attitude documents",
+    )
     ap.add_argument("--ula", type=Path, default=ULA)
     ap.add_argument("--out", type=Path, help="write the JSON result here")
     args = ap.parse_args(argv)
@@ -179,7 +198,8 @@ def main(argv: list[str] | None = None) -> int:
         return dev_study(args)
     t0 = time.perf_counter()
     config = pretrained_config(args.variant)
-    docs = load_data("mpqa", args.mpqa, frames=True, doclist="doclist.attitudeSubset")
+    docs = training_documents(args)
+    tested = attitude_names(args.mpqa)
     names = sorted(docs)
     sentences = [s for n in names for s in docs[n]]
     where = {n: k for k, n in enumerate(names)}
@@ -196,7 +216,7 @@ def main(argv: list[str] | None = None) -> int:
     print("|---|---|---|---|---|")
     for k in args.folds:
         split = load_split(args.datasplit, k)
-        train_idx, test_idx = part(split.train + split.dev), part(split.test)
+        train_idx, test_idx = part(split.train + split.dev), part([n for n in split.test if n in tested])
         train = [sentences[i] for i in train_idx]
         test, test_states = [sentences[i] for i in test_idx], [states[i] for i in test_idx]
         data = state_batches(config, train, [states[i] for i in train_idx], RECIPE["batch_size"])
@@ -234,6 +254,7 @@ def main(argv: list[str] | None = None) -> int:
     result = {
         "features": "pretrained: GloVe and MiniLM-L6 (accurate's configuration, no recurrent layer, untrained)",
         "documents": "doclist.attitudeSubset",
+        "train_on": args.train_on,
         "variant": args.variant,
         "epochs": args.epochs,
         "recipe": RECIPE,
