@@ -116,9 +116,11 @@ def dev_lines(runs: list[dict]) -> list[str]:
 
 def pretrained_dev_lines(run: dict) -> list[str]:
     """The dev study of the heads on pretrained features (``role_folds --dev``): a row per variant."""
+    which = run["train"].get("documents", "doclist.attitudeSubset")
+    documents = "all 495" if which == "all" else "those of the attitude subset"
     lines = [
-        f"Heads on pretrained features ({run['features']}), trained on fold 0's train and dev documents of the "
-        f"attitude subset for {run['epochs']} epochs and scored on the {run['dev']['documents']} ULA documents with "
+        f"Heads on pretrained features ({run['features']}), trained on fold 0's train and dev documents ({documents}) "
+        f"for {run['epochs']} epochs and scored on the {run['dev']['documents']} ULA documents with "
         f"the gold DSEs given (`python -m experiments.role_folds --dev ...` at commit {_commit(run['commit'])}); "
         "binary / proportional F1.  *context-64-holder*: the holder pointer reads the BiLSTM per DSE too.",
         "",
