@@ -46,8 +46,8 @@ MASKED = -1e9  # the score of a padding token
 # the longest holder span the runtime outputs, in tokens (99.4% of the holders of the MPQA reader's spans are
 # at most 16 tokens long)
 MAX_HOLDER_WIDTH = 16
-# a token's place relative to a span: 0 inside it; before it, 1 + DISTANCE_BUCKETS[d] for d tokens between
-# (d = 1: adjacent), after it 1 + len + DISTANCE_BUCKETS[d]; distances beyond the table take its last bucket
+# a token's place relative to a span: 0 inside it; at distance d before it (d = 1: adjacent), 1 +
+# DISTANCE_BUCKETS[d]; after it, 1 + SIDE + DISTANCE_BUCKETS[d]; distances beyond the table take its last bucket
 DISTANCE_BUCKETS = np.array([0, 0, 1, 2, 3, 4, 4, 5, 5, 5, 6, 6, 6, 6, 6, 7], dtype=np.int64)
 SIDE = int(DISTANCE_BUCKETS.max()) + 1  # places on either side of a span
 PLACES = 1 + 2 * SIDE  # 17 places
