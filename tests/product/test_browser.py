@@ -131,6 +131,14 @@ def _choose_name(page, name):
     expect(page.locator("[data-testid='stSidebar']").get_by_text(f"Annotator {name}")).to_be_visible(timeout=60_000)
 
 
+def _settled(page) -> None:
+    """Wait until the page's rerun is over: no element of the previous run is still shown beside the new ones
+    (Streamlit marks those ``data-stale``), so a button's name matches one button."""
+    from playwright.sync_api import expect
+
+    expect(page.locator("[data-testid='stElementContainer'][data-stale='true']")).to_have_count(0, timeout=60_000)
+
+
 def _choose(page, box, option: str) -> None:
     """Choose ``option`` in a select ``box``: its list opened again if a rerun of the page closed it."""
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
@@ -477,6 +485,7 @@ def test_a_team_in_chromium(server, tmp_path):
         rita.screenshot(path=str(ARTIFACTS / "23-review-asks.png"), full_page=True)
         rita.get_by_role("button", name="Keep the final version as it is").click()
         expect(rita.get_by_text("Nothing changed.")).to_be_visible(timeout=30_000)
+        _settled(rita)
         # the next step: on to the next document awaiting review
         rita.get_by_role("button", name="Next to review (n)").click()
         expect(box).to_have_value("market — ○ to review (ann: rejected, ben: rejected)", timeout=30_000)
@@ -603,8 +612,9 @@ def test_the_page_fits_common_widths_and_draws_the_texts_own_spacing(server, tmp
             page.locator("[data-testid='stSidebar']").get_by_text("Review", exact=True).click()
             merge = page.get_by_role("button", name="Merge the ticked spans")
             expect(merge).to_be_visible(timeout=30_000)
+            _settled(page)  # the annotate view's buttons, stale while the page reruns, gone
             reject = page.get_by_role("button", name=re.compile(r"^Reject"))  # (r) once reviewed: the editor's key
-            expect(reject).to_have_count(1, timeout=30_000)  # the annotate view's, stale while the page reruns, gone
+            expect(reject).to_have_count(1, timeout=30_000)
             expect(reject).to_be_visible()
             page.wait_for_timeout(500)
             page.screenshot(path=str(ARTIFACTS / f"31-review-{width}.png"), full_page=True)
