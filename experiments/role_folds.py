@@ -36,11 +36,21 @@ from opinion_tagger.provenance import git_commit
 from opinion_tagger.sentences import Sentence
 from opinion_tagger.training.run_data import load_data
 
+# The pretrained features each ``--features`` names: the bundled configuration they come from, and in words.
+FEATURES = {
+    "minilm": ("accurate", "pretrained: GloVe and MiniLM-L6 (accurate's configuration, no recurrent layer, untrained)"),
+    "mpnet": (
+        "accurate-mpnet",
+        "pretrained: GloVe and MPNet-base (accurate-mpnet's configuration, no recurrent layer, untrained)",
+    ),
+}
 
-def pretrained_config(variant: str) -> TaggerConfig:
-    """``accurate``'s configuration without a recurrent layer, with the role heads of ``variant``."""
+
+def pretrained_config(variant: str, features: str = "minilm") -> TaggerConfig:
+    """The configuration of the bundle ``features`` names (``FEATURES``) without a recurrent layer, with the role
+    heads of ``variant``."""
     frames = {"model.frames.enabled": True, "model.frames.detach": True, "model.frames.roles": True}
-    return CONFIGS["accurate"].replace({"model.recurrent.depth": 0, **frames, **VARIANTS[variant]})
+    return CONFIGS[FEATURES[features][0]].replace({"model.recurrent.depth": 0, **frames, **VARIANTS[variant]})
 
 
 def sentence_states(config: TaggerConfig, sentences: list[Sentence]) -> list[np.ndarray]:
@@ -132,13 +142,13 @@ def dev_study(args) -> int:
     train = [s for n in split.train + split.dev if n in docs for s in docs[n]]
     ula_docs = load_data("mpqa", args.ula, doclist="doclist.ulaSubset", frames=True)
     ula = [s for sents in ula_docs.values() for s in sents]
-    states = sentence_states(pretrained_config(args.dev[0]), train + ula)  # one vocabulary for both
+    states = sentence_states(pretrained_config(args.dev[0], args.features), train + ula)  # one vocabulary for both
     train_states, ula_states = states[: len(train)], states[len(train) :]
     print("| variant | epochs | holder bin / prop | target bin / prop | attitude (majority) |")
     print("|---|---|---|---|---|")
     variants = {}
     for name in args.dev:
-        config = pretrained_config(name)
+        config = pretrained_config(name, args.features)
         data = state_batches(config, train, train_states, RECIPE["batch_size"])
         s = fit(config, data, [args.epochs], lambda heads, c=config: given_scores(c, heads, ula, ula_states))
         s = s[args.epochs]
@@ -151,7 +161,7 @@ def dev_study(args) -> int:
             flush=True,
         )
     result = {
-        "features": "pretrained: GloVe and MiniLM-L6 (accurate's configuration, no recurrent layer, untrained)",
+        "features": FEATURES[args.features][1],
         "train": {"fold": 0, "parts": ["train", "dev"], "documents": args.train_on, "sentences": len(train)},
         "dev": {"data": "ULA", "documents": len(ula_docs), "sentences": len(ula)},
         "epochs": args.epochs,
@@ -172,6 +182,13 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--variant", default="context-64", choices=list(VARIANTS))
     ap.add_argument("--epochs", type=int, default=10)
+    ap.add_argument(
+        "--features",
+        choices=sorted(FEATURES),
+        default="minilm",
+        help="the pretrained encoder the heads read, with GloVe: MiniLM-L6 (accurate's) or MPNet-base "
+        "(accurate-mpnet's; opinion-tagger download --encoder mpnet)",
+    )
     ap.add_argument("--folds", nargs="+", type=int, default=list(range(10)))
     ap.add_argument("--mpqa", type=Path, default=default_mpqa())
     ap.add_argument("--datasplit", type=Path, default=default_datasplit())
@@ -197,7 +214,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.dev:
         return dev_study(args)
     t0 = time.perf_counter()
-    config = pretrained_config(args.variant)
+    config = pretrained_config(args.variant, args.features)
     docs = training_documents(args)
     tested = attitude_names(args.mpqa)
     names = sorted(docs)
@@ -252,7 +269,7 @@ def main(argv: list[str] | None = None) -> int:
         f" | {100 * mean['attitude']['accuracy']:.2f} ({100 * mean['attitude']['majority']:.2f}) |"
     )
     result = {
-        "features": "pretrained: GloVe and MiniLM-L6 (accurate's configuration, no recurrent layer, untrained)",
+        "features": FEATURES[args.features][1],
         "documents": "doclist.attitudeSubset",
         "train_on": args.train_on,
         "variant": args.variant,
