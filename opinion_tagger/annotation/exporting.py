@@ -11,7 +11,9 @@ none) and ``"attitude"`` (a type, or null: none), each with its ``_source`` (``m
 ``human``), and a DSE's ``"targets"`` (``[{"start", "end", "text", "source", "score"}]``, ``[]``: none) with
 ``"targets_source"`` (``opinion_tagger.annotation.frames``).  BRAT writes those as attributes
 (``A1<TAB>Intensity T3 high``, ``Attitude``), a holder of words as a ``HOLDER`` span and a ``Holder`` relation,
-each target as a ``TARGET`` span and a ``Target`` relation, and their sources in the span's note.
+each target as a ``TARGET`` span and a ``Target`` relation, and their sources in the span's note; CoNLL as a frame
+column per type, as ``opinion-tagger tag`` writes it (``polarity/intensity/holder/attitude/targets``, ``_`` where
+not set), where any span has a value set.
 By default an export is of the accepted documents alone (``DEFAULT_STATUSES``: status ``done``; for
 a document several annotators annotated, that is its reviewed final version); other statuses
 are written when asked for.
@@ -30,7 +32,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TextIO
 
-from opinion_tagger.annotation.frames import brat_lines, json_fields, sources, targets_sources
+from opinion_tagger.annotation.frames import brat_lines, json_fields, sources, tagged_frame, targets_sources
 from opinion_tagger.annotation.store import STATUSES, Document, Project
 from opinion_tagger.tagging.documents import TaggedDocument, TaggedSentence, TaggedSpan, TaggedToken
 from opinion_tagger.tagging.formats import Writer, brat_ann, conll_lines
@@ -57,6 +59,18 @@ def tagged(doc: Document, types: tuple[str, ...]) -> TaggedDocument:
         start, end = doc.span_chars(sp)
         out.spans.append(TaggedSpan(sp.type, start, end, doc.text[start:end], round(sp.confidence, 4)))
     return out
+
+
+def with_frames(doc: Document, tagged_doc: TaggedDocument) -> TaggedDocument:
+    """``tagged_doc`` (``tagged``) with its spans' frames (``frames.tagged_frame``) where any span has a value set,
+    so CoNLL writes its frame column; as it is otherwise."""
+    spans = sorted(doc.spans, key=lambda s: (s.tok_start, s.tok_end, s.type))
+    frames = [tagged_frame(doc, sp) for sp in spans]
+    if any(f is not None for f in frames):
+        tagged_doc.frames = True
+        for out, frame in zip(tagged_doc.spans, frames):
+            out.frame = frame
+    return tagged_doc
 
 
 def record(doc: Document, types: tuple[str, ...]) -> dict:
@@ -116,7 +130,7 @@ class ProjectWriter(Writer):
         if self.fmt == "jsonl":
             self._out().write(json.dumps(record(doc, self.types), ensure_ascii=False) + "\n")
         elif self.fmt == "conll":
-            lines = conll_lines(tagged(doc, self.types)).split("\n", 1)
+            lines = conll_lines(with_frames(doc, tagged(doc, self.types))).split("\n", 1)
             review = review_line(doc)
             review = f"# review = {review}\n" if review else ""
             self._out().write(f"{lines[0]}\n# status = {doc.status}\n{review}{lines[1]}\n")

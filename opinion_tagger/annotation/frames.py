@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from opinion_tagger.annotation.store import NO_ATTITUDE, Document, StoredSpan, StoredTarget
 from opinion_tagger.sentences import ATTITUDE_TYPES, Frame, Sentence
-from opinion_tagger.tagging.documents import TaggedDocument
+from opinion_tagger.tagging.documents import SpanFrame, TaggedDocument
 from opinion_tagger.tagging.formats import _text_bound
 
 if TYPE_CHECKING:
@@ -88,6 +88,27 @@ def json_fields(doc: Document, span: StoredSpan) -> dict:
         out["targets"] = targets_json(doc, span)
         out["targets_source"] = span.targets_source
     return out
+
+
+def tagged_frame(doc: Document, span: StoredSpan) -> SpanFrame | None:
+    """A stored span's frame as a tagged span carries it (what the CoNLL frame column writes, ``frame_text``): its
+    polarity and intensity (``_`` where not set), a DSE's holder (``holder_json``) and, where its attitude or
+    targets are set, its attitude (None: none) and targets; None when no value is set."""
+    roles = span.type == "DSE" and (span.attitude is not None or span.targets is not None)
+    if not roles and all(getattr(span, name) is None for name in VALUES if name not in ROLES or span.type == "DSE"):
+        return None
+    attitude = None if span.attitude in (None, NO_ATTITUDE) else span.attitude
+    return SpanFrame(
+        span.polarity or "_",
+        span.polarity_score or 0.0,
+        span.intensity or "_",
+        span.intensity_score or 0.0,
+        holder=holder_json(doc, span) if span.type == "DSE" else None,
+        holder_score=span.holder_score,
+        attitude=attitude,
+        attitude_score=(span.attitude_score or 1.0) if roles else None,
+        targets=[{k: t[k] for k in ("start", "end", "text")} for t in targets_json(doc, span)] if roles else None,
+    )
 
 
 def holder_text(doc: Document, span: StoredSpan) -> str | None:

@@ -424,8 +424,13 @@ def test_jsonl_and_brat_exports_carry_the_roles_and_their_sources(project, tmp_p
     assert "TARGET" in conf and "Target\tArg1:DSE, Arg2:TARGET" in conf
     # every attitude type, then the value the export also holds
     assert f"Attitude\tArg:DSE, Value:{'|'.join(ATTITUDE_TYPES)}|none" in conf
-    # CoNLL carries no frames (as for the holder): only the tags and the status
-    assert "attitude" not in export_text(project, "conll") and "TARGET" not in export_text(project, "conll")
+    # CoNLL: a frame column per type, as the tagger writes it (polarity/intensity/holder/attitude/targets, _ not set)
+    lines = export_text(project, "conll").splitlines()
+    assert lines[:3] == ["# id = tax.txt", "# status = done", "# columns = token start end DSE ESE DSE-frame ESE-frame"]
+    rows = [line.split("\t") for line in lines if line and not line.startswith("#")]
+    assert [r[0] for r in rows] == ["Omar", "feared", "the", "new", "tax", ".", "Lena", "praised", "it", "."]
+    assert [r[5:] for r in rows[:4]] == [["_", "_"], ["_/_/_/_/12-23+20-23", "_"], ["_", "_"], ["_", "_"]]
+    assert rows[7][5:] == ["_/_/_/arguing-pos/0-4+38-40", "_"]
 
 
 def test_sentence_frames_read_a_dses_attitude_and_targets_where_set(project):
