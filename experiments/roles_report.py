@@ -42,6 +42,12 @@ def _f1(x: dict) -> str:
     return f"{100 * x['binary']['f1']:.2f} / {100 * x['proportional']['f1']:.2f}"
 
 
+def _features(data: dict) -> str:
+    """``pretrained GloVe and MPNet-base``: the features a result's heads read, in short."""
+    words = data["features"].split(" (", 1)[0]
+    return "pretrained " + words.removeprefix("pretrained: ")
+
+
 def _mean(x: dict) -> str:
     return (
         f"{100 * x['binary']['mean']:.2f} ± {100 * x['binary']['sd']:.2f} / "
@@ -144,7 +150,8 @@ def roles_section(results: Path, bundled: Path = BUNDLED) -> list[str]:
         return []
     lines = ["## Opinion roles: holders, targets and attitudes", ""]
     for path in folds:
-        lines += ["### Ten folds on the attitude documents", "", *fold_lines(json.loads(path.read_text())), ""]
+        data = json.loads(path.read_text())
+        lines += [f"### Ten folds on the attitude documents: {_features(data)}", "", *fold_lines(data), ""]
     lines += [
         "### Beside the published figures (gold DSEs given, binary / proportional F1)",
         "",
@@ -155,10 +162,11 @@ def roles_section(results: Path, bundled: Path = BUNDLED) -> list[str]:
         "",
     ]
     for path in sorted((results / "role-folds-dev").glob("*.json")):
+        run = json.loads(path.read_text())
         lines += [
-            "### Role heads on pretrained features: dev study on the ULA documents",
+            f"### Role heads on {_features(run)}: dev study on the ULA documents",
             "",
-            *pretrained_dev_lines(json.loads(path.read_text())),
+            *pretrained_dev_lines(run),
             "",
         ]
     if dev:

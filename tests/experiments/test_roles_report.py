@@ -12,7 +12,7 @@ def _scores(b: float, p: float) -> dict:
 
 def test_the_section_gives_each_fold_the_mean_and_the_bundles(tmp_path):
     folds = {
-        "features": "pretrained",
+        "features": "pretrained: GloVe and MPNet-base (a configuration, no recurrent layer, untrained)",
         "variant": "context-64",
         "epochs": 10,
         "commit": "0123456789abcdef+dirty",
@@ -39,6 +39,7 @@ def test_the_section_gives_each_fold_the_mean_and_the_bundles(tmp_path):
     roles = {r: {"gold_dse_given": _scores(0.9, 0.8)} for r in ("holder", "target")}
     (bundle / "meta.json").write_text(json.dumps({"scores": {"fold0_test_roles": roles}}))
     lines = roles_section(tmp_path / "results", tmp_path / "models")
+    assert "### Ten folds on the attitude documents: pretrained GloVe and MPNet-base" in lines
     assert "| 0 | 23 | 80.00 / 70.00 | 75.00 / 65.00 | 60.00 (25.00) |" in lines
     mean = "| mean ± sd | | 80.00 ± 0.00 / 70.00 ± 0.00 | 75.00 ± 0.00 / 65.00 ± 0.00 | 60.00 (25.00; +35.00) |"
     assert mean in lines
