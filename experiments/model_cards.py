@@ -64,8 +64,14 @@ CARDS: dict[str, dict[str, str]] = {
         "polarity accuracy 70.68 (majority 40.15), intensity 57.55 (45.62), holder accuracy 75.19 (7.99), holder F1 "
         "76.28 ± 1.53; ESE 44.72 ± 3.32 / 51.88 ± 3.90, polarity 71.77 (47.78), intensity 56.91 (42.80) (those heads "
         "had no attitude or target head and no places in the holder pointer).",
-        "machine": "a 2-core AMD EPYC (Zen 3) virtual machine, fp32 at AVX2's rate, nothing else running",
-        "speed": "The attitude and target heads add 1.3% to the network, its decoding and the heads (168.9 and "
+        "machine": "a 2-core AMD EPYC (Zen 5, family 26 model 2) virtual machine, fp32 at AVX2's rate, nothing else "
+        "running",
+        "speed": "Learning from a teacher changed the weights, not the network or its speed: the whole `tag --input` "
+        "process ran at 8,313 "
+        "tokens/s against 8,836 for the network before it, one process at 10,672 against 9,720 (10,501 against "
+        "11,035 in the other order; `bench_tagging.py --docs 60 --repeats 3 --starts 3 --no-keras`, medians of 3, the "
+        "two bundles in turn on that quiet machine): within run-to-run noise.  "
+        "The attitude and target heads add 1.3% to the network, its decoding and the heads (168.9 and "
         "166.8 µs a token against 167.1 and 164.3 µs before them, `bench_tagging.py --stages`, medians of 3, the two "
         "bundles in turn on one thread of a quiet 2-core AMD EPYC Zen 5), and 4% to the whole `tag --input` process "
         "(8,460 against 8,804 tokens/s there; start-up unchanged at 0.8 s).  "
