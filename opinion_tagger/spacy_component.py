@@ -3,7 +3,7 @@
     import spacy
     nlp = spacy.blank("en")
     nlp.add_pipe("opinion_tagger")                      # config={"model": "accurate", "spans_key": "opinions"}
-    doc = nlp("Officials said the plan was, as usual, daylight robbery.")
+    doc = nlp("Officials said the plan was daylight robbery, as usual.")
     for span in doc.spans["opinions"]:
         print(span.label_, span.text)                   # DSE said / ESE as usual / ESE daylight robbery
     doc.spans["opinions"].attrs["scores"]               # a confidence per span, as spaCy's span categorizer keeps

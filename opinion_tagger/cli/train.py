@@ -60,7 +60,10 @@ def run(args) -> int:
     from opinion_tagger.training.run_data import training_data
 
     init = resolve_model(args.init_from) if args.init_from else None
-    config = config_from_args(args, base=load_bundle_files(init)[1] if init is not None else None)
+    from opinion_tagger.training.distillation import without_teacher
+
+    # training goes on from the bundle's configuration without the teacher it learnt from (unless the flags name one)
+    config = config_from_args(args, base=without_teacher(load_bundle_files(init)[1]) if init is not None else None)
     if args.heads_only:
         if init is None:
             raise TaggerError("--heads-only trains frame heads on a bundle's network: give --init-from")

@@ -77,8 +77,11 @@ def replay_sample(sentences: list[Sentence], n: int, seed: int) -> list[Sentence
 
 
 def adapt_config(base: TaggerConfig, settings: AdaptSettings) -> TaggerConfig:
-    """The bundle's configuration with the adaptation's training fields."""
-    return base.replace(
+    """The bundle's configuration with the adaptation's training fields, its teacher left behind
+    (``distillation.without_teacher``)."""
+    from opinion_tagger.training.distillation import without_teacher
+
+    return without_teacher(base).replace(
         {
             "training.optimizer.learning_rate": settings.learning_rate,
             "training.optimizer.name": settings.optimizer,

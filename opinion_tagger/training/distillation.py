@@ -5,11 +5,25 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from opinion_tagger.errors import TaggerError
 from opinion_tagger.sentences import Sentence, Token
+
+if TYPE_CHECKING:
+    from opinion_tagger.config import TaggerConfig
+
+
+def without_teacher(config: TaggerConfig) -> TaggerConfig:
+    """A bundle's configuration as training continues from it (``train --init-from``, ``adapt``): its distillation
+    (the teacher it learnt from, the teacher's share of the loss, the noisy copies) says how the bundle was trained,
+    not how training goes on from it, so it is left behind: the new training learns from its own data, and needs no
+    teacher bundle, unless it names one itself."""
+    return config.replace(
+        {"training.distillation.teacher": None, "training.distillation.weight": 0.0, "training.distillation.copies": 0}
+    )
 
 
 def teacher_targets(
@@ -29,7 +43,8 @@ def teacher_targets(
         raise TaggerError(f"{bundle}: the teacher does not tag {', '.join(missing)}")
     taught = ((teacher.meta or {}).get("training") or {}).get("data") or {}
     run = ((record or {}).get("data") or {}).get("documents") or {}
-    held_out = set(run.get("dev", ())) | set(run.get("test", ()))
+    # the documents by name where the record lists them (an annotation project's record counts them)
+    held_out = {n for part in ("dev", "test") if isinstance(run.get(part), list) for n in run[part]}
     seen = sorted(set((taught.get("documents") or {}).get("train", ())) & held_out)
     if seen:
         raise TaggerError(

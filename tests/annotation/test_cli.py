@@ -96,7 +96,7 @@ def test_export_writes_the_accepted_documents_to_standard_output_by_default(proj
 
 
 def test_import_pre_annotates_with_the_bundled_model(tmp_path, capsys):
-    (tmp_path / "a.txt").write_text("Officials said the plan was, as usual, daylight robbery.", encoding="utf-8")
+    (tmp_path / "a.txt").write_text("Officials said the plan was daylight robbery, as usual.", encoding="utf-8")
     assert main(["annotate", "import", str(tmp_path / "p.sqlite"), str(tmp_path / "a.txt")]) == 0
     with Project(tmp_path / "p.sqlite") as p:
         doc = p.document(p.documents()[0].id)

@@ -28,7 +28,7 @@ OUTPUT_2 = OutputOptions(partition_size=2)
 ONE_A_PARTITION = OutputOptions(partition_size=1)
 
 GOOD = [
-    "Officials said the plan was, as usual, daylight robbery.",
+    "Officials said the plan was daylight robbery, as usual.",
     "The minister fears that the talks will fail.\n\nCritics called it a disgrace.",
     "Rain fell on Tuesday.",
     "I love this idea, she said, but nobody else does.",

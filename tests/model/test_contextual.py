@@ -288,7 +288,7 @@ def test_bundled_accurate_model_loads_by_name_and_tags():
     stored = np.load(path / "glove_rows.npz")  # frozen GloVe rows come from the GloVe package, by row
     assert "embedding::table" not in stored.files and "embedding::table::glove_rows" in stored.files
     assert set(meta["scores"]["fold0_test"]) == {"DSE", "ESE"} and meta["base_weights"]["sha256"]
-    doc = OpinionTagger.load("accurate").tag("Officials said the plan was, as usual, daylight robbery.")
+    doc = OpinionTagger.load("accurate").tag("Officials said the plan was daylight robbery, as usual.")
     assert doc.error is None and any(s.type == "DSE" and s.text == "said" for s in doc.spans)
 
 

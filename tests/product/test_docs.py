@@ -29,7 +29,7 @@ TEST_LINE = (
 )
 SETUP_LINE = (
     "python3 -m venv .venv && . .venv/bin/activate && pip install -e . && opinion-tagger download && "
-    'opinion-tagger tag "Officials said the plan was, as usual, daylight robbery."'
+    'opinion-tagger tag "Officials said the plan was daylight robbery, as usual."'
 )
 
 
@@ -215,7 +215,7 @@ def test_the_command_check_catches_what_it_looks_for():
 
 
 TAGGING = DOCS / "tagging.md"
-CONLL_EXAMPLE = 'opinion-tagger tag --format conll "Officials said the plan was, as usual, daylight robbery."'
+CONLL_EXAMPLE = 'opinion-tagger tag --format conll "Officials said the plan was daylight robbery, as usual."'
 
 
 def conll_example() -> list[str]:

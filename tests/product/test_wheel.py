@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-TEXT = "Officials said the plan was, as usual, daylight robbery."
+TEXT = "Officials said the plan was daylight robbery, as usual."
 pytestmark = pytest.mark.slow
 
 

@@ -105,7 +105,7 @@ def test_a_brat_directory_declares_what_its_files_use(tmp_path):
 
 def test_a_model_without_frames_declares_its_types_alone(tmp_path, capsys):
     argv = ["tag", "--model", "fast", "--quiet", "--format", "brat", "--out", str(tmp_path / "out")]
-    assert main([*argv, "Officials said the plan was, as usual, daylight robbery."]) == 0
+    assert main([*argv, "Officials said the plan was daylight robbery, as usual."]) == 0
     out = tmp_path / "out"
     assert_declares_what_is_used(out)
     conf = read_conf(out / "annotation.conf")
@@ -127,7 +127,7 @@ def test_an_annotation_conf_of_someone_elses_is_kept(tmp_path, capsys):
 
 def test_annotate_export_writes_the_configuration_too(tmp_path):
     doc = tmp_path / "a.txt"
-    doc.write_text("Officials said the plan was, as usual, daylight robbery.", encoding="utf-8")
+    doc.write_text("Officials said the plan was daylight robbery, as usual.", encoding="utf-8")
     project = tmp_path / "p.sqlite"
     assert main(["annotate", "import", str(project), str(doc), "--model", "fast"]) == 0
     out = tmp_path / "brat"

@@ -221,7 +221,7 @@ def test_the_default_model_gives_the_readme_sentence_its_frames(capsys):
     from opinion_tagger.cli import main
 
     need_encoder("accurate")
-    text = "Officials said the plan was, as usual, daylight robbery."
+    text = "Officials said the plan was daylight robbery, as usual."
     assert main(["tag", text]) == 0
     spans = json.loads(capsys.readouterr().out)["spans"]
     assert {s["type"] for s in spans} == {"DSE", "ESE"}

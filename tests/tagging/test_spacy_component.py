@@ -16,7 +16,7 @@ from conftest import need_encoder
 from opinion_tagger import OpinionTagger
 
 TEXTS = [
-    "Officials said the plan was, as usual, daylight robbery.",
+    "Officials said the plan was daylight robbery, as usual.",
     "The minister fears the worst; critics called the deal a complete waste of money.",
     "It rained in the morning.",
 ]
