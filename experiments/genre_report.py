@@ -279,8 +279,9 @@ def genre_section(results: Path, plot_dir: Path) -> list[str]:
         data = json.loads(path.read_text())
         genre = data["data"].get("genre")
         plot = plot_curve(data, plot_dir / f"{path.stem.replace('-', '_')}.png")
-        if not genre:  # the docs page on adapting shows it too
+        if not genre and "title" not in data:  # the docs page on adapting shows the bundled model's curve too
             plot_curve(data, DOCS / "adaptation-curve.png")
-        title = f"within one genre, {genre}" if genre else "all ULA genres"
+        # a curve of an earlier model carries its own title
+        title = data.get("title") or (f"within one genre, {genre}" if genre else "all ULA genres")
         lines += ["", f"### Adaptation: the learning curve, {title}", "", *curve_lines(data, plot)]
     return lines + ([""] if lines else [])
