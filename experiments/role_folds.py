@@ -131,40 +131,57 @@ def training_documents(args) -> dict[str, list[Sentence]]:
     return load_data("mpqa", args.mpqa, frames=True, doclist=doclist)
 
 
+def dev_parts(args, docs: dict[str, list[Sentence]]) -> tuple[list[Sentence], list[Sentence], dict]:
+    """``--dev-on``'s (training sentences, dev sentences, the dev set in words): fold 0's train and dev documents
+    against the ULA documents, or fold 0's train documents against its dev documents (those of the attitude
+    subset: the news the folds test)."""
+    split = load_split(args.datasplit, 0)
+    if args.dev_on == "news":
+        tested = attitude_names(args.mpqa)
+        dev_names = [n for n in split.dev if n in docs and n in tested]
+        train = [s for n in split.train if n in docs for s in docs[n]]
+        dev = [s for n in dev_names for s in docs[n]]
+        return train, dev, {"data": "news", "fold": 0, "part": "dev", "documents": len(dev_names)}
+    train = [s for n in split.train + split.dev if n in docs for s in docs[n]]
+    ula_docs = load_data("mpqa", args.ula, doclist="doclist.ulaSubset", frames=True)
+    dev = [s for sents in ula_docs.values() for s in sents]
+    return train, dev, {"data": "ULA", "documents": len(ula_docs)}
+
+
 def dev_study(args) -> int:
-    """``--dev``: each variant's heads on pretrained features, trained on fold 0's train and dev documents of the
-    attitude subset, scored on the ULA documents with the gold DSEs given; a row each, the JSON to ``--out``."""
+    """``--dev``: each variant's heads on pretrained features, trained on fold 0's documents of the attitude
+    subset and scored with the gold DSEs given on ``--dev-on``'s dev set (``dev_parts``), at each of ``--epochs``;
+    a row each, the JSON to ``--out``."""
     from experiments.role_heads_study import fit
 
     t0 = time.perf_counter()
     docs = training_documents(args)
-    split = load_split(args.datasplit, 0)
-    train = [s for n in split.train + split.dev if n in docs for s in docs[n]]
-    ula_docs = load_data("mpqa", args.ula, doclist="doclist.ulaSubset", frames=True)
-    ula = [s for sents in ula_docs.values() for s in sents]
-    states = sentence_states(pretrained_config(args.dev[0], args.features), train + ula)  # one vocabulary for both
-    train_states, ula_states = states[: len(train)], states[len(train) :]
+    train, dev, dev_set = dev_parts(args, docs)
+    states = sentence_states(pretrained_config(args.dev[0], args.features), train + dev)  # one vocabulary for both
+    train_states, dev_states = states[: len(train)], states[len(train) :]
     print("| variant | epochs | holder bin / prop | target bin / prop | attitude (majority) |")
     print("|---|---|---|---|---|")
     variants = {}
     for name in args.dev:
         config = pretrained_config(name, args.features)
         data = state_batches(config, train, train_states, RECIPE["batch_size"])
-        s = fit(config, data, [args.epochs], lambda heads, c=config: given_scores(c, heads, ula, ula_states))
-        s = s[args.epochs]
-        variants[name] = {"config": config.to_dict(), **s}
-        print(
-            f"| {name} | {args.epochs} | {100 * s['holder']['binary']['f1']:.2f} / "
-            f"{100 * s['holder']['proportional']['f1']:.2f} | {100 * s['target']['binary']['f1']:.2f} / "
-            f"{100 * s['target']['proportional']['f1']:.2f} | {100 * s['attitude']['accuracy']:.2f} "
-            f"({100 * s['attitude']['majority']:.2f}) |",
-            flush=True,
-        )
+        found = fit(config, data, args.epochs, lambda heads, c=config: given_scores(c, heads, dev, dev_states))
+        for epoch, s in found.items():
+            print(
+                f"| {name} | {epoch} | {100 * s['holder']['binary']['f1']:.2f} / "
+                f"{100 * s['holder']['proportional']['f1']:.2f} | {100 * s['target']['binary']['f1']:.2f} / "
+                f"{100 * s['target']['proportional']['f1']:.2f} | {100 * s['attitude']['accuracy']:.2f} "
+                f"({100 * s['attitude']['majority']:.2f}) |",
+                flush=True,
+            )
+        last = found[max(args.epochs)]
+        variants[name] = {"config": config.to_dict(), **last, "by_epoch": {str(e): s for e, s in found.items()}}
+    parts = ["train"] if args.dev_on == "news" else ["train", "dev"]
     result = {
         "features": FEATURES[args.features][1],
-        "train": {"fold": 0, "parts": ["train", "dev"], "documents": args.train_on, "sentences": len(train)},
-        "dev": {"data": "ULA", "documents": len(ula_docs), "sentences": len(ula)},
-        "epochs": args.epochs,
+        "train": {"fold": 0, "parts": parts, "documents": args.train_on, "sentences": len(train)},
+        "dev": {**dev_set, "sentences": len(dev)},
+        "epochs": max(args.epochs),
         "recipe": RECIPE,
         "commit": git_commit(),
         "seconds": round(time.perf_counter() - t0, 1),
@@ -181,7 +198,13 @@ def main(argv: list[str] | None = None) -> int:
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--variant", default="context-64", choices=list(VARIANTS))
-    ap.add_argument("--epochs", type=int, default=10)
+    ap.add_argument(
+        "--epochs",
+        nargs="+",
+        type=int,
+        default=[10],
+        help="epochs the heads train (the folds: one number; --dev: scored after each, the last kept)",
+    )
     ap.add_argument(
         "--features",
         choices=sorted(FEATURES),
@@ -207,12 +230,22 @@ def main(argv: list[str] | None = None) -> int:
         "holder from every DSE; the attitude and targets only where the documents carry them); tests stay the "
         "attitude documents",
     )
+    ap.add_argument(
+        "--dev-on",
+        choices=("ula", "news"),
+        default="ula",
+        help="--dev's dev set: the ULA documents (trained on fold 0's train and dev documents) or fold 0's dev "
+        "documents of the attitude subset (trained on its train documents)",
+    )
     ap.add_argument("--ula", type=Path, default=ULA)
     ap.add_argument("--out", type=Path, help="write the JSON result here")
     args = ap.parse_args(argv)
 
     if args.dev:
         return dev_study(args)
+    if len(args.epochs) != 1:
+        ap.error("the folds train for one number of --epochs")
+    epochs = args.epochs[0]
     t0 = time.perf_counter()
     config = pretrained_config(args.variant, args.features)
     docs = training_documents(args)
@@ -238,10 +271,8 @@ def main(argv: list[str] | None = None) -> int:
         test, test_states = [sentences[i] for i in test_idx], [states[i] for i in test_idx]
         data = state_batches(config, train, [states[i] for i in train_idx], RECIPE["batch_size"])
         t1 = time.perf_counter()
-        found = fit(
-            config, data, [args.epochs], lambda heads, t=test, st=test_states: given_scores(config, heads, t, st)
-        )
-        s = found[args.epochs]
+        found = fit(config, data, [epochs], lambda heads, t=test, st=test_states: given_scores(config, heads, t, st))
+        s = found[epochs]
         n_test = len({x.doc for x in test})
         folds.append({"fold": k, "test_documents": n_test, "seconds": round(time.perf_counter() - t1, 1), **s})
         holder, target, att = s["holder"], s["target"], s["attitude"]
@@ -273,7 +304,7 @@ def main(argv: list[str] | None = None) -> int:
         "documents": "doclist.attitudeSubset",
         "train_on": args.train_on,
         "variant": args.variant,
-        "epochs": args.epochs,
+        "epochs": epochs,
         "recipe": RECIPE,
         "config": config.to_dict(),
         "commit": git_commit(),
