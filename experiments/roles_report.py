@@ -120,33 +120,51 @@ def dev_lines(runs: list[dict]) -> list[str]:
     return lines
 
 
-def pretrained_dev_lines(run: dict) -> list[str]:
-    """The dev study of the heads on pretrained features (``role_folds --dev``): a row per variant."""
+def _dev_set(run: dict) -> tuple[str, str]:
+    """(what the heads trained on, what scored them) in words, for a ``role_folds --dev`` result."""
     which = run["train"].get("documents", "doclist.attitudeSubset")
-    documents = "all 495" if which == "all" else "those of the attitude subset"
+    documents = "all of them" if which == "all" else "those of the attitude subset"
+    if run["dev"]["data"] == "news":
+        return (
+            f"fold 0's train documents ({documents})",
+            f"the {run['dev']['documents']} dev documents of fold 0 in the attitude subset",
+        )
+    return f"fold 0's train and dev documents ({documents})", f"the {run['dev']['documents']} ULA documents"
+
+
+def pretrained_dev_lines(run: dict) -> list[str]:
+    """The dev study of the heads on pretrained features (``role_folds --dev``): a row per variant and epoch."""
+    trained, scored = _dev_set(run)
     lines = [
-        f"Heads on pretrained features ({run['features']}), trained on fold 0's train and dev documents ({documents}) "
-        f"for {run['epochs']} epochs and scored on the {run['dev']['documents']} ULA documents with "
+        f"Heads on pretrained features ({run['features']}), trained on {trained} and scored on {scored} with "
         f"the gold DSEs given (`python -m experiments.role_folds --dev ...` at commit {_commit(run['commit'])}); "
         "binary / proportional F1.  *context-64-holder*: the holder pointer reads the BiLSTM per DSE too.",
         "",
-        "| variant | holder | targets | attitude (majority) |",
-        "|---|---|---|---|",
+        "| variant | epochs | holder | targets | attitude (majority) |",
+        "|---|---|---|---|---|",
     ]
     for name, v in run["variants"].items():
-        a = v["attitude"]
-        lines.append(
-            f"| {name} | {_f1(v['holder'])} | {_f1(v['target'])} | {100 * a['accuracy']:.2f} "
-            f"({100 * a['majority']:.2f}) |"
-        )
+        for epoch, r in v.get("by_epoch", {str(run["epochs"]): v}).items():
+            a = r["attitude"]
+            lines.append(
+                f"| {name} | {epoch} | {_f1(r['holder'])} | {_f1(r['target'])} | {100 * a['accuracy']:.2f} "
+                f"({100 * a['majority']:.2f}) |"
+            )
     return lines
+
+
+def _dev_heading(run: dict) -> str:
+    """The heading of a dev study's table: on which features and dev set."""
+    where = "fold 0's dev documents" if run["dev"]["data"] == "news" else "the ULA documents"
+    return f"### Role heads on {_features(run)}: dev study on {where}"
 
 
 def roles_section(results: Path, bundled: Path = BUNDLED) -> list[str]:
     """The section's lines (empty when none of its results exist)."""
     folds = sorted((results / "role-folds").glob("*.json"))
     dev = sorted((results / "role-heads-dev").glob("*.json"))
-    if not folds and not dev:
+    pretrained_dev = sorted((results / "role-folds-dev").glob("*.json"))
+    if not folds and not dev and not pretrained_dev:
         return []
     lines = ["## Opinion roles: holders, targets and attitudes", ""]
     for path in folds:
@@ -161,10 +179,10 @@ def roles_section(results: Path, bundled: Path = BUNDLED) -> list[str]:
         *bundle_lines(bundled),
         "",
     ]
-    for path in sorted((results / "role-folds-dev").glob("*.json")):
+    for path in pretrained_dev:
         run = json.loads(path.read_text())
         lines += [
-            f"### Role heads on {_features(run)}: dev study on the ULA documents",
+            _dev_heading(run),
             "",
             *pretrained_dev_lines(run),
             "",

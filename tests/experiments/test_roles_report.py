@@ -46,3 +46,33 @@ def test_the_section_gives_each_fold_the_mean_and_the_bundles(tmp_path):
     assert any(line.startswith("| `m` (bundled) | 90.00 / 80.00 | 90.00 / 80.00 |") for line in lines)
     assert any("at commit 0123456789+dirty" in line for line in lines)
     assert roles_section(tmp_path / "nothing", tmp_path / "models") == []
+
+
+def _dev_run(data: str, **variant) -> dict:
+    return {
+        "features": "pretrained: GloVe and MPNet-base (a configuration, no recurrent layer, untrained)",
+        "train": {"fold": 0, "documents": "attitude"},
+        "dev": {"data": data, "documents": 108 if data == "news" else 48},
+        "epochs": 10,
+        "commit": "fedcba9876543210",
+        "variants": {"context-64": variant},
+    }
+
+
+def test_a_dev_study_gives_a_row_per_variant_and_epoch_and_names_its_dev_set(tmp_path):
+    at = {"holder": _scores(0.8, 0.7), "target": _scores(0.7, 0.6), "attitude": {"accuracy": 0.6, "majority": 0.3}}
+    later = {**at, "holder": _scores(0.85, 0.75)}
+    (tmp_path / "role-folds-dev").mkdir()
+    (tmp_path / "role-folds-dev" / "a.json").write_text(json.dumps(_dev_run("ULA", **at)))
+    news = _dev_run("news", **later, by_epoch={"5": at, "10": later})
+    (tmp_path / "role-folds-dev" / "b.json").write_text(json.dumps(news))
+    lines = roles_section(tmp_path)
+    assert "### Role heads on pretrained GloVe and MPNet-base: dev study on the ULA documents" in lines
+    assert "### Role heads on pretrained GloVe and MPNet-base: dev study on fold 0's dev documents" in lines
+    assert "| context-64 | 10 | 80.00 / 70.00 | 70.00 / 60.00 | 60.00 (30.00) |" in lines  # the ULA run
+    assert "| context-64 | 5 | 80.00 / 70.00 | 70.00 / 60.00 | 60.00 (30.00) |" in lines  # the news run, by epoch
+    assert "| context-64 | 10 | 85.00 / 75.00 | 70.00 / 60.00 | 60.00 (30.00) |" in lines
+    text = "\n".join(lines)
+    assert "scored on the 108 dev documents of fold 0 in the attitude subset" in text
+    assert "trained on fold 0's train documents (those of the attitude subset)" in text
+    assert "scored on the 48 ULA documents" in text
