@@ -47,6 +47,11 @@ VARIANTS = {
         "model.frames.context": 64,
         "model.frames.context_holder": True,
     },
+    "context-64-own-holder": {
+        "model.frames.positions": True,
+        "model.frames.context": 64,
+        "model.frames.holder_context": 64,
+    },
 }
 RECIPE = {"learning_rate": 2e-3, "batch_size": 32, "seed": 1}
 

@@ -253,6 +253,12 @@ def _network_problems(c: TaggerConfig) -> Iterator[str]:
         yield f"model.encoder.lora_rank: {enc.lora_rank} needs model.encoder.fine_tune: true"
     if enc.fine_tune and enc.pooling != "first":
         yield f"model.encoder.pooling: {_shown(enc.pooling)}: a fine-tuned encoder reads each word's first wordpiece"
+    f = c.model.frames
+    if f.holder_context and f.context_holder:
+        yield (
+            "model.frames.holder_context: the holder pointer reads its own view or the targets' (context_holder), "
+            "not both"
+        )
 
 
 def _training_problems(c: TaggerConfig) -> Iterator[str]:

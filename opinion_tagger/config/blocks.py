@@ -186,6 +186,11 @@ class Frames(Block):
         description="also predict each DSE's attitude type and its targets (data with attitudes: MPQA's "
         "attitude subset, ULA)",
     )
+    holder_context: Count = Field(
+        default=0,
+        description="units a direction of the holder pointer's own bidirectional LSTM over a DSE's sentence, which "
+        "it reads instead of the states (0: none; apart from the targets' context, unlike context_holder)",
+    )
 
 
 class ModelConfig(Block):

@@ -27,6 +27,7 @@ from opinion_tagger.runtime.frame_heads import (
     DISTANCE_BUCKETS,
     FRAMES_FILE,
     HOLDER,
+    HOLDER_CONTEXT,
     LENGTHS,
     MASKED,
     SIDE,
@@ -38,6 +39,7 @@ from opinion_tagger.runtime.frame_heads import (
     frame_outputs,
     has_roles,
     head_names,
+    holder_context,
 )
 
 OPSET = 17
@@ -160,16 +162,17 @@ def _lstm_weights(g: _Graph, arrays: dict, prefix: str) -> tuple[str, str, str]:
     return stacked[0], stacked[1], stacked[2]
 
 
-def _context(g: _Graph, pooled: str, row: str, places: str | None, arrays: dict) -> str:
-    """A DSE's own view of its sentence [N, T, 2C] (``model.frames.context``): ONNX's bidirectional LSTM over the
-    scorer's hidden layer, each DSE's sentence as long as its row's."""
+def _context(g: _Graph, pooled: str, row: str, places: str | None, arrays: dict, layer: str = CONTEXT) -> str:
+    """A DSE's own view of its sentence [N, T, 2C] (the layer ``layer``: ``model.frames.context`` or
+    ``holder_context``): ONNX's bidirectional LSTM over the scorer's hidden layer, each DSE's sentence as long as its
+    row's."""
     from onnx import TensorProto
 
-    p = f"{CONTEXT}/frames/"
-    hidden = _hidden(g, STATES, pooled, row, places, arrays, f"{CONTEXT}/")
-    w, r, b = _lstm_weights(g, arrays, f"{CONTEXT}/")
+    p = f"{layer}/frames/"
+    hidden = _hidden(g, STATES, pooled, row, places, arrays, f"{layer}/")
+    w, r, b = _lstm_weights(g, arrays, f"{layer}/")
     lengths = g.op("Cast", [g.op("Gather", [LENGTHS, row], f"{p}lengths")], f"{p}lengths_32", to=TensorProto.INT32)
-    c = int(arrays[f"{CONTEXT}/lstm/forward_lstm/lstm_cell/recurrent_kernel"].shape[0])
+    c = int(arrays[f"{layer}/lstm/forward_lstm/lstm_cell/recurrent_kernel"].shape[0])
     time_major = g.op("Transpose", [hidden], f"{p}x", perm=[1, 0, 2])
     y = g.op("LSTM", [time_major, w, r, b, lengths], f"{p}y", hidden_size=c, direction="bidirectional")  # [T, 2, N, C]
     batch_major = g.op("Transpose", [y], f"{p}y_t", perm=[2, 0, 1, 3])  # [N, T, 2, C]
@@ -243,7 +246,10 @@ def frames_model(arrays: dict[str, np.ndarray], config: TaggerConfig):
             places = _places(g, positions) if config.model.frames.positions else None
             readers = context_readers(config)
             view = _context(g, pooled, row, places, arrays) if readers else STATES
-            _holder(g, view if "holder" in readers else STATES, pooled, row, positions, places, arrays)
+            on = view if "holder" in readers else STATES
+            if holder_context(config):
+                on = _context(g, pooled, row, places, arrays, HOLDER_CONTEXT)
+            _holder(g, on, pooled, row, positions, places, arrays)
             if has_roles(config):
                 _classify(g, pooled, ATTITUDE, arrays, ATTITUDE)
                 _targets(g, view, pooled, row, places, arrays)

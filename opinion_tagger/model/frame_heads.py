@@ -32,15 +32,18 @@ from opinion_tagger.runtime.frame_heads import (
     CONTEXT,
     DISTANCE_BUCKETS,
     HOLDER,
+    HOLDER_CONTEXT,
     MASKED,
     PLACES,
     SIDE,
     STATES,
     TARGET_TAGS,
     TARGETS,
+    context_layers,
     context_readers,
     frame_outputs,
     has_roles,
+    holder_context,
     intensity_classes,
     polarity_classes,
 )
@@ -133,7 +136,7 @@ class DSEContext(_TokenScorer):
     """A DSE's own view of its sentence (``model.frames.context``): per span, a bidirectional LSTM of ``context``
     units a direction over ``tanh(h_k U + s V + P[r] + b)`` [B, S, T, A], padding masked -> [B, S, T, 2 context],
     which the target tagger (and, with ``model.frames.context_holder``, the holder pointer) reads instead of the
-    states."""
+    states; with ``model.frames.holder_context``, the holder pointer has one of its own (``DSE_holder_context``)."""
 
     def __init__(self, units: int, context: int, places: bool = False, **kwargs):
         super().__init__(units, places, **kwargs)
@@ -260,6 +263,9 @@ def add_frame_heads(config: TaggerConfig, states, words, head: dict) -> tuple[di
                 )
             pointer = HolderPointer(frames.units, frames.positions, name=HOLDER, **head)
             on = view if "holder" in readers else states
+            if holder_context(config):
+                own = DSEContext(frames.units, frames.holder_context, frames.positions, name=HOLDER_CONTEXT, **head)
+                on = own(states, pooled, words, *places)
             outputs[f"{HOLDER}_start"], outputs[f"{HOLDER}_end"] = pointer(on, pooled, words, *places)
             if has_roles(config):
                 n = len(ATTITUDE_TYPES)
@@ -293,7 +299,7 @@ def tagging_view(model, config: TaggerConfig):
 def _head_layers(config: TaggerConfig) -> list[str]:
     names = [f"{t}_{head}" for t in config.types for head in ("polarity", "intensity")]
     names += [HOLDER] if "DSE" in config.types else []
-    return names + ([ATTITUDE, TARGETS] if has_roles(config) else []) + ([CONTEXT] if context_readers(config) else [])
+    return names + ([ATTITUDE, TARGETS] if has_roles(config) else []) + list(context_layers(config))
 
 
 def head_arrays(model, config: TaggerConfig) -> dict[str, np.ndarray]:

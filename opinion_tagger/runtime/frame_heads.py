@@ -37,6 +37,7 @@ HOLDER = "DSE_holder"  # the holder pointer's layer
 ATTITUDE = "DSE_attitude"  # the attitude type's layer and output
 TARGETS = "DSE_targets"  # the target tagger's layer and output
 CONTEXT = "DSE_context"  # the layer of a DSE's own view of its sentence (``model.frames.context``)
+HOLDER_CONTEXT = "DSE_holder_context"  # the holder pointer's own view of it (``model.frames.holder_context``)
 LSTM_WEIGHTS = tuple(
     f"lstm/{d}_lstm/lstm_cell/{w}" for d in ("forward", "backward") for w in ("kernel", "recurrent_kernel", "bias")
 )
@@ -93,6 +94,19 @@ def context_readers(config: TaggerConfig) -> tuple[str, ...]:
     return (("holder",) if frames.context_holder else ()) + (("targets",) if has_roles(config) else ())
 
 
+def holder_context(config: TaggerConfig) -> bool:
+    """Whether the holder pointer reads a view of its own (``model.frames.holder_context``)."""
+    return bool(config.model.frames.holder_context) and "DSE" in config.types
+
+
+def context_layers(config: TaggerConfig) -> dict[str, int]:
+    """The layers of a DSE's views of its sentence, with their LSTM's units a direction: ``DSE_context`` (read by
+    ``context_readers``) and ``DSE_holder_context`` (``holder_context``)."""
+    frames = config.model.frames
+    out = {CONTEXT: frames.context} if context_readers(config) else {}
+    return out | ({HOLDER_CONTEXT: frames.holder_context} if holder_context(config) else {})
+
+
 def frame_inputs(config: TaggerConfig) -> tuple[str, ...]:
     """frames.onnx's inputs: the states, the sentences' lengths and each type's spans."""
     return (STATES, LENGTHS, *(f"{t}_spans" for t in config.types))
@@ -119,12 +133,12 @@ def head_names(config: TaggerConfig) -> dict[str, tuple[int, ...]]:
         out |= {f"{TARGETS}/out": (n,), f"{TARGETS}/out_bias": (n,)}
         if config.model.frames.positions:
             out[f"{TARGETS}/places"] = (units,)
-    if context_readers(config):
-        units, four = config.model.frames.units, 4 * config.model.frames.context
-        out |= {f"{CONTEXT}/{w}": (units,) for w in ("tokens", "span", "bias")}
-        out |= {f"{CONTEXT}/{w}": (four,) for w in LSTM_WEIGHTS}
+    for layer, units_a_direction in context_layers(config).items():
+        units, four = config.model.frames.units, 4 * units_a_direction
+        out |= {f"{layer}/{w}": (units,) for w in ("tokens", "span", "bias")}
+        out |= {f"{layer}/{w}": (four,) for w in LSTM_WEIGHTS}
         if config.model.frames.positions:
-            out[f"{CONTEXT}/places"] = (units,)
+            out[f"{layer}/places"] = (units,)
     return out
 
 

@@ -7,7 +7,8 @@ import pytest
 from tiny_frames import TINY
 
 from opinion_tagger.config import TaggerConfig
-from opinion_tagger.runtime.frame_heads import ATTITUDE, HOLDER, TARGETS, relative_places, target_spans
+from opinion_tagger.errors import ConfigError
+from opinion_tagger.runtime.frame_heads import ATTITUDE, HOLDER, TARGETS, head_names, relative_places, target_spans
 from opinion_tagger.sentences import Frame, Sentence, Token
 from opinion_tagger.training.frame_data import frame_batch, target_tags
 
@@ -73,11 +74,13 @@ def test_the_role_targets_of_a_batch():
 
 
 @pytest.mark.parametrize(
-    "positions, context, holder", [(False, 0, False), (True, 0, False), (True, 4, False), (True, 4, True)]
+    "positions, context, holder, own",
+    [(False, 0, False, 0), (True, 0, False, 0), (True, 4, False, 0), (True, 4, True, 0), (True, 4, False, 3)],
 )
-def test_frames_onnx_gives_the_keras_heads_outputs(positions, context, holder):
+def test_frames_onnx_gives_the_keras_heads_outputs(positions, context, holder, own):
     """Random weights, random states: the heads of frames.onnx (ONNX Runtime) and the Keras heads agree on every
-    output, holder, attitude and targets included, on the sentences' own tokens."""
+    output, holder, attitude and targets included, on the sentences' own tokens (``own``: the holder pointer's
+    own context of that many units a direction)."""
     from opinion_tagger.export.frames_export import frame_heads
     from opinion_tagger.model.frame_heads import head_arrays
     from opinion_tagger.training.frame_fit import head_network
@@ -86,6 +89,7 @@ def test_frames_onnx_gives_the_keras_heads_outputs(positions, context, holder):
         "model.frames.positions": positions,
         "model.frames.context": context,
         "model.frames.context_holder": holder,
+        "model.frames.holder_context": own,
     }
     config = TaggerConfig.from_dict({**ROLES, **fields})
     rng = np.random.default_rng(0)
@@ -206,3 +210,12 @@ def test_training_continues_from_a_bundle_with_role_heads(tmp_path):
         assert [(f.start, f.end, f.attitude, f.targets) for f in a] == [
             (f.start, f.end, f.attitude, f.targets) for f in b
         ]
+
+
+def test_the_holder_reads_its_own_context_or_the_targets_not_both():
+    fields = {"model.frames.context": 4, "model.frames.context_holder": True, "model.frames.holder_context": 3}
+    with pytest.raises(ConfigError, match="model.frames.holder_context: the holder pointer reads its own view"):
+        TaggerConfig.from_dict({**ROLES, **fields})
+    names = head_names(TaggerConfig.from_dict({**ROLES, "model.frames.holder_context": 3}))
+    assert names["DSE_holder_context/lstm/forward_lstm/lstm_cell/bias"] == (12,)  # 4 gates of 3 units
+    assert "DSE_context/tokens" not in names  # no context for the targets: the holder's alone
