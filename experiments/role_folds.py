@@ -193,6 +193,50 @@ def dev_study(args) -> int:
     return 0
 
 
+def fold_mean(folds: list[dict]) -> dict:
+    """The mean and spread over ``folds`` of the holder's and the targets' F1, and the attitude's accuracy beside
+    the majority type's share."""
+
+    def summary(role: str, metric: str) -> dict:
+        values = [f[role][metric]["f1"] for f in folds]
+        return {"mean": round(statistics.mean(values), 4), "sd": round(statistics.pstdev(values), 4)}
+
+    mean = {r: {m: summary(r, m) for m in ("binary", "proportional")} for r in ("holder", "target")}
+    gain = [f["attitude"]["accuracy"] - f["attitude"]["majority"] for f in folds]
+    mean["attitude"] = {
+        "accuracy": round(statistics.mean(f["attitude"]["accuracy"] for f in folds), 4),
+        "majority": round(statistics.mean(f["attitude"]["majority"] for f in folds), 4),
+        "gain": round(statistics.mean(gain), 4),
+    }
+    return mean
+
+
+def mean_row(mean: dict) -> str:
+    """The table's row of ``fold_mean``."""
+    return (
+        f"| mean | | {100 * mean['holder']['binary']['mean']:.2f} / {100 * mean['holder']['proportional']['mean']:.2f}"
+        f" | {100 * mean['target']['binary']['mean']:.2f} / {100 * mean['target']['proportional']['mean']:.2f}"
+        f" | {100 * mean['attitude']['accuracy']:.2f} ({100 * mean['attitude']['majority']:.2f}) |"
+    )
+
+
+def merge(paths: list[Path]) -> dict:
+    """One result of the folds of several runs of one setting (``--folds`` split between processes): their folds
+    in order, the mean over all of them, the runs' seconds added up.  A run of another setting, or a fold given
+    twice, is a one-line error."""
+    runs = [json.loads(Path(p).read_text()) for p in paths]
+    setting = ("features", "documents", "train_on", "variant", "epochs", "recipe", "config", "commit")
+    for path, run in zip(paths[1:], runs[1:]):
+        differ = [k for k in setting if run.get(k) != runs[0].get(k)]
+        if differ:
+            raise SystemExit(f"{path}: not the setting of {paths[0]} ({', '.join(differ)} differ)")
+    folds = sorted((f for run in runs for f in run["folds"]), key=lambda f: f["fold"])
+    if len({f["fold"] for f in folds}) != len(folds):
+        raise SystemExit(f"{', '.join(map(str, paths))}: a fold given twice")
+    seconds = round(sum(run["seconds"] for run in runs), 1)
+    return {**runs[0], "folds": folds, "mean": fold_mean(folds), "seconds": seconds, "processes": len(runs)}
+
+
 def main(argv: list[str] | None = None) -> int:
     from experiments.role_heads_study import fit
 
@@ -239,7 +283,23 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--ula", type=Path, default=ULA)
     ap.add_argument("--out", type=Path, help="write the JSON result here")
+    ap.add_argument(
+        "--merge",
+        nargs="+",
+        type=Path,
+        metavar="RESULT",
+        help="instead of running: one result (to --out) of these results of one setting, each of some --folds",
+    )
     args = ap.parse_args(argv)
+
+    if args.merge:
+        if not args.out:
+            ap.error("--merge writes to --out")
+        merged = merge(args.merge)
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(merged, sort_keys=True) + "\n")
+        print(mean_row(merged["mean"]))
+        return 0
 
     if args.dev:
         return dev_study(args)
@@ -283,22 +343,8 @@ def main(argv: list[str] | None = None) -> int:
             flush=True,
         )
 
-    def summary(role: str, metric: str) -> dict:
-        values = [f[role][metric]["f1"] for f in folds]
-        return {"mean": round(statistics.mean(values), 4), "sd": round(statistics.pstdev(values), 4)}
-
-    mean = {r: {m: summary(r, m) for m in ("binary", "proportional")} for r in ("holder", "target")}
-    gain = [f["attitude"]["accuracy"] - f["attitude"]["majority"] for f in folds]
-    mean["attitude"] = {
-        "accuracy": round(statistics.mean(f["attitude"]["accuracy"] for f in folds), 4),
-        "majority": round(statistics.mean(f["attitude"]["majority"] for f in folds), 4),
-        "gain": round(statistics.mean(gain), 4),
-    }
-    print(
-        f"| mean | | {100 * mean['holder']['binary']['mean']:.2f} / {100 * mean['holder']['proportional']['mean']:.2f}"
-        f" | {100 * mean['target']['binary']['mean']:.2f} / {100 * mean['target']['proportional']['mean']:.2f}"
-        f" | {100 * mean['attitude']['accuracy']:.2f} ({100 * mean['attitude']['majority']:.2f}) |"
-    )
+    mean = fold_mean(folds)
+    print(mean_row(mean))
     result = {
         "features": FEATURES[args.features][1],
         "documents": "doclist.attitudeSubset",

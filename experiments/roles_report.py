@@ -57,12 +57,19 @@ def _mean(x: dict) -> str:
 
 def fold_lines(data: dict) -> list[str]:
     """The ten folds of the role heads on pretrained features, a row per fold and the mean."""
+    if data.get("train_on") == "all":
+        trained = "all the fold's train and dev documents (the holder from every DSE, the attitude and targets from "
+        trained += "those of the attitude subset)"
+    else:
+        trained = "the fold's train and dev documents of the attitude subset (349 documents)"
+    processes = data.get("processes", 1)
+    cores = "one core" if processes == 1 else f"one core ({processes} processes side by side, a core each)"
     lines = [
-        "Heads trained per fold on the fold's train and dev documents of the attitude subset (349 documents), scored "
-        "on its test documents with the gold DSEs given; binary / proportional F1, the attitude type's accuracy "
-        f"beside the majority type's share.  Features: {data['features']}; heads `{data['variant']}`, "
-        f"{data['epochs']} epochs; `python -m experiments.role_folds` at commit {_commit(data['commit'])}, "
-        f"{data['seconds'] / 60:.0f} minutes on one core.",
+        f"Heads trained per fold on {trained}, scored on the fold's test documents of the attitude subset with the "
+        "gold DSEs given; binary / proportional F1, the attitude type's accuracy beside the majority type's share.  "
+        f"Features: {data['features']}; heads `{data['variant']}`, {data['epochs']} epochs; `python -m "
+        f"experiments.role_folds` at commit {_commit(data['commit'])}, {data['seconds'] / 60:.0f} minutes of "
+        f"{cores}.",
         "",
         "| fold | test documents | holder | targets | attitude (majority) |",
         "|---|---|---|---|---|",
