@@ -165,7 +165,9 @@ def dev_study(args) -> int:
     for name in args.dev:
         config = pretrained_config(name, args.features)
         data = state_batches(config, train, train_states, RECIPE["batch_size"])
-        found = fit(config, data, args.epochs, lambda heads, c=config: given_scores(c, heads, dev, dev_states))
+        found = fit(
+            config, data, args.epochs, lambda heads, c=config: given_scores(c, heads, dev, dev_states), args.ema
+        )
         for epoch, s in found.items():
             print(
                 f"| {name} | {epoch} | {100 * s['holder']['binary']['f1']:.2f} / "
@@ -182,7 +184,7 @@ def dev_study(args) -> int:
         "train": {"fold": 0, "parts": parts, "documents": args.train_on, "sentences": len(train)},
         "dev": {**dev_set, "sentences": len(dev)},
         "epochs": max(args.epochs),
-        "recipe": RECIPE,
+        "recipe": {**RECIPE, "ema": args.ema},
         "commit": git_commit(),
         "seconds": round(time.perf_counter() - t0, 1),
         "variants": variants,
@@ -281,6 +283,12 @@ def main(argv: list[str] | None = None) -> int:
         help="--dev's dev set: the ULA documents (trained on fold 0's train and dev documents) or fold 0's dev "
         "documents of the attitude subset (trained on its train documents)",
     )
+    ap.add_argument(
+        "--ema",
+        type=float,
+        default=0.0,
+        help="score the moving average of the heads' weights over the updates, of this momentum (0: the weights)",
+    )
     ap.add_argument("--ula", type=Path, default=ULA)
     ap.add_argument("--out", type=Path, help="write the JSON result here")
     ap.add_argument(
@@ -331,7 +339,8 @@ def main(argv: list[str] | None = None) -> int:
         test, test_states = [sentences[i] for i in test_idx], [states[i] for i in test_idx]
         data = state_batches(config, train, [states[i] for i in train_idx], RECIPE["batch_size"])
         t1 = time.perf_counter()
-        found = fit(config, data, [epochs], lambda heads, t=test, st=test_states: given_scores(config, heads, t, st))
+        scored = lambda heads, t=test, st=test_states: given_scores(config, heads, t, st)  # noqa: E731
+        found = fit(config, data, [epochs], scored, args.ema)
         s = found[epochs]
         n_test = len({x.doc for x in test})
         folds.append({"fold": k, "test_documents": n_test, "seconds": round(time.perf_counter() - t1, 1), **s})
@@ -351,7 +360,7 @@ def main(argv: list[str] | None = None) -> int:
         "train_on": args.train_on,
         "variant": args.variant,
         "epochs": epochs,
-        "recipe": RECIPE,
+        "recipe": {**RECIPE, "ema": args.ema},
         "config": config.to_dict(),
         "commit": git_commit(),
         "seconds": round(time.perf_counter() - t0, 1),

@@ -79,14 +79,21 @@ def state_batches(tagger: SentenceTagger, config: TaggerConfig, sentences, size:
     return out
 
 
-def fit(config: TaggerConfig, data: list[tuple[dict, dict]], epochs: list[int], report) -> dict:
-    """Train the heads of ``config`` on ``data`` and call ``report(epoch, heads)`` after each epoch of ``epochs``;
-    the reports by epoch."""
+def fit(config: TaggerConfig, data: list[tuple[dict, dict]], epochs: list[int], report, ema: float = 0.0) -> dict:
+    """Train the heads of ``config`` on ``data`` and call ``report(heads)`` after each epoch of ``epochs``; the
+    reports by epoch.  With ``ema`` (a momentum, e.g. 0.999), each report scores the exponential moving average of
+    the weights over the updates so far (Keras's ``use_ema``), and training goes on from the weights themselves."""
+    import keras
+
+    from opinion_tagger.model.frame_heads import frame_losses
     from opinion_tagger.training.frame_fit import head_network
     from opinion_tagger.training.models import set_seeds
 
     set_seeds(RECIPE["seed"])
     heads = head_network(config, data[0][0]["states"].shape[-1], RECIPE["learning_rate"])
+    if ema:
+        optimizer = keras.optimizers.Adam(RECIPE["learning_rate"], use_ema=True, ema_momentum=ema)
+        heads.compile(optimizer=optimizer, loss=frame_losses(config))
     out = {}
     for epoch in range(1, max(epochs) + 1):
         t0 = time.perf_counter()
@@ -94,8 +101,22 @@ def fit(config: TaggerConfig, data: list[tuple[dict, dict]], epochs: list[int], 
         losses = [float(heads.train_on_batch(*data[k], return_dict=True)["loss"]) for k in order]
         print(f"  epoch {epoch}: loss {np.mean(losses):.4f} ({time.perf_counter() - t0:.0f}s)", file=sys.stderr)
         if epoch in epochs:
-            out[epoch] = report(heads)
+            out[epoch] = _averaged(heads, report) if ema else report(heads)
     return out
+
+
+def _averaged(heads, report):
+    """``report(heads)`` with the heads' weights replaced by their moving averages for its while."""
+    optimizer = heads.optimizer
+    weights, averages = optimizer._trainable_variables, optimizer._model_variables_moving_average
+    kept = [np.asarray(w) for w in weights]
+    for w, a in zip(weights, averages):
+        w.assign(a)
+    try:
+        return report(heads)
+    finally:
+        for w, k in zip(weights, kept):
+            w.assign(k)
 
 
 def scores(tagger: SentenceTagger, config: TaggerConfig, heads, sentences) -> dict:
