@@ -145,13 +145,15 @@ def pretrained_dev_lines(run: dict) -> list[str]:
     lines = [
         f"Heads on pretrained features ({run['features']}), trained on {trained} and scored on {scored} with "
         f"the gold DSEs given (`python -m experiments.role_folds --dev ...` at commit {_commit(run['commit'])}); "
-        "binary / proportional F1.  *context-64-holder*: the holder pointer reads the BiLSTM per DSE too.",
+        "binary / proportional F1.  *context-64-holder*: the holder pointer reads the targets' BiLSTM per DSE too; "
+        "*context-64-own-holder*: it reads a BiLSTM per DSE of its own (`holder_context: 64`).",
         "",
         "| variant | epochs | holder | targets | attitude (majority) |",
         "|---|---|---|---|---|",
     ]
     for name, v in run["variants"].items():
-        for epoch, r in v.get("by_epoch", {str(run["epochs"]): v}).items():
+        by_epoch = v.get("by_epoch", {str(run["epochs"]): v})
+        for epoch, r in sorted(by_epoch.items(), key=lambda item: int(item[0])):
             a = r["attitude"]
             lines.append(
                 f"| {name} | {epoch} | {_f1(r['holder'])} | {_f1(r['target'])} | {100 * a['accuracy']:.2f} "
@@ -163,7 +165,8 @@ def pretrained_dev_lines(run: dict) -> list[str]:
 def _dev_heading(run: dict) -> str:
     """The heading of a dev study's table: on which features and dev set."""
     where = "fold 0's dev documents" if run["dev"]["data"] == "news" else "the ULA documents"
-    return f"### Role heads on {_features(run)}: dev study on {where}"
+    every = ", trained on all documents" if run["train"].get("documents") == "all" else ""
+    return f"### Role heads on {_features(run)}{every}: dev study on {where}"
 
 
 def roles_section(results: Path, bundled: Path = BUNDLED) -> list[str]:
@@ -176,7 +179,8 @@ def roles_section(results: Path, bundled: Path = BUNDLED) -> list[str]:
     lines = ["## Opinion roles: holders, targets and attitudes", ""]
     for path in folds:
         data = json.loads(path.read_text())
-        lines += [f"### Ten folds on the attitude documents: {_features(data)}", "", *fold_lines(data), ""]
+        heading = f"### Ten folds on the attitude documents: {_features(data)}, heads `{data['variant']}`"
+        lines += [f"{heading}, {data['epochs']} epochs", "", *fold_lines(data), ""]
     lines += [
         "### Beside the published figures (gold DSEs given, binary / proportional F1)",
         "",

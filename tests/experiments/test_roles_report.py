@@ -39,7 +39,8 @@ def test_the_section_gives_each_fold_the_mean_and_the_bundles(tmp_path):
     roles = {r: {"gold_dse_given": _scores(0.9, 0.8)} for r in ("holder", "target")}
     (bundle / "meta.json").write_text(json.dumps({"scores": {"fold0_test_roles": roles}}))
     lines = roles_section(tmp_path / "results", tmp_path / "models")
-    assert "### Ten folds on the attitude documents: pretrained GloVe and MPNet-base" in lines
+    heading = "### Ten folds on the attitude documents: pretrained GloVe and MPNet-base, heads `context-64`, 10 epochs"
+    assert heading in lines
     assert "| 0 | 23 | 80.00 / 70.00 | 75.00 / 65.00 | 60.00 (25.00) |" in lines
     mean = "| mean ± sd | | 80.00 ± 0.00 / 70.00 ± 0.00 | 75.00 ± 0.00 / 65.00 ± 0.00 | 60.00 (25.00; +35.00) |"
     assert mean in lines
@@ -64,7 +65,7 @@ def test_a_dev_study_gives_a_row_per_variant_and_epoch_and_names_its_dev_set(tmp
     later = {**at, "holder": _scores(0.85, 0.75)}
     (tmp_path / "role-folds-dev").mkdir()
     (tmp_path / "role-folds-dev" / "a.json").write_text(json.dumps(_dev_run("ULA", **at)))
-    news = _dev_run("news", **later, by_epoch={"5": at, "10": later})
+    news = _dev_run("news", **later, by_epoch={"10": later, "5": at})  # as JSON sorts the keys
     (tmp_path / "role-folds-dev" / "b.json").write_text(json.dumps(news))
     lines = roles_section(tmp_path)
     assert "### Role heads on pretrained GloVe and MPNet-base: dev study on the ULA documents" in lines
@@ -72,6 +73,9 @@ def test_a_dev_study_gives_a_row_per_variant_and_epoch_and_names_its_dev_set(tmp
     assert "| context-64 | 10 | 80.00 / 70.00 | 70.00 / 60.00 | 60.00 (30.00) |" in lines  # the ULA run
     assert "| context-64 | 5 | 80.00 / 70.00 | 70.00 / 60.00 | 60.00 (30.00) |" in lines  # the news run, by epoch
     assert "| context-64 | 10 | 85.00 / 75.00 | 70.00 / 60.00 | 60.00 (30.00) |" in lines
+    assert lines.index("| context-64 | 5 | 80.00 / 70.00 | 70.00 / 60.00 | 60.00 (30.00) |") < lines.index(
+        "| context-64 | 10 | 85.00 / 75.00 | 70.00 / 60.00 | 60.00 (30.00) |"
+    )  # epochs in order
     text = "\n".join(lines)
     assert "scored on the 108 dev documents of fold 0 in the attitude subset" in text
     assert "trained on fold 0's train documents (those of the attitude subset)" in text
