@@ -55,6 +55,12 @@ def _mean(x: dict) -> str:
     )
 
 
+def _averaged(run: dict) -> str:
+    """``, the weights' moving average (momentum 0.999)`` where the heads were scored so (``--ema``), else empty."""
+    ema = run.get("recipe", {}).get("ema")
+    return f", the weights' moving average (momentum {ema:g})" if ema else ""
+
+
 def fold_lines(data: dict) -> list[str]:
     """The ten folds of the role heads on pretrained features, a row per fold and the mean."""
     if data.get("train_on") == "all":
@@ -67,9 +73,9 @@ def fold_lines(data: dict) -> list[str]:
     lines = [
         f"Heads trained per fold on {trained}, scored on the fold's test documents of the attitude subset with the "
         "gold DSEs given; binary / proportional F1, the attitude type's accuracy beside the majority type's share.  "
-        f"Features: {data['features']}; heads `{data['variant']}`, {data['epochs']} epochs; `python -m "
-        f"experiments.role_folds` at commit {_commit(data['commit'])}, {data['seconds'] / 60:.0f} minutes of "
-        f"{cores}.",
+        f"Features: {data['features']}; heads `{data['variant']}`, {data['epochs']} epochs{_averaged(data)}; "
+        f"`python -m experiments.role_folds` at commit {_commit(data['commit'])}, "
+        f"{data['seconds'] / 60:.0f} minutes of {cores}.",
         "",
         "| fold | test documents | holder | targets | attitude (majority) |",
         "|---|---|---|---|---|",
@@ -166,7 +172,7 @@ def _dev_heading(run: dict) -> str:
     """The heading of a dev study's table: on which features and dev set."""
     where = "fold 0's dev documents" if run["dev"]["data"] == "news" else "the ULA documents"
     every = ", trained on all documents" if run["train"].get("documents") == "all" else ""
-    return f"### Role heads on {_features(run)}{every}: dev study on {where}"
+    return f"### Role heads on {_features(run)}{every}{_averaged(run)}: dev study on {where}"
 
 
 def roles_section(results: Path, bundled: Path = BUNDLED) -> list[str]:
@@ -180,7 +186,7 @@ def roles_section(results: Path, bundled: Path = BUNDLED) -> list[str]:
     for path in folds:
         data = json.loads(path.read_text())
         heading = f"### Ten folds on the attitude documents: {_features(data)}, heads `{data['variant']}`"
-        lines += [f"{heading}, {data['epochs']} epochs", "", *fold_lines(data), ""]
+        lines += [f"{heading}, {data['epochs']} epochs{_averaged(data)}", "", *fold_lines(data), ""]
     lines += [
         "### Beside the published figures (gold DSEs given, binary / proportional F1)",
         "",

@@ -66,10 +66,12 @@ def test_a_dev_study_gives_a_row_per_variant_and_epoch_and_names_its_dev_set(tmp
     (tmp_path / "role-folds-dev").mkdir()
     (tmp_path / "role-folds-dev" / "a.json").write_text(json.dumps(_dev_run("ULA", **at)))
     news = _dev_run("news", **later, by_epoch={"10": later, "5": at})  # as JSON sorts the keys
+    news["recipe"] = {"learning_rate": 0.002, "ema": 0.999}
     (tmp_path / "role-folds-dev" / "b.json").write_text(json.dumps(news))
     lines = roles_section(tmp_path)
     assert "### Role heads on pretrained GloVe and MPNet-base: dev study on the ULA documents" in lines
-    assert "### Role heads on pretrained GloVe and MPNet-base: dev study on fold 0's dev documents" in lines
+    averaged = "pretrained GloVe and MPNet-base, the weights' moving average (momentum 0.999)"
+    assert f"### Role heads on {averaged}: dev study on fold 0's dev documents" in lines
     assert "| context-64 | 10 | 80.00 / 70.00 | 70.00 / 60.00 | 60.00 (30.00) |" in lines  # the ULA run
     assert "| context-64 | 5 | 80.00 / 70.00 | 70.00 / 60.00 | 60.00 (30.00) |" in lines  # the news run, by epoch
     assert "| context-64 | 10 | 85.00 / 75.00 | 70.00 / 60.00 | 60.00 (30.00) |" in lines
