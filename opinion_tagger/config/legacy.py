@@ -74,7 +74,13 @@ FLAT = {
 }
 # Fields added in version 2, which no version 1 configuration names (a version 1 configuration has their defaults)
 VERSION_2_FIELDS = frozenset(
-    {"model.frames.positions", "model.frames.context", "model.frames.context_holder", "model.frames.roles"}
+    {
+        "model.frames.positions",
+        "model.frames.context",
+        "model.frames.context_holder",
+        "model.frames.roles",
+        "model.frames.holder_context",
+    }
 )
 # Version 1 fields added after bundles recorded the sha256 of their configuration (model.onnx, meta.json), with
 # the values that mean "as before": left out of that digest at these values.
