@@ -23,6 +23,7 @@ import json
 import statistics
 import sys
 import time
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -339,7 +340,7 @@ def main(argv: list[str] | None = None) -> int:
         test, test_states = [sentences[i] for i in test_idx], [states[i] for i in test_idx]
         data = state_batches(config, train, [states[i] for i in train_idx], RECIPE["batch_size"])
         t1 = time.perf_counter()
-        scored = lambda heads, t=test, st=test_states: given_scores(config, heads, t, st)  # noqa: E731
+        scored = partial(given_scores, config, sentences=test, states=test_states)
         found = fit(config, data, [epochs], scored, args.ema)
         s = found[epochs]
         n_test = len({x.doc for x in test})
