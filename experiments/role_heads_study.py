@@ -106,16 +106,15 @@ def fit(config: TaggerConfig, data: list[tuple[dict, dict]], epochs: list[int], 
 
 
 def _averaged(heads, report):
-    """``report(heads)`` with the heads' weights replaced by their moving averages for its while."""
-    optimizer = heads.optimizer
-    weights, averages = optimizer._trainable_variables, optimizer._model_variables_moving_average
+    """``report(heads)`` with the heads' weights replaced by their moving averages for its while (Keras's
+    ``finalize_variable_values``, the weights themselves put back after)."""
+    weights = heads.trainable_variables
     kept = [np.asarray(w) for w in weights]
-    for w, a in zip(weights, averages):
-        w.assign(a)
+    heads.optimizer.finalize_variable_values(weights)
     try:
         return report(heads)
     finally:
-        for w, k in zip(weights, kept):
+        for w, k in zip(weights, kept, strict=True):
             w.assign(k)
 
 
