@@ -128,7 +128,9 @@ def filter_lines(study: dict) -> list[str]:
         return []
     lines = [
         "Dropping the spans a model is least sure of: those its frame heads give a `low` intensity, or whose mean "
-        "tag confidence is under a threshold.  Proportional F1 (precision / recall):",
+        "tag confidence is under a threshold; and, the most that teaching it the fillers of conversation are not "
+        "opinions could buy, the spans of fillers alone (*yeah*, *you know*, *uh - huh*: `genre_study.FILLERS`).  "
+        "Proportional F1 (precision / recall):",
         "",
         "| model | dropped | DSE ULA | DSE news | ESE ULA | ESE news |",
         "|---|---|---|---|---|---|",
@@ -146,24 +148,40 @@ def filter_lines(study: dict) -> list[str]:
 
 
 def dev_run_lines(runs: list[dict]) -> list[str]:
+    """A row per dev setting: one draw's scores (with precision / recall where recorded), or several draws' mean
+    and spread."""
     lines = [
-        "| optimizer, learning rate, schedule | trained | replay | epochs (kept) | ULA DSE | ULA ESE | news DSE "
-        "| news ESE | wall s |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| optimizer, learning rate, schedule | trained | replay | epochs (kept) | draws | ULA DSE | ULA ESE "
+        "| news DSE | news ESE | wall s |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
 
     def cell(scores: dict) -> str:  # proportional F1, with precision / recall where the run recorded them
         pr = scores.get("proportional_pr")
         return _pct(scores["proportional"]) + (f" ({_pct(pr[0])} / {_pct(pr[1])})" if pr else "")
 
+    def spread(stat: dict) -> str:
+        return f"{_pct(stat['mean'])} ± {_pct(stat['sd'])}"
+
     for r in runs:
         s, run = r["settings"], r["runs"][0]
-        ula = " | ".join(f"{cell(run['zero_shot'][t])} → {cell(run['adapted'][t])}" for t in ("DSE", "ESE"))
-        news = " | ".join(cell(run["news_fold0_test"][t]) for t in ("DSE", "ESE"))
+        if len(r["runs"]) == 1:
+            ula = " | ".join(f"{cell(run['zero_shot'][t])} → {cell(run['adapted'][t])}" for t in ("DSE", "ESE"))
+            news = " | ".join(cell(run["news_fold0_test"][t]) for t in ("DSE", "ESE"))
+            wall = run["wall_seconds"]
+        else:
+            row = r["curve"][0]
+            ula = " | ".join(
+                f"{_pct(row['zero_shot'][t]['mean'])} → {spread(row['adapted'][t])}" for t in ("DSE", "ESE")
+            )
+            news = " | ".join(spread(row["news_fold0_test"][t]) for t in ("DSE", "ESE"))
+            wall = row["wall_seconds"]["mean"]
         trained = "heads and recurrent layers" if s.get("freeze_encoder") else "all"
         how = f"{s.get('optimizer', 'adam')} {s['learning_rate']:g} {s.get('schedule', 'constant')}"
-        kept = f"{s['epochs']} ({run['best_epoch']})"
-        lines.append(f"| {how} | {trained} | {s['replay']:g} | {kept} | {ula} | {news} | {run['wall_seconds']:.0f} |")
+        kept = f"{s['epochs']} ({', '.join(str(x['best_epoch']) for x in r['runs'])})"
+        lines.append(
+            f"| {how} | {trained} | {s['replay']:g} | {kept} | {len(r['runs'])} | {ula} | {news} | {wall:.0f} |"
+        )
     return lines
 
 
@@ -237,6 +255,15 @@ def plot_curve(curve: dict, out: Path) -> Path:
     return out
 
 
+def _study_section(folder: Path, heading: str, intro: list[str], table) -> list[str]:
+    """A subsection of the results in ``folder`` (``table`` of them all, in their files' order), none if there are
+    none."""
+    paths = sorted(folder.glob("*.json"))
+    if not paths:
+        return []
+    return ["", f"### {heading}", "", *intro, *table([json.loads(p.read_text()) for p in paths])]
+
+
 def genre_section(results: Path, plot_dir: Path) -> list[str]:
     """The section's lines (empty when none of its results exist)."""
     lines: list[str] = []
@@ -253,28 +280,27 @@ def genre_section(results: Path, plot_dir: Path) -> list[str]:
         char_part = char_level_lines(json.loads(chars.read_text())) if chars.is_file() else []
         for part in (char_part, density_lines(data), filter_lines(data)):
             lines += ["", *part] if part else []
-    distilled = sorted((results / "genre-distillation").glob("*.json"))
-    if distilled:
-        lines += [
-            "",
-            "### Zero-shot: a teacher for `accurate` (dev study on the ULA documents)",
-            "",
-            *distillation_lines([json.loads(p.read_text()) for p in distilled]),
-        ]
-    dev = sorted((results / "adaptation-dev").glob("*.json"))
-    if dev:
-        lines += [
-            "",
-            "### Adaptation: dev runs",
-            "",
-            "`accurate` adapted (`opinion_tagger.training.adapt`) on one draw of 20 ULA documents (16 to learn from, 4 "
+    lines += _study_section(
+        results / "genre-distillation",
+        "Zero-shot: a teacher for `accurate` (dev study on the ULA documents)",
+        [],
+        distillation_lines,
+    )
+    lines += _study_section(
+        results / "adaptation-dev",
+        "Adaptation: dev runs",
+        [
+            "`accurate` adapted (`opinion_tagger.training.adapt`) on draws of 20 ULA documents (16 to learn from, 4 "
             "held out to choose the epoch), scored on the other 28 ULA documents and on the news fold-0 test "
-            "(proportional F1, with precision / recall where the run recorded them).  The settings "
-            "`opinion-tagger adapt` takes by default were chosen here.  *Trained: heads and recurrent layers* is "
-            "`--freeze-encoder` (the encoder and word vectors stay); replay 0 trains on the new documents alone.",
+            "(proportional F1, with precision / recall where one draw recorded them; the mean ± spread of several).  "
+            "The settings `opinion-tagger adapt` takes by default were chosen here, on the network `accurate` had "
+            "before it learnt from its teacher; rows with another zero-shot figure on the same draw adapt today's.  "
+            "*Trained: heads and recurrent layers* is `--freeze-encoder` (the encoder and word vectors stay); replay 0 "
+            "trains on the new documents alone.",
             "",
-            *dev_run_lines([json.loads(p.read_text()) for p in dev]),
-        ]
+        ],
+        dev_run_lines,
+    )
     for path in sorted(results.glob("adaptation-curve*.json")):
         data = json.loads(path.read_text())
         genre = data["data"].get("genre")

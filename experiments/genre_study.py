@@ -92,15 +92,23 @@ def density(sentences) -> dict:
     return out
 
 
-FILTERS = ("none", "intensity low", "confidence < 0.6", "confidence < 0.7")
+FILTERS = ("none", "intensity low", "confidence < 0.6", "confidence < 0.7", "fillers alone")
+# the words of conversation that carry no opinion of their own (spaCy splits "uh-huh" into uh, -, huh): the
+# upper bound of teaching a model that they are O, as augmenting news with them would
+FILLERS = frozenset(
+    "uh um hum huh - yeah yes oh okay ok well like right so anyway you i know mean guess see let 's".split()
+)
 
 
 def filtered(tagger: SentenceTagger, sentences) -> dict:
     """Per rule of ``FILTERS``: ``scores`` of the tagger's spans less those the rule drops (a span's confidence:
-    the mean of its tokens' tag probabilities; its intensity: the frame heads')."""
+    the mean of its tokens' tag probabilities; its intensity: the frame heads'; ``fillers alone``: spans of
+    ``FILLERS`` only, such as "yeah", "you know", "uh - huh")."""
     predicted = tagger.predict_frames([s.words for s in sentences])
 
-    def dropped(rule: str, frame, conf) -> bool:
+    def dropped(rule: str, frame, conf, words) -> bool:
+        if rule == "fillers alone":
+            return all(w.lower() in FILLERS for w in words[frame.start : frame.end])
         if rule == "intensity low":
             return frame.intensity == "low"
         if rule.startswith("confidence"):
@@ -110,11 +118,11 @@ def filtered(tagger: SentenceTagger, sentences) -> dict:
     out = {}
     for rule in FILTERS:
         tags: dict[str, list[list[str]]] = {t: [] for t in tagger.types}
-        for tagged, frames in predicted:
+        for s, (tagged, frames) in zip(sentences, predicted, strict=True):
             for t in tagger.types:
                 row, conf = list(tagged[t][0]), tagged[t][1]
                 for f in frames:
-                    if f.type == t and dropped(rule, f, conf):
+                    if f.type == t and dropped(rule, f, conf, s.words):
                         row[f.start : f.end] = ["O"] * (f.end - f.start)
                 tags[t].append(row)
         out[rule] = scores(sentences, tags)

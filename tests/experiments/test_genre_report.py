@@ -4,7 +4,7 @@ on the news, and the bundle and commit it came from."""
 
 import json
 
-from experiments.genre_report import distillation_lines, genre_section
+from experiments.genre_report import dev_run_lines, distillation_lines, genre_section
 
 
 def _study(weight: float, ula: tuple[float, float, float], news: tuple[float, float, float]) -> dict:
@@ -47,3 +47,40 @@ def test_the_section_holds_the_study_only_where_its_results_are(tmp_path):
         "| 0.5 | 50.0 (50.0 / 50.0) | 50.0 (50.0 / 50.0) | 70.0 (70.0 / 70.0) | 70.0 (70.0 / 70.0) "
         "| bundle 0.5, 0123456789 |" in lines
     )
+
+
+def _dev_run(adapted: list[tuple[float, float]], best: list[int]) -> dict:
+    def scores(dse: float, ese: float) -> dict:
+        return {"DSE": {"proportional": dse}, "ESE": {"proportional": ese}}
+
+    def stat(values: list[float]) -> dict:
+        mean = sum(values) / len(values)
+        return {"mean": mean, "sd": (sum((v - mean) ** 2 for v in values) / len(values)) ** 0.5}
+
+    runs = [
+        {
+            "zero_shot": scores(0.5, 0.4),
+            "adapted": scores(*a),
+            "news_fold0_test": scores(0.7, 0.6),
+            "best_epoch": b,
+            "wall_seconds": 100.0,
+        }
+        for a, b in zip(adapted, best, strict=True)
+    ]
+    curve = {
+        "zero_shot": {"DSE": stat([0.5] * len(runs)), "ESE": stat([0.4] * len(runs))},
+        "adapted": {t: stat([r["adapted"][t]["proportional"] for r in runs]) for t in ("DSE", "ESE")},
+        "news_fold0_test": {"DSE": stat([0.7] * len(runs)), "ESE": stat([0.6] * len(runs))},
+        "wall_seconds": stat([100.0] * len(runs)),
+    }
+    settings = {"learning_rate": 0.001, "replay": 3.0, "epochs": 4}
+    return {"settings": settings, "runs": runs, "curve": [curve]}
+
+
+def test_a_dev_setting_of_several_draws_gives_their_mean_and_spread_and_each_kept_epoch():
+    lines = dev_run_lines([_dev_run([(0.52, 0.38)], [2]), _dev_run([(0.52, 0.38), (0.54, 0.42)], [2, 3])])
+    assert lines[2:] == [
+        "| adam 0.001 constant | all | 3 | 4 (2) | 1 | 50.0 → 52.0 | 40.0 → 38.0 | 70.0 | 60.0 | 100 |",
+        "| adam 0.001 constant | all | 3 | 4 (2, 3) | 2 | 50.0 → 53.0 ± 1.0 | 40.0 → 40.0 ± 2.0 | 70.0 ± 0.0 "
+        "| 60.0 ± 0.0 | 100 |",
+    ]
