@@ -301,6 +301,33 @@ def rescore(out: Path, name: str, mpqa: str, datasplit: str) -> int:
     return 0
 
 
+def training_config(ap: argparse.ArgumentParser, args) -> TaggerConfig:
+    """The configuration the command line asks for: the bundle's, with its seed, teacher, learning-rate decay and
+    frame heads as given (``ap.error`` where the options do not go together)."""
+    config = CONFIGS[args.name] if args.seed is None else CONFIGS[args.name].replace({"training.seed": args.seed})
+    chosen_by = args.epochs is not None or args.epochs_from is not None
+    if args.epochs is not None and args.epochs_from is not None:
+        ap.error("give --epochs or --epochs-from, not both")
+    if args.teacher is not None and not chosen_by and args.dev_teacher is None:
+        ap.error("--teacher needs --dev-teacher (a teacher that never saw dev documents), --epochs or --epochs-from")
+    if args.teacher is not None:
+        config = config.replace(
+            {
+                "training.distillation.teacher": args.dev_teacher or args.teacher,
+                "training.distillation.weight": args.distill_weight,
+                "training.distillation.copies": args.distill_copies,
+                "training.distillation.noise": args.distill_noise,
+            }
+        )
+    if args.lr_decay is not None:
+        config = config.replace({"training.fast.lr_decay": args.lr_decay})
+    if args.tags_only:
+        if not config.model.frames.detach:
+            ap.error(f"--tags-only: {args.name}'s frame heads shape its tags (model.frames.detach is false)")
+        config = config.replace({"model.frames.enabled": False})
+    return config
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("name", choices=sorted(CONFIGS))
@@ -366,6 +393,12 @@ def main() -> int:
         help="fit frame heads (docs/frames.md) on the network of the bundle in --out as it is, on the 495 train + "
         "dev documents of fold 0 (10 epochs, or --epochs), in its place (opinion_tagger.training.frame_fit)",
     )
+    ap.add_argument(
+        "--tags-only",
+        action="store_true",
+        help="train the network without its frame heads, which learn on its states with the gradient stopped (the "
+        "tags are learnt as with them), as noisy copies need; fit the heads after with --heads-only",
+    )
     add_cpus_option(ap, "pin the training to these cores, e.g. 1 (beside a --cpus 0 job); default: no pinning")
     args = ap.parse_args()
     pin_cpus(ap, args)  # before TensorFlow or JAX loads
@@ -390,23 +423,7 @@ def main() -> int:
     if args.readme_only or args.speed_only:
         write_readme(out, args.name, json.loads((out / "meta.json").read_text()))
         return 0
-    config = CONFIGS[args.name] if args.seed is None else CONFIGS[args.name].replace({"training.seed": args.seed})
-    chosen_by = args.epochs is not None or args.epochs_from is not None
-    if args.epochs is not None and args.epochs_from is not None:
-        ap.error("give --epochs or --epochs-from, not both")
-    if args.teacher is not None and not chosen_by and args.dev_teacher is None:
-        ap.error("--teacher needs --dev-teacher (a teacher that never saw dev documents), --epochs or --epochs-from")
-    if args.teacher is not None:
-        config = config.replace(
-            {
-                "training.distillation.teacher": args.dev_teacher or args.teacher,
-                "training.distillation.weight": args.distill_weight,
-                "training.distillation.copies": args.distill_copies,
-                "training.distillation.noise": args.distill_noise,
-            }
-        )
-    if args.lr_decay is not None:
-        config = config.replace({"training.fast.lr_decay": args.lr_decay})
+    config = training_config(ap, args)
     selection = {"config": config.to_dict(), "dev_history": []}
     if args.epochs_from is not None:
         args.epochs, selection = epochs_from(args.epochs_from, config)
