@@ -64,20 +64,23 @@ def distillation_lines(studies: list[dict]) -> list[str]:
         "`accurate`'s configuration trained on the 495 training and dev documents of fold 0 (seed 1, 5 epochs), with "
         "`accurate-mpnet`'s tag probabilities as a teacher for that share of each token's loss (the expected "
         "negative log-likelihood of the teacher's CRF marginals under the student's CRF) and the gold tags for the "
-        "rest; weight 0 is the network before, without a teacher.  Chosen on the 48 ULA documents; the news row is "
+        "rest; weight 0 is the network before, without a teacher; *copies*: noisy copies of the training sentences "
+        "(a share of their words replaced by words of the training text) that the teacher alone tags.  Chosen on "
+        "the 48 ULA documents; the news row is "
         "only scored (the bar: no more than 0.5 below the network before).  Proportional F1 (precision / "
-        "recall); `python -m experiments.genre_study --models DIR` on each bundle.",
+        "recall); `python -m experiments.genre_study --models DIR --distillation HOW` on each bundle.",
         "",
-        "| teacher weight | DSE all ULA | ESE all ULA | DSE news fold-0 test | ESE news fold-0 test | bundle, commit |",
+        "| teacher weight, copies | DSE all ULA | ESE all ULA | DSE news fold-0 test | ESE news fold-0 test "
+        "| bundle, commit |",
         "|---|---|---|---|---|---|",
     ]
-    for study in sorted(studies, key=lambda s: s["weight"]):
+    for study in sorted(studies, key=lambda s: (s["weight"], s.get("copies", 0))):
         got = {r["part"]: r["scores"] for r in study["results"] if r["o_bias"] == 0.0}
         prop = [got[part][t]["proportional"] for part in ("all ULA", "news fold-0 test") for t in ("DSE", "ESE")]
         cells = [f"{_pct(p['f1'])} ({_pct(p['precision'])} / {_pct(p['recall'])})" for p in prop]
-        lines.append(
-            f"| {study['weight']:.1f} | " + " | ".join(cells) + f" | {study['bundle']}, {study['git_commit'][:10]} |"
-        )
+        copies = study.get("copies", 0)
+        how = f"{study['weight']:.1f}" + (f", {copies} ({_pct(study['noise'])}% of words)" if copies else "")
+        lines.append(f"| {how} | " + " | ".join(cells) + f" | {study['bundle']}, {study['git_commit'][:10]} |")
     return lines
 
 

@@ -129,13 +129,39 @@ def filtered(tagger: SentenceTagger, sentences) -> dict:
     return out
 
 
+def student_record(bundle: Path, how: str) -> dict:
+    """What the table of teachers shows of a student bundle: ``how`` it was trained, its teacher (by name), the
+    teacher's share of the loss, the noisy copies and their noise, and the commit its network was trained at."""
+    config = json.loads((bundle / "config.json").read_text())
+    training = json.loads((bundle / "meta.json").read_text())["training"]
+    d = config["training"]["distillation"]
+    teacher = d.get("teacher")
+    return {
+        "bundle": how,
+        "teacher": Path(teacher).name if teacher else None,
+        "weight": d.get("weight", 0.0),
+        "copies": d.get("copies", 0),
+        "noise": d.get("noise"),
+        "git_commit": training.get("network", training)["git_commit"],
+    }
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--models", nargs="+", default=["accurate", "fast"])
     p.add_argument("--o-bias", type=float, nargs="+", default=[0.0])
     p.add_argument("--ula", type=Path, default=ULA)
     p.add_argument("--out", type=Path, default=HERE / "results" / "genre-zero-shot.json")
+    p.add_argument(
+        "--distillation",
+        metavar="HOW",
+        help="one model, a student: record its teacher, teacher weight and noisy copies (from its configuration), "
+        "the commit it was trained at and HOW it was trained, for the report's table of teachers "
+        "(results/genre-distillation/)",
+    )
     args = p.parse_args(argv)
+    if args.distillation is not None and len(args.models) != 1:
+        p.error("--distillation: one model")
     ula = load_data("mpqa", args.ula, doclist="doclist.ulaSubset", frames=True)
     news = load_data("mpqa", default_mpqa(), frames=True)
     parts = {g: [s for n, sents in ula.items() if genre(n) == g for s in sents] for g in GENRES}
@@ -173,6 +199,9 @@ def main(argv=None) -> int:
                         f"({r['predicted']}/{r['gold']})"
                     )
                 print(f"{name:15} {part:17} bias {bias:3.1f} " + "  ".join(cells), flush=True)
+    record = {"git_commit": git_commit()}
+    if args.distillation is not None:
+        record = student_record(resolve_model(args.models[0]), args.distillation)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(
         json.dumps(
@@ -181,7 +210,7 @@ def main(argv=None) -> int:
                 "density": densities,
                 "results": results,
                 "filters": filters,
-                "git_commit": git_commit(),
+                **record,
             },
             indent=1,
         )

@@ -37,6 +37,13 @@ def test_a_row_per_teacher_weight_in_order_with_ula_and_news():
     ]
 
 
+def test_a_student_of_noisy_copies_follows_the_same_weight_without_them():
+    copies = {**_study(0.9, (0.55, 0.5, 0.6), (0.7, 0.8, 0.6)), "copies": 1, "noise": 0.3}
+    lines = distillation_lines([copies, _study(0.9, (0.542, 0.471, 0.638), (0.735, 0.772, 0.7))])
+    rows = [line.split(" | ")[0] for line in lines if line.startswith("| 0.")]
+    assert rows == ["| 0.9", "| 0.9, 1 (30.0% of words)"]
+
+
 def test_the_section_holds_the_study_only_where_its_results_are(tmp_path):
     assert not any("a teacher for" in line for line in genre_section(tmp_path, tmp_path))
     (tmp_path / "genre-distillation").mkdir()
