@@ -78,7 +78,8 @@ def replay_sample(sentences: list[Sentence], n: int, seed: int) -> list[Sentence
 
 def adapt_config(base: TaggerConfig, settings: AdaptSettings) -> TaggerConfig:
     """The bundle's configuration with the adaptation's training fields, its teacher left behind
-    (``distillation.without_teacher``)."""
+    (``distillation.without_teacher``), in float32 (a bundle's weights are; one trained in bfloat16 products, such
+    as ``accurate-mpnet``, goes on in float32)."""
     from opinion_tagger.training.distillation import without_teacher
 
     return without_teacher(base).replace(
@@ -89,6 +90,7 @@ def adapt_config(base: TaggerConfig, settings: AdaptSettings) -> TaggerConfig:
             "training.stopping.max_epochs": settings.epochs,
             "training.stopping.patience": settings.epochs,
             "training.seed": settings.seed,
+            "training.precision": "float32",
         }
     )
 

@@ -40,6 +40,11 @@ def test_adapting_a_student_bundle_trains_without_its_teacher():
     assert config.training.optimizer.learning_rate == 1e-4 and config.training.stopping.max_epochs == 2
 
 
+def test_adapting_a_bundle_trained_in_bfloat16_goes_on_in_float32():
+    base = TaggerConfig.from_dict({**STUDENT, "training.precision": "mixed_bfloat16"})
+    assert adapt_config(base, AdaptSettings()).training.precision == "float32"
+
+
 def test_the_teacher_tags_a_run_whose_record_counts_its_documents(sample_sentences):
     from opinion_tagger.paths import resolve_model
 
