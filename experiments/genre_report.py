@@ -108,18 +108,24 @@ def char_level_lines(study: dict) -> list[str]:
 
 
 def density_lines(study: dict) -> list[str]:
-    """Gold spans a sentence and the share of low-intensity ones, per part."""
+    """Gold spans a sentence (and a hundred words, where recorded) and the share of low-intensity ones, per part."""
     if "density" not in study:
         return []
+    words = all("per_100_words" in d["DSE"] for d in study["density"].values())
+    columns = ["a sentence", *(["a 100 words"] if words else []), "low"]
     lines = [
-        "How densely each part is annotated: gold spans a sentence, and the share of them whose intensity is "
-        "`low` (of those the corpus gives an intensity):",
+        "How densely each part is annotated: gold spans a sentence"
+        + (" and a hundred words (the parts' sentences differ in length)" if words else "")
+        + ", and the share of them whose intensity is `low` (of those the corpus gives an intensity):",
         "",
-        "| part | DSE a sentence | DSE low | ESE a sentence | ESE low |",
-        "|---|---|---|---|---|",
+        "| part | " + " | ".join(f"{t} {c}" for t in ("DSE", "ESE") for c in columns) + " |",
+        "|---|" + "---|" * (2 * len(columns)),
     ]
     for part, d in study["density"].items():
-        cells = [f"{d[t]['per_sentence']:.2f} | {_pct(d[t]['low_intensity'])}%" for t in ("DSE", "ESE")]
+        cells = []
+        for t in ("DSE", "ESE"):
+            cells += [f"{d[t]['per_sentence']:.2f}", *([f"{d[t]['per_100_words']:.2f}"] if words else [])]
+            cells.append(f"{_pct(d[t]['low_intensity'])}%")
         lines.append(f"| {part} | " + " | ".join(cells) + " |")
     return lines
 

@@ -80,13 +80,16 @@ def scores(sentences, tags: dict) -> dict:
 
 
 def density(sentences) -> dict:
-    """Per type: gold spans a sentence and, of the spans whose frame has an intensity, the share ``low``."""
+    """Per type: gold spans a sentence and a hundred words (the genres' sentences differ in length) and, of the
+    spans whose frame has an intensity, the share ``low``."""
     out = {}
+    words = sum(len(s.words) for s in sentences)
     for t in ("DSE", "ESE"):
         spans = sum(tag.startswith("B-") for s in sentences for tag in s.tags[t])
         rated = [f.intensity for s in sentences for f in s.frames or () if f.type == t and f.intensity]
         out[t] = {
             "per_sentence": round(spans / max(1, len(sentences)), 4),
+            "per_100_words": round(100 * spans / max(1, words), 4),
             "low_intensity": round(sum(i == "low" for i in rated) / max(1, len(rated)), 4),
         }
     return out

@@ -4,7 +4,7 @@ on the news, and the bundle and commit it came from."""
 
 import json
 
-from experiments.genre_report import dev_run_lines, distillation_lines, genre_section
+from experiments.genre_report import density_lines, dev_run_lines, distillation_lines, genre_section
 
 
 def _study(weight: float, ula: tuple[float, float, float], news: tuple[float, float, float]) -> dict:
@@ -91,3 +91,13 @@ def test_a_dev_setting_of_several_draws_gives_their_mean_and_spread_and_each_kep
         "| adam 0.001 constant | all | 3 | 4 (2, 3) | 2 | 50.0 → 53.0 ± 1.0 | 40.0 → 40.0 ± 2.0 | 70.0 ± 0.0 "
         "| 60.0 ± 0.0 | 100 |",
     ]
+
+
+def test_density_by_the_hundred_words_where_the_study_counted_them():
+    rated = {"per_sentence": 0.5, "per_100_words": 2.5, "low_intensity": 0.25}
+    lines = density_lines({"density": {"letters": {"DSE": rated, "ESE": {**rated, "per_sentence": 1.0}}}})
+    header = "| part | DSE a sentence | DSE a 100 words | DSE low | ESE a sentence | ESE a 100 words | ESE low |"
+    assert lines[2] == header
+    assert lines[-1] == "| letters | 0.50 | 2.50 | 25.0% | 1.00 | 2.50 | 25.0% |"
+    older = {"letters": {t: {"per_sentence": 0.5, "low_intensity": 0.25} for t in ("DSE", "ESE")}}
+    assert density_lines({"density": older})[-1] == "| letters | 0.50 | 25.0% | 0.50 | 25.0% |"
