@@ -160,9 +160,9 @@ def dev_run_lines(runs: list[dict]) -> list[str]:
     """A row per dev setting: one draw's scores (with precision / recall where recorded), or several draws' mean
     and spread."""
     lines = [
-        "| optimizer, learning rate, schedule | trained | replay | epochs (kept) | draws | ULA DSE | ULA ESE "
+        "| model | optimizer, learning rate, schedule | trained | replay | epochs (kept) | draws | ULA DSE | ULA ESE "
         "| news DSE | news ESE | wall s |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
 
     def cell(scores: dict) -> str:  # proportional F1, with precision / recall where the run recorded them
@@ -189,7 +189,8 @@ def dev_run_lines(runs: list[dict]) -> list[str]:
         how = f"{s.get('optimizer', 'adam')} {s['learning_rate']:g} {s.get('schedule', 'constant')}"
         kept = f"{s['epochs']} ({', '.join(str(x['best_epoch']) for x in r['runs'])})"
         lines.append(
-            f"| {how} | {trained} | {s['replay']:g} | {kept} | {len(r['runs'])} | {ula} | {news} | {wall:.0f} |"
+            f"| {r.get('model', 'accurate')} | {how} | {trained} | {s['replay']:g} | {kept} | {len(r['runs'])} | {ula} "
+            f"| {news} | {wall:.0f} |"
         )
     return lines
 
@@ -299,11 +300,12 @@ def genre_section(results: Path, plot_dir: Path) -> list[str]:
         results / "adaptation-dev",
         "Adaptation: dev runs",
         [
-            "`accurate` adapted (`opinion_tagger.training.adapt`) on draws of 20 ULA documents (16 to learn from, 4 "
-            "held out to choose the epoch), scored on the other 28 ULA documents and on the news fold-0 test "
+            "A bundled model adapted (`opinion_tagger.training.adapt`) on draws of 20 ULA documents (16 to learn from, "
+            "4 held out to choose the epoch), scored on the other 28 ULA documents and on the news fold-0 test "
             "(proportional F1, with precision / recall where one draw recorded them; the mean ± spread of several).  "
             "The settings `opinion-tagger adapt` takes by default were chosen here, on the network `accurate` had "
-            "before it learnt from its teacher; rows with another zero-shot figure on the same draw adapt today's.  "
+            "before it learnt from its teacher; `accurate` rows with another zero-shot figure on the same draw adapt "
+            "today's.  "
             "*Trained: heads and recurrent layers* is `--freeze-encoder` (the encoder and word vectors stay); replay 0 "
             "trains on the new documents alone.",
             "",

@@ -81,15 +81,15 @@ def _dev_run(adapted: list[tuple[float, float]], best: list[int]) -> dict:
         "wall_seconds": stat([100.0] * len(runs)),
     }
     settings = {"learning_rate": 0.001, "replay": 3.0, "epochs": 4}
-    return {"settings": settings, "runs": runs, "curve": [curve]}
+    return {"model": "accurate", "settings": settings, "runs": runs, "curve": [curve]}
 
 
 def test_a_dev_setting_of_several_draws_gives_their_mean_and_spread_and_each_kept_epoch():
     lines = dev_run_lines([_dev_run([(0.52, 0.38)], [2]), _dev_run([(0.52, 0.38), (0.54, 0.42)], [2, 3])])
     assert lines[2:] == [
-        "| adam 0.001 constant | all | 3 | 4 (2) | 1 | 50.0 → 52.0 | 40.0 → 38.0 | 70.0 | 60.0 | 100 |",
-        "| adam 0.001 constant | all | 3 | 4 (2, 3) | 2 | 50.0 → 53.0 ± 1.0 | 40.0 → 40.0 ± 2.0 | 70.0 ± 0.0 "
-        "| 60.0 ± 0.0 | 100 |",
+        "| accurate | adam 0.001 constant | all | 3 | 4 (2) | 1 | 50.0 → 52.0 | 40.0 → 38.0 | 70.0 | 60.0 | 100 |",
+        "| accurate | adam 0.001 constant | all | 3 | 4 (2, 3) | 2 | 50.0 → 53.0 ± 1.0 | 40.0 → 40.0 ± 2.0 "
+        "| 70.0 ± 0.0 | 60.0 ± 0.0 | 100 |",
     ]
 
 
