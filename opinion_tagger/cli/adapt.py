@@ -83,7 +83,7 @@ def adapt(args, source: str, path: str, doclist: Path | None) -> int:
     from opinion_tagger.model.keras_backend import import_keras
 
     import_keras(args.verbose)
-    from opinion_tagger.training.adapt import AdaptSettings, adapt_bundle
+    from opinion_tagger.training.adapt import AdaptSettings, adapt_bundle, gain_line
 
     settings = AdaptSettings.from_namespace(args)
     problems = Problems()
@@ -106,5 +106,7 @@ def adapt(args, source: str, path: str, doclist: Path | None) -> int:
         f"saved {args.out}: best epoch {t['best_epoch']} of {t['epochs']}, {t['train_seconds']:.0f}s training",
         file=sys.stderr,
     )
-    print(json.dumps({"model": str(args.out), "held_out": headline_scores(meta["scores"]["dev"])}))
+    print(f"adapt: {gain_line(meta, args.model)}", file=sys.stderr)
+    held_out = {"held_out": meta["scores"]["dev"], "held_out_before": t["adapted"]["held_out_before"]}
+    print(json.dumps({"model": str(args.out), **{k: headline_scores(v) for k, v in held_out.items()}}))
     return 0

@@ -203,6 +203,7 @@ def adapt_documents(
             "from_training": {k: v for k, v in meta.get("training", {}).items() if k != "history"},
             "settings": asdict(settings),
             "replay": replay_record,
+            "held_out_before": held_out_scores(model, dev),
         },
     }
     words = {w for sents in docs.values() for s in sents for w in s.words}
@@ -223,6 +224,38 @@ def adapt_documents(
     return result
 
 
+def held_out_scores(model: Path, dev: list[Sentence]) -> dict:
+    """The scores of the bundle ``model`` as it was, before adapting, on the held-out sentences ``dev``."""
+    from opinion_tagger.evaluation.scoring import evaluate_tagger
+    from opinion_tagger.runtime.sentence_tagger import SentenceTagger
+
+    return evaluate_tagger(SentenceTagger.load(model), dev)
+
+
+def held_out_gain(meta: dict) -> tuple[float, float] | None:
+    """(before, after): the mean proportional F1 over the types on the held-out documents of the model an adapted
+    bundle started from and of the bundle (``meta``: its meta.json); None for a bundle that does not record the
+    first."""
+    from opinion_tagger.training.stopping import dev_score
+
+    before = meta["training"]["adapted"].get("held_out_before")
+    return (dev_score(before), dev_score(meta["scores"]["dev"])) if before else None
+
+
+def gain_line(meta: dict, model: str) -> str | None:
+    """What the held-out documents say of the adaptation, in a sentence; None where the bundle cannot say."""
+    gain = held_out_gain(meta)
+    if gain is None:
+        return None
+    before, after = (100 * g for g in gain)
+    if after > before:
+        return f"On the held-out documents it gains {after - before:.1f} points of proportional F1 over {model}."
+    return (
+        f"On the held-out documents it does not beat {model} ({after:.1f} against {before:.1f} proportional F1, the "
+        "mean over the types): keep that model, or adapt on more documents."
+    )
+
+
 def write_card(out_dir: Path, meta: dict) -> None:
     """The adapted bundle's model card (``README.md``, outside its manifest): what it was adapted from and to,
     how, and its scores on the held-out documents."""
@@ -230,10 +263,12 @@ def write_card(out_dir: Path, meta: dict) -> None:
 
     t = meta["training"]
     a, d = t["adapted"], t["data"]
-    dev = meta["scores"]["dev"]
-    scores = "\n".join(
-        f"| {typ} | {100 * r['binary']['f1']:.2f} | {100 * r['proportional']['f1']:.2f} |" for typ, r in dev.items()
-    )
+    dev, before = meta["scores"]["dev"], a.get("held_out_before") or {}
+
+    def cells(r: dict | None) -> str:
+        return f"{100 * r['binary']['f1']:.2f} | {100 * r['proportional']['f1']:.2f}" if r else "- | -"
+
+    scores = "\n".join(f"| {typ} | {cells(before.get(typ))} | {cells(r)} |" for typ, r in dev.items())
     s = a["settings"]
     where = d["path"] + (f" (document list {d['doclist']})" if "doclist" in d else "")
     replay = a["replay"]
@@ -263,11 +298,11 @@ Held out to choose the epoch: {", ".join(d["dev_documents"])}.
 
 ## Scores on the held-out documents
 
-Proportional and binary overlap F1 (percent) on the documents that chose the epoch: a figure of model selection,
-optimistic for new text.
+Binary and proportional overlap F1 (percent) on the documents that chose the epoch, of `{a["from"]}` as it was and
+of this bundle: a figure of model selection, optimistic for new text.  {gain_line(meta, f"`{a['from']}`") or ""}
 
-| type | binary F1 | proportional F1 |
-|---|---|---|
+| type | before: binary F1 | before: proportional F1 | adapted: binary F1 | adapted: proportional F1 |
+|---|---|---|---|---|
 {scores}
 """,
     )

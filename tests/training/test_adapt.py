@@ -97,8 +97,35 @@ def test_adapt_to_a_project_with_replay(base, project, tmp_path, capsys):
     assert not (out / "checkpoint").exists()
     card = (out / "README.md").read_text()
     assert "adapted to 7 annotated documents of annotations data" in card and "epoch: doc4" in card
+    # the model it started from, scored on the same held-out document, beside it
+    before = training["adapted"]["held_out_before"]
+    assert set(before) == {"DSE", "ESE"} and json.loads(captured.out)["held_out_before"]["DSE"] == {
+        k: before["DSE"][k] for k in ("binary", "proportional", "exact")
+    }
+    assert "| before: binary F1 | before: proportional F1 |" in card
+    assert "adapt: On the held-out documents it" in captured.err
     tags = SentenceTagger.load(out).predict_tags([["We", "think", "so", "."]])
     assert set(tags) == {"DSE", "ESE"}
+
+
+def _adapted(before: tuple[float, float], after: tuple[float, float]) -> dict:
+    def scores(dse: float, ese: float) -> dict:
+        return {"DSE": {"proportional": {"f1": dse}}, "ESE": {"proportional": {"f1": ese}}}
+
+    return {"training": {"adapted": {"held_out_before": scores(*before)}}, "scores": {"dev": scores(*after)}}
+
+
+def test_the_held_out_documents_say_whether_adapting_gained():
+    from opinion_tagger.training.adapt import gain_line
+
+    # the mean over the types: 0.55 before, 0.60 after
+    assert gain_line(_adapted((0.6, 0.5), (0.7, 0.5)), "accurate") == (
+        "On the held-out documents it gains 5.0 points of proportional F1 over accurate."
+    )
+    line = gain_line(_adapted((0.6, 0.5), (0.5, 0.5)), "accurate")
+    assert line is not None
+    assert line.startswith("On the held-out documents it does not beat accurate (50.0 against 55.0")
+    assert gain_line({"training": {"adapted": {}}, "scores": {"dev": {}}}, "accurate") is None
 
 
 def test_adapt_with_a_frozen_encoder_trains_the_recurrent_layers_and_heads_only(base, project, tmp_path, capsys):
