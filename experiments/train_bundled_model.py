@@ -68,13 +68,17 @@ import tempfile
 import time
 from pathlib import Path
 
+import yaml
+
 from experiments.cpu_pinning import add_cpus_option, pin_cpus
 from experiments.cross_validation import load_experiments
 from experiments.model_cards import write_card
 from opinion_tagger.config import TaggerConfig
+from opinion_tagger.config.blocks import COPY_STYLES
 from opinion_tagger.corpus.mpqa import MPQACorpus
 from opinion_tagger.corpus.sources import load_documents, select
 from opinion_tagger.corpus.split import load_split
+from opinion_tagger.errors import ConfigError
 from opinion_tagger.evaluation.scoring import evaluate_tagger, evaluate_with_frames
 from opinion_tagger.export.bundle_writer import add_onnx, drop_training_state
 from opinion_tagger.paths import BUNDLED, default_datasplit, default_mpqa
@@ -301,6 +305,14 @@ def rescore(out: Path, name: str, mpqa: str, datasplit: str) -> int:
     return 0
 
 
+def field_value(text: str) -> tuple[str, object]:
+    """``PATH=VALUE`` as the field's path and its value read as YAML (``0.3``: a number, ``crf``: a string)."""
+    path, sep, value = text.partition("=")
+    if not sep or not path:
+        raise argparse.ArgumentTypeError(f"{text!r}: give PATH=VALUE, e.g. model.recurrent.dropout=0.3")
+    return path, yaml.safe_load(value)
+
+
 def training_config(ap: argparse.ArgumentParser, args) -> TaggerConfig:
     """The configuration the command line asks for: the bundle's, with its seed, teacher, learning-rate decay and
     frame heads as given (``ap.error`` where the options do not go together)."""
@@ -317,8 +329,14 @@ def training_config(ap: argparse.ArgumentParser, args) -> TaggerConfig:
                 "training.distillation.weight": args.distill_weight,
                 "training.distillation.copies": args.distill_copies,
                 "training.distillation.noise": args.distill_noise,
+                "training.distillation.style": args.distill_style,
             }
         )
+    if args.set:
+        try:
+            config = config.replace(dict(args.set))
+        except ConfigError as e:
+            ap.error(f"--set: {e}")
     if args.lr_decay is not None:
         config = config.replace({"training.fast.lr_decay": args.lr_decay})
     if args.tags_only:
@@ -355,6 +373,20 @@ def main() -> int:
         type=float,
         default=TaggerConfig().training.distillation.noise,
         help="the share of a noisy copy's words replaced",
+    )
+    ap.add_argument(
+        "--distill-style",
+        choices=COPY_STYLES,
+        default=TaggerConfig().training.distillation.style,
+        help="how a noisy copy differs from its sentence (training.distillation.style)",
+    )
+    ap.add_argument(
+        "--set",
+        type=field_value,
+        action="append",
+        default=[],
+        metavar="PATH=VALUE",
+        help="a field of the configuration set to a value (YAML), e.g. model.recurrent.dropout=0.3; repeatable",
     )
     ap.add_argument(
         "--lr-decay", type=float, help="the learning rate's factor per update (default: the configuration's)"

@@ -35,6 +35,7 @@ FEATURES = ("glove", "random")
 GLOVE_DIM = 50  # the size of a GloVe 6B 50-d vector
 OPTIMIZERS = ("adam", "sgd")
 LR_SCHEDULES = ("constant", "cosine")
+COPY_STYLES = ("words", "genres")
 TRAINERS = ("keras", "fast")
 INITS = ("keras", "uniform")
 PRECISIONS = ("float32", "mixed_bfloat16")
@@ -245,7 +246,15 @@ class Distillation(Block):
         "teacher alone (its likeliest tag per word as gold, its probabilities as the soft targets)",
     )
     noise: Share = Field(
-        default=0.15, description="the share of a copy's words replaced by words drawn from the training text"
+        default=0.15,
+        description="words: the share of a copy's words replaced by words drawn from the training text; genres: "
+        "the rate at which a filler of speech comes before a word",
+    )
+    style: Annotated[str, OneOf(COPY_STYLES)] = Field(
+        default="words",
+        description="how a copy differs from its sentence: words (some words replaced by others of the text) or "
+        "genres (rewritten as other genres write: transcribed speech's lower case without punctuation, fillers, "
+        "first and second person for third)",
     )
 
 

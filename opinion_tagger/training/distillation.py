@@ -55,21 +55,64 @@ def teacher_targets(
     return soft, {k: v for k, v in taught.items() if k != "documents"} or None
 
 
-def noisy_copies(sentences: Sequence[Sentence], copies: int, noise: float, seed: int) -> list[Sentence]:
-    """Distillation's extra training text (the augmentation of Tang et al., 2019, "Distilling task-specific
-    knowledge from BERT into simple neural networks", in its form without a part-of-speech tagger): ``copies``
-    copies of each sentence, each word replaced at rate ``noise`` by a word drawn from all the sentences' words
-    (so at their frequencies).  The copies have no tags: the teacher gives them theirs."""
+def noisy_copies(
+    sentences: Sequence[Sentence], copies: int, noise: float, seed: int, style: str = "words"
+) -> list[Sentence]:
+    """Distillation's extra training text: ``copies`` copies of each sentence, which have no tags (the teacher
+    gives them theirs).  ``words`` is the augmentation of Tang et al., 2019 ("Distilling task-specific knowledge
+    from BERT into simple neural networks", in its form without a part-of-speech tagger): each word replaced at
+    rate ``noise`` by a word drawn from all the sentences' words (so at their frequencies).  ``genres`` rewrites
+    each copy as text of other genres reads (``genre_copy``)."""
     rng = np.random.default_rng([seed, 1 << 21])
     pool = [w for s in sentences for w in s.words]
     out = []
     for _ in range(copies):
         for s in sentences:
-            swap = rng.random(len(s)) < noise
-            draws = rng.integers(len(pool), size=len(s))
-            words = [pool[d] if sw else w for w, sw, d in zip(s.words, swap, draws)]
+            if style == "genres":
+                words = genre_copy(s.words, noise, rng)
+            else:
+                swap = rng.random(len(s)) < noise
+                draws = rng.integers(len(pool), size=len(s))
+                words = [pool[d] if sw else w for w, sw, d in zip(s.words, swap, draws)]
             out.append(Sentence([Token(w, 0, 0) for w in words], doc=s.doc, index=s.index))
     return out
+
+
+# Fillers of conversation, as spaCy tokenizes them; and third-person pronouns in the first and second person.
+FILLERS = (("uh",), ("um",), ("you", "know"), ("i", "mean"), ("well",), ("yeah",), ("like",), ("oh",))
+PERSONS = (
+    {"he": "I", "she": "I", "him": "me", "his": "my", "her": "my", "himself": "myself", "herself": "myself",
+     "they": "we", "them": "us", "their": "our", "theirs": "ours", "themselves": "ourselves"},
+    {"he": "you", "she": "you", "him": "you", "his": "your", "her": "your", "himself": "yourself",
+     "herself": "yourself", "they": "you", "them": "you", "their": "your", "theirs": "yours",
+     "themselves": "yourselves"},
+)  # fmt: skip
+
+
+def genre_copy(words: Sequence[str], fillers: float, rng: np.random.Generator) -> list[str]:
+    """A sentence as another genre might have it (never empty): half the time in the first or second person
+    (third-person pronouns replaced: *he said* as *I said* or *you said*), half the time as speech is transcribed
+    (lower case, no punctuation), and a filler of speech (*uh*, *you know*, ...) before each word at rate
+    ``fillers``."""
+    out = list(words)
+    if rng.random() < 0.5:
+        persons = PERSONS[int(rng.integers(len(PERSONS)))]
+        out = [_cased(persons[w.lower()], w) if w.lower() in persons else w for w in out]
+    transcribed = rng.random() < 0.5
+    if transcribed:
+        out = [w.lower() for w in out if any(c.isalnum() for c in w)] or [w.lower() for w in out]
+    said: list[str] = []
+    for w in out:
+        if rng.random() < fillers:
+            filler = FILLERS[int(rng.integers(len(FILLERS)))]
+            said.extend(filler if transcribed or said else (filler[0].capitalize(), *filler[1:]))
+        said.append(w)
+    return said
+
+
+def _cased(word: str, like: str) -> str:
+    """``word`` capitalized as ``like`` is (*I* always capital)."""
+    return word.capitalize() if like[:1].isupper() or word == "I" else word
 
 
 def with_teacher(
@@ -82,7 +125,7 @@ def with_teacher(
     from opinion_tagger.training.progress import say
 
     d = config.training.distillation
-    copies = noisy_copies(train, d.copies, d.noise, config.training.seed)
+    copies = noisy_copies(train, d.copies, d.noise, config.training.seed, d.style)
     sentences = list(train) + copies
     say(f"teacher {bundle}: tagging {len(sentences)} sentences ({len(copies)} noisy copies)", progress)
     soft, trained_on = teacher_targets(bundle, sentences, config.types, record)
