@@ -65,7 +65,10 @@ def distillation_lines(studies: list[dict]) -> list[str]:
         "`accurate-mpnet`'s tag probabilities as a teacher for that share of each token's loss (the expected "
         "negative log-likelihood of the teacher's CRF marginals under the student's CRF) and the gold tags for the "
         "rest; weight 0 is the network before, without a teacher; *copies*: noisy copies of the training sentences "
-        "(a share of their words replaced by words of the training text) that the teacher alone tags.  Chosen on "
+        "(a share of their words replaced by words of the training text, or rewritten as other genres write: lower "
+        "case without punctuation as speech is transcribed, fillers of speech, first and second person for third) "
+        "that the teacher alone tags; other changes to the configuration are named (`model.recurrent.dropout`: "
+        "dropout).  Chosen on "
         "the 48 ULA documents; the news row is "
         "only scored (the bar: no more than 0.5 below the network before).  Proportional F1 (precision / "
         "recall); `python -m experiments.genre_study --models DIR --distillation HOW` on each bundle.",
@@ -74,12 +77,21 @@ def distillation_lines(studies: list[dict]) -> list[str]:
         "| bundle, commit |",
         "|---|---|---|---|---|---|",
     ]
-    for study in sorted(studies, key=lambda s: (s["weight"], s.get("copies", 0))):
+
+    def order(study: dict) -> tuple:
+        return study["weight"], study.get("copies", 0), study.get("style", "words"), sorted(study.get("changes") or {})
+
+    for study in sorted(studies, key=order):
         got = {r["part"]: r["scores"] for r in study["results"] if r["o_bias"] == 0.0}
         prop = [got[part][t]["proportional"] for part in ("all ULA", "news fold-0 test") for t in ("DSE", "ESE")]
         cells = [f"{_pct(p['f1'])} ({_pct(p['precision'])} / {_pct(p['recall'])})" for p in prop]
-        copies = study.get("copies", 0)
-        how = f"{study['weight']:.1f}" + (f", {copies} ({_pct(study['noise'])}% of words)" if copies else "")
+        how = f"{study['weight']:.1f}"
+        if copies := study.get("copies", 0):
+            if study.get("style", "words") == "genres":
+                how += f", {copies} in other genres' style (fillers before {_pct(study['noise'])}% of words)"
+            else:
+                how += f", {copies} ({_pct(study['noise'])}% of words)"
+        how += "".join(f", {k.rsplit('.', 1)[-1]} {v}" for k, v in (study.get("changes") or {}).items())
         lines.append(f"| {how} | " + " | ".join(cells) + f" | {study['bundle']}, {study['git_commit'][:10]} |")
     return lines
 

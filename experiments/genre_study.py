@@ -22,6 +22,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from opinion_tagger.config import TaggerConfig
 from opinion_tagger.corpus.split import load_split
 from opinion_tagger.evaluation.metrics import span_report
 from opinion_tagger.paths import default_datasplit, default_mpqa, resolve_model
@@ -132,19 +133,32 @@ def filtered(tagger: SentenceTagger, sentences) -> dict:
     return out
 
 
-def student_record(bundle: Path, how: str) -> dict:
+def student_record(bundle: Path, how: str, base: Path | None = None) -> dict:
     """What the table of teachers shows of a student bundle: ``how`` it was trained, its teacher (by name), the
-    teacher's share of the loss, the noisy copies and their noise, and the commit its network was trained at."""
+    teacher's share of the loss, the noisy copies (their number, noise and style), the fields of its configuration
+    that differ from the ``base`` bundle's outside distillation and frame heads (``changes``: path to value), and
+    the commit its network was trained at."""
     config = json.loads((bundle / "config.json").read_text())
     training = json.loads((bundle / "meta.json").read_text())["training"]
     d = config["training"]["distillation"]
     teacher = d.get("teacher")
+    changes = {}
+    if base is not None:
+        own = TaggerConfig.from_dict(config).dotted()
+        theirs = TaggerConfig.from_dict(json.loads((base / "config.json").read_text())).dotted()
+        changes = {
+            k: v
+            for k, v in own.items()
+            if v != theirs.get(k) and not k.startswith(("training.distillation.", "model.frames."))
+        }
     return {
         "bundle": how,
         "teacher": Path(teacher).name if teacher else None,
         "weight": d.get("weight", 0.0),
         "copies": d.get("copies", 0),
         "noise": d.get("noise"),
+        "style": d.get("style", "words"),
+        "changes": changes,
         "git_commit": training.get("network", training)["git_commit"],
     }
 
@@ -161,6 +175,11 @@ def main(argv=None) -> int:
         help="one model, a student: record its teacher, teacher weight and noisy copies (from its configuration), "
         "the commit it was trained at and HOW it was trained, for the report's table of teachers "
         "(results/genre-distillation/)",
+    )
+    p.add_argument(
+        "--base",
+        default="accurate",
+        help="with --distillation: the bundle whose configuration the student's is compared with (default: accurate)",
     )
     args = p.parse_args(argv)
     if args.distillation is not None and len(args.models) != 1:
@@ -204,7 +223,7 @@ def main(argv=None) -> int:
                 print(f"{name:15} {part:17} bias {bias:3.1f} " + "  ".join(cells), flush=True)
     record = {"git_commit": git_commit()}
     if args.distillation is not None:
-        record = student_record(resolve_model(args.models[0]), args.distillation)
+        record = student_record(resolve_model(args.models[0]), args.distillation, resolve_model(args.base))
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(
         json.dumps(

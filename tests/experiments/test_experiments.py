@@ -857,6 +857,34 @@ def test_a_bundle_takes_its_epochs_from_a_finished_dev_run_of_its_configuration(
         mod.epochs_from(str(copies / "fold0.json"), taught.replace({"model.recurrent.budget": "24k"}))
 
 
+def test_a_bundle_is_trained_with_the_fields_set_on_the_command_line():
+    """``train_bundled_model --set PATH=VALUE`` (values read as YAML) and ``--distill-style`` change the bundle's
+    configuration; a misspelt field or a value out of range stops the command with the field named."""
+    import argparse
+    import importlib.util
+
+    root = Path(__file__).resolve().parents[2]
+    spec = importlib.util.spec_from_file_location("train_bundled_model", root / "experiments/train_bundled_model.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    assert mod.field_value("model.recurrent.dropout=0.3") == ("model.recurrent.dropout", 0.3)
+    assert mod.field_value("model.head.output=crf") == ("model.head.output", "crf")
+    with pytest.raises(argparse.ArgumentTypeError, match="PATH=VALUE"):
+        mod.field_value("0.3")
+    args = argparse.Namespace(
+        name="accurate", seed=None, epochs=5, epochs_from=None, dev_teacher=None, lr_decay=None, tags_only=False,
+        teacher="opinion_tagger/models/accurate-mpnet", distill_weight=0.9, distill_copies=1, distill_noise=0.1,
+        distill_style="genres", set=[("model.recurrent.dropout", 0.3), ("model.recurrent.input_dropout", 0.25)],
+    )  # fmt: skip
+    config = mod.training_config(argparse.ArgumentParser(), args)
+    assert (config.model.recurrent.dropout, config.model.recurrent.input_dropout) == (0.3, 0.25)
+    d = config.training.distillation
+    assert (d.weight, d.copies, d.noise, d.style) == (0.9, 1, 0.1, "genres")
+    args.set = [("model.recurrent.dropot", 0.3)]
+    with pytest.raises(SystemExit):
+        mod.training_config(argparse.ArgumentParser(), args)
+
+
 def test_every_committed_configuration_loads():
     """Each experiments/configs file parses and each of its experiments is a valid configuration (a field
     misspelt or a value out of range fails here, not hours into a run)."""

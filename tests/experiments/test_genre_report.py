@@ -44,6 +44,14 @@ def test_a_student_of_noisy_copies_follows_the_same_weight_without_them():
     assert rows == ["| 0.9", "| 0.9, 1 (30.0% of words)"]
 
 
+def test_a_student_names_its_copies_style_and_changes_after_its_weight():
+    genres = {**_study(0.9, (0.5, 0.5, 0.5), (0.7, 0.7, 0.7)), "copies": 1, "noise": 0.1, "style": "genres"}
+    dropout = {**_study(0.9, (0.5, 0.5, 0.5), (0.7, 0.7, 0.7)), "changes": {"model.recurrent.dropout": 0.3}}
+    lines = distillation_lines([genres, dropout])
+    rows = [line.split(" | ")[0] for line in lines if line.startswith("| 0.")]
+    assert rows == ["| 0.9, dropout 0.3", "| 0.9, 1 in other genres' style (fillers before 10.0% of words)"]
+
+
 def test_the_section_holds_the_study_only_where_its_results_are(tmp_path):
     assert not any("a teacher for" in line for line in genre_section(tmp_path, tmp_path))
     (tmp_path / "genre-distillation").mkdir()
