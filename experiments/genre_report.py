@@ -78,22 +78,40 @@ def distillation_lines(studies: list[dict]) -> list[str]:
         "|---|---|---|---|---|---|",
     ]
 
-    def order(study: dict) -> tuple:
-        return study["weight"], study.get("copies", 0), study.get("style", "words"), sorted(study.get("changes") or {})
-
-    for study in sorted(studies, key=order):
+    ordered = sorted(
+        studies,
+        key=lambda s: (s["weight"], s.get("copies", 0), s.get("style", "words"), sorted(s.get("changes") or {})),
+    )
+    for study in ordered:
         got = {r["part"]: r["scores"] for r in study["results"] if r["o_bias"] == 0.0}
         prop = [got[part][t]["proportional"] for part in ("all ULA", "news fold-0 test") for t in ("DSE", "ESE")]
         cells = [f"{_pct(p['f1'])} ({_pct(p['precision'])} / {_pct(p['recall'])})" for p in prop]
-        how = f"{study['weight']:.1f}"
-        if copies := study.get("copies", 0):
-            if study.get("style", "words") == "genres":
-                how += f", {copies} in other genres' style (fillers before {_pct(study['noise'])}% of words)"
-            else:
-                how += f", {copies} ({_pct(study['noise'])}% of words)"
-        how += "".join(f", {k.rsplit('.', 1)[-1]} {v}" for k, v in (study.get("changes") or {}).items())
-        lines.append(f"| {how} | " + " | ".join(cells) + f" | {study['bundle']}, {study['git_commit'][:10]} |")
+        lines.append(
+            f"| {_student(study)} | " + " | ".join(cells) + f" | {study['bundle']}, {study['git_commit'][:10]} |"
+        )
+    lines += [
+        "",
+        "The same networks by genre, proportional F1 DSE / ESE:",
+        "",
+        "| teacher weight, copies | " + " | ".join(GENRES) + " |",
+        "|---|" + "---|" * len(GENRES),
+    ]
+    for study in ordered:
+        got = {r["part"]: r["scores"] for r in study["results"] if r["o_bias"] == 0.0}
+        cells = [" / ".join(_pct(got[g][t]["proportional"]["f1"]) for t in ("DSE", "ESE")) for g in GENRES]
+        lines.append(f"| {_student(study)} | " + " | ".join(cells) + " |")
     return lines
+
+
+def _student(study: dict) -> str:
+    """A student's row label: its teacher weight, its copies (how many, their style and rate), other changes."""
+    how = f"{study['weight']:.1f}"
+    if copies := study.get("copies", 0):
+        if study.get("style", "words") == "genres":
+            how += f", {copies} in other genres' style (fillers before {_pct(study['noise'])}% of words)"
+        else:
+            how += f", {copies} ({_pct(study['noise'])}% of words)"
+    return how + "".join(f", {k.rsplit('.', 1)[-1]} {v}" for k, v in (study.get("changes") or {}).items())
 
 
 def char_level_lines(study: dict) -> list[str]:

@@ -5,6 +5,7 @@ on the news, and the bundle and commit it came from."""
 import json
 
 from experiments.genre_report import density_lines, dev_run_lines, distillation_lines, genre_section
+from experiments.genre_study import GENRES
 
 
 def _study(weight: float, ula: tuple[float, float, float], news: tuple[float, float, float]) -> dict:
@@ -20,15 +21,20 @@ def _study(weight: float, ula: tuple[float, float, float], news: tuple[float, fl
             {"part": "all ULA", "o_bias": 0.0, "scores": scores(*ula)},
             {"part": "all ULA", "o_bias": 0.5, "scores": scores(0.1, 0.1, 0.1)},  # a biased decoder: not a row
             {"part": "news fold-0 test", "o_bias": 0.0, "scores": scores(*news)},
+            *({"part": g, "o_bias": 0.0, "scores": scores(k / 10, 0.5, 0.5)} for k, g in enumerate(GENRES, start=1)),
         ],
     }
+
+
+def _main_table(lines: list[str]) -> list[str]:
+    return lines[: lines.index("The same networks by genre, proportional F1 DSE / ESE:")]
 
 
 def test_a_row_per_teacher_weight_in_order_with_ula_and_news():
     lines = distillation_lines(
         [_study(0.9, (0.542, 0.471, 0.638), (0.735, 0.772, 0.7)), _study(0.0, (0.5, 0.4, 0.6), (0.7, 0.8, 0.6))]
     )
-    rows = [line for line in lines if line.startswith("| 0.")]
+    rows = [line for line in _main_table(lines) if line.startswith("| 0.")]
     assert rows == [
         "| 0.0 | 50.0 (40.0 / 60.0) | 50.0 (40.0 / 60.0) | 70.0 (80.0 / 60.0) | 70.0 (80.0 / 60.0) "
         "| bundle 0.0, 0123456789 |",
@@ -40,7 +46,7 @@ def test_a_row_per_teacher_weight_in_order_with_ula_and_news():
 def test_a_student_of_noisy_copies_follows_the_same_weight_without_them():
     copies = {**_study(0.9, (0.55, 0.5, 0.6), (0.7, 0.8, 0.6)), "copies": 1, "noise": 0.3}
     lines = distillation_lines([copies, _study(0.9, (0.542, 0.471, 0.638), (0.735, 0.772, 0.7))])
-    rows = [line.split(" | ")[0] for line in lines if line.startswith("| 0.")]
+    rows = [line.split(" | ")[0] for line in _main_table(lines) if line.startswith("| 0.")]
     assert rows == ["| 0.9", "| 0.9, 1 (30.0% of words)"]
 
 
@@ -49,7 +55,12 @@ def test_a_student_names_its_copies_style_and_changes_after_its_weight():
     dropout = {**_study(0.9, (0.5, 0.5, 0.5), (0.7, 0.7, 0.7)), "changes": {"model.recurrent.dropout": 0.3}}
     lines = distillation_lines([genres, dropout])
     rows = [line.split(" | ")[0] for line in lines if line.startswith("| 0.")]
-    assert rows == ["| 0.9, dropout 0.3", "| 0.9, 1 in other genres' style (fillers before 10.0% of words)"]
+    assert rows == ["| 0.9, dropout 0.3", "| 0.9, 1 in other genres' style (fillers before 10.0% of words)"] * 2
+    by_genre = lines[lines.index("| teacher weight, copies | " + " | ".join(GENRES) + " |") :]
+    assert (
+        by_genre[2]
+        == "| 0.9, dropout 0.3 | 10.0 / 10.0 | 20.0 / 20.0 | 30.0 / 30.0 | 40.0 / 40.0 | 50.0 / 50.0 | 60.0 / 60.0 |"
+    )
 
 
 def test_the_section_holds_the_study_only_where_its_results_are(tmp_path):
