@@ -80,6 +80,7 @@ VERSION_2_FIELDS = frozenset(
         "model.frames.context_holder",
         "model.frames.roles",
         "model.frames.holder_context",
+        "training.distillation.style",
     }
 )
 # Version 1 fields added after bundles recorded the sha256 of their configuration (model.onnx, meta.json), with

@@ -238,11 +238,14 @@ def as_written(stored: dict) -> dict:
     """A recorded configuration as the configuration writes it now, without the version 2 fields added since
     that the record does not give (at their defaults)."""
     written = TaggerConfig.from_dict(stored).to_dict()
-    frames, kept = written["model"]["frames"], stored.get("model", {}).get("frames", {})
+    defaults = TaggerConfig().dotted()
     for path in legacy.VERSION_2_FIELDS:
-        leaf = path.rsplit(".", 1)[1]
+        *blocks, leaf = path.split(".")
+        block, kept = written, stored
+        for name in blocks:
+            block, kept = block[name], kept.get(name, {})
         if leaf not in kept:
-            assert frames.pop(leaf) == getattr(TaggerConfig().model.frames, leaf)
+            assert block.pop(leaf) == defaults[path]
     return written
 
 
